@@ -1,0 +1,155 @@
+"""Actions as small integers, and their text form used in records.
+
+Every decision of a deal is one ``int``:
+
+- a card play: the card (0..31), plus :data:`BELOTE_WORD` or
+  :data:`REBELOTE_WORD` when the player says it, plus the kinds of the
+  declarations announced with the first card (a count per kind, see
+  :func:`decl_code`) shifted by :data:`DECL_SHIFT`;
+- a bid: :data:`BID` plus a small code (pass, take, a suit in round two,
+  coinche, surcoinche, redeal, or a value and a suit).
+
+Text forms (RECORD.md): ``pass``, ``take``, ``H`` (round two), ``90H``,
+``capotS``, ``coinche``, ``surcoinche``, ``redeal``; ``JH``, ``KH belote``,
+``QH rebelote``, ``AS tierce cinquante``, ``JC carre``.
+"""
+
+from __future__ import annotations
+
+from arena.engine.cards import CARDS, SUITS, Card
+from arena.engine.errors import ActionError, CardError
+
+BELOTE_WORD = 1 << 5
+REBELOTE_WORD = 1 << 6
+DECL_SHIFT = 7
+CARD_FIELD = 31
+
+BID = 1 << 16
+PASS = BID | 0
+TAKE = BID | 1
+#: round two of the classic bidding: ``CHOOSE + suit``
+CHOOSE = BID | 2
+REDEAL = BID | 6
+COINCHE = BID | 7
+SURCOINCHE = BID | 8
+_VALUE_BASE = 16
+CAPOT_VALUE = 250
+
+#: declaration kinds, in the order of their count fields in a decl code
+DECL_KINDS = ("tierce", "cinquante", "cent", "carre")
+TIERCE, CINQUANTE, CENT, CARRE = range(4)
+
+
+def bid_action(value: int, suit: int) -> int:
+    """A coinche bid; ``value`` 80..max_bid by tens, or :data:`CAPOT_VALUE`."""
+    return BID | (_VALUE_BASE + (value // 10) * 4 + suit)
+
+
+def is_bid(action: int) -> bool:
+    return action >= BID
+
+
+def is_value_bid(action: int) -> bool:
+    return action >= BID + _VALUE_BASE
+
+
+def bid_value(action: int) -> int:
+    return ((action - BID - _VALUE_BASE) >> 2) * 10
+
+
+def bid_suit(action: int) -> int:
+    return (action - BID - _VALUE_BASE) & 3
+
+
+def play_card(action: int) -> int:
+    return action & CARD_FIELD
+
+
+def decl_code(counts: tuple[int, int, int, int]) -> int:
+    """Pack the number of declarations of each kind (2 bits each)."""
+    return counts[0] | counts[1] << 2 | counts[2] << 4 | counts[3] << 6
+
+
+def decl_counts(code: int) -> tuple[int, int, int, int]:
+    return (code & 3, code >> 2 & 3, code >> 4 & 3, code >> 6 & 3)
+
+
+def format_action(action: int) -> str:
+    if action >= BID:
+        if action == PASS:
+            return "pass"
+        if action == TAKE:
+            return "take"
+        if CHOOSE <= action < CHOOSE + 4:
+            return SUITS[action - CHOOSE]
+        if action == REDEAL:
+            return "redeal"
+        if action == COINCHE:
+            return "coinche"
+        if action == SURCOINCHE:
+            return "surcoinche"
+        value = bid_value(action)
+        suit = SUITS[bid_suit(action)]
+        return f"capot{suit}" if value == CAPOT_VALUE else f"{value}{suit}"
+    words = [str(CARDS[action & CARD_FIELD])]
+    if action & BELOTE_WORD:
+        words.append("belote")
+    if action & REBELOTE_WORD:
+        words.append("rebelote")
+    for kind, n in zip(DECL_KINDS, decl_counts(action >> DECL_SHIFT), strict=False):
+        words.extend([kind] * n)
+    return " ".join(words)
+
+
+_BID_WORDS = {"pass": PASS, "take": TAKE, "redeal": REDEAL, "coinche": COINCHE,
+              "surcoinche": SURCOINCHE}
+
+
+def parse_action(text: str) -> int:
+    """Parse the text form of an action; raises :class:`ActionError` if malformed.
+
+    Whether the action is legal is for the deal to say.
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise ActionError(f"malformed action {text!r}: expected a bid such as 'pass' or a card such as 'JH'")
+    words = text.strip().split()
+    head = words[0]
+    low = head.lower()
+    if len(words) == 1:
+        if low in _BID_WORDS:
+            return _BID_WORDS[low]
+        if len(head) == 1 and head.upper() in SUITS:
+            return CHOOSE + SUITS.index(head.upper())
+        if low.startswith("capot") and len(head) == 6 and head[5].upper() in SUITS:
+            return bid_action(CAPOT_VALUE, SUITS.index(head[5].upper()))
+        digits = head[:-1]
+        # "7H" .. "10H" are cards; a bid's value is two digits or more and not 10
+        if digits.isdigit() and digits not in ("7", "8", "9", "10") and head[-1].upper() in SUITS:
+            value = int(head[:-1])
+            if value % 10 or not 80 <= value <= 240:
+                raise ActionError(f"malformed bid {text!r}: the value is a multiple of 10 from 80")
+            return bid_action(value, SUITS.index(head[-1].upper()))
+    try:
+        card = Card.parse(head)
+    except CardError:
+        raise ActionError(
+            f"malformed action {text!r}: expected pass, take, a suit, a bid such as '90H' or "
+            "'capotS', coinche, surcoinche, or a card such as 'JH' with optional words"
+        ) from None
+    action = int(card)
+    counts = [0, 0, 0, 0]
+    for w in words[1:]:
+        lw = w.lower().replace("é", "e")
+        if lw == "belote" and not action & BELOTE_WORD:
+            action |= BELOTE_WORD
+        elif lw == "rebelote" and not action & REBELOTE_WORD:
+            action |= REBELOTE_WORD
+        elif lw in DECL_KINDS and counts[DECL_KINDS.index(lw)] < 3:
+            counts[DECL_KINDS.index(lw)] += 1
+        else:
+            raise ActionError(
+                f"malformed action {text!r}: unknown or repeated word {w!r} "
+                "(known: belote, rebelote, tierce, cinquante, cent, carre)"
+            )
+    c = (counts[0], counts[1], counts[2], counts[3])
+    return action | decl_code(c) << DECL_SHIFT

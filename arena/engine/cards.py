@@ -1,0 +1,160 @@
+"""Cards, suits and card sets as 32-bit masks.
+
+A card is an integer 0..31: ``suit * 8 + rank``. Suits are ordered
+spades, hearts, diamonds, clubs (``S H D C``, 0..3); ranks in sequence order
+``7 8 9 T J Q K A`` (0..7). A set of cards is an ``int`` whose bit ``card`` is
+set, so the eight cards of a suit are one byte: bits ``8*suit .. 8*suit+7``.
+This bit order is also the wire order of every card mask the arena sends.
+
+:class:`Card` is an ``int`` that prints and parses as rank then suit (``"JH"``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from arena.engine.errors import CardError
+
+SUITS = "SHDC"
+RANKS = "789TJQKA"
+SPADES, HEARTS, DIAMONDS, CLUBS = range(4)
+SEVEN, EIGHT, NINE, TEN, JACK, QUEEN, KING, ACE = range(8)
+
+ALL_CARDS_MASK = (1 << 32) - 1
+SUIT_MASKS: tuple[int, ...] = tuple(0xFF << (8 * s) for s in range(4))
+
+# Strength within a trick (higher wins), indexed by rank.
+TRUMP_STRENGTH: tuple[int, ...] = (0, 1, 6, 4, 7, 2, 3, 5)  # J 9 A T K Q 8 7
+PLAIN_STRENGTH: tuple[int, ...] = (0, 1, 2, 6, 3, 4, 5, 7)  # A T K Q J 9 8 7
+TRUMP_POINTS: tuple[int, ...] = (0, 0, 14, 10, 20, 3, 4, 11)
+PLAIN_POINTS: tuple[int, ...] = (0, 0, 0, 10, 2, 3, 4, 11)
+
+
+def _byte_table(values: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(sum(values[r] for r in range(8) if b >> r & 1) for b in range(256))
+
+
+def _above_table(strength: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(
+        sum(1 << r for r in range(8) if strength[r] > strength[q]) for q in range(8)
+    )
+
+
+#: points of the ranks in a byte (one suit of a mask), plain or trump
+PLAIN_BYTE_POINTS = _byte_table(PLAIN_POINTS)
+TRUMP_BYTE_POINTS = _byte_table(TRUMP_POINTS)
+#: TRUMP_ABOVE[rank]: byte of the ranks that beat ``rank`` as trumps; same for plain
+TRUMP_ABOVE = _above_table(TRUMP_STRENGTH)
+PLAIN_ABOVE = _above_table(PLAIN_STRENGTH)
+
+
+class Card(int):
+    """One of the 32 cards; an ``int`` 0..31 that prints as ``"JH"``."""
+
+    __slots__ = ()
+
+    @property
+    def suit(self) -> int:
+        return self >> 3
+
+    @property
+    def rank(self) -> int:
+        return self & 7
+
+    @property
+    def mask(self) -> int:
+        return 1 << self
+
+    @classmethod
+    def of(cls, rank: int, suit: int) -> Card:
+        return CARDS[suit * 8 + rank]
+
+    @classmethod
+    def parse(cls, text: str) -> Card:
+        """Parse ``"JH"`` (rank then suit; ``10`` is accepted for ``T``)."""
+        t = text.strip().upper()
+        if t.startswith("10"):
+            t = "T" + t[2:]
+        if len(t) != 2 or t[0] not in RANKS or t[1] not in SUITS:
+            raise CardError(
+                f"malformed card {text!r}: expected a rank of {' '.join(RANKS)} "
+                f"then a suit of {' '.join(SUITS)}, as in 'JH'"
+            )
+        return CARDS[SUITS.index(t[1]) * 8 + RANKS.index(t[0])]
+
+    def __str__(self) -> str:
+        return RANKS[self & 7] + SUITS[self >> 3]
+
+    def __repr__(self) -> str:
+        return f"Card({str(self)!r})"
+
+
+CARDS: tuple[Card, ...] = tuple(int.__new__(Card, i) for i in range(32))
+
+
+def parse_suit(text: str) -> int:
+    t = text.strip().upper()
+    if len(t) != 1 or t not in SUITS:
+        raise CardError(f"malformed suit {text!r}: expected one of {' '.join(SUITS)}")
+    return SUITS.index(t)
+
+
+def mask_of(cards: Iterable[int]) -> int:
+    """The mask of some cards; a card given twice is an error."""
+    m = 0
+    for c in cards:
+        if not 0 <= c < 32:
+            raise CardError(f"card index {c} out of range 0..31")
+        if m >> c & 1:
+            raise CardError(f"card {CARDS[c]} given twice")
+        m |= 1 << c
+    return m
+
+
+def cards_of(mask: int) -> list[Card]:
+    """The cards of a mask, in index order (suit S H D C, then rank 7..A)."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(CARDS[low.bit_length() - 1])
+        mask ^= low
+    return out
+
+
+def iter_bits(mask: int) -> Iterator[int]:
+    while mask:
+        low = mask & -mask
+        yield low.bit_length() - 1
+        mask ^= low
+
+
+def parse_cards(texts: Iterable[str] | str) -> list[Card]:
+    """Parse a list of card texts, or one string of them separated by spaces."""
+    items = texts.split() if isinstance(texts, str) else list(texts)
+    if not all(isinstance(t, str) for t in items):
+        raise CardError(f"cards must be strings such as 'JH', got {items!r}")
+    cards = [Card.parse(t) for t in items]
+    mask_of(cards)  # rejects duplicates
+    return cards
+
+
+def parse_hand(texts: Iterable[str] | str, size: int = 8) -> int:
+    """Parse a hand of exactly ``size`` distinct cards into a mask."""
+    cards = parse_cards(texts)
+    if len(cards) != size:
+        raise CardError(f"a hand holds {size} cards, got {len(cards)}: {' '.join(map(str, cards))}")
+    return mask_of(cards)
+
+
+def format_cards(mask: int) -> str:
+    return " ".join(str(c) for c in cards_of(mask))
+
+
+def card_points(mask: int, trump: int) -> int:
+    """Card points of a set of cards with ``trump`` as trump suit (-1: none)."""
+    total = 0
+    for s in range(4):
+        b = (mask >> (8 * s)) & 0xFF
+        if b:
+            total += TRUMP_BYTE_POINTS[b] if s == trump else PLAIN_BYTE_POINTS[b]
+    return total
