@@ -48,6 +48,12 @@ TRUMP_ABOVE = _above_table(TRUMP_STRENGTH)
 PLAIN_ABOVE = _above_table(PLAIN_STRENGTH)
 
 
+#: BYTE_CARDS[suit][byte]: the card indices of one suit's byte of a mask
+BYTE_CARDS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
+    tuple(tuple(8 * s + r for r in range(8) if b >> r & 1) for b in range(256)) for s in range(4)
+)
+
+
 class Card(int):
     """One of the 32 cards; an ``int`` 0..31 that prints as ``"JH"``."""
 

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from arena.engine import actions as A
 from arena.engine.actions import BELOTE_WORD, BID, DECL_SHIFT, REBELOTE_WORD, format_action
 from arena.engine.cards import (
+    BYTE_CARDS,
     CARDS,
     KING,
     PLAIN_BYTE_POINTS,
@@ -37,6 +38,19 @@ BIDDING, PLAY, OVER = "bidding", "play", "over"
 
 #: coinche distribution patterns (cards per packet), chosen by the seed
 PACKETS: tuple[tuple[int, int, int], ...] = ((3, 3, 2), (3, 2, 3), (2, 3, 3))
+
+
+_VALUE_BIDS: dict[tuple[int, int], tuple[int, ...]] = {}
+
+
+def _value_bids(low: int, max_bid: int) -> tuple[int, ...]:
+    """Every coinche bid from ``low`` up to ``max_bid``, then the capots (cached)."""
+    key = (low, max_bid)
+    bids = _VALUE_BIDS.get(key)
+    if bids is None:
+        values = [*range(low, max_bid + 1, 10), A.CAPOT_VALUE]
+        bids = _VALUE_BIDS[key] = tuple(A.bid_action(v, s) for v in values for s in range(4))
+    return bids
 
 
 class Deal:
@@ -235,20 +249,44 @@ class Deal:
         return d
 
     def copy(self) -> Deal:
-        """A cheap independent copy (melds and tuples are immutable and shared)."""
+        """A cheap independent copy: lists are copied, immutable values shared."""
         c = Deal.__new__(Deal)
-        for name in Deal.__slots__:
-            setattr(c, name, getattr(self, name))
+        c._bidding_known = self._bidding_known
+        c._spoken = self._spoken
+        c.belote_said = self.belote_said
+        c.belote_scored = self.belote_scored
+        c.belote_seat = self.belote_seat
+        c.bidder = self.bidder
+        c.bids = self.bids[:]
+        c.dealer = self.dealer
+        c.deck = self.deck
+        c.decl_kinds = self.decl_kinds[:]
+        c.decl_points = self.decl_points
+        c.decl_shown = self.decl_shown
+        c.decl_team = self.decl_team
+        c.declared = self.declared[:]
         c.hands = self.hands[:]
         c.initial_hands = self.initial_hands[:]
-        c.bids = self.bids[:]
+        c.multiplier = self.multiplier
+        c.packets = self.packets
+        c.passes = self.passes
+        c.phase = self.phase
         c.plays = self.plays[:]
+        c.retourne = self.retourne
+        c.round = self.round
+        c.rules = self.rules
+        c.standing = self.standing
+        c.taker = self.taker
+        c.thrown_in = self.thrown_in
+        c.to_act = self.to_act
         c.trick = self.trick[:]
-        c.tricks = self.tricks[:]
+        c.trick_best = self.trick_best
+        c.trick_leader = self.trick_leader
         c.trick_points = self.trick_points[:]
+        c.trick_winner = self.trick_winner
+        c.tricks = self.tricks[:]
         c.tricks_won = self.tricks_won[:]
-        c.declared = self.declared[:]
-        c.decl_kinds = self.decl_kinds[:]
+        c.trump = self.trump
         return c
 
     # ---------------------------------------------------------------- queries
@@ -294,13 +332,8 @@ class Deal:
         if self.rules.is_coinche:
             if self.multiplier == 1:
                 low = self.contract_value + 10 if self.standing >= 0 else 80
-                if self.contract_value != A.CAPOT_VALUE:
-                    out.extend(
-                        A.bid_action(v, s)
-                        for v in range(low, self.rules.max_bid + 1, 10)
-                        for s in range(4)
-                    )
-                    out.extend(A.bid_action(A.CAPOT_VALUE, s) for s in range(4))
+                if low <= A.CAPOT_VALUE:
+                    out.extend(_value_bids(low, self.rules.max_bid))
                 if self.standing >= 0 and (self.bidder ^ seat) & 1:
                     out.append(A.COINCHE)
             elif self.multiplier == 2 and not (self.bidder ^ seat) & 1:
@@ -446,11 +479,11 @@ class Deal:
 
     def _legal_plays(self) -> list[int]:
         mask = self._legal_card_mask()
-        out = []
-        while mask:
-            low = mask & -mask
-            out.append(low.bit_length() - 1)
-            mask ^= low
+        out: list[int] = []
+        for s in range(4):
+            b = (mask >> (8 * s)) & 0xFF
+            if b:
+                out += BYTE_CARDS[s][b]
         seat = self.to_act
         if seat == self.belote_seat and self.rules.belote == "declared":
             t8 = 8 * self.trump

@@ -107,6 +107,9 @@ def _initial_deal(rec: Mapping[str, Any], rules: Ruleset, dealer: int) -> Deal:
     hands_text = rec.get("hands")
     if not isinstance(hands_text, list) or len(hands_text) != 4:
         raise RecordError("'hands' must be a list of four hands")
+    for i, h in enumerate(hands_text):
+        if not isinstance(h, list | str):
+            raise RecordError(f"hands[{i}] must be a list of cards such as ['7S', 'JH'], not {h!r}")
     hands = [mask_of(parse_cards(h)) for h in hands_text]
     retourne = rec.get("retourne")
     if rules.is_coinche and retourne is not None:
@@ -191,10 +194,11 @@ def replay_match(rec: Mapping[str, Any]) -> tuple[Match, list[DealOutcome]]:
             )
         if "ruleset" in d:
             try:
-                if Ruleset.from_spec(d["ruleset"]) != rules:
-                    raise RecordError(f"deals[{i}]: its ruleset differs from the match's")
+                same_rules = Ruleset.from_spec(d["ruleset"]) == rules
             except EngineError as e:
                 raise RecordError(f"deals[{i}]: {e}") from None
+            if not same_rules:
+                raise RecordError(f"deals[{i}]: its ruleset differs from the match's")
         try:
             deal, _ = replay_deal(d, rules)
         except RecordError as e:

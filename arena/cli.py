@@ -1,0 +1,219 @@
+"""The ``belote-arena`` command.
+
+Exit codes: 0 success; 1 bad input (a malformed or illegal record, an unknown
+ruleset); 2 a usage error. Bad input prints one ``error:`` line, never a
+traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from arena.engine import EngineError, Match, Ruleset, observe
+from arena.engine.bots import PLAYERS
+from arena.engine.cards import CARDS, SUITS
+from arena.engine.record import (
+    match_outcome_json,
+    match_record,
+    replay_deal,
+    replay_match,
+)
+from arena.engine.scoring import DealOutcome
+
+
+class CliError(Exception):
+    """Bad input to a command: printed as one line, exit 1."""
+
+
+# ------------------------------------------------------------------ replay
+def _load_json(path: str) -> Any:
+    try:
+        if path == "-":
+            text = sys.stdin.read()
+        else:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+    except OSError as e:
+        raise CliError(f"cannot read {path}: {e.strerror or e}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise CliError(f"{path} is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+
+
+def _describe_deal(o: DealOutcome) -> list[str]:
+    if o.thrown_in:
+        return ["  thrown in: no score"]
+    lines = []
+    contract = SUITS[o.trump]
+    if o.value:
+        contract = (f"capot{contract}" if o.value == 250 else f"{o.value}{contract}") + (
+            {1: "", 2: " coinched", 4: " surcoinched"}[o.multiplier]
+        )
+    lines.append(f"  takers: team {o.takers}  trump/contract: {contract}")
+    for i, (leader, cards, winner) in enumerate(o.tricks, 1):
+        shown = " ".join(str(CARDS[c]) for c in cards)
+        lines.append(f"  trick {i}: seat {leader} leads  {shown}  -> seat {winner}")
+    made = {True: "made", False: "failed (dedans)", None: "litige"}[o.made]
+    lines.append(f"  card points {o.card_points[0]}-{o.card_points[1]}  belote: "
+                 f"{'team ' + str(o.belote) if o.belote is not None else 'none'}  "
+                 f"declarations {o.declarations[0]}-{o.declarations[1]}")
+    lines.append(f"  {made}; score {o.score[0]}-{o.score[1]}"
+                 + (f"; {o.held_for_next_deal} held for the next deal" if o.held_for_next_deal else ""))
+    return lines
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    rec = _load_json(args.file)
+    if not isinstance(rec, dict):
+        raise CliError(f"{args.file}: a record is a JSON object, not {type(rec).__name__}")
+    if "deals" in rec:
+        match, outcomes = replay_match(rec)
+        if args.json:
+            print(json.dumps(match_outcome_json(match)))
+            return 0
+        for i, o in enumerate(outcomes):
+            print(f"deal {i + 1} (dealer seat {match.deals[i].dealer}):")
+            print("\n".join(_describe_deal(o)))
+        w = "not decided" if match.winner is None else f"team {match.winner} wins"
+        print(f"match: {match.totals[0]}-{match.totals[1]}, {w}")
+        return 0
+    _, outcome = replay_deal(rec)
+    if args.json:
+        print(json.dumps(outcome.as_json()))
+    else:
+        print("\n".join(_describe_deal(outcome)))
+    return 0
+
+
+# ---------------------------------------------------------------- selfplay
+def cmd_selfplay(args: argparse.Namespace) -> int:
+    rules = Ruleset.from_spec(args.ruleset)
+    if args.deals < 1:
+        raise CliError("--deals must be at least 1")
+    names = args.players.split(",")
+    if len(names) != 2 or any(n not in PLAYERS for n in names):
+        raise CliError(
+            f"--players takes two of {', '.join(PLAYERS)} separated by a comma, not {args.players!r}"
+        )
+    players = [PLAYERS[n]() for n in names]
+    rng = random.Random(f"selfplay/{args.seed}")
+    match = Match(rules.with_options(deals=args.deals), args.seed)
+    stats = {k: [0, 0] for k in ("taken", "made", "failed", "capots", "belotes", "coinched")}
+    litiges = thrown_in = decisions = 0
+    start = time.perf_counter()
+    while not match.is_over:
+        deal = match.new_deal()
+        while not deal.is_over:
+            seat = deal.to_act
+            obs = observe(deal, seat, (match.totals[0], match.totals[1]), match.held)
+            deal.apply(players[seat & 1].act(obs, rng))
+            decisions += 1
+        o = match.add(deal)
+        if o.thrown_in:
+            thrown_in += 1
+            continue
+        stats["taken"][o.takers] += 1
+        if o.made is None:
+            litiges += 1
+        else:
+            stats["made" if o.made else "failed"][o.takers] += 1
+        if o.capot is not None:
+            stats["capots"][o.capot] += 1
+        if o.belote is not None:
+            stats["belotes"][o.belote] += 1
+        if o.multiplier > 1:
+            stats["coinched"][o.takers] += 1
+    elapsed = time.perf_counter() - start
+    summary: dict[str, Any] = {
+        "ruleset": rules.to_spec(), "deals": args.deals, "seed": args.seed,
+        "players": names, "points": list(match.totals), "winner": match.winner,
+        **stats, "litiges": litiges, "thrown_in": thrown_in, "decisions": decisions,
+        "seconds": round(elapsed, 3), "deals_per_second": round(args.deals / elapsed, 1),
+    }
+    if args.record:
+        try:
+            with open(args.record, "w", encoding="utf-8") as f:
+                json.dump(match_record(match, [f"{names[0]} (team 0)", f"{names[1]} (team 1)"]), f)
+        except OSError as e:
+            raise CliError(f"cannot write {args.record}: {e.strerror or e}") from None
+        summary["record"] = args.record
+    if args.json:
+        print(json.dumps(summary))
+        return 0
+    print(f"selfplay: {args.deals} deals of {rules.preset}, seed {args.seed}, "
+          f"team 0 {names[0]} (seats 0, 2) vs team 1 {names[1]} (seats 1, 3)")
+    print(f"{'':14}{'team 0':>10}{'team 1':>10}")
+    print(f"{'points':14}{match.totals[0]:>10}{match.totals[1]:>10}")
+    for k in ("taken", "made", "failed", "coinched", "capots", "belotes"):
+        print(f"{k:14}{stats[k][0]:>10}{stats[k][1]:>10}")
+    print(f"litiges {litiges}, thrown in {thrown_in}, {decisions} decisions")
+    print(f"time {elapsed:.2f} s ({args.deals / elapsed:.0f} deals/s)")
+    if args.record:
+        print(f"match record written to {args.record} (check it: belote-arena replay {args.record})")
+    return 0
+
+
+# -------------------------------------------------------------------- main
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="belote-arena", description="Belote Arena: referee, tournaments, ratings"
+    )
+    sub = p.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("replay", help="check every action of a deal or match record and print the outcome")
+    r.add_argument("file", help="a JSON deal or match record (RECORD.md); - for standard input")
+    r.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    r.set_defaults(func=cmd_replay)
+
+    s = sub.add_parser("selfplay", help="play deals in-process between built-in players")
+    s.add_argument("--ruleset", default="coinche", help="a preset name or a JSON ruleset object")
+    s.add_argument("--deals", type=int, default=100)
+    s.add_argument("--seed", default="0")
+    s.add_argument("--players", default="heuristic,random", help="team 0 and team 1 players")
+    s.add_argument("--record", metavar="FILE", help="write the match record to FILE")
+    s.add_argument("--json", action="store_true", help="print the summary as JSON")
+    s.set_defaults(func=cmd_selfplay)
+    return p
+
+
+def _ruleset_arg(text: str) -> Any:
+    text = text.strip()
+    if text.startswith("{"):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as e:
+            raise CliError(f"--ruleset is not valid JSON: {e.msg}") from None
+    return text
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if hasattr(args, "ruleset"):
+        try:
+            args.ruleset = _ruleset_arg(args.ruleset)
+        except CliError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 1
+    if hasattr(args, "seed") and isinstance(args.seed, str) and args.seed.lstrip("-").isdigit():
+        args.seed = int(args.seed)
+    try:
+        return int(args.func(args))
+    except (CliError, EngineError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # e.g. piped into head
+        sys.stderr.close()
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
