@@ -125,8 +125,12 @@ class HeuristicPlayer:
         return max((a for a in legal if a & A.CARD_FIELD == card), key=lambda a: a >> 5)
 
     def _choose_card(self, obs: Observation, cards: list[int], trump: int) -> int:
-        value = lambda c: _card_value(c, trump)  # noqa: E731
-        strength = lambda c: _card_strength(c, trump)  # noqa: E731
+        def value(c: int) -> int:
+            return _card_value(c, trump)
+
+        def strength(c: int) -> int:
+            return _card_strength(c, trump)
+
         trick = obs.trick
         if not trick:
             takers_side = obs.taker >= 0 and (obs.taker ^ obs.seat) & 1 == 0
