@@ -25,6 +25,7 @@ from arena.engine.record import (
     replay_match,
 )
 from arena.engine.scoring import DealOutcome
+from arena.remote import RemoteError
 
 
 class CliError(Exception):
@@ -160,6 +161,84 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
     return 0
 
 
+# ------------------------------------------------------------ node, remote
+def cmd_serve(args: argparse.Namespace) -> int:
+    import asyncio
+    import logging
+    from pathlib import Path
+
+    from arena.referee.runner import TimeControl
+    from arena.referee.serve import install_uvloop, serve_forever
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    install_uvloop()
+    register = []
+    for item in args.register or []:
+        name, _, token = item.partition("=")
+        if not token:
+            raise CliError(f"--register takes NAME=TOKEN, not {item!r}")
+        register.append((name, token))
+    tc = TimeControl(deadline=args.deadline, time_bank=args.time_bank, max_strikes=args.max_strikes,
+                     grace=args.grace)
+    data = None if args.data_dir == "" else Path(args.data_dir)
+    asyncio.run(serve_forever(args.listen, data, tc, register=register, multi_stream=args.multi_stream))
+    return 0
+
+
+def cmd_bot(args: argparse.Namespace) -> int:
+    from arena import remote
+
+    if args.action == "register":
+        if not args.name:
+            raise CliError("bot register needs a NAME")
+        bot_id, token = remote.register_bot(args.address, args.name)
+        if args.json:
+            print(json.dumps({"bot_id": bot_id, "name": args.name, "token": token}))
+        else:
+            print(f"registered {args.name} as {bot_id}\ntoken (shown once): {token}")
+            print(f"run it: python -m belote_bot.bots.random --address {args.address} --token {token}")
+        return 0
+    bots = remote.list_bots(args.address)
+    if args.json:
+        print(json.dumps([{"bot_id": b.bot_id, "name": b.name, "connected": b.connected,
+                           "concurrency": b.concurrency, "seats_in_use": b.seats_in_use} for b in bots]))
+        return 0
+    for b in bots:
+        state = f"connected, {b.seats_in_use}/{b.concurrency} seats" if b.connected else "offline"
+        print(f"{b.name:20} {b.bot_id:14} {state}")
+    return 0
+
+
+def cmd_match(args: argparse.Namespace) -> int:
+    from arena import remote
+
+    if args.action == "start":
+        if len(args.ids) != 2:
+            raise CliError("match start takes two bots: TEAM0 TEAM1")
+        rs = args.ruleset if isinstance(args.ruleset, str) else json.dumps(args.ruleset)
+        match_id = remote.start_match(args.address, args.ids[0], args.ids[1], rs,
+                                      seed=str(args.seed or ""), deals=args.deals or 0)
+        print(match_id, flush=True)
+        if args.watch:
+            _print_result(remote.watch(args.address, match_id))
+        return 0
+    if len(args.ids) != 1:
+        raise CliError(f"match {args.action} takes one MATCH_ID")
+    if args.action == "watch":
+        _print_result(remote.watch(args.address, args.ids[0]))
+        return 0
+    print(json.dumps(remote.get_record(args.address, args.ids[0])))
+    return 0
+
+
+def _print_result(result: Any) -> None:
+    if result is None:
+        return
+    winner = f"team {result.winner} wins" if result.HasField("winner") else "no winner"
+    detail = f" ({result.detail})" if result.detail else ""
+    print(f"match {result.reason}: {list(result.totals)}, {winner}{detail}")
+
+
 # -------------------------------------------------------------------- main
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
@@ -180,6 +259,35 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--record", metavar="FILE", help="write the match record to FILE")
     s.add_argument("--json", action="store_true", help="print the summary as JSON")
     s.set_defaults(func=cmd_selfplay)
+
+    v = sub.add_parser("serve", help="run a referee node")
+    v.add_argument("--listen", default="127.0.0.1:50051", help="address:port to listen on")
+    v.add_argument("--data-dir", default="arena-data", help="where bots and match records are kept")
+    v.add_argument("--deadline", type=float, default=1.0, help="seconds per decision")
+    v.add_argument("--time-bank", type=float, default=10.0, help="extra seconds per seat per match")
+    v.add_argument("--max-strikes", type=int, default=3, help="strikes that forfeit a match")
+    v.add_argument("--grace", type=float, default=10.0, help="seconds a disconnected bot keeps its seats")
+    v.add_argument("--register", action="append", metavar="NAME=TOKEN",
+                   help="register a bot with a known token at start (repeatable)")
+    v.add_argument("--multi-stream", action="store_true", help="allow several streams per bot token")
+    v.set_defaults(func=cmd_serve)
+
+    b = sub.add_parser("bot", help="register or list bots on a node")
+    b.add_argument("action", choices=["register", "list"])
+    b.add_argument("name", nargs="?")
+    b.add_argument("--address", default="127.0.0.1:50051")
+    b.add_argument("--json", action="store_true")
+    b.set_defaults(func=cmd_bot)
+
+    m = sub.add_parser("match", help="start, watch or fetch the record of a match on a node")
+    m.add_argument("action", choices=["start", "watch", "record"])
+    m.add_argument("ids", nargs="*", help="start: TEAM0 TEAM1 (bot names or ids); watch/record: MATCH_ID")
+    m.add_argument("--address", default="127.0.0.1:50051")
+    m.add_argument("--ruleset", default="classic")
+    m.add_argument("--deals", type=int, default=0, help="a fixed number of deals (default: to the target)")
+    m.add_argument("--seed", default="")
+    m.add_argument("--watch", action="store_true", help="follow the match once started")
+    m.set_defaults(func=cmd_match)
     return p
 
 
@@ -205,7 +313,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.seed = int(args.seed)
     try:
         return int(args.func(args))
-    except (CliError, EngineError) as e:
+    except (CliError, EngineError, RemoteError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -1,0 +1,1 @@
+"""The referee: gRPC sessions with bots, the match runner, spectators."""

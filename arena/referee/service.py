@@ -1,0 +1,268 @@
+"""The gRPC edge of a node: BotService, ArenaService, health and reflection.
+
+Node errors become gRPC status codes here and nowhere else; a malformed
+message gets INVALID_ARGUMENT, a bad token UNAUTHENTICATED, and no input
+crashes the node.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+from belote.arena.v1 import arena_service_pb2 as apb
+from belote.arena.v1 import arena_service_pb2_grpc as agrpc
+from belote.arena.v1 import bot_service_pb2 as bpb
+from belote.arena.v1 import bot_service_pb2_grpc as bgrpc
+from belote.arena.v1 import game_pb2 as pb
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from arena.referee.node import AlreadyExists, Node, NodeError
+from arena.referee.runner import MatchState
+
+log = logging.getLogger("arena.referee")
+
+Context = grpc.aio.ServicerContext[Any, Any]
+
+
+def _token_from_metadata(context: Context) -> str:
+    for key, value in context.invocation_metadata() or ():
+        if key == "authorization" and isinstance(value, str) and value.lower().startswith("bearer "):
+            return value[7:].strip()
+        if key == "x-bot-token" and isinstance(value, str):
+            return value.strip()
+    return ""
+
+
+async def _abort(context: Context, err: NodeError) -> None:
+    await context.abort(getattr(grpc.StatusCode, err.code), str(err))
+
+
+class BotServicer(bgrpc.BotServiceServicer):
+    def __init__(self, node: Node) -> None:
+        self.node = node
+
+    async def Connect(  # type: ignore[override]  # reads and writes through the context
+        self, request_iterator: AsyncIterator[bpb.ConnectRequest], context: Context,
+    ) -> None:
+        first = await context.read()
+        if first is grpc.aio.EOF or not first.HasField("hello"):
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                                "the first message on the stream must be Hello")
+            return
+        hello = first.hello
+        token = hello.token or _token_from_metadata(context)
+        entry = self.node.registry.authenticate(token)
+        if entry is None:
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED,
+                                "missing or unknown bot token" if token else "missing bot token")
+            return
+        link = self.node.link_for(entry)
+        if link.connected and not self.node.config.multi_stream:
+            await _abort(context, AlreadyExists(
+                f"bot {entry.name} is already connected on another stream"))
+            return
+        resumed = link.seats_in_use > 0
+
+        async def write(msg: bpb.ConnectResponse) -> None:
+            await context.write(msg)
+
+        stream_id = link.attach(write, name=hello.name or entry.name, version=hello.version,
+                                concurrency=hello.concurrency or 1)
+        log.info("bot %s connected (stream %d, %d seats)", entry.name, stream_id, link.concurrency)
+        try:
+            await link.send(bpb.ConnectResponse(welcome=bpb.Welcome(
+                bot_id=entry.bot_id, bot_name=entry.name, node_id=self.node.node_id,
+                resumed=resumed, peer_addresses=self.node.peer_addresses,
+            )))
+            while True:
+                msg = await context.read()
+                if msg is grpc.aio.EOF:
+                    break
+                kind = msg.WhichOneof("message")
+                if kind == "action_reply":
+                    link.resolve(msg.action_reply.request_id, msg.action_reply.action)
+                elif kind == "ping":
+                    await link.send(bpb.ConnectResponse(pong=bpb.Pong(nonce=msg.ping.nonce)))
+                # a second Hello or an empty message is ignored
+        except (asyncio.CancelledError, grpc.aio.AioRpcError):
+            pass
+        finally:
+            link.detach(stream_id)
+            log.info("bot %s disconnected (stream %d)", entry.name, stream_id)
+
+
+def _summary(node: Node, state: MatchState) -> apb.MatchSummary:
+    spec = state.spec
+    s = apb.MatchSummary(
+        match_id=spec.match_id, state=state.state, players=[x.name for x in spec.seats],
+        ruleset=json.dumps(spec.rules.to_spec()), totals=state.totals,
+        deals_played=state.deals_played, seed=str(spec.seed),
+    )
+    if state.result is not None:
+        s.result.CopyFrom(state.result)
+    return s
+
+
+def _summary_from_record(match_id: str, rec: dict[str, Any]) -> apb.MatchSummary:
+    res = rec.get("result", {})
+    result = pb.MatchResult(totals=res.get("totals", []), reason=res.get("reason", ""),
+                            detail=res.get("detail", ""), deals=len(rec.get("deals", [])))
+    if res.get("winner") is not None:
+        result.winner = res["winner"]
+    if res.get("forfeit_seat") is not None:
+        result.forfeit_seat = res["forfeit_seat"]
+    return apb.MatchSummary(
+        match_id=match_id, state="finished", players=rec.get("players", []),
+        ruleset=json.dumps(rec.get("ruleset")), totals=res.get("totals", []), result=result,
+        deals_played=len(rec.get("deals", [])), seed=str(rec.get("seed", "")),
+    )
+
+
+class ArenaServicer(agrpc.ArenaServiceServicer):
+    def __init__(self, node: Node) -> None:
+        self.node = node
+
+    async def RegisterBot(
+        self, request: apb.RegisterBotRequest, context: Context,
+    ) -> apb.RegisterBotResponse:
+        try:
+            entry, token = self.node.register_bot(request.name)
+        except NodeError as e:
+            await _abort(context, e)
+            raise
+        return apb.RegisterBotResponse(bot_id=entry.bot_id, token=token)
+
+    async def ListBots(
+        self, request: apb.ListBotsRequest, context: Context,
+    ) -> apb.ListBotsResponse:
+        out = []
+        for entry, link in self.node.bots():
+            out.append(apb.BotInfo(
+                bot_id=entry.bot_id, name=entry.name,
+                connected=bool(link and link.connected), version=link.version if link else "",
+                concurrency=link.concurrency if link else 0,
+                seats_in_use=link.seats_in_use if link else 0,
+            ))
+        return apb.ListBotsResponse(bots=out)
+
+    async def StartMatch(
+        self, request: apb.StartMatchRequest, context: Context,
+    ) -> apb.StartMatchResponse:
+        ruleset: Any = request.ruleset or "classic"
+        if ruleset.strip().startswith("{"):
+            try:
+                ruleset = json.loads(ruleset)
+            except json.JSONDecodeError as e:
+                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"ruleset is not valid JSON: {e.msg}")
+        try:
+            match_id = self.node.start_match(
+                request.team0_bot, request.team1_bot, ruleset, seed=request.seed or None,
+                target=request.target or None, deals=request.deals or None,
+            )
+        except NodeError as e:
+            await _abort(context, e)
+            raise
+        return apb.StartMatchResponse(match_id=match_id)
+
+    async def ListMatches(
+        self, request: apb.ListMatchesRequest, context: Context,
+    ) -> apb.ListMatchesResponse:
+        live = [_summary(self.node, s) for s in self.node.matches.values()]
+        known = {m.match_id for m in live}
+        for mid in self.node.list_records():
+            if mid not in known:
+                rec = self.node.store.get(mid)
+                if rec is not None:
+                    live.append(_summary_from_record(mid, rec))
+        return apb.ListMatchesResponse(matches=live)
+
+    async def GetMatch(
+        self, request: apb.GetMatchRequest, context: Context,
+    ) -> apb.GetMatchResponse:
+        state = self.node.matches.get(request.match_id)
+        if state is not None:
+            return apb.GetMatchResponse(match=_summary(self.node, state))
+        rec = self.node.store.get(request.match_id)
+        if rec is None:
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r} on this node")
+        assert rec is not None
+        return apb.GetMatchResponse(match=_summary_from_record(request.match_id, rec))
+
+    async def GetMatchRecord(
+        self, request: apb.GetMatchRecordRequest, context: Context,
+    ) -> apb.GetMatchRecordResponse:
+        try:
+            rec = self.node.get_record(request.match_id)
+        except NodeError as e:
+            await _abort(context, e)
+            raise
+        return apb.GetMatchRecordResponse(record_json=json.dumps(rec))
+
+    async def WatchMatch(
+        self, request: apb.WatchMatchRequest, context: Context,
+    ) -> AsyncIterator[apb.WatchMatchResponse]:
+        try:
+            q = self.node.watch(request.match_id)
+        except NodeError:
+            rec = self.node.store.get(request.match_id)
+            if rec is None:
+                await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r} on this node")
+            q = None
+        if q is not None:
+            try:
+                while True:
+                    ev = await q.get()
+                    if ev is None:
+                        break
+                    yield apb.WatchMatchResponse(event=ev)
+            finally:
+                self.node.unwatch(request.match_id, q)
+        state = self.node.matches.get(request.match_id)
+        if state is not None and state.result is not None:
+            yield apb.WatchMatchResponse(result=state.result)
+        else:
+            rec = self.node.store.get(request.match_id)
+            if rec is not None:
+                yield apb.WatchMatchResponse(result=_summary_from_record(request.match_id, rec).result)
+
+
+async def start_server(node: Node, address: str = "127.0.0.1:0") -> tuple[grpc.aio.Server, int]:
+    """Start a gRPC server for ``node``; returns it and the bound port."""
+    server = grpc.aio.server(options=[
+        ("grpc.keepalive_time_ms", 20_000),
+        ("grpc.keepalive_timeout_ms", 10_000),
+        ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
+        ("grpc.keepalive_permit_without_calls", 1),
+    ])
+    bgrpc.add_BotServiceServicer_to_server(BotServicer(node), server)
+    agrpc.add_ArenaServiceServicer_to_server(ArenaServicer(node), server)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    names = [
+        bpb.DESCRIPTOR.services_by_name["BotService"].full_name,
+        apb.DESCRIPTOR.services_by_name["ArenaService"].full_name,
+        health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+        reflection.SERVICE_NAME,
+    ]
+    reflection.enable_server_reflection(names, server)
+    port = server.add_insecure_port(address)
+    if port == 0:
+        raise OSError(f"cannot listen on {address}")
+    await server.start()
+    for name in names[:2]:
+        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+    return server, port
+
+
+async def stop_server(server: grpc.aio.Server, node: Node, grace: float = 1.0) -> None:
+    await node.shutdown()
+    with contextlib.suppress(Exception):
+        await server.stop(grace)

@@ -1,0 +1,60 @@
+"""Finished match records, one JSON file each under ``<data>/matches/``.
+
+Written once, atomically (a temporary file renamed into place), keyed by match
+id; a second write of the same id is refused, so a result is never counted
+twice. The tournament queue (a later layer) keeps its own exactly-once store.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+
+class RecordExistsError(ValueError):
+    pass
+
+
+class MatchStore:
+    def __init__(self, root: Path | None) -> None:
+        self.root = root
+        self._memory: dict[str, dict[str, Any]] = {}
+        if root is not None:
+            root.mkdir(parents=True, exist_ok=True)
+
+    def path(self, match_id: str) -> Path | None:
+        return None if self.root is None else self.root / f"{match_id}.json"
+
+    def put(self, match_id: str, record: dict[str, Any]) -> Path | None:
+        if self.get(match_id) is not None:
+            raise RecordExistsError(f"match {match_id} already has a record")
+        path = self.path(match_id)
+        if path is None:
+            self._memory[match_id] = record
+            return None
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text(json.dumps(record, separators=(",", ":")))
+        os.replace(tmp, path)
+        return path
+
+    def get(self, match_id: str) -> dict[str, Any] | None:
+        if match_id in self._memory:
+            return self._memory[match_id]
+        if not _safe_id(match_id):
+            return None
+        path = self.path(match_id)
+        if path is None or not path.exists():
+            return None
+        data: dict[str, Any] = json.loads(path.read_text())
+        return data
+
+    def ids(self) -> list[str]:
+        if self.root is None:
+            return sorted(self._memory)
+        return sorted(p.stem for p in self.root.glob("*.json"))
+
+
+def _safe_id(match_id: str) -> bool:
+    return bool(match_id) and "/" not in match_id and not match_id.startswith(".")
