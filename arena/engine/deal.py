@@ -21,12 +21,13 @@ from arena.engine.cards import (
     CARDS,
     KING,
     PLAIN_BYTE_POINTS,
+    PLAIN_POINTS,
     PLAIN_STRENGTH,
     QUEEN,
     SEVEN,
     SUIT_MASKS,
     TRUMP_ABOVE,
-    TRUMP_BYTE_POINTS,
+    TRUMP_POINTS,
     TRUMP_STRENGTH,
     cards_of,
 )
@@ -338,6 +339,8 @@ class Deal:
                     out.append(A.COINCHE)
             elif self.multiplier == 2 and not (self.bidder ^ seat) & 1:
                 out.append(A.SURCOINCHE)
+        elif not self._bidding_known and not self.hands[seat] >> self.retourne & 1:
+            pass  # dealt from the hands as the play starts: only the retourne's holder took
         elif self.round == 1:
             out.append(A.TAKE)
         else:
@@ -540,8 +543,7 @@ class Deal:
             winner = self.trick_winner
             pts = 0
             for c in trick:
-                b = 1 << (c & 7)
-                pts += TRUMP_BYTE_POINTS[b] if c >> 3 == t else PLAIN_BYTE_POINTS[b]
+                pts += TRUMP_POINTS[c & 7] if c >> 3 == t else PLAIN_POINTS[c & 7]
             team = winner & 1
             self.tricks.append((self.trick_leader, tuple(trick), winner))
             self.tricks_won[team] += 1
@@ -600,6 +602,10 @@ class Deal:
             return "the deal is over"
         if self.phase == BIDDING and action < BID:
             return "the bidding is not over"
+        if (self.phase == BIDDING and not self._bidding_known
+                and (action == A.TAKE or A.CHOOSE <= action < A.CHOOSE + 4)):
+            return (f"in the recorded hands the retourne {CARDS[self.retourne]} is not in seat "
+                    f"{self.to_act}'s hand, so that seat did not take")
         if self.phase == PLAY and action >= BID:
             return "the card play has started"
         if self.phase == PLAY:

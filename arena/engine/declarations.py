@@ -18,6 +18,9 @@ a carré may break a run, leaving whatever runs remain.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from functools import lru_cache
+from types import MappingProxyType
 from typing import NamedTuple
 
 from arena.engine.actions import CARRE, CENT, CINQUANTE, TIERCE, decl_code
@@ -106,16 +109,23 @@ def set_key(melds: tuple[Meld, ...]) -> tuple[tuple[int, int, int, int], int]:
     return (max(m.key for m in melds), sum(m.points for m in melds))
 
 
-def declaration_choices(hand: int, trump: int) -> dict[int, tuple[Meld, ...]]:
-    """Map each announceable kind code to the best set of melds it stands for."""
+_NOTHING: Mapping[int, tuple[Meld, ...]] = MappingProxyType({0: ()})
+
+
+@lru_cache(maxsize=1 << 14)
+def declaration_choices(hand: int, trump: int) -> Mapping[int, tuple[Meld, ...]]:
+    """Map each announceable kind code to the best set of melds it stands for.
+
+    Memoized (a pure function of its arguments): each seat asks twice per deal.
+    """
     if not has_melds(hand):
-        return {0: ()}
+        return _NOTHING
     best: dict[int, tuple[Meld, ...]] = {}
     for melds in melds_of(hand, trump):
         code = kinds_code(melds)
         if code not in best or set_key(melds) > set_key(best[code]):
             best[code] = melds
-    return best
+    return MappingProxyType(best)
 
 
 def compare_declarations(

@@ -123,6 +123,7 @@ def _initial_deal(rec: Mapping[str, Any], rules: Ruleset, dealer: int) -> Deal:
     if retourne is not None and not isinstance(retourne, str):
         raise RecordError(f"'retourne' is a card such as 'JH', not {retourne!r}")
     if "deck" in rec:
+        Deal.from_hands(rules, dealer, hands, r)  # the hands' own checks, with their messages
         deck = [int(c) for c in parse_cards(_as_list(rec, "deck"))]
         packets = tuple(_as_list(rec, "packets")) if rules.is_coinche else (3, 3, 2)
         if packets not in PACKETS:

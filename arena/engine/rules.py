@@ -135,8 +135,9 @@ PRESETS: dict[str, Ruleset] = {
     ),
 }
 
+#: the options a ruleset object may override; the game itself comes with the preset
 OPTION_NAMES: tuple[str, ...] = tuple(
-    f.name for f in dataclasses.fields(Ruleset) if f.name != "preset"
+    f.name for f in dataclasses.fields(Ruleset) if f.name not in ("preset", "game")
 )
 
 
