@@ -224,4 +224,6 @@ def match_outcome_json(match: Match) -> dict[str, Any]:
         "deals": [o.as_json() for o in match.outcomes],
         "totals": list(match.totals),
         "winner": match.winner,
+        # added: tells a draw after a fixed number of deals from a match not yet decided
+        "over": match.is_over,
     }
