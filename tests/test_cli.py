@@ -136,7 +136,7 @@ def test_replay_json_of_a_match_prints_deals_totals_and_winner(capsys: Capture,
                                                                tmp_path: Path) -> None:
     rec = played_match_record({"preset": "coinche", "deals": 4}, 4)
     out = run_json(capsys, "replay", write(tmp_path, rec))
-    assert out.keys() == {"deals", "totals", "winner"}
+    assert out.keys() == {"deals", "totals", "winner", "over"}
     assert len(out["deals"]) == 4
     assert out["totals"] == [sum(d["score"][t] for d in out["deals"]) for t in (0, 1)]
     assert out["winner"] in (0, 1, None)
@@ -159,7 +159,7 @@ def test_real_replay_of_a_match_record(tmp_path: Path) -> None:
     rec = played_match_record("club", 2)
     done = run_real("replay", write(tmp_path, rec), "--json")
     assert done.returncode == 0
-    assert json.loads(done.stdout).keys() == {"deals", "totals", "winner"}
+    assert json.loads(done.stdout).keys() == {"deals", "totals", "winner", "over"}
 
 
 # ---------------------------------------------------------------- selfplay

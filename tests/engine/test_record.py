@@ -241,7 +241,7 @@ def test_a_match_outcome_has_deals_totals_and_winner() -> None:
     match = played_match({"preset": "coinche", "deals": 3}, 3)
     replayed, _ = replay_match(json.loads(json.dumps(match_record(match))))
     out = match_outcome_json(replayed)
-    assert out.keys() == {"deals", "totals", "winner"}
+    assert out.keys() == {"deals", "totals", "winner", "over"}
     assert len(out["deals"]) == 3 and out["totals"] == match.totals and out["winner"] == match.winner
 
 
