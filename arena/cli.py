@@ -181,8 +181,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
     tc = TimeControl(deadline=args.deadline, time_bank=args.time_bank, max_strikes=args.max_strikes,
                      grace=args.grace)
     data = None if args.data_dir == "" else Path(args.data_dir)
-    asyncio.run(serve_forever(args.listen, data, tc, register=register, multi_stream=args.multi_stream))
+    asyncio.run(serve_forever(args.listen, data, tc, register=register, replace_streams=args.replace_streams))
     return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from arena.demo import main as demo_main
+
+    rulesets = [r.strip() for r in args.rulesets.split(",") if r.strip()]
+    for r in rulesets:
+        Ruleset.from_spec(r)
+    if args.rounds < 1:
+        raise CliError("--rounds must be at least 1")
+    return demo_main(args.data_dir, args.deals or None, args.rounds, args.seed, rulesets)
 
 
 def cmd_bot(args: argparse.Namespace) -> int:
@@ -269,8 +280,17 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--grace", type=float, default=10.0, help="seconds a disconnected bot keeps its seats")
     v.add_argument("--register", action="append", metavar="NAME=TOKEN",
                    help="register a bot with a known token at start (repeatable)")
-    v.add_argument("--multi-stream", action="store_true", help="allow several streams per bot token")
+    v.add_argument("--replace-streams", action="store_true",
+                   help="a new stream with a connected token takes over (default: refused)")
     v.set_defaults(func=cmd_serve)
+
+    d = sub.add_parser("demo", help="a node, the built-in bots over gRPC, a round-robin, a leaderboard")
+    d.add_argument("--data-dir", default="arena-data", help="where the demo's records go")
+    d.add_argument("--deals", type=int, default=0, help="deals per match (default: play to the target)")
+    d.add_argument("--rounds", type=int, default=10, help="matches per pairing, seating and ruleset")
+    d.add_argument("--seed", type=int, default=1)
+    d.add_argument("--rulesets", default="classic,coinche")
+    d.set_defaults(func=cmd_demo)
 
     b = sub.add_parser("bot", help="register or list bots on a node")
     b.add_argument("action", choices=["register", "list"])

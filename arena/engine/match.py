@@ -11,8 +11,8 @@ from __future__ import annotations
 import dataclasses
 
 from arena.engine.deal import Deal
-from arena.engine.errors import EngineError
 from arena.engine.dealing import deal_from_rng, deal_rng, first_dealer
+from arena.engine.errors import EngineError
 from arena.engine.rules import Ruleset
 from arena.engine.scoring import DealOutcome, score_deal
 

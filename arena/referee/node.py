@@ -52,8 +52,9 @@ class AlreadyExists(NodeError):
 class NodeConfig:
     data_dir: Path | None = None
     time: TimeControl = field(default_factory=TimeControl)
-    #: allow several streams per token (each adds its seats); default one
-    multi_stream: bool = False
+    #: one stream per token: a second one is refused, or with this set it takes
+    #: over the bot's seats from the first (a bot restarted before the node noticed)
+    replace_streams: bool = False
     node_id: str = ""
 
 

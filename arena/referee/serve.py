@@ -27,9 +27,9 @@ def install_uvloop() -> bool:
 
 async def serve_forever(
     listen: str, data_dir: Path | None, time_control: TimeControl, *,
-    register: list[tuple[str, str]] | None = None, multi_stream: bool = False,
+    register: list[tuple[str, str]] | None = None, replace_streams: bool = False,
 ) -> None:
-    node = Node(NodeConfig(data_dir=data_dir, time=time_control, multi_stream=multi_stream))
+    node = Node(NodeConfig(data_dir=data_dir, time=time_control, replace_streams=replace_streams))
     for name, token in register or []:
         if node.registry.by_name(name) is None:
             node.register_bot(name, token)

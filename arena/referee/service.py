@@ -64,7 +64,7 @@ class BotServicer(bgrpc.BotServiceServicer):
                                 "missing or unknown bot token" if token else "missing bot token")
             return
         link = self.node.link_for(entry)
-        if link.connected and not self.node.config.multi_stream:
+        if link.connected and not self.node.config.replace_streams:
             await _abort(context, AlreadyExists(
                 f"bot {entry.name} is already connected on another stream"))
             return

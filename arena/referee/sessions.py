@@ -42,6 +42,7 @@ class BotLink:
         self.concurrency = 0
         self.seats_in_use = 0
         self._writer: Writer | None = None
+        self._handler: asyncio.Task[Any] | None = None
         self._stream_id = 0
         self._lock = asyncio.Lock()
         self._pending: dict[int, asyncio.Future[int]] = {}
@@ -58,7 +59,16 @@ class BotLink:
         return self.concurrency - self.seats_in_use if self.connected else 0
 
     def attach(self, writer: Writer, *, name: str, version: str, concurrency: int) -> int:
-        """A stream takes over this link; returns its stream id."""
+        """A stream takes over this link; returns its stream id.
+
+        A stream still attached is cut (its handler task cancelled) and its
+        pending requests fail as if it had disconnected.
+        """
+        if self._writer is not None:
+            self.detach(self._stream_id)
+            if self._handler is not None and self._handler is not asyncio.current_task():
+                self._handler.cancel()
+        self._handler = asyncio.current_task()
         self._writer = writer
         self._stream_id += 1
         self.version = version

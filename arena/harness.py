@@ -1,0 +1,124 @@
+"""A referee node in this process, on loopback, with bots connected over real gRPC.
+
+For a bot author, one call plays a bot against the built-in ones::
+
+    from arena.harness import play_local
+    print(play_local(MyBot(), opponent="heuristic", matches=4, ruleset="coinche"))
+
+Everything goes through the same server and SDK code as in production: the
+bot connects with its token over a real ``BotService.Connect`` stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from belote_bot import Bot, HeuristicBot, RandomBot, run_async
+
+from arena.referee.node import Node, NodeConfig
+from arena.referee.runner import MatchState, TimeControl
+from arena.referee.service import start_server, stop_server
+
+BUILTIN_BOTS: dict[str, type[Bot]] = {"random": RandomBot, "heuristic": HeuristicBot}
+
+
+@dataclass
+class LocalArena:
+    """A running node and the bots connected to it."""
+
+    node: Node
+    address: str
+    tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def connect(self, name: str, bot: Bot, concurrency: int = 8) -> str:
+        """Register ``bot`` under ``name``, connect it, and wait until it is seated."""
+        entry, token = self.node.register_bot(name)
+        task = asyncio.get_running_loop().create_task(
+            run_async(bot, self.address, token, concurrency, name=name, stop=self.stop),
+            name=f"bot-{name}",
+        )
+        self.tasks.append(task)
+        link = self.node.link_for(entry)
+        waiter = asyncio.ensure_future(link.connected_event.wait())
+        done, _ = await asyncio.wait({waiter, task}, timeout=10, return_when=asyncio.FIRST_COMPLETED)
+        if waiter not in done:
+            waiter.cancel()
+            if task.done() and task.exception() is not None:
+                raise RuntimeError(f"bot {name} could not connect: {task.exception()}")
+            raise RuntimeError(f"bot {name} did not connect within 10 s")
+        return entry.bot_id
+
+    async def play(self, team0: str, team1: str, ruleset: Any = "classic", **kw: Any) -> MatchState:
+        match_id = self.node.start_match(team0, team1, ruleset, **kw)
+        return await self.node.wait(match_id)
+
+
+@contextlib.asynccontextmanager
+async def local_arena(
+    data_dir: Path | None = None, time: TimeControl | None = None, listen: str = "127.0.0.1:0",
+) -> AsyncIterator[LocalArena]:
+    """Start a node on an ephemeral loopback port; stop it and its bots on exit."""
+    node = Node(NodeConfig(data_dir=data_dir, time=time or TimeControl()))
+    server, port = await start_server(node, listen)
+    arena = LocalArena(node, f"127.0.0.1:{port}")
+    try:
+        yield arena
+    finally:
+        arena.stop.set()
+        await stop_server(server, node, grace=0.5)
+        for t in arena.tasks:
+            t.cancel()
+        await asyncio.gather(*arena.tasks, return_exceptions=True)
+
+
+@dataclass
+class LocalResult:
+    matches: list[MatchState]
+    wins: int
+    losses: int
+    draws: int
+    points_for: int
+    points_against: int
+
+    def __str__(self) -> str:
+        return (f"{len(self.matches)} matches: {self.wins} won, {self.losses} lost, {self.draws} drawn; "
+                f"points {self.points_for}-{self.points_against}")
+
+
+async def play_local_async(
+    bot: Bot, opponent: str | Bot = "heuristic", *, matches: int = 2, ruleset: Any = "classic",
+    deals: int | None = None, seed: int | str = 0, time: TimeControl | None = None,
+) -> LocalResult:
+    """Play ``matches`` matches (alternating sides) of ``bot`` against ``opponent``."""
+    rival = BUILTIN_BOTS[opponent]() if isinstance(opponent, str) else opponent
+    async with local_arena(time=time) as arena:
+        await arena.connect("candidate", bot)
+        await arena.connect("opponent", rival)
+        states = []
+        for i in range(matches):
+            sides: Sequence[str] = ("candidate", "opponent") if i % 2 == 0 else ("opponent", "candidate")
+            states.append(await arena.play(sides[0], sides[1], ruleset, seed=f"{seed}/{i}", deals=deals))
+    wins = losses = draws = pf = pa = 0
+    for i, st in enumerate(states):
+        me = i % 2
+        assert st.result is not None
+        pf += st.totals[me]
+        pa += st.totals[1 - me]
+        if not st.result.HasField("winner"):
+            draws += 1
+        elif st.result.winner == me:
+            wins += 1
+        else:
+            losses += 1
+    return LocalResult(states, wins, losses, draws, pf, pa)
+
+
+def play_local(bot: Bot, opponent: str | Bot = "heuristic", **kw: Any) -> LocalResult:
+    """Synchronous :func:`play_local_async`."""
+    return asyncio.run(play_local_async(bot, opponent, **kw))

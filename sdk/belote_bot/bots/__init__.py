@@ -1,0 +1,26 @@
+"""The built-in bots: :class:`RandomBot` and :class:`HeuristicBot`, each runnable with ``python -m``.
+
+    python -m belote_bot.bots.random -h
+    python -m belote_bot.bots.heuristic -h
+"""
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from belote_bot.bots.heuristic import HeuristicBot
+    from belote_bot.bots.random import RandomBot
+
+__all__ = ["HeuristicBot", "RandomBot"]
+
+
+def __getattr__(name: str) -> Any:
+    # loaded on first use, so that ``python -m belote_bot.bots.random`` runs its module once
+    if name == "RandomBot":
+        from belote_bot.bots.random import RandomBot
+
+        return RandomBot
+    if name == "HeuristicBot":
+        from belote_bot.bots.heuristic import HeuristicBot
+
+        return HeuristicBot
+    raise AttributeError(f"module 'belote_bot.bots' has no attribute {name!r}")

@@ -1,0 +1,46 @@
+"""The command line shared by the built-in bots: ``python -m belote_bot.bots.random -h``."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Callable, Sequence
+
+from belote_bot.bot import Bot
+from belote_bot.client import DEFAULT_ADDRESS, TOKEN_ENV, AuthenticationError, run
+
+__all__ = ["bot_main"]
+
+
+def _parser(prog: str, description: str) -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog=prog, description=description)
+    ap.add_argument("--address", default=os.environ.get("BELOTE_ADDRESS", DEFAULT_ADDRESS),
+                    help="the referee node, HOST:PORT (default: $BELOTE_ADDRESS or %(default)s)")
+    ap.add_argument("--token", default=None,
+                    help=f"the bot's token from RegisterBot (default: ${TOKEN_ENV})")
+    ap.add_argument("--concurrency", type=int, default=4,
+                    help="how many seats this process plays at once (default: %(default)s)")
+    ap.add_argument("--name", default=None, help="the name shown by the referee")
+    ap.add_argument("--seed", default=None, help="seed of the bot's own random source")
+    ap.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+                    help="logging level (default: %(default)s)")
+    return ap
+
+
+def bot_main(
+    make_bot: Callable[[str | None], Bot], prog: str, description: str, argv: Sequence[str] | None = None,
+) -> int:
+    """Parse the command line, run the bot made by ``make_bot(seed)``; returns the exit status."""
+    args = _parser(prog, description).parse_args(argv)
+    if args.concurrency < 1:
+        print(f"{prog}: --concurrency must be at least 1", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        run(make_bot(args.seed), args.address, args.token, args.concurrency, name=args.name)
+    except AuthenticationError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    return 0

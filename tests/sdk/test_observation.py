@@ -1,0 +1,193 @@
+"""Observation: built from the referee's wire message, it says what the engine's observe() says.
+
+Random matches under every preset (and some option overrides) go through
+``arena.referee.convert.observation_to_proto`` for every seat at every step;
+the SDK's observation must give back ``arena.engine.observe(deal, seat)``
+through ``to_engine()``, and its readable fields must match the deal.
+"""
+
+from __future__ import annotations
+
+import random
+import zlib
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from belote.arena.v1 import bot_service_pb2 as bs
+from belote.arena.v1 import game_pb2 as pb
+from belote_bot import Action, Observation
+from belote_bot.types import melds_of_mask
+
+from arena.engine import Deal, Match, Ruleset, cards_of, observe, parse_cards
+from arena.engine import actions as A
+from arena.engine.bots import HeuristicPlayer, Player, RandomPlayer
+from arena.engine.cards import CARDS, SUITS, Card
+from arena.engine.declarations import RANK_MASKS, declaration_choices
+from arena.referee.convert import observation_to_proto
+
+RULESETS: dict[str, str | dict[str, Any]] = {
+    "classic": "classic",
+    "classic-annonces": "classic-annonces",
+    "club": "club",
+    "coinche": "coinche",
+    "classic, redeals": {"preset": "classic", "redeal_four_sevens": True, "redeal_low_hand": True},
+    "coinche, automatic belote, redeals": {
+        "preset": "coinche", "belote": "automatic", "redeal_four_sevens": True,
+    },
+    "classic, declared belote, annonces": {"preset": "classic-annonces", "belote": "declared"},
+}
+DEALS = 100
+
+
+def states(spec: str | dict[str, Any], deals: int, seed: int) -> Iterator[tuple[Deal, Match, int]]:
+    """Every state of ``deals`` deals of a match (the final one included), with its match and deal index."""
+    rng = random.Random(seed)
+    players: list[Player] = [HeuristicPlayer(), RandomPlayer(), RandomPlayer(), HeuristicPlayer()]
+    done = 0
+    while done < deals:
+        match = Match(Ruleset.from_spec(spec), seed=rng.randrange(1 << 30))
+        while not match.is_over and done < deals:
+            deal = match.new_deal()
+            while True:
+                yield deal, match, len(match.outcomes)
+                if deal.is_over:
+                    break
+                seat = deal.to_act
+                deal.apply(players[seat].act(observe(deal, seat), rng))
+            match.add(deal)
+            done += 1
+
+
+def sdk_observation(deal: Deal, match: Match, index: int, seat: int) -> Observation:
+    msg, legal = observation_to_proto(
+        deal, seat, match_score=(match.totals[0], match.totals[1]), held=match.held, deal_index=index,
+    )
+    return Observation.from_proto(msg, legal, request_id=7, match_id="m1")
+
+
+@pytest.mark.parametrize("name", list(RULESETS))
+def test_to_engine_equals_observe_for_every_seat_at_every_step(name: str) -> None:
+    shown = 0
+    for deal, match, index in states(RULESETS[name], DEALS, seed=zlib.crc32(name.encode())):
+        for seat in range(4):
+            obs = sdk_observation(deal, match, index, seat)
+            expected = observe(deal, seat, (match.totals[0], match.totals[1]), match.held)
+            assert obs.to_engine() == expected
+            shown += bool(obs.shown_declarations)
+    if Ruleset.from_spec(RULESETS[name]).annonces:
+        assert shown, "no declarations were shown: the test saw none to check"
+
+
+@pytest.mark.parametrize("name", list(RULESETS))
+def test_readable_fields_match_the_deal(name: str) -> None:
+    for deal, match, index in states(RULESETS[name], DEALS // 2, seed=1 + zlib.crc32(name.encode())):
+        seat = deal.to_act if deal.to_act >= 0 else deal.dealer
+        obs = sdk_observation(deal, match, index, seat)
+        assert (obs.seat, obs.team, obs.partner, obs.dealer, obs.phase) == (
+            seat, seat & 1, seat ^ 2, deal.dealer, deal.phase)
+        assert (obs.request_id, obs.match_id, obs.deal_index) == (7, "m1", index)
+        assert obs.hand == cards_of(deal.hands[seat])
+        assert obs.hand_mask == deal.hands[seat]
+        assert [a.code for a in obs.legal_actions] == (deal.legal_actions() if deal.to_act == seat else [])
+        assert obs.legal_cards == (cards_of(deal.legal_cards()) if deal.to_act == seat else [])
+        assert all(c in obs.hand for c in obs.legal_cards)
+        assert obs.retourne == (CARDS[deal.retourne] if deal.retourne >= 0 else None)
+        assert obs.trump == (SUITS[deal.trump] if deal.trump >= 0 else None)
+        assert obs.trump_index == (deal.trump if deal.trump >= 0 else None)
+        assert obs.taker == (deal.taker if deal.taker >= 0 else None)
+        assert (obs.contract_value, obs.multiplier) == (deal.contract_value, deal.multiplier)
+        assert obs.trick_points == tuple(deal.trick_points)
+        assert obs.match_score == (match.totals[0], match.totals[1]) and obs.held == match.held
+        assert obs.bids == [((deal.dealer + 1 + i) & 3, Action(b)) for i, b in enumerate(deal.bids)]
+        assert [tuple(t) for t in obs.tricks] == [(lead, tuple(cs), win) for lead, cs, win in deal.tricks]
+        assert obs.to_act == deal.to_act
+        if deal.phase == "play":
+            assert obs.trick_leader == deal.trick_leader
+            assert obs.trick == [((deal.trick_leader + i) & 3, CARDS[c]) for i, c in enumerate(deal.trick)]
+        else:
+            assert obs.trick == [] and obs.trick_leader is None
+        # each card was played by a seat that held it, and every play is there once
+        assert [a.code for _, a in obs.plays] == deal.plays
+        for s, a in obs.plays:
+            assert a.card is not None and deal.initial_hands[s] >> a.card & 1
+        assert obs.played_cards == cards_of(deal.played_mask())
+        for trick in obs.tricks:
+            assert [c for _, c in trick.by_seat] == list(trick.cards)
+            assert all(deal.initial_hands[s] >> c & 1 for s, c in trick.by_seat)
+
+
+def test_tricks_are_rebuilt_from_plays_and_winners() -> None:
+    # dealer 3: seat 0 leads trick 1; seat 2 wins it and leads trick 2
+    plays = [int(c) for c in parse_cards("7S AS 8S 9S JH 7H")]
+    msg = pb.Observation(seat=1, dealer=3, phase=pb.PHASE_PLAY, plays=plays, trick_winners=[2], trump=1,
+                         taker=0, multiplier=1)
+    obs = Observation.from_proto(msg, [])
+    assert [(t.leader, " ".join(map(str, t.cards)), t.winner) for t in obs.tricks] == [(0, "7S AS 8S 9S", 2)]
+    assert obs.tricks[0].by_seat == ((0, Card.parse("7S")), (1, Card.parse("AS")),
+                                     (2, Card.parse("8S")), (3, Card.parse("9S")))
+    assert [(s, str(c)) for s, c in obs.trick] == [(2, "JH"), (3, "7H")]
+    assert obs.trick_leader == 2 and obs.to_act == 0
+    assert [f"{s}:{a}" for s, a in obs.plays] == ["0:7S", "1:AS", "2:8S", "3:9S", "2:JH", "3:7H"]
+    assert obs.trump == "H" and obs.is_trump(Card.parse("7H")) and not obs.is_trump(Card.parse("AS"))
+
+
+def test_a_request_carries_its_times_and_prints_its_cards() -> None:
+    hand = Card.parse("JH").mask | Card.parse("KH").mask
+    msg = pb.Observation(seat=2, dealer=1, phase=pb.PHASE_PLAY, hand=hand, trump=1, taker=2, multiplier=1)
+    kh_belote = int(Card.parse("KH")) | A.BELOTE_WORD
+    legal = [int(Card.parse("JH")), int(Card.parse("KH")), kh_belote]
+    request = bs.ActionRequest(request_id=42, match_id="abc", seat=2, observation=msg, legal_actions=legal,
+                               deadline_ms=500, time_bank_ms=2000, last_round_trip_us=180)
+    obs = Observation(request, received_at=0.0)
+    assert obs.raw is request and obs.proto is request.observation
+    assert (obs.request_id, obs.match_id, obs.deadline_ms, obs.time_bank_ms, obs.last_round_trip_us) == (
+        42, "abc", 500, 2000, 180)
+    assert [str(c) for c in obs.hand] == ["JH", "KH"]
+    assert [str(a) for a in obs.legal_actions] == ["JH", "KH", "KH belote"]
+    assert [str(c) for c in obs.legal_cards] == ["JH", "KH"]
+    assert str(obs.play(Card.parse("KH"))) == "KH belote" and str(obs.play("KH", words=False)) == "KH"
+    assert obs.is_legal("KH belote") and obs.is_legal(kh_belote)
+    assert not obs.is_legal("QH") and not obs.is_legal("?")
+    with pytest.raises(ValueError):
+        obs.play("AS")
+    assert "hand='JH KH'" in repr(obs)
+    fresh = Observation(request)
+    assert 0 < fresh.time_left() <= 2.5
+
+
+def random_hand(rng: random.Random) -> int:
+    """Eight cards, often holding carrés and long runs so that melds are plenty."""
+    kind = rng.randrange(3)
+    if kind == 0:
+        cards = rng.sample(range(32), 8)
+    elif kind == 1:
+        rank = rng.randrange(2, 8)
+        rest = [c for c in range(32) if c & 7 != rank]
+        cards = [8 * s + rank for s in range(4)] + rng.sample(rest, 4)
+    else:
+        suit = rng.randrange(4)
+        start = rng.randrange(0, 3)
+        run = [8 * suit + r for r in range(start, start + rng.randrange(3, 9 - start))]
+        rest = [c for c in range(32) if c not in run]
+        cards = run + rng.sample(rest, 8 - len(run))
+    mask = 0
+    for c in cards:
+        mask |= 1 << c
+    return mask
+
+
+def test_shown_masks_split_into_the_engines_melds() -> None:
+    rng = random.Random(3)
+    kinds = ("tierce", "cinquante", "cent", "carre")
+    checked = 0
+    for _ in range(4000):
+        hand, trump = random_hand(rng), rng.randrange(4)
+        for melds in declaration_choices(hand, trump).values():
+            union = 0
+            for m in melds:
+                union |= m.mask
+            assert melds_of_mask(union) == [(kinds[m.kind], m.points, m.mask) for m in melds]
+            checked += len(melds)
+    assert checked > 2000
+    assert melds_of_mask(RANK_MASKS[4]) == [("carre", 200, RANK_MASKS[4])]
