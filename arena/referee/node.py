@@ -8,11 +8,13 @@ status codes.
 from __future__ import annotations
 
 import asyncio
+import collections
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from belote.arena.v1 import bot_service_pb2 as bpb
 from belote.arena.v1 import game_pb2 as pb
 
 from arena.engine import EngineError, Ruleset
@@ -59,20 +61,40 @@ class NodeConfig:
 
 
 _DONE = None
+#: finished matches whose public events stay available to late watchers
+KEEP_FINISHED_HISTORY = 64
 
 
 class Node:
-    def __init__(self, config: NodeConfig = NodeConfig()) -> None:
+    def __init__(
+        self, config: NodeConfig | None = None, *, registry: BotRegistry | None = None,
+        store: MatchStore | None = None,
+    ) -> None:
+        config = config or NodeConfig()
         self.config = config
         self.node_id = config.node_id or f"node-{secrets.token_hex(3)}"
         data = config.data_dir
-        self.registry = BotRegistry(data / "bots.json" if data else None)
-        self.store = MatchStore(data / "matches" if data else None)
+        self.registry = registry or BotRegistry(data / "bots.json" if data else None)
+        self.store = store or MatchStore(data / "matches" if data else None)
         self.hub = Hub()
         self.matches: dict[str, MatchState] = {}
         self.tasks: dict[str, asyncio.Task[MatchState]] = {}
         self._watchers: dict[str, list[asyncio.Queue[pb.PublicEvent | None]]] = {}
+        self._history: dict[str, list[pb.PublicEvent]] = {}
+        self._finished_history: collections.deque[str] = collections.deque()
         self.peer_addresses: list[str] = []
+
+    async def set_peers(self, addresses: list[str]) -> None:
+        """The other live nodes changed: tell every connected bot (the SDK connects to them)."""
+        addresses = sorted(set(addresses))
+        if addresses == self.peer_addresses:
+            return
+        self.peer_addresses = addresses
+        msg = bpb.Peers(addresses=addresses)
+        await asyncio.gather(*(
+            link.send(bpb.ConnectResponse(peers=msg))
+            for link in self.hub.links.values() if link.connected
+        ))
 
     # ----------------------------------------------------------------- bots
     def register_bot(self, name: str, token: str | None = None) -> tuple[BotEntry, str]:
@@ -120,7 +142,7 @@ class Node:
                     f"the match needs {need[entry.bot_id]}"
                 )
         match_id = match_id or f"m-{secrets.token_hex(6)}"
-        if match_id in self.matches or self.store.get(match_id) is not None:
+        if match_id in self.tasks or self.store.get(match_id) is not None:
             raise AlreadyExists(f"match {match_id} exists")
         seats = [Seat(entries[i & 1].bot_id, entries[i & 1].name, links[i & 1]) for i in range(4)]
         for link in links:
@@ -133,6 +155,7 @@ class Node:
         runner = MatchRunner(self.hub, spec, publish=lambda ev: self._publish(match_id, ev))
         self.matches[match_id] = runner.state
         self._watchers[match_id] = []
+        self._history[match_id] = []
         task = asyncio.get_running_loop().create_task(self._run(runner, links), name=match_id)
         self.tasks[match_id] = task
         return match_id
@@ -144,10 +167,13 @@ class Node:
         finally:
             for link in links:
                 link.seats_in_use -= 2
-            if runner.state.record is not None:
+            if runner.state.state == "finished" and runner.state.record is not None:
                 self.store.put(match_id, runner.state.record)
             for q in self._watchers.pop(match_id, []):
                 q.put_nowait(_DONE)
+            self._finished_history.append(match_id)
+            while len(self._finished_history) > KEEP_FINISHED_HISTORY:
+                self._history.pop(self._finished_history.popleft(), None)
             self.tasks.pop(match_id, None)
         return state
 
@@ -158,17 +184,29 @@ class Node:
         return self.get_match(match_id)
 
     def _publish(self, match_id: str, event: pb.PublicEvent) -> None:
+        history = self._history.get(match_id)
+        if history is not None:
+            history.append(event)
         for q in self._watchers.get(match_id, ()):
             q.put_nowait(event)
 
-    def watch(self, match_id: str) -> asyncio.Queue[pb.PublicEvent | None] | None:
-        """A queue of the match's public events, ending with None; None if it is over."""
+    def watch(
+        self, match_id: str,
+    ) -> tuple[list[pb.PublicEvent], asyncio.Queue[pb.PublicEvent | None] | None]:
+        """The match's public events so far, and a queue of the next ones ending with None.
+
+        The queue is None once the match is over; the history is kept for the
+        running matches and the last few finished ones, so a watcher that
+        arrives late still sees the whole match.
+        """
+        history = list(self._history.get(match_id, ()))
         if match_id not in self._watchers:
-            self.get_match(match_id)  # NotFound if unknown
-            return None
+            if not history and match_id not in self.matches and self.store.get(match_id) is None:
+                raise NotFound(f"no match {match_id!r} on this node")
+            return history, None
         q: asyncio.Queue[pb.PublicEvent | None] = asyncio.Queue()
         self._watchers[match_id].append(q)
-        return q
+        return history, q
 
     def unwatch(self, match_id: str, q: asyncio.Queue[pb.PublicEvent | None]) -> None:
         qs = self._watchers.get(match_id)

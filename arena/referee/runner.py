@@ -251,8 +251,10 @@ class MatchRunner:
             match_id=self.spec.match_id, seat=seat, request_id=rid, reason=reason,
             fallback_action=fallback, strikes=self._strikes[team], max_strikes=tc.max_strikes,
         )))
+        # the legal actions are the seat's own cards: only its Strike message names them
         self._event(index, strike_given=pb.StrikeGiven(
-            seat=seat, reason=reason, fallback_action=fallback, strikes=self._strikes[team],
+            seat=seat, reason=reason.split("; legal: ")[0], fallback_action=fallback,
+            strikes=self._strikes[team],
         ))
         if self._strikes[team] >= tc.max_strikes:
             self._forfeit = (seat, f"{self.spec.seats[seat].name} reached {tc.max_strikes} strikes "

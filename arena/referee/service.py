@@ -209,19 +209,19 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
         self, request: apb.WatchMatchRequest, context: Context,
     ) -> AsyncIterator[apb.WatchMatchResponse]:
         try:
-            q = self.node.watch(request.match_id)
-        except NodeError:
-            rec = self.node.store.get(request.match_id)
-            if rec is None:
-                await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r} on this node")
-            q = None
+            history, q = self.node.watch(request.match_id)
+        except NodeError as e:
+            await _abort(context, e)
+            raise
+        for ev in history:
+            yield apb.WatchMatchResponse(event=ev)
         if q is not None:
             try:
                 while True:
-                    ev = await q.get()
-                    if ev is None:
+                    event = await q.get()
+                    if event is None:
                         break
-                    yield apb.WatchMatchResponse(event=ev)
+                    yield apb.WatchMatchResponse(event=event)
             finally:
                 self.node.unwatch(request.match_id, q)
         state = self.node.matches.get(request.match_id)

@@ -124,6 +124,8 @@ class Client:
         self.bot_id = ""
         self.node_id = ""
         self.peer_addresses: tuple[str, ...] = ()
+        #: called with the other nodes' addresses on Welcome and when they change
+        self.on_peers: Callable[[tuple[str, ...]], None] | None = None
         self.welcome: bs.Welcome | None = None
         self._welcomed = False
         self._last_received = 0.0
@@ -295,12 +297,19 @@ class Client:
                         s.strikes, s.max_strikes, s.match_id, s.seat, s.request_id, s.reason,
                         _text(s.fallback_action))
             await self._hook("on_strike", self.bot.on_strike, Strike.from_proto, s)
+        elif kind == "peers":
+            self._peers(tuple(message.peers.addresses))
+
+    def _peers(self, addresses: tuple[str, ...]) -> None:
+        self.peer_addresses = addresses
+        if self.on_peers is not None:
+            self.on_peers(addresses)
 
     def _welcome(self, w: bs.Welcome) -> None:
         self._welcomed = True
         self.welcome = w
         self.bot_id, self.node_id = w.bot_id, w.node_id
-        self.peer_addresses = tuple(w.peer_addresses)
+        self._peers(tuple(w.peer_addresses))
         log.info("connected to %s as %r (bot %s, node %s)%s", self.address, w.bot_name or self.name,
                  w.bot_id, w.node_id, "; seats resumed" if w.resumed else "")
 
@@ -385,17 +394,70 @@ def _text(code: int) -> str:
 async def run_async(
     bot: Bot, address: str = DEFAULT_ADDRESS, token: str | None = None, concurrency: int = 4, *,
     name: str | None = None, stop: StopEvent | None = None,
-    credentials: grpc.ChannelCredentials | None = None,
+    credentials: grpc.ChannelCredentials | None = None, all_nodes: bool = True,
 ) -> None:
     """Play ``bot`` on the referee at ``address`` until ``stop`` is set or the task is cancelled.
 
     ``token`` defaults to the ``BELOTE_TOKEN`` environment variable;
     ``concurrency`` is how many seats this process plays at once; ``name``
-    overrides ``bot.name``; ``credentials`` makes the channel TLS. Raises
+    overrides ``bot.name``; ``credentials`` makes the channel TLS. With
+    ``all_nodes`` (the default) the bot also connects to every other node the
+    first one names, so any node of a cluster can seat it. Raises
     :class:`AuthenticationError` when the referee refuses the token.
     """
-    client = Client(bot, address, token, concurrency, name=name, credentials=credentials)
-    await client.run(stop)
+    if not all_nodes:
+        await Client(bot, address, token, concurrency, name=name, credentials=credentials).run(stop)
+        return
+    fleet = Fleet(bot, token, concurrency, name=name, credentials=credentials)
+    await fleet.run(address, stop)
+
+
+class Fleet:
+    """One :class:`Client` per referee node: the first address, then every peer it names.
+
+    Any node can then seat the bot. Each node gets ``concurrency`` seats.
+    """
+
+    def __init__(
+        self, bot: Bot, token: str | None, concurrency: int, *, name: str | None = None,
+        credentials: grpc.ChannelCredentials | None = None,
+    ) -> None:
+        self.bot = bot
+        self.token = token
+        self.concurrency = concurrency
+        self.name = name
+        self.credentials = credentials
+        self.clients: dict[str, Client] = {}
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._stop: StopEvent | None = None
+
+    def _add(self, address: str) -> None:
+        if address in self.clients:
+            return
+        client = Client(self.bot, address, self.token, self.concurrency, name=self.name,
+                        credentials=self.credentials)
+        client.on_peers = self._on_peers
+        self.clients[address] = client
+        self._tasks[address] = asyncio.ensure_future(client.run(self._stop))
+        if len(self.clients) > 1:
+            log.info("also connecting to node %s", address)
+
+    def _on_peers(self, addresses: tuple[str, ...]) -> None:
+        for address in addresses:
+            self._add(address)
+
+    async def run(self, address: str, stop: StopEvent | None = None) -> None:
+        self._stop = stop
+        self._add(address)
+        try:
+            first = self._tasks[address]
+            await first  # AuthenticationError on the first node propagates
+            await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+        finally:
+            for task in self._tasks.values():
+                if not task.done():
+                    task.cancel()
+            await asyncio.gather(*self._tasks.values(), return_exceptions=True)
 
 
 def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:

@@ -67,6 +67,7 @@ class ConnectResponse(_message.Message):
     MATCH_ENDED_FIELD_NUMBER: _builtins.int
     STRIKE_FIELD_NUMBER: _builtins.int
     PONG_FIELD_NUMBER: _builtins.int
+    PEERS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def events(self) -> _containers.RepeatedCompositeFieldContainer[_game_pb2.PublicEvent]: ...
     @_builtins.property
@@ -85,6 +86,10 @@ class ConnectResponse(_message.Message):
     def strike(self) -> Global___Strike: ...
     @_builtins.property
     def pong(self) -> Global___Pong: ...
+    @_builtins.property
+    def peers(self) -> Global___Peers:
+        """The set of other live nodes changed; the SDK connects to each of them."""
+
     def __init__(
         self,
         *,
@@ -96,12 +101,13 @@ class ConnectResponse(_message.Message):
         match_ended: Global___MatchEnded | None = ...,
         strike: Global___Strike | None = ...,
         pong: Global___Pong | None = ...,
+        peers: Global___Peers | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["action_request", b"action_request", "flush", b"flush", "match_ended", b"match_ended", "match_started", b"match_started", "message", b"message", "pong", b"pong", "strike", b"strike", "welcome", b"welcome"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action_request", b"action_request", "flush", b"flush", "match_ended", b"match_ended", "match_started", b"match_started", "message", b"message", "peers", b"peers", "pong", b"pong", "strike", b"strike", "welcome", b"welcome"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_request", b"action_request", "events", b"events", "flush", b"flush", "match_ended", b"match_ended", "match_started", b"match_started", "message", b"message", "pong", b"pong", "strike", b"strike", "welcome", b"welcome"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_request", b"action_request", "events", b"events", "flush", b"flush", "match_ended", b"match_ended", "match_started", b"match_started", "message", b"message", "peers", b"peers", "pong", b"pong", "strike", b"strike", "welcome", b"welcome"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_message: _TypeAlias = _typing.Literal["welcome", "match_started", "action_request", "flush", "match_ended", "strike", "pong"]  # noqa: Y015
+    _WhichOneofReturnType_message: _TypeAlias = _typing.Literal["welcome", "match_started", "action_request", "flush", "match_ended", "strike", "pong", "peers"]  # noqa: Y015
     _WhichOneofArgType_message: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_message) -> _WhichOneofReturnType_message | None: ...
 
@@ -351,6 +357,26 @@ class Flush(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Flush: _TypeAlias = Flush  # noqa: Y015
+
+@_typing.final
+class Peers(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ADDRESSES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def addresses(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        addresses: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["addresses", b"addresses"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Peers: _TypeAlias = Peers  # noqa: Y015
 
 @_typing.final
 class Ping(_message.Message):
