@@ -76,7 +76,8 @@ class Node:
         data = config.data_dir
         self.registry = registry or BotRegistry(data / "bots.json" if data else None)
         self.store = store or MatchStore(data / "matches" if data else None)
-        self.hub = Hub()
+        # a bot that cannot take a message within its own time for a decision is gone
+        self.hub = Hub(write_timeout=config.time.deadline + config.time.time_bank)
         self.matches: dict[str, MatchState] = {}
         self.tasks: dict[str, asyncio.Task[MatchState]] = {}
         self._watchers: dict[str, list[asyncio.Queue[pb.PublicEvent | None]]] = {}

@@ -133,8 +133,12 @@ class BotRegistry:
         raise UnknownBotError(f"no bot with id or name {key!r}")
 
     def by_name(self, name: str) -> BotEntry | None:
-        self._reload()
-        return next((e for e in self._by_id.values() if e.name == name), None)
+        for attempt in range(2):
+            found = next((e for e in self._by_id.values() if e.name == name), None)
+            if found is not None or attempt:
+                return found
+            self._reload()  # registered on another node since
+        return None
 
     def all(self) -> list[BotEntry]:
         self._reload()

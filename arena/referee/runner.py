@@ -13,6 +13,7 @@ The runner never waits on a bot longer than its time.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from collections.abc import Callable
@@ -97,6 +98,7 @@ class MatchRunner:
         self._strike_log: list[dict[str, Any]] = []
         self._latencies: list[list[int]] = []
         self._forfeit: tuple[int, str] | None = None  # (seat, why)
+        self._forfeit_winner: int | None = None
 
     # --------------------------------------------------------------- events
     def _event(self, deal_index: int, **kind: Any) -> None:
@@ -198,23 +200,28 @@ class MatchRunner:
         spec = self.spec
         tc = spec.time
         link = spec.seats[seat].link
-        if not link.connected:
-            return self._absent(deal, seat, legal, link)
-        rid = self.hub.next_request_id()
-        request = bpb.ActionRequest(
-            request_id=rid, match_id=spec.match_id, seat=seat, observation=obs,
-            legal_actions=legal, deadline_ms=int(tc.deadline * 1000),
-            time_bank_ms=int(self._bank[seat] * 1000), last_round_trip_us=self._rtt_us[seat],
-        )
-        start = time.perf_counter()
-        try:
-            action = await self.hub.ask(link, request, tc.deadline + self._bank[seat])
-        except BotTimeout:
-            self._bank[seat] = 0.0
-            return await self._strike(deal, seat, legal, rid, index,
-                                      f"no answer within {tc.deadline:g} s and the time bank")
-        except BotDisconnected:
-            return self._absent(deal, seat, legal, link)
+        while True:
+            if not link.connected:
+                fallback = await self._absent(deal, seat, legal, link)
+                if fallback is not None:
+                    return fallback
+                continue  # it came back: ask it
+            rid = self.hub.next_request_id()
+            request = bpb.ActionRequest(
+                request_id=rid, match_id=spec.match_id, seat=seat, observation=obs,
+                legal_actions=legal, deadline_ms=int(tc.deadline * 1000),
+                time_bank_ms=int(self._bank[seat] * 1000), last_round_trip_us=self._rtt_us[seat],
+            )
+            start = time.perf_counter()
+            try:
+                action = await self.hub.ask(link, request, tc.deadline + self._bank[seat])
+                break
+            except BotTimeout:
+                self._bank[seat] = 0.0
+                return await self._strike(deal, seat, legal, rid, index,
+                                          f"no answer within {tc.deadline:g} s and the time bank")
+            except BotDisconnected:
+                continue  # it may come back within the grace period
         elapsed = time.perf_counter() - start
         if elapsed > tc.deadline:
             self._bank[seat] = max(0.0, self._bank[seat] - (elapsed - tc.deadline))
@@ -228,12 +235,37 @@ class MatchRunner:
             )
         return action, latency_us
 
-    def _absent(self, deal: Deal, seat: int, legal: list[int], link: BotLink) -> tuple[int, int]:
-        away = time.monotonic() - (link.disconnected_at or time.monotonic())
-        if away > self.spec.time.grace:
-            self._forfeit = (seat, f"{link.name} stayed disconnected for more than "
-                                   f"{self.spec.time.grace:g} s")
+    async def _absent(
+        self, deal: Deal, seat: int, legal: list[int], link: BotLink,
+    ) -> tuple[int, int] | None:
+        """A disconnected seat: its fallback is played at once, no strike.
+
+        When nobody in the match is connected, it waits for the bot (up to the
+        deadline) first, so a match of absent bots does not race through
+        thrown-in deals. None: the bot came back, ask it. Still away after the
+        grace period: the team forfeits (both teams away: nobody wins).
+        """
+        tc = self.spec.time
+        away_since = link.disconnected_at if link.disconnected_at is not None else time.monotonic()
+        left = tc.grace - (time.monotonic() - away_since)
+        if left > 0 and not any(s.link.connected for s in self.spec.seats):
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(min(tc.deadline, left)):
+                    await link.connected_event.wait()
+            if link.connected:
+                return None
+            left = tc.grace - (time.monotonic() - away_since)
+        if left <= 0:
+            others = [s.link for i, s in enumerate(self.spec.seats) if (i ^ seat) & 1]
+            both_away = all(self._away_too_long(other) for other in others)
+            self._forfeit = (seat, f"{link.name} stayed disconnected for more than {tc.grace:g} s"
+                                   + ("; so did its opponent" if both_away else ""))
+            self._forfeit_winner = None if both_away else 1 - (seat & 1)
         return fallback_action(deal, legal), -1
+
+    def _away_too_long(self, link: BotLink) -> bool:
+        return (not link.connected and link.disconnected_at is not None
+                and time.monotonic() - link.disconnected_at > self.spec.time.grace)
 
     async def _strike(
         self, deal: Deal, seat: int, legal: list[int], rid: int, index: int, reason: str,
@@ -257,6 +289,7 @@ class MatchRunner:
             strikes=self._strikes[team],
         ))
         if self._strikes[team] >= tc.max_strikes:
+            self._forfeit_winner = 1 - team
             self._forfeit = (seat, f"{self.spec.seats[seat].name} reached {tc.max_strikes} strikes "
                                    f"(last: {reason})")
         return fallback, -1
@@ -270,7 +303,7 @@ class MatchRunner:
         totals = list(match.totals)
         winner: int | None = match.winner
         if reason == "forfeit" and forfeit_seat is not None:
-            winner = 1 - (forfeit_seat & 1)
+            winner = self._forfeit_winner
         elif reason == "aborted":
             winner = None
         result = pb.MatchResult(totals=totals, reason=reason, detail=detail,

@@ -10,6 +10,7 @@ the next message to it (see ``ConnectResponse.events``).
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -19,6 +20,10 @@ from belote.arena.v1 import game_pb2 as pb
 
 #: the code a bot sends when it has no action (the SDK after an error in act)
 NO_ACTION = 0xFFFFFFFF
+#: seconds a write to a bot's stream may block before the stream is cut (default)
+WRITE_TIMEOUT = 10.0
+
+log = logging.getLogger("arena.referee")
 
 
 class BotDisconnected(Exception):
@@ -35,9 +40,10 @@ Writer = Callable[[bpb.ConnectResponse], Awaitable[None]]
 class BotLink:
     """A registered bot as the referee sees it: its current stream, if any."""
 
-    def __init__(self, bot_id: str, name: str) -> None:
+    def __init__(self, bot_id: str, name: str, write_timeout: float = WRITE_TIMEOUT) -> None:
         self.bot_id = bot_id
         self.name = name
+        self.write_timeout = write_timeout
         self.version = ""
         self.concurrency = 0
         self.seats_in_use = 0
@@ -65,9 +71,7 @@ class BotLink:
         pending requests fail as if it had disconnected.
         """
         if self._writer is not None:
-            self.detach(self._stream_id)
-            if self._handler is not None and self._handler is not asyncio.current_task():
-                self._handler.cancel()
+            self.cut(self._stream_id, "a new stream took over")
         self._handler = asyncio.current_task()
         self._writer = writer
         self._stream_id += 1
@@ -95,18 +99,38 @@ class BotLink:
             self._events.append(event)
 
     async def send(self, msg: bpb.ConnectResponse) -> None:
-        """Write a message with the buffered events in front of it."""
+        """Write a message with the buffered events in front of it.
+
+        A bot that stops reading its stream fills the HTTP/2 window and the
+        write blocks: after ``write_timeout`` seconds the stream is cut, as if
+        the bot had disconnected, so no match ever hangs on it.
+        """
         writer = self._writer
         if writer is None:
             return
-        async with self._lock:
-            if self._events:
-                msg.events.extend(self._events)
-                self._events.clear()
-            try:
+        stream_id = self._stream_id
+        try:
+            async with asyncio.timeout(self.write_timeout), self._lock:
+                if self._writer is not writer:
+                    return
+                if self._events:
+                    msg.events.extend(self._events)
+                    self._events.clear()
                 await writer(msg)
-            except Exception:  # the stream broke under us; its handler detaches it
-                return
+        except TimeoutError:
+            self.cut(stream_id, "it stopped reading its stream")
+        except Exception:  # the stream broke under us; its handler detaches it
+            return
+
+    def cut(self, stream_id: int, why: str) -> None:
+        """End stream ``stream_id`` from the referee's side."""
+        if stream_id != self._stream_id:
+            return
+        handler = self._handler
+        self.detach(stream_id)
+        log.warning("cut the stream of bot %s: %s", self.name, why)
+        if handler is not None and handler is not asyncio.current_task():
+            handler.cancel()
 
     async def flush(self) -> None:
         if self._events and self._writer is not None:
@@ -132,14 +156,15 @@ class BotLink:
 class Hub:
     """Every bot link of this node, by bot id."""
 
-    def __init__(self) -> None:
+    def __init__(self, write_timeout: float = WRITE_TIMEOUT) -> None:
         self.links: dict[str, BotLink] = {}
+        self.write_timeout = write_timeout
         self._next_request = 0
 
     def link(self, bot_id: str, name: str) -> BotLink:
         link = self.links.get(bot_id)
         if link is None:
-            link = self.links[bot_id] = BotLink(bot_id, name)
+            link = self.links[bot_id] = BotLink(bot_id, name, self.write_timeout)
         return link
 
     def next_request_id(self) -> int:

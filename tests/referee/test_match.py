@@ -1,0 +1,261 @@
+"""Matches between SDK bots over real gRPC: they finish, and their records replay and persist."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from belote.arena.v1 import arena_service_pb2 as apb
+from belote_bot import HeuristicBot, RandomBot
+
+from arena.engine.record import replay_match
+from arena.harness import local_arena
+from arena.referee.node import Node, NodeConfig
+
+from .arena_helpers import FAST, DelayBot, arena_stub, arun, connect_client, connect_pair, until
+
+
+def test_a_match_between_sdk_bots_finishes() -> None:
+    async def main() -> None:
+        async with local_arena(time=FAST) as arena:
+            team0, team1 = await connect_pair(arena)
+            state = await arena.play(team0, team1, "coinche", seed=11, deals=2)
+            assert state.state == "finished"
+            assert state.result is not None
+            assert state.result.reason == "finished"
+            assert state.result.deals == 2 == state.deals_played
+            assert list(state.result.totals) == state.totals
+            if state.totals[0] != state.totals[1]:
+                assert state.result.winner == (0 if state.totals[0] > state.totals[1] else 1)
+
+    arun(main())
+
+
+def test_the_record_replays_to_the_same_totals_and_winner() -> None:
+    async def main() -> None:
+        async with local_arena(time=FAST) as arena:
+            team0, team1 = await connect_pair(arena)
+            for ruleset in ("classic", "coinche", {"preset": "coinche", "must_undertrump": True}):
+                state = await arena.play(team0, team1, ruleset, seed="replay", deals=2)
+                assert state.record is not None and state.result is not None
+                match, outcomes = replay_match(state.record)
+                assert list(match.totals) == state.totals == list(state.result.totals)
+                assert len(outcomes) == state.deals_played
+                expected = state.result.winner if state.result.HasField("winner") else None
+                assert match.winner == expected
+
+    arun(main())
+
+
+def test_the_record_holds_seed_bots_latencies_and_strikes() -> None:
+    async def main() -> None:
+        async with local_arena(time=FAST) as arena:
+            team0, team1 = await connect_pair(arena)
+            state = await arena.play(team0, team1, "coinche", seed=77, deals=2)
+            rec = state.record
+            assert rec is not None
+            assert rec["seed"] == 77
+            assert rec["match_id"] == state.spec.match_id
+            assert rec["players"] == ["alpha", "beta", "alpha", "beta"]
+            assert [b["name"] for b in rec["bots"]] == ["alpha", "beta", "alpha", "beta"]
+            assert [b["seat"] for b in rec["bots"]] == [0, 1, 2, 3]
+            ids = {b["name"]: b["bot_id"] for b in rec["bots"]}
+            assert ids == {e.name: e.bot_id for e in arena.node.registry.all()}
+            assert rec["time_control"]["deadline_s"] == FAST.deadline
+            assert rec["time_control"]["max_strikes"] == FAST.max_strikes
+            # one latency per decision of every deal, all answered (no fallbacks)
+            assert len(rec["latencies_us"]) == len(rec["deals"]) == 2
+            for deal, latencies in zip(rec["deals"], rec["latencies_us"], strict=True):
+                assert len(latencies) == len(deal["bids"]) + len(deal["plays"])
+                assert all(0 <= us < (FAST.deadline + FAST.time_bank) * 1e6 for us in latencies)
+            assert rec["strikes"] == []
+            assert rec["result"]["reason"] == "finished"
+            assert rec["result"]["totals"] == state.totals
+            assert "unfinished_deal" not in rec
+
+    arun(main())
+
+
+def test_a_bot_may_play_against_itself_on_four_seats() -> None:
+    async def main() -> None:
+        async with local_arena(time=FAST) as arena:
+            await arena.connect("solo", HeuristicBot(1), concurrency=4)
+            state = await arena.play("solo", "solo", "coinche", seed=1, deals=2)
+            assert state.result is not None and state.result.reason == "finished"
+            assert state.record is not None and state.record["players"] == ["solo"] * 4
+            match, _ = replay_match(state.record)
+            assert list(match.totals) == state.totals
+
+    arun(main())
+
+
+def test_the_same_seed_deals_the_same_cards() -> None:
+    async def main() -> None:
+        async with local_arena(time=FAST) as arena:
+            team0, team1 = await connect_pair(arena)
+            first = await arena.play(team0, team1, "coinche", seed="same", deals=1)
+            second = await arena.play(team1, team0, "coinche", seed="same", deals=1)
+            other = await arena.play(team0, team1, "coinche", seed="other", deals=1)
+            assert first.record is not None and second.record is not None and other.record is not None
+            assert first.record["deals"][0]["deck"] == second.record["deals"][0]["deck"]
+            assert first.record["deals"][0]["deck"] != other.record["deals"][0]["deck"]
+
+    arun(main())
+
+
+def test_get_match_record_over_grpc_is_the_match_record() -> None:
+    async def main() -> None:
+        async with local_arena(time=FAST) as arena:
+            team0, team1 = await connect_pair(arena)
+            state = await arena.play(team0, team1, "classic", seed=3, deals=2)
+            async with arena_stub(arena.address) as stub:
+                reply = await stub.GetMatchRecord(apb.GetMatchRecordRequest(match_id=state.spec.match_id))
+            rec = json.loads(reply.record_json)
+            assert rec == state.record
+            match, _ = replay_match(rec)
+            assert list(match.totals) == state.totals
+
+    arun(main())
+
+
+def test_list_matches_and_get_match_show_a_finished_match() -> None:
+    async def main() -> None:
+        async with local_arena(time=FAST) as arena:
+            team0, team1 = await connect_pair(arena)
+            state = await arena.play(team0, team1, "coinche", seed=21, deals=1)
+            mid = state.spec.match_id
+            async with arena_stub(arena.address) as stub:
+                listed = await stub.ListMatches(apb.ListMatchesRequest())
+                got = await stub.GetMatch(apb.GetMatchRequest(match_id=mid))
+            assert [m.match_id for m in listed.matches] == [mid]
+            for summary in (listed.matches[0], got.match):
+                assert summary.match_id == mid
+                assert summary.state == "finished"
+                assert list(summary.players) == ["alpha", "beta", "alpha", "beta"]
+                assert list(summary.totals) == state.totals
+                assert summary.deals_played == 1
+                assert summary.seed == "21"
+                assert json.loads(summary.ruleset)["preset"] == "coinche"
+                assert summary.result == state.result
+
+    arun(main())
+
+
+def test_the_file_store_keeps_the_record_as_json(tmp_path: Path) -> None:
+    async def main() -> str:
+        async with local_arena(data_dir=tmp_path, time=FAST) as arena:
+            team0, team1 = await connect_pair(arena)
+            state = await arena.play(team0, team1, "coinche", seed=5, deals=2)
+            mid = state.spec.match_id
+            path = tmp_path / "matches" / f"{mid}.json"
+            assert path.is_file()
+            assert json.loads(path.read_text()) == state.record
+            return mid
+
+    mid = arun(main())
+    # a node started later on the same directory still knows the match and its bots
+    node = Node(NodeConfig(data_dir=tmp_path))
+    rec = node.get_record(mid)
+    assert rec["match_id"] == mid
+    assert mid in node.list_records()
+    assert {e.name for e in node.registry.all()} == {"alpha", "beta"}
+    match, _ = replay_match(rec)
+    assert list(match.totals) == rec["result"]["totals"]
+
+
+def test_ten_matches_at_once_all_finish_with_valid_records() -> None:
+    async def main() -> None:
+        async with local_arena(time=FAST) as arena:
+            await arena.connect("alpha", HeuristicBot(1), concurrency=20)
+            await arena.connect("beta", RandomBot(2), concurrency=20)
+            ids = [arena.node.start_match("alpha", "beta", "coinche", seed=i, deals=1) for i in range(10)]
+            assert len(set(ids)) == 10
+            assert arena.node.link_for(arena.node.registry.resolve("alpha")).seats_in_use == 20
+            states = await asyncio.gather(*(arena.node.wait(mid) for mid in ids))
+            for mid, state in zip(ids, states, strict=True):
+                assert state.spec.match_id == mid
+                assert state.result is not None and state.result.reason == "finished"
+                assert state.record is not None and state.record["strikes"] == []
+                match, _ = replay_match(state.record)
+                assert list(match.totals) == state.totals
+                assert arena.node.get_record(mid) == state.record
+            assert arena.node.link_for(arena.node.registry.resolve("alpha")).seats_in_use == 0
+
+    arun(main())
+
+
+def test_a_match_started_over_grpc_runs_to_its_record() -> None:
+    """Register, start and fetch over ArenaService; the bots use the tokens RegisterBot gave."""
+    async def main() -> None:
+        async with local_arena(time=FAST) as arena, arena_stub(arena.address) as stub:
+            alpha = await stub.RegisterBot(apb.RegisterBotRequest(name="alpha"))
+            beta = await stub.RegisterBot(apb.RegisterBotRequest(name="beta"))
+            clients = [
+                await connect_client(arena.node, arena.address, HeuristicBot(1), "alpha", token=alpha.token),
+                await connect_client(arena.node, arena.address, RandomBot(2), "beta", token=beta.token),
+            ]
+            started = await stub.StartMatch(apb.StartMatchRequest(
+                team0_bot=alpha.bot_id, team1_bot="beta", ruleset='{"preset": "coinche"}', seed="grpc",
+                deals=2,
+            ))
+            await arena.node.wait(started.match_id)
+            got = await stub.GetMatch(apb.GetMatchRequest(match_id=started.match_id))
+            reply = await stub.GetMatchRecord(apb.GetMatchRecordRequest(match_id=started.match_id))
+            for client in clients:
+                await client.disconnect()
+        assert got.match.state == "finished"
+        assert got.match.result.reason == "finished"
+        assert got.match.deals_played == 2
+        rec = json.loads(reply.record_json)
+        assert rec["seed"] == "grpc"
+        assert rec["players"] == ["alpha", "beta", "alpha", "beta"]
+        assert rec["bots"][0]["bot_id"] == alpha.bot_id and rec["bots"][1]["bot_id"] == beta.bot_id
+        match, _ = replay_match(rec)
+        assert list(match.totals) == list(got.match.totals)
+
+    arun(main())
+
+
+def test_list_bots_shows_who_is_connected_and_their_seats_in_use() -> None:
+    async def main() -> None:
+        async with local_arena(time=FAST) as arena:
+            await arena.connect("alpha", DelayBot(0.005, HeuristicBot(1)), concurrency=4)
+            await arena.connect("beta", RandomBot(2), concurrency=6)
+            arena.node.register_bot("absent")
+            mid = arena.node.start_match("alpha", "beta", "coinche", seed=1, deals=1)
+            async with arena_stub(arena.address) as stub:
+                during = {b.name: b for b in (await stub.ListBots(apb.ListBotsRequest())).bots}
+                await arena.node.wait(mid)
+                after = {b.name: b for b in (await stub.ListBots(apb.ListBotsRequest())).bots}
+            assert sorted(during) == ["absent", "alpha", "beta"]
+            assert (during["alpha"].connected, during["alpha"].concurrency, during["alpha"].seats_in_use) \
+                == (True, 4, 2)
+            assert (during["beta"].concurrency, during["beta"].seats_in_use) == (6, 2)
+            assert not during["absent"].connected and during["absent"].seats_in_use == 0
+            assert after["alpha"].seats_in_use == after["beta"].seats_in_use == 0
+            assert after["alpha"].version.startswith("belote_bot/")
+
+    arun(main())
+
+
+def test_a_node_stopping_mid_match_aborts_it_without_a_winner() -> None:
+    async def main() -> Any:
+        async with local_arena(time=FAST) as arena:
+            await arena.connect("alpha", DelayBot(0.01, HeuristicBot(1)))
+            await arena.connect("beta", RandomBot(2))
+            mid = arena.node.start_match("alpha", "beta", "coinche", seed=1, deals=5)
+            await until(lambda: arena.node.get_match(mid).deals_played >= 1, what="a deal played")
+            node = arena.node
+        assert node.tasks == {}
+        return node.get_match(mid)
+
+    state = arun(main())
+    assert state.state == "aborted"
+    assert state.result is not None and state.result.reason == "aborted"
+    assert not state.result.HasField("winner")
+    assert state.record is not None
+    assert state.record["result"]["winner"] is None
+    assert 1 <= len(state.record["deals"]) < 5
+    replay_match(state.record)
