@@ -25,7 +25,9 @@ from arena.engine.record import (
     replay_match,
 )
 from arena.engine.scoring import DealOutcome
+from arena.queue.broker import BrokerError
 from arena.remote import RemoteError
+from arena.tournament_cli import TournamentCliError
 
 
 class CliError(Exception):
@@ -167,8 +169,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import logging
     from pathlib import Path
 
+    from arena.queue import open_broker
+    from arena.queue.cluster import ClusterConfig, serve_forever
     from arena.referee.runner import TimeControl
-    from arena.referee.serve import install_uvloop, serve_forever
+    from arena.referee.serve import install_uvloop
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     install_uvloop()
@@ -181,8 +185,23 @@ def cmd_serve(args: argparse.Namespace) -> int:
     tc = TimeControl(deadline=args.deadline, time_bank=args.time_bank, max_strikes=args.max_strikes,
                      grace=args.grace)
     data = None if args.data_dir == "" else Path(args.data_dir)
-    asyncio.run(serve_forever(args.listen, data, tc, register=register, replace_streams=args.replace_streams))
+    config = ClusterConfig(
+        listen=args.listen, advertise=args.advertise, data_dir=data, time=tc, capacity=args.capacity,
+        lease_s=args.lease, drain_s=args.drain, replace_streams=args.replace_streams,
+    )
+    broker = open_broker(_redis_url(args), data)
+    try:
+        asyncio.run(serve_forever(broker, config, register=register))
+    finally:
+        broker.close()
     return 0
+
+
+def _redis_url(args: argparse.Namespace) -> str | None:
+    import os
+
+    url: str | None = getattr(args, "redis", None) or os.environ.get("BELOTE_REDIS") or None
+    return url
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -280,6 +299,13 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--grace", type=float, default=10.0, help="seconds a disconnected bot keeps its seats")
     v.add_argument("--register", action="append", metavar="NAME=TOKEN",
                    help="register a bot with a known token at start (repeatable)")
+    v.add_argument("--redis", metavar="URL", help="share jobs and results through Redis "
+                   "(default: $BELOTE_REDIS, else an embedded queue in --data-dir)")
+    v.add_argument("--advertise", default="", help="the address bots use for this node (host:port)")
+    v.add_argument("--capacity", type=int, default=4, help="matches this node plays at once")
+    v.add_argument("--lease", type=float, default=30.0, help="seconds a claimed job is held between renewals")
+    v.add_argument("--drain", type=float, default=60.0,
+                   help="on SIGTERM, seconds running matches may take to finish before being requeued")
     v.add_argument("--replace-streams", action="store_true",
                    help="a new stream with a connected token takes over (default: refused)")
     v.set_defaults(func=cmd_serve)
@@ -291,6 +317,10 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--seed", type=int, default=1)
     d.add_argument("--rulesets", default="classic,coinche")
     d.set_defaults(func=cmd_demo)
+
+    from arena.tournament_cli import add_parser as add_tournament_parser
+
+    add_tournament_parser(sub)
 
     b = sub.add_parser("bot", help="register or list bots on a node")
     b.add_argument("action", choices=["register", "list"])
@@ -333,7 +363,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.seed = int(args.seed)
     try:
         return int(args.func(args))
-    except (CliError, EngineError, RemoteError) as e:
+    except (CliError, EngineError, RemoteError, BrokerError, TournamentCliError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -1,0 +1,69 @@
+"""Match jobs and results shared by referee nodes: Redis and embedded backends.
+
+``open_broker(url, data_dir)`` picks the backend: a ``redis://`` (``rediss://``,
+``unix://``) URL opens :class:`~arena.queue.redis_broker.RedisBroker`; no URL
+opens :class:`~arena.queue.embedded.EmbeddedBroker` on ``data_dir/arena.sqlite3``
+(in memory when there is no data directory either). redis-py is imported only
+when a Redis URL is given, so the embedded backend needs nothing beyond Python.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from arena.queue.broker import (
+    Broker,
+    BrokerError,
+    BrokerUnavailable,
+    Claim,
+    LeaseLost,
+    MatchJob,
+    MatchResult,
+)
+from arena.queue.embedded import EmbeddedBroker
+from arena.queue.keys import DEFAULT_PREFIX
+
+__all__ = [
+    "DATABASE_NAME",
+    "Broker",
+    "BrokerError",
+    "BrokerUnavailable",
+    "Claim",
+    "EmbeddedBroker",
+    "LeaseLost",
+    "MatchJob",
+    "MatchResult",
+    "open_broker",
+]
+
+#: the embedded backend's file inside the data directory
+DATABASE_NAME = "arena.sqlite3"
+
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+
+
+def open_broker(
+    url: str | None,
+    data_dir: Path | None,
+    *,
+    prefix: str = DEFAULT_PREFIX,
+    max_deliveries: int = 5,
+    elo_k: float = 16.0,
+) -> Broker:
+    """The broker for ``url`` (Redis) or, with no URL, the embedded one under ``data_dir``."""
+    if url:
+        if not url.startswith(REDIS_SCHEMES):
+            scheme = url.partition("://")[0] if "://" in url else url
+            expected = ", ".join(REDIS_SCHEMES)
+            raise BrokerError(f"unsupported broker URL scheme {scheme!r}: expected one of {expected}")
+        from arena.queue.redis_broker import RedisBroker
+
+        return RedisBroker(url, prefix=prefix, max_deliveries=max_deliveries, elo_k=elo_k)
+    path = None
+    if data_dir is not None:
+        try:
+            data_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise BrokerUnavailable(f"cannot create the data directory {data_dir}: {e}") from e
+        path = data_dir / DATABASE_NAME
+    return EmbeddedBroker(path, max_deliveries=max_deliveries, elo_k=elo_k)

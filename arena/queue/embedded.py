@@ -1,0 +1,426 @@
+"""The embedded backend of the Broker: one process, sqlite on disk (or in memory).
+
+The same contract as the Redis backend, with wall-clock leases: a claimed job
+carries its owner, its delivery number and ``lease_until``; once that time has
+passed, another claim takes it over (a node of this process that hung). Each
+operation is one transaction (BEGIN IMMEDIATE for writes), so a result and its
+rating update are written together or not at all, and a file survives a
+restart: results, ratings, tournaments and unfinished jobs are all still there.
+
+One connection is shared under a lock, so one ``EmbeddedBroker`` is safe to use
+from several threads (an asyncio node calls it through ``asyncio.to_thread``).
+Several processes may open the same file: sqlite's own locking serializes them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from arena.queue.broker import (
+    Broker,
+    BrokerError,
+    BrokerUnavailable,
+    Claim,
+    LeaseLost,
+    MatchJob,
+    MatchResult,
+    check_tournament_state,
+)
+from arena.queue.elo import INITIAL_RATING, elo_update
+
+log = logging.getLogger(__name__)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS jobs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused: a claim's handle names one row for good
+    match_id TEXT NOT NULL,
+    tournament_id TEXT NOT NULL,
+    body TEXT NOT NULL,                    -- the MatchJob's JSON
+    state TEXT NOT NULL CHECK (state IN ('queued', 'claimed')),
+    owner TEXT,
+    lease_until REAL,
+    deliveries INTEGER NOT NULL DEFAULT 0  -- deliveries that counted (releases do not)
+);
+CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs (state, id);
+CREATE INDEX IF NOT EXISTS jobs_by_tournament ON jobs (tournament_id);
+CREATE TABLE IF NOT EXISTS dead_letters (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    body TEXT NOT NULL,
+    deliveries INTEGER NOT NULL,
+    reason TEXT NOT NULL,
+    node_id TEXT NOT NULL,
+    at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS results (
+    match_id TEXT PRIMARY KEY,
+    tournament_id TEXT NOT NULL,
+    body TEXT NOT NULL,
+    written_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS results_by_tournament ON results (tournament_id, match_id);
+CREATE TABLE IF NOT EXISTS ratings (
+    bot TEXT PRIMARY KEY,
+    rating REAL NOT NULL,
+    games INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS tournaments (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,  -- creation order
+    id TEXT NOT NULL UNIQUE,
+    spec TEXT NOT NULL,
+    state TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS enqueue_markers (
+    key TEXT PRIMARY KEY,
+    at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS nodes (
+    id TEXT PRIMARY KEY,
+    address TEXT NOT NULL,
+    expires REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS bots (
+    name TEXT PRIMARY KEY,
+    entry TEXT NOT NULL
+);
+"""
+
+
+class EmbeddedBroker(Broker):
+    """The Broker on sqlite: a file at ``path`` (kept across restarts), or memory if None."""
+
+    def __init__(
+        self,
+        path: Path | None = None,
+        max_deliveries: int = 5,
+        elo_k: float = 16.0,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if max_deliveries < 1:
+            raise ValueError(f"max_deliveries must be at least 1, not {max_deliveries}")
+        self.path = path
+        self.max_deliveries = max_deliveries
+        self.elo_k = elo_k
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._closed = False
+        where = ":memory:" if path is None else str(path)
+        try:
+            self._db = sqlite3.connect(where, timeout=30.0, isolation_level=None, check_same_thread=False)
+            if path is not None:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=FULL")
+            self._db.executescript(_SCHEMA)
+        except sqlite3.Error as e:
+            raise BrokerUnavailable(f"cannot open the queue database {where}: {e}") from e
+
+    def __repr__(self) -> str:
+        return f"EmbeddedBroker({str(self.path) if self.path else ':memory:'!r})"
+
+    # plumbing
+    @contextmanager
+    def _tx(self, write: bool = True) -> Iterator[sqlite3.Connection]:
+        """One transaction under the lock; sqlite errors become BrokerError."""
+        with self._lock:
+            if self._closed:
+                raise BrokerError(f"{self!r} is closed")
+            db = self._db
+            try:
+                db.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            except sqlite3.Error as e:
+                raise BrokerUnavailable(f"{self!r}: cannot begin a transaction: {e}") from e
+            try:
+                yield db
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as e:
+            raise BrokerError(f"{self!r}: {e}") from e
+
+    # jobs
+    def _insert_jobs(self, db: sqlite3.Connection, jobs: Sequence[MatchJob]) -> None:
+        db.executemany(
+            "INSERT INTO jobs (match_id, tournament_id, body, state, deliveries)"
+            " VALUES (?, ?, ?, 'queued', 0)",
+            [(j.match_id, j.tournament_id, j.to_json()) for j in jobs],
+        )
+
+    def enqueue(self, jobs: Sequence[MatchJob]) -> None:
+        with self._errors(), self._tx() as db:
+            self._insert_jobs(db, jobs)
+
+    def enqueue_once(self, key: str, jobs: Sequence[MatchJob]) -> bool:
+        with self._errors(), self._tx() as db:
+            cur = db.execute(
+                "INSERT OR IGNORE INTO enqueue_markers (key, at) VALUES (?, ?)", (key, self._clock())
+            )
+            if cur.rowcount == 0:
+                return False
+            self._insert_jobs(db, jobs)
+            return True
+
+    def claim(self, node_id: str, count: int, lease_s: float) -> list[Claim]:
+        if lease_s <= 0:
+            raise ValueError(f"lease_s must be positive, not {lease_s}")
+        if not node_id:
+            raise ValueError("node_id must not be empty")
+        claims: list[Claim] = []
+        if count <= 0:
+            return claims
+        with self._errors(), self._tx() as db:
+            now = self._clock()
+            lease_until = now + lease_s
+            # 1. claims whose lease ran out (their node died or hung), oldest first
+            expired = db.execute(
+                "SELECT id, body, deliveries FROM jobs"
+                " WHERE state = 'claimed' AND lease_until < ? ORDER BY id",
+                (now,),
+            )
+            for row in expired.fetchall():
+                if len(claims) >= count:
+                    break
+                self._accept(db, node_id, lease_until, row, claims)
+            # 2. new jobs, in the order they were enqueued
+            while len(claims) < count:
+                rows = db.execute(
+                    "SELECT id, body, deliveries FROM jobs WHERE state = 'queued' ORDER BY id LIMIT ?",
+                    (count - len(claims),),
+                ).fetchall()
+                if not rows:
+                    break
+                for row in rows:
+                    self._accept(db, node_id, lease_until, row, claims)
+        return claims
+
+    def _accept(
+        self,
+        db: sqlite3.Connection,
+        node_id: str,
+        lease_until: float,
+        row: tuple[int, str, int],
+        claims: list[Claim],
+    ) -> None:
+        """Claim one row, or dead-letter it, or drop it when it need not be played."""
+        row_id, body, deliveries = row
+        delivery = deliveries + 1
+        try:
+            job = MatchJob.from_json(body)
+        except (ValueError, TypeError, KeyError) as e:
+            log.error("job row %d is unreadable (%s): dead-lettered", row_id, e)
+            self._dead_letter(db, row_id, body, deliveries, "unreadable", node_id)
+            return
+        if delivery > self.max_deliveries:
+            log.warning("match %s delivered %d times without an ack: dead-lettered", job.match_id, deliveries)
+            self._dead_letter(db, row_id, body, deliveries, "max_deliveries", node_id)
+            return
+        cancelled = db.execute(
+            "SELECT 1 FROM tournaments WHERE id = ? AND state = 'cancelled'", (job.tournament_id,)
+        ).fetchone()
+        done = db.execute("SELECT 1 FROM results WHERE match_id = ?", (job.match_id,)).fetchone()
+        if cancelled or done:
+            db.execute("DELETE FROM jobs WHERE id = ?", (row_id,))
+            return
+        db.execute(
+            "UPDATE jobs SET state = 'claimed', owner = ?, lease_until = ?, deliveries = ? WHERE id = ?",
+            (node_id, lease_until, delivery, row_id),
+        )
+        claims.append(Claim(job, node_id, delivery, lease_until, str(row_id)))
+
+    def _dead_letter(
+        self, db: sqlite3.Connection, row_id: int, body: str, deliveries: int, reason: str, node_id: str
+    ) -> None:
+        db.execute("DELETE FROM jobs WHERE id = ?", (row_id,))
+        db.execute(
+            "INSERT INTO dead_letters (body, deliveries, reason, node_id, at) VALUES (?, ?, ?, ?, ?)",
+            (body, deliveries, reason, node_id, self._clock()),
+        )
+
+    @staticmethod
+    def _held(claim: Claim) -> tuple[int, str, int]:
+        """The WHERE arguments naming the row as this claim holds it."""
+        try:
+            return int(claim.handle), claim.node_id, claim.delivery
+        except ValueError as e:
+            raise LeaseLost(f"match {claim.job.match_id}: {claim.handle!r} is no embedded claim") from e
+
+    def renew(self, claim: Claim, lease_s: float) -> Claim:
+        held = self._held(claim)
+        with self._errors(), self._tx() as db:
+            lease_until = self._clock() + lease_s
+            cur = db.execute(
+                "UPDATE jobs SET lease_until = ?"
+                " WHERE id = ? AND state = 'claimed' AND owner = ? AND deliveries = ?",
+                (lease_until, *held),
+            )
+            if cur.rowcount == 0:
+                raise LeaseLost(
+                    f"match {claim.job.match_id}: node {claim.node_id}"
+                    f" no longer holds delivery {claim.delivery}"
+                )
+        return replace(claim, lease_until=lease_until)
+
+    def ack(self, claim: Claim) -> None:
+        with self._errors(), self._tx() as db:
+            db.execute("DELETE FROM jobs WHERE id = ?", (self._held(claim)[0],))
+
+    def release(self, claim: Claim) -> None:
+        """Give the job back at the end of the queue; a release is not a failed delivery."""
+        held = self._held(claim)
+        with self._errors(), self._tx() as db:
+            row = db.execute(
+                "SELECT match_id, tournament_id, body FROM jobs"
+                " WHERE id = ? AND state = 'claimed' AND owner = ? AND deliveries = ?",
+                held,
+            ).fetchone()
+            if row is None:
+                return  # another node holds it now: nothing of ours to give back
+            db.execute("DELETE FROM jobs WHERE id = ?", (held[0],))
+            db.execute(
+                "INSERT INTO jobs (match_id, tournament_id, body, state, deliveries)"
+                " VALUES (?, ?, ?, 'queued', ?)",
+                (*row, claim.delivery - 1),
+            )
+
+    def dead_letters(self) -> list[MatchJob]:
+        with self._errors(), self._tx(write=False) as db:
+            rows = db.execute("SELECT id, body FROM dead_letters ORDER BY id").fetchall()
+        jobs = []
+        for row_id, body in rows:
+            try:
+                jobs.append(MatchJob.from_json(body))
+            except (ValueError, TypeError, KeyError):
+                log.error("dead letter %d is unreadable: %r", row_id, body)
+        return jobs
+
+    # results and ratings
+    def write_result(self, result: MatchResult) -> bool:
+        with self._errors(), self._tx() as db:
+            cur = db.execute(
+                "INSERT OR IGNORE INTO results (match_id, tournament_id, body, written_at)"
+                " VALUES (?, ?, ?, ?)",
+                (result.match_id, result.tournament_id, result.to_json(), self._clock()),
+            )
+            if cur.rowcount == 0:
+                return False
+            r0, r1 = (self._rating(db, bot) for bot in (result.team0, result.team1))
+            if result.team0 == result.team1:
+                updates = [(result.team0, r0)]  # a mirror match: one game, no rating change
+            else:
+                new0, new1 = elo_update(r0, r1, result.score0(), self.elo_k)
+                updates = [(result.team0, new0), (result.team1, new1)]
+            db.executemany(
+                "INSERT INTO ratings (bot, rating, games) VALUES (?, ?, 1)"
+                " ON CONFLICT (bot) DO UPDATE SET rating = excluded.rating, games = games + 1",
+                updates,
+            )
+            return True
+
+    @staticmethod
+    def _rating(db: sqlite3.Connection, bot: str) -> float:
+        row = db.execute("SELECT rating FROM ratings WHERE bot = ?", (bot,)).fetchone()
+        return INITIAL_RATING if row is None else float(row[0])
+
+    def get_result(self, match_id: str) -> MatchResult | None:
+        with self._errors(), self._tx(write=False) as db:
+            row = db.execute("SELECT body FROM results WHERE match_id = ?", (match_id,)).fetchone()
+        return None if row is None else MatchResult.from_json(row[0])
+
+    def results(self, tournament_id: str) -> list[MatchResult]:
+        """The tournament's results, ordered by match id."""
+        with self._errors(), self._tx(write=False) as db:
+            rows = db.execute(
+                "SELECT body FROM results WHERE tournament_id = ? ORDER BY match_id", (tournament_id,)
+            ).fetchall()
+        return [MatchResult.from_json(body) for (body,) in rows]
+
+    def ratings(self) -> dict[str, tuple[float, int]]:
+        with self._errors(), self._tx(write=False) as db:
+            rows = db.execute("SELECT bot, rating, games FROM ratings ORDER BY bot").fetchall()
+        return {bot: (float(rating), int(games)) for bot, rating, games in rows}
+
+    # tournaments
+    def put_tournament(self, tournament_id: str, spec: dict[str, Any]) -> bool:
+        with self._errors(), self._tx() as db:
+            cur = db.execute(
+                "INSERT OR IGNORE INTO tournaments (id, spec, state) VALUES (?, ?, 'created')",
+                (tournament_id, json.dumps(spec, sort_keys=True)),
+            )
+            return cur.rowcount == 1
+
+    def get_tournament(self, tournament_id: str) -> tuple[dict[str, Any], str] | None:
+        with self._errors(), self._tx(write=False) as db:
+            row = db.execute("SELECT spec, state FROM tournaments WHERE id = ?", (tournament_id,)).fetchone()
+        return None if row is None else (json.loads(row[0]), str(row[1]))
+
+    def set_tournament_state(self, tournament_id: str, state: str, *, expect: str | None = None) -> bool:
+        check_tournament_state(state)
+        if expect is not None:
+            check_tournament_state(expect)
+        with self._errors(), self._tx() as db:
+            if expect is None:
+                cur = db.execute("UPDATE tournaments SET state = ? WHERE id = ?", (state, tournament_id))
+            else:
+                cur = db.execute(
+                    "UPDATE tournaments SET state = ? WHERE id = ? AND state = ?",
+                    (state, tournament_id, expect),
+                )
+            return cur.rowcount == 1
+
+    def list_tournaments(self) -> list[str]:
+        """Every tournament id, in creation order."""
+        with self._errors(), self._tx(write=False) as db:
+            return [tid for (tid,) in db.execute("SELECT id FROM tournaments ORDER BY seq").fetchall()]
+
+    def pending_count(self, tournament_id: str | None = None) -> int:
+        with self._errors(), self._tx(write=False) as db:
+            if tournament_id is None:
+                cur = db.execute("SELECT COUNT(*) FROM jobs")
+            else:
+                cur = db.execute("SELECT COUNT(*) FROM jobs WHERE tournament_id = ?", (tournament_id,))
+            row = cur.fetchone()
+        return int(row[0])
+
+    # the cluster
+    def heartbeat(self, node_id: str, address: str, ttl_s: float) -> None:
+        with self._errors(), self._tx() as db:
+            db.execute(
+                "INSERT INTO nodes (id, address, expires) VALUES (?, ?, ?) "
+                "ON CONFLICT(id) DO UPDATE SET address = excluded.address, expires = excluded.expires",
+                (node_id, address, self._clock() + ttl_s),
+            )
+
+    def live_nodes(self) -> dict[str, str]:
+        with self._errors(), self._tx() as db:
+            db.execute("DELETE FROM nodes WHERE expires < ?", (self._clock(),))
+            return {i: a for i, a in db.execute("SELECT id, address FROM nodes ORDER BY id")}
+
+    def add_bot(self, name: str, entry_json: str) -> bool:
+        with self._errors(), self._tx() as db:
+            cur = db.execute("INSERT OR IGNORE INTO bots (name, entry) VALUES (?, ?)", (name, entry_json))
+            return cur.rowcount == 1
+
+    def bot_entries(self) -> list[str]:
+        with self._errors(), self._tx(write=False) as db:
+            return [row[0] for row in db.execute("SELECT entry FROM bots ORDER BY name")]
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._db.close()

@@ -1,0 +1,102 @@
+"""Every Redis key the queue uses, built here and nowhere else, under one prefix.
+
+With the default prefix ``belote-arena`` the keys are::
+
+    belote-arena:jobs                   stream of job envelopes (job JSON, earlier deliveries)
+    belote-arena:jobs:dead              stream of jobs that failed max_deliveries times
+    belote-arena:pending:<tournament>   jobs enqueued and not yet acked, per tournament
+    belote-arena:result:<match>         one match's result JSON (written once)
+    belote-arena:results:<tournament>   set of the tournament's match ids with a result
+    belote-arena:ratings                hash: ``rating:<bot>`` and ``games:<bot>``
+    belote-arena:tournament:<id>        hash: ``spec`` (JSON) and ``state``
+    belote-arena:tournaments            list of tournament ids, in creation order
+    belote-arena:once:<key>             enqueue-once marker
+    belote-arena:node:<id>              a live node's address (expires with its heartbeat)
+    belote-arena:nodes                  set of node ids that sent a heartbeat
+    belote-arena:bots                   hash: bot name -> registry entry JSON (token hash only)
+
+plus the consumer group ``belote-arena:referees`` on the jobs stream (a group name,
+not a key, but named here so that it lives with the rest). Several arenas can share
+one Redis database with different prefixes; ``pattern()`` matches all of one
+arena's keys (for SCAN), and nothing of another arena whose prefix merely starts
+the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DEFAULT_PREFIX = "belote-arena"
+
+#: hash fields of the ratings hash: ``rating:<bot>`` and ``games:<bot>``
+RATING_FIELD = "rating:"
+GAMES_FIELD = "games:"
+
+
+@dataclass(frozen=True)
+class Keys:
+    """The key names of one arena (one prefix)."""
+
+    prefix: str = DEFAULT_PREFIX
+
+    def __post_init__(self) -> None:
+        if not self.prefix or any(c in self.prefix for c in "*?[]\\ "):
+            raise ValueError(f"bad Redis key prefix {self.prefix!r}: non-empty, no spaces or glob characters")
+
+    def _key(self, *parts: str) -> str:
+        return ":".join((self.prefix, *parts))
+
+    # jobs
+    @property
+    def jobs(self) -> str:
+        return self._key("jobs")
+
+    @property
+    def group(self) -> str:
+        """The one consumer group of the jobs stream; each node is a consumer named by its node id."""
+        return self._key("referees")
+
+    @property
+    def dead_letters(self) -> str:
+        return self._key("jobs", "dead")
+
+    def pending(self, tournament_id: str) -> str:
+        return self._key("pending", tournament_id)
+
+    def enqueue_marker(self, key: str) -> str:
+        return self._key("once", key)
+
+    # results and ratings
+    def result(self, match_id: str) -> str:
+        return self._key("result", match_id)
+
+    def results_index(self, tournament_id: str) -> str:
+        return self._key("results", tournament_id)
+
+    @property
+    def ratings(self) -> str:
+        return self._key("ratings")
+
+    # tournaments
+    def tournament(self, tournament_id: str) -> str:
+        return self._key("tournament", tournament_id)
+
+    @property
+    def tournaments(self) -> str:
+        return self._key("tournaments")
+
+    # the cluster
+    def node(self, node_id: str) -> str:
+        return self._key("node", node_id)
+
+    @property
+    def nodes(self) -> str:
+        return self._key("nodes")
+
+    @property
+    def bots(self) -> str:
+        return self._key("bots")
+
+    def pattern(self) -> str:
+        """A SCAN MATCH pattern for every key of this arena (the prefix holds no glob characters)."""
+        return self._key("*")

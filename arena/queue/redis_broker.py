@@ -1,0 +1,425 @@
+"""The Redis backend of the Broker: what lets many referee nodes share one queue.
+
+Jobs are entries of one stream read through one consumer group; each node is a
+consumer named by its node id. An entry carries the job's JSON and how many
+times it was delivered before it was last added (``deliveries``), so the count
+stays honest when a job is given back and added again. The entry's delivery
+number is that plus the consumer group's own delivery counter.
+
+- ``claim``: XAUTOCLAIM the entries idle longer than ``lease_s`` (their node
+  died or hung), then XREADGROUP new ones. An entry past ``max_deliveries``
+  goes to the dead-letter stream; an entry whose tournament is cancelled or
+  whose result exists already (its node died between writing and acking) is
+  acked and dropped.
+- ``renew``: XCLAIM JUSTID by the same consumer (resets the idle time without
+  counting a delivery), only if XPENDING says this node still owns the entry
+  at the same delivery; one Lua script, so no other node slips in between.
+- ``ack``: XACK and XDEL, so the stream holds only unfinished jobs.
+- ``release``: XACK, XDEL and XADD again at the end of the stream, carrying the
+  delivery count in the entry; a release is not a failed delivery, so the next
+  claim gets the same delivery number (a node that lacks the bots does not push
+  the job toward the dead letters).
+- ``write_result``: one Lua script writes the result, indexes it and moves the
+  two bots' Elo ratings, or does nothing if the result exists.
+
+Leases are idle times measured by Redis's own clock, so the nodes' clocks do not
+matter; but the reclaiming node's ``lease_s`` is what counts, so every node
+should use the same one. Every method blocks on the network: an asyncio node
+calls them through ``asyncio.to_thread``. One ``RedisBroker`` is safe to share
+between threads (redis-py's pool hands each command its own connection).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any, cast
+from urllib.parse import urlsplit, urlunsplit
+
+import redis
+import redis.exceptions
+
+from arena.queue.broker import (
+    Broker,
+    BrokerError,
+    BrokerUnavailable,
+    Claim,
+    LeaseLost,
+    MatchJob,
+    MatchResult,
+    check_tournament_state,
+)
+from arena.queue.elo import INITIAL_RATING
+from arena.queue.keys import DEFAULT_PREFIX, GAMES_FIELD, RATING_FIELD, Keys
+from arena.queue.redis_scripts import (
+    LUA_DROP,
+    LUA_ENQUEUE,
+    LUA_PUT_TOURNAMENT,
+    LUA_RECLAIM,
+    LUA_RELEASE,
+    LUA_RENEW,
+    LUA_SET_STATE,
+    LUA_WRITE_RESULT,
+)
+
+log = logging.getLogger(__name__)
+
+DEFAULT_URL = "redis://127.0.0.1:6379/0"
+
+_ENQUEUE_CHUNK = 1000  # jobs per script call for plain enqueue (enqueue_once is one call)
+_READ_CHUNK = 500  # results fetched per MGET
+
+
+def redact(url: str) -> str:
+    """The URL without its password, for messages and logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rpartition("@")[2]
+    user = parts.username or ""
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+
+
+def _reason(error: Exception) -> str:
+    text = str(error)
+    if "refused" in text.lower():
+        return "connection refused"
+    if isinstance(error, redis.exceptions.TimeoutError) or "timed out" in text.lower():
+        return "timed out"
+    return re.sub(r"^Error \d+ ", "", text).rstrip(".") or type(error).__name__
+
+
+class RedisBroker(Broker):
+    """The Broker on a Redis server (7 or later): see the module docstring."""
+
+    def __init__(
+        self,
+        url: str = DEFAULT_URL,
+        prefix: str = DEFAULT_PREFIX,
+        max_deliveries: int = 5,
+        elo_k: float = 16.0,
+        *,
+        socket_timeout: float = 10.0,
+    ) -> None:
+        if max_deliveries < 1:
+            raise ValueError(f"max_deliveries must be at least 1, not {max_deliveries}")
+        self.url = url
+        self.keys = Keys(prefix)
+        self.max_deliveries = max_deliveries
+        self.elo_k = elo_k
+        self._closed = False
+        try:
+            self._redis = redis.Redis.from_url(
+                url,
+                decode_responses=True,
+                socket_timeout=socket_timeout,
+                socket_connect_timeout=min(socket_timeout, 5.0),
+            )
+        except ValueError as e:
+            raise BrokerError(f"bad Redis URL {redact(url)!r}: {e}") from e
+        r = self._redis
+        self._enqueue = r.register_script(LUA_ENQUEUE)
+        self._reclaim = r.register_script(LUA_RECLAIM)
+        self._drop = r.register_script(LUA_DROP)
+        self._renew = r.register_script(LUA_RENEW)
+        self._release = r.register_script(LUA_RELEASE)
+        self._write_result = r.register_script(LUA_WRITE_RESULT)
+        self._put_tournament = r.register_script(LUA_PUT_TOURNAMENT)
+        self._set_state = r.register_script(LUA_SET_STATE)
+        with self._errors():
+            r.ping()
+            self._ensure_group()
+
+    def __repr__(self) -> str:
+        return f"RedisBroker({redact(self.url)!r}, prefix={self.keys.prefix!r})"
+
+    # plumbing
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        """Turn redis-py's errors into the queue layer's, naming the server."""
+        if self._closed:
+            raise BrokerError(f"{self!r} is closed")
+        try:
+            yield
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as e:
+            raise BrokerUnavailable(f"no Redis at {redact(self.url)}: {_reason(e)}") from e
+        except redis.exceptions.RedisError as e:
+            raise BrokerError(f"Redis at {redact(self.url)} failed: {e}") from e
+
+    def _ensure_group(self) -> None:
+        try:
+            self._redis.xgroup_create(self.keys.jobs, self.keys.group, id="0", mkstream=True)
+        except redis.exceptions.ResponseError as e:
+            if "BUSYGROUP" not in str(e):
+                raise
+
+    def _call(self, script: Any, keys: Sequence[str], args: Sequence[Any]) -> Any:
+        """Run a script; if the stream or its group vanished (a flushed database), recreate and retry."""
+        try:
+            return script(keys=list(keys), args=list(args))
+        except redis.exceptions.ResponseError as e:
+            if "NOGROUP" not in str(e):
+                raise
+            self._ensure_group()
+            return script(keys=list(keys), args=list(args))
+
+    def _enqueue_jobs(self, marker: str | None, jobs: Sequence[MatchJob]) -> bool:
+        keys = [self.keys.jobs, marker or self.keys.jobs, *(self.keys.pending(j.tournament_id) for j in jobs)]
+        args = ["1" if marker else "0", *(j.to_json() for j in jobs)]
+        return bool(self._enqueue(keys=keys, args=args))
+
+    # jobs
+    def enqueue(self, jobs: Sequence[MatchJob]) -> None:
+        with self._errors():
+            for i in range(0, len(jobs), _ENQUEUE_CHUNK):
+                self._enqueue_jobs(None, jobs[i : i + _ENQUEUE_CHUNK])
+
+    def enqueue_once(self, key: str, jobs: Sequence[MatchJob]) -> bool:
+        with self._errors():
+            return self._enqueue_jobs(self.keys.enqueue_marker(key), jobs)
+
+    def claim(self, node_id: str, count: int, lease_s: float) -> list[Claim]:
+        if lease_s <= 0:
+            raise ValueError(f"lease_s must be positive, not {lease_s}")
+        if not node_id:
+            raise ValueError("node_id must not be empty")
+        claims: list[Claim] = []
+        if count <= 0:
+            return claims
+        k = self.keys
+        with self._errors():
+            # 1. entries idle longer than a lease: their node died (or hung)
+            start = "0-0"
+            min_idle = max(1, round(lease_s * 1000))
+            while len(claims) < count:
+                need = count - len(claims)
+                start, found = self._call(self._reclaim, [k.jobs], [k.group, node_id, min_idle, start, need])
+                self._accept(node_id, lease_s, [(e[0], e[1], int(e[2])) for e in found], claims)
+                if start == "0-0":
+                    break
+            # 2. new entries
+            while len(claims) < count:
+                need = count - len(claims)
+                reply = self._read_new(node_id, need)
+                if not reply:
+                    break
+                self._accept(node_id, lease_s, [(e[0], e[1], 1) for e in reply], claims)
+        return claims
+
+    def _read_new(self, node_id: str, count: int) -> list[Any]:
+        def read() -> list[Any]:
+            reply = cast(
+                "list[Any] | None",
+                self._redis.xreadgroup(self.keys.group, node_id, {self.keys.jobs: ">"}, count=count),
+            )
+            return list(reply[0][1]) if reply else []
+
+        try:
+            return read()
+        except redis.exceptions.ResponseError as e:
+            if "NOGROUP" not in str(e):
+                raise
+            self._ensure_group()
+            return read()
+
+    def _accept(
+        self,
+        node_id: str,
+        lease_s: float,
+        entries: list[tuple[str, Any, int]],
+        claims: list[Claim],
+    ) -> None:
+        """Turn delivered entries into claims, dead-lettering or dropping the ones not to play."""
+        if not entries:
+            return
+        lease_until = time.time() + lease_s
+        parsed: list[tuple[str, MatchJob | None, str, int]] = []
+        for entry_id, raw_fields, times in entries:
+            fields = _fields(raw_fields)
+            body = fields.get("job", "")
+            delivery = int(fields.get("deliveries", "0")) + times
+            try:
+                job: MatchJob | None = MatchJob.from_json(body)
+            except (ValueError, TypeError, KeyError) as e:
+                log.error("job entry %s is unreadable (%s): dead-lettered", entry_id, e)
+                job = None
+            parsed.append((entry_id, job, body, delivery))
+        pipe = self._redis.pipeline(transaction=False)
+        for _, job, _, _ in parsed:
+            if job is not None:
+                pipe.hget(self.keys.tournament(job.tournament_id), "state")
+                pipe.exists(self.keys.result(job.match_id))
+        facts = iter(pipe.execute())
+        for entry_id, job, body, delivery in parsed:
+            if job is None:
+                self._drop_entry(entry_id, "", "unreadable", body, delivery, node_id)
+                continue
+            state, has_result = next(facts), next(facts)
+            if delivery > self.max_deliveries:
+                log.warning(
+                    "match %s delivered %d times without an ack: dead-lettered", job.match_id, delivery - 1
+                )
+                self._drop_entry(entry_id, job.tournament_id, "max_deliveries", body, delivery - 1, node_id)
+            elif state == "cancelled" or has_result:
+                self._drop_entry(entry_id, job.tournament_id, "", body, delivery, node_id)
+            else:
+                claims.append(Claim(job, node_id, delivery, lease_until, entry_id))
+
+    def _drop_entry(
+        self, entry_id: str, tournament_id: str, reason: str, body: str, deliveries: int, node_id: str
+    ) -> bool:
+        k = self.keys
+        keys = [k.jobs, k.pending(tournament_id), k.dead_letters]
+        return bool(self._drop(keys=keys, args=[k.group, entry_id, reason, body, deliveries, node_id]))
+
+    def renew(self, claim: Claim, lease_s: float) -> Claim:
+        k = self.keys
+        with self._errors():
+            ok = self._call(self._renew, [k.jobs], [k.group, claim.node_id, claim.handle, claim.delivery])
+        if not ok:
+            raise LeaseLost(
+                f"match {claim.job.match_id}: node {claim.node_id} no longer holds delivery {claim.delivery}"
+            )
+        return replace(claim, lease_until=time.time() + lease_s)
+
+    def ack(self, claim: Claim) -> None:
+        with self._errors():
+            self._drop_entry(claim.handle, claim.job.tournament_id, "", "", claim.delivery, claim.node_id)
+
+    def release(self, claim: Claim) -> None:
+        k = self.keys
+        with self._errors():
+            self._call(self._release, [k.jobs], [k.group, claim.node_id, claim.handle, claim.delivery])
+
+    def dead_letters(self) -> list[MatchJob]:
+        with self._errors():
+            entries = cast("list[Any]", self._redis.xrange(self.keys.dead_letters))
+        jobs = []
+        for entry_id, fields in entries:
+            try:
+                jobs.append(MatchJob.from_json(fields["job"]))
+            except (ValueError, TypeError, KeyError):
+                log.error("dead letter %s is unreadable: %r", entry_id, fields)
+        return jobs
+
+    # results and ratings
+    def write_result(self, result: MatchResult) -> bool:
+        k = self.keys
+        keys = [k.result(result.match_id), k.results_index(result.tournament_id), k.ratings]
+        args = [
+            result.to_json(),
+            result.match_id,
+            result.team0,
+            result.team1,
+            repr(result.score0()),
+            repr(float(self.elo_k)),
+            repr(INITIAL_RATING),
+        ]
+        with self._errors():
+            return bool(self._write_result(keys=keys, args=args))
+
+    def get_result(self, match_id: str) -> MatchResult | None:
+        with self._errors():
+            text = cast("str | None", self._redis.get(self.keys.result(match_id)))
+        return None if text is None else MatchResult.from_json(text)
+
+    def results(self, tournament_id: str) -> list[MatchResult]:
+        """The tournament's results, ordered by match id."""
+        out: list[MatchResult] = []
+        with self._errors():
+            ids = sorted(cast("set[str]", self._redis.smembers(self.keys.results_index(tournament_id))))
+            for i in range(0, len(ids), _READ_CHUNK):
+                chunk = [self.keys.result(m) for m in ids[i : i + _READ_CHUNK]]
+                texts = cast("list[str | None]", self._redis.mget(chunk))
+                out.extend(MatchResult.from_json(t) for t in texts if t is not None)
+        return out
+
+    def ratings(self) -> dict[str, tuple[float, int]]:
+        with self._errors():
+            fields = cast("dict[str, str]", self._redis.hgetall(self.keys.ratings))
+        out: dict[str, tuple[float, int]] = {}
+        for name, value in fields.items():
+            if name.startswith(RATING_FIELD):
+                bot = name[len(RATING_FIELD) :]
+                out[bot] = (float(value), int(fields.get(GAMES_FIELD + bot, "0")))
+        return out
+
+    # tournaments
+    def put_tournament(self, tournament_id: str, spec: dict[str, Any]) -> bool:
+        keys = [self.keys.tournament(tournament_id), self.keys.tournaments]
+        args = [json.dumps(spec, sort_keys=True), tournament_id]
+        with self._errors():
+            return bool(self._put_tournament(keys=keys, args=args))
+
+    def get_tournament(self, tournament_id: str) -> tuple[dict[str, Any], str] | None:
+        with self._errors():
+            spec, state = cast(
+                "list[str | None]", self._redis.hmget(self.keys.tournament(tournament_id), ["spec", "state"])
+            )
+        if spec is None or state is None:
+            return None
+        return json.loads(spec), state
+
+    def set_tournament_state(self, tournament_id: str, state: str, *, expect: str | None = None) -> bool:
+        check_tournament_state(state)
+        if expect is not None:
+            check_tournament_state(expect)
+        keys = [self.keys.tournament(tournament_id)]
+        with self._errors():
+            return bool(self._set_state(keys=keys, args=[state, expect or ""]))
+
+    def list_tournaments(self) -> list[str]:
+        """Every tournament id, in creation order."""
+        with self._errors():
+            return list(cast("list[str]", self._redis.lrange(self.keys.tournaments, 0, -1)))
+
+    def pending_count(self, tournament_id: str | None = None) -> int:
+        with self._errors():
+            if tournament_id is None:
+                return int(self._redis.xlen(self.keys.jobs))
+            return max(0, int(cast("str | None", self._redis.get(self.keys.pending(tournament_id))) or 0))
+
+    # the cluster
+    def heartbeat(self, node_id: str, address: str, ttl_s: float) -> None:
+        with self._errors():
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.set(self.keys.node(node_id), address, px=max(1, round(ttl_s * 1000)))
+            pipe.sadd(self.keys.nodes, node_id)
+            pipe.execute()
+
+    def live_nodes(self) -> dict[str, str]:
+        with self._errors():
+            ids = sorted(cast("set[str]", self._redis.smembers(self.keys.nodes)))
+            if not ids:
+                return {}
+            addresses = cast("list[str | None]", self._redis.mget([self.keys.node(i) for i in ids]))
+            gone = [i for i, a in zip(ids, addresses, strict=True) if a is None]
+            if gone:
+                self._redis.srem(self.keys.nodes, *gone)
+        return {i: a for i, a in zip(ids, addresses, strict=True) if a is not None}
+
+    def add_bot(self, name: str, entry_json: str) -> bool:
+        with self._errors():
+            return bool(self._redis.hsetnx(self.keys.bots, name, entry_json))
+
+    def bot_entries(self) -> list[str]:
+        with self._errors():
+            return list(cast("dict[str, str]", self._redis.hgetall(self.keys.bots)).values())
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._redis.close()
+
+
+def _fields(raw: Any) -> dict[str, str]:
+    """A stream entry's fields, whether redis-py gave a dict or Lua a flat list."""
+    if isinstance(raw, dict):
+        return {str(k): str(v) for k, v in raw.items()}
+    items = list(raw)
+    return {str(items[i]): str(items[i + 1]) for i in range(0, len(items) - 1, 2)}

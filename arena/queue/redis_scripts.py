@@ -1,0 +1,144 @@
+"""The Lua scripts of the Redis backend: each runs atomically on the server.
+
+Every key a script touches comes in KEYS (built by :mod:`arena.queue.keys`);
+every value in ARGV. A job's stream entry has the fields ``job`` (its JSON) and
+``deliveries`` (deliveries that counted before the entry was added), so its
+delivery number is ``deliveries`` plus the consumer group's counter.
+"""
+
+from __future__ import annotations
+
+from arena.queue.keys import GAMES_FIELD, RATING_FIELD
+
+# Lua helpers shared by the scripts below. A stream entry's fields come as a flat
+# array; ``owned`` is true when ``consumer`` holds entry ``id`` at delivery ``delivery``.
+LUA_PRELUDE = """
+local function field(fields, name)
+  for i = 1, #fields, 2 do
+    if fields[i] == name then return fields[i + 1] end
+  end
+  return nil
+end
+
+local function owned(stream, group, consumer, id, delivery)
+  local p = redis.pcall('XPENDING', stream, group, id, id, 1)
+  if p.err or not p[1] or p[1][2] ~= consumer then return nil end
+  local e = redis.call('XRANGE', stream, id, id)
+  if not e[1] then return nil end
+  local base = tonumber(field(e[1][2], 'deliveries') or '0')
+  if base + p[1][4] ~= tonumber(delivery) then return nil end
+  return e[1][2]
+end
+"""
+
+# KEYS: jobs stream, enqueue marker, then one pending counter per job
+# ARGV: '1' to enqueue only if the marker is new, then the jobs' JSON
+LUA_ENQUEUE = """
+if ARGV[1] == '1' then
+  if not redis.call('SET', KEYS[2], '1', 'NX') then return 0 end
+end
+for i = 2, #ARGV do
+  redis.call('XADD', KEYS[1], '*', 'job', ARGV[i], 'deliveries', '0')
+  redis.call('INCR', KEYS[i + 1])
+end
+return 1
+"""
+
+# KEYS: jobs stream.  ARGV: group, consumer, min idle (ms), start id, how many
+# Returns {next start id, {{id, fields, times delivered by the group}, ...}}
+LUA_RECLAIM = """
+local need = tonumber(ARGV[5])
+local start = ARGV[4]
+local out = {}
+repeat
+  local r = redis.call('XAUTOCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3], start, 'COUNT', need)
+  start = r[1]
+  for _, e in ipairs(r[2]) do
+    if type(e) == 'table' and type(e[2]) == 'table' then
+      local p = redis.call('XPENDING', KEYS[1], ARGV[1], e[1], e[1], 1)
+      local times = 1
+      if p[1] then times = p[1][4] end
+      out[#out + 1] = {e[1], e[2], times}
+      need = need - 1
+    end
+  end
+until start == '0-0' or need <= 0
+return {start, out}
+"""
+
+# Ack (and drop) one entry; with a reason, also add it to the dead-letter stream.
+# KEYS: jobs stream, the job's pending counter, dead-letter stream
+# ARGV: group, entry id, reason or '', job JSON, deliveries, node id
+LUA_DROP = """
+redis.pcall('XACK', KEYS[1], ARGV[1], ARGV[2])
+if redis.call('XDEL', KEYS[1], ARGV[2]) == 0 then return 0 end
+if redis.call('DECR', KEYS[2]) <= 0 then redis.call('DEL', KEYS[2]) end
+if ARGV[3] ~= '' then
+  redis.call('XADD', KEYS[3], '*', 'job', ARGV[4], 'deliveries', ARGV[5], 'reason', ARGV[3], 'node', ARGV[6])
+end
+return 1
+"""
+
+# KEYS: jobs stream.  ARGV: group, consumer, entry id, delivery
+LUA_RENEW = (
+    LUA_PRELUDE
+    + """
+if not owned(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4]) then return 0 end
+redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[3], 'JUSTID')
+return 1
+"""
+)
+
+# Give the entry back unplayed: ack, delete, add again at the end of the stream.
+# A release is not a failed delivery: the entry is added with the deliveries that
+# counted before this one, so the next claim gets the same delivery number.
+# KEYS: jobs stream.  ARGV: group, consumer, entry id, delivery
+LUA_RELEASE = (
+    LUA_PRELUDE
+    + """
+local fields = owned(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+if not fields then return 0 end
+redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
+redis.call('XDEL', KEYS[1], ARGV[3])
+redis.call('XADD', KEYS[1], '*', 'job', field(fields, 'job'), 'deliveries', tonumber(ARGV[4]) - 1)
+return 1
+"""
+)
+
+# KEYS: result, results index of the tournament, ratings hash
+# ARGV: result JSON, match id, team0, team1, team 0's score, K, initial rating
+LUA_WRITE_RESULT = f"""
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('SET', KEYS[1], ARGV[1])
+redis.call('SADD', KEYS[2], ARGV[2])
+local a, b = ARGV[3], ARGV[4]
+local ra = tonumber(redis.call('HGET', KEYS[3], '{RATING_FIELD}' .. a) or ARGV[7])
+local rb = tonumber(redis.call('HGET', KEYS[3], '{RATING_FIELD}' .. b) or ARGV[7])
+if a ~= b then
+  local e = 1 / (1 + 10 ^ ((rb - ra) / 400))
+  local d = tonumber(ARGV[6]) * (tonumber(ARGV[5]) - e)
+  ra, rb = ra + d, rb - d
+  redis.call('HSET', KEYS[3], '{RATING_FIELD}' .. b, string.format('%.17g', rb))
+  redis.call('HINCRBY', KEYS[3], '{GAMES_FIELD}' .. b, 1)
+end
+redis.call('HSET', KEYS[3], '{RATING_FIELD}' .. a, string.format('%.17g', ra))
+redis.call('HINCRBY', KEYS[3], '{GAMES_FIELD}' .. a, 1)
+return 1
+"""
+
+# KEYS: tournament hash, tournaments list.  ARGV: spec JSON, tournament id
+LUA_PUT_TOURNAMENT = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'spec', ARGV[1], 'state', 'created')
+redis.call('RPUSH', KEYS[2], ARGV[2])
+return 1
+"""
+
+# KEYS: tournament hash.  ARGV: new state, expected state or ''
+LUA_SET_STATE = """
+local cur = redis.call('HGET', KEYS[1], 'state')
+if not cur then return 0 end
+if ARGV[2] ~= '' and cur ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], 'state', ARGV[1])
+return 1
+"""

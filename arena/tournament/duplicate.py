@@ -1,0 +1,91 @@
+"""Duplicate play: every deck played twice, the bots swapped between the teams.
+
+A duplicate pair between bots A and B is two legs with the same seed and the
+same fixed number of deals: leg 0 seats A as team 0 (seats 0 and 2), leg 1 as
+team 1. Deal ``i`` of both legs is dealt from ``deal_rng(seed, i)`` by the same
+dealer, so each bot holds in one leg the hands the other held in the other
+leg, and the luck of the cards cancels out of the point difference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from arena.engine import EngineError, replay_match
+from arena.queue.broker import MatchResult
+from arena.tournament.spec import TournamentError
+
+DealScores = tuple[tuple[int, int], ...]
+
+
+def deal_scores(result: MatchResult) -> DealScores:
+    """What each team wrote down for each deal of the result's record, in order.
+
+    The record's deals are replayed (every action checked); a deal's score
+    includes any *litige* points it received. A record with no finished deal
+    (a forfeit before the first one ended) has no scores. The replay ends
+    after exactly the recorded deals, whatever the record's end rule.
+    """
+    record = result.record
+    deals = record.get("deals") if isinstance(record, Mapping) else None
+    if not deals:
+        return ()
+    if not isinstance(deals, list):
+        raise TournamentError(f"match {result.match_id}: the record's 'deals' is not a list")
+    ruleset: Any = record.get("ruleset")
+    spec = {"preset": ruleset} if isinstance(ruleset, str) else dict(ruleset or {})
+    spec["deals"] = len(deals)
+    try:
+        _, outcomes = replay_match({**record, "ruleset": spec})
+    except EngineError as e:
+        raise TournamentError(f"match {result.match_id}: its record does not replay: {e}") from None
+    return tuple(o.score for o in outcomes)
+
+
+def check_legs(leg0: MatchResult, leg1: MatchResult) -> None:
+    """Raise unless ``leg1`` is ``leg0`` with the bots swapped and the same seed."""
+    if (leg1.team0, leg1.team1) != (leg0.team1, leg0.team0):
+        raise TournamentError(
+            f"{leg0.match_id} and {leg1.match_id} are not the two legs of a duplicate pair: "
+            f"teams {leg0.team0}/{leg0.team1} then {leg1.team0}/{leg1.team1}"
+        )
+    seeds = [r.record.get("seed") if isinstance(r.record, Mapping) else None for r in (leg0, leg1)]
+    if None not in seeds and str(seeds[0]) != str(seeds[1]):
+        raise TournamentError(
+            f"{leg0.match_id} and {leg1.match_id} are not the two legs of a duplicate pair: "
+            f"seeds {seeds[0]!r} and {seeds[1]!r} differ"
+        )
+
+
+def score_difference(leg0: Sequence[tuple[int, int]], leg1: Sequence[tuple[int, int]]) -> int:
+    """A's points minus B's over both legs' deals; A is team 0 of leg 0, team 1 of leg 1."""
+    return sum(a - b for a, b in leg0) + sum(a - b for b, a in leg1)
+
+
+def duplicate_score(leg0: MatchResult, leg1: MatchResult) -> int:
+    """The duplicate point difference of a pair, for leg 0's team 0 (bot A).
+
+    The sum over deal indexes of (A's deal score - B's deal score) in both
+    legs, from the records' deals. Positive: A wins the pair; negative: B
+    does; zero: the pair is drawn.
+    """
+    check_legs(leg0, leg1)
+    return score_difference(deal_scores(leg0), deal_scores(leg1))
+
+
+def is_forfeit(result: MatchResult) -> bool:
+    return result.reason == "forfeit"
+
+
+def pair_score(leg0: MatchResult, leg1: MatchResult, difference: int) -> float:
+    """A's result for the pair: 1 won, 0.5 drawn, 0 lost.
+
+    Decided by the point difference, unless a leg ended by forfeit (its deal
+    points stop early and compare nothing): then by the legs' match results,
+    A's mean match score above, at or below one half.
+    """
+    if is_forfeit(leg0) or is_forfeit(leg1):
+        mean = (leg0.score0() + 1.0 - leg1.score0()) / 2
+        return 1.0 if mean > 0.5 else 0.0 if mean < 0.5 else 0.5
+    return 1.0 if difference > 0 else 0.0 if difference < 0 else 0.5

@@ -1,0 +1,287 @@
+"""What a tournament is: its format, bots, ruleset, match length and seed.
+
+A :class:`TournamentSpec` is stored as a JSON object (``to_dict`` /
+``from_dict``) next to the jobs, so every node rebuilds the same tournament
+from it. Every mistake in a spec raises :class:`TournamentError` naming the
+field and what it accepts.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, cast
+
+from arena.engine import PRESETS, Ruleset, RulesetError
+
+Format = Literal["round-robin", "gauntlet", "swiss", "knockout", "sprt"]
+FORMATS: tuple[Format, ...] = ("round-robin", "gauntlet", "swiss", "knockout", "sprt")
+
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}")
+
+
+class TournamentError(ValueError):
+    """A bad tournament spec, or results that do not belong to the tournament."""
+
+
+def _is_int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v: object) -> bool:
+    return (isinstance(v, int | float) and not isinstance(v, bool)) and math.isfinite(v)
+
+
+@dataclass(frozen=True)
+class SprtOptions:
+    """The SPRT's hypotheses and error rates (fishtest's defaults) and its batching.
+
+    H0: the candidate is ``elo0`` stronger than the other bot; H1: ``elo1``
+    stronger. ``alpha`` is the chance of accepting H1 when H0 holds, ``beta``
+    the chance of accepting H0 when H1 holds. Pairs are scheduled
+    ``batch_pairs`` at a time, at most ``max_pairs`` in all.
+    """
+
+    elo0: float = 0.0
+    elo1: float = 5.0
+    alpha: float = 0.05
+    beta: float = 0.05
+    batch_pairs: int = 16
+    max_pairs: int = 1000
+
+    def __post_init__(self) -> None:
+        for name in ("elo0", "elo1", "alpha", "beta"):
+            if not _is_number(getattr(self, name)):
+                raise TournamentError(f"sprt.{name} must be a finite number, not {getattr(self, name)!r}")
+        if not self.elo0 < self.elo1:
+            raise TournamentError(f"sprt.elo0 ({self.elo0}) must be below sprt.elo1 ({self.elo1})")
+        for name in ("alpha", "beta"):
+            if not 0 < getattr(self, name) < 0.5:
+                raise TournamentError(f"sprt.{name} must be between 0 and 0.5, not {getattr(self, name)}")
+        if not _is_int(self.batch_pairs) or self.batch_pairs < 1:
+            raise TournamentError(f"sprt.batch_pairs must be a whole number >= 1, not {self.batch_pairs!r}")
+        if not _is_int(self.max_pairs) or self.max_pairs < 2:
+            raise TournamentError(f"sprt.max_pairs must be a whole number >= 2, not {self.max_pairs!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"elo0": self.elo0, "elo1": self.elo1, "alpha": self.alpha, "beta": self.beta,
+                "batch_pairs": self.batch_pairs, "max_pairs": self.max_pairs}
+
+    @classmethod
+    def from_dict(cls, data: object) -> SprtOptions:
+        if not isinstance(data, Mapping):
+            raise TournamentError(f"sprt must be an object of options, not {data!r}")
+        known = ("elo0", "elo1", "alpha", "beta", "batch_pairs", "max_pairs")
+        unknown = sorted(set(data) - set(known))
+        if unknown:
+            raise TournamentError(
+                f"unknown sprt option {', '.join(map(repr, unknown))}; known: {', '.join(known)}"
+            )
+        return cls(**{k: data[k] for k in known if k in data})
+
+
+@dataclass(frozen=True)
+class TournamentSpec:
+    """A tournament, enough to schedule every match of it deterministically.
+
+    - ``format``: ``round-robin`` (every pairing, both seatings), ``gauntlet``
+      (``candidate`` against each other bot, both seatings), ``swiss``,
+      ``knockout`` (bracket seeded in the order of ``bots``) or ``sprt``
+      (``bots`` are exactly two, the first the candidate, playing duplicate
+      pairs until the SPRT decides).
+    - ``deals``: a fixed number of deals a match, scored by points; otherwise
+      matches play to ``target`` (default: the ruleset's target).
+    - ``duplicate``: each pairing is two legs on the same seed and decks with
+      the bots swapped between the teams (needs ``deals``; always on for sprt).
+    - ``rounds``: round-robin and gauntlet repeats (default 1); Swiss rounds
+      (default ceil(log2(bots))); not used by knockout and sprt.
+    - ``seed``: the root of every match seed (default: the tournament id).
+    """
+
+    tournament_id: str
+    format: Format
+    bots: tuple[str, ...]
+    ruleset: Ruleset = PRESETS["classic"]
+    candidate: str | None = None
+    deals: int | None = None
+    target: int | None = None
+    duplicate: bool = False
+    rounds: int | None = None
+    seed: str = ""
+    sprt: SprtOptions | None = None
+
+    def __post_init__(self) -> None:
+        tid = self.tournament_id
+        if not isinstance(tid, str) or not _ID.fullmatch(tid):
+            raise TournamentError(
+                f"tournament_id must be 1-128 letters, digits or _ . : @ - (starting with a letter "
+                f"or digit), not {tid!r}"
+            )
+        if self.format not in FORMATS:
+            raise TournamentError(f"format must be one of {', '.join(FORMATS)}, not {self.format!r}")
+        self._check_bots()
+        self._check_ruleset()
+        self._check_length()
+        self._check_rounds()
+        if not isinstance(self.seed, str):
+            raise TournamentError(f"seed must be a string, not {self.seed!r}")
+        if self.seed == "":
+            object.__setattr__(self, "seed", tid)
+        if self.format == "sprt":
+            if self.sprt is None:
+                object.__setattr__(self, "sprt", SprtOptions())
+            if not self.duplicate:
+                raise TournamentError("sprt plays duplicate pairs: duplicate must be true")
+        elif self.sprt is not None:
+            raise TournamentError(f"sprt options are only for the sprt format, not {self.format}")
+        if self.sprt is not None and not isinstance(self.sprt, SprtOptions):
+            raise TournamentError(f"sprt must be SprtOptions, not {self.sprt!r}")
+
+    def _check_bots(self) -> None:
+        bots = self.bots
+        if not isinstance(bots, tuple) or not all(isinstance(b, str) and b.strip() for b in bots):
+            raise TournamentError(f"bots must be a list of bot names (non-empty strings), not {bots!r}")
+        if len(set(bots)) != len(bots):
+            twice = sorted({b for b in bots if bots.count(b) > 1})
+            raise TournamentError(f"bots must be distinct; named more than once: {', '.join(twice)}")
+        if len(bots) < 2:
+            raise TournamentError(f"a tournament needs at least 2 bots, not {len(bots)}")
+        cand = self.candidate
+        if self.format == "gauntlet":
+            if cand is None:
+                raise TournamentError("a gauntlet needs a candidate: the bot that plays the field")
+            if cand not in bots:
+                raise TournamentError(f"candidate {cand!r} is not one of the bots ({', '.join(bots)})")
+        elif self.format == "sprt":
+            if len(bots) != 2:
+                raise TournamentError(f"sprt compares exactly 2 bots (the candidate first), not {len(bots)}")
+            if cand is not None and cand != bots[0]:
+                raise TournamentError(f"sprt's candidate is the first bot, {bots[0]!r}, not {cand!r}")
+        elif cand is not None:
+            raise TournamentError(f"candidate is for gauntlet and sprt, not {self.format}")
+
+    def _check_ruleset(self) -> None:
+        if not isinstance(self.ruleset, Ruleset):
+            raise TournamentError(f"ruleset must be a Ruleset, not {self.ruleset!r}")
+        if self.ruleset.deals is not None:
+            raise TournamentError(
+                "give the number of deals as the tournament's 'deals', not as a ruleset option"
+            )
+
+    def _check_length(self) -> None:
+        for name in ("deals", "target"):
+            v = getattr(self, name)
+            if v is not None and (not _is_int(v) or v < 1):
+                raise TournamentError(f"{name} must be a whole number >= 1 or null, not {v!r}")
+        if self.deals is not None and self.target is not None:
+            raise TournamentError("give either deals (a fixed number of deals) or target, not both")
+        if not isinstance(self.duplicate, bool):
+            raise TournamentError(f"duplicate must be true or false, not {self.duplicate!r}")
+        if self.duplicate and self.deals is None:
+            raise TournamentError(
+                "duplicate play needs a fixed number of deals ('deals'), so both legs play the same decks"
+            )
+
+    def _check_rounds(self) -> None:
+        r = self.rounds
+        if r is None:
+            return
+        if self.format in ("knockout", "sprt"):
+            raise TournamentError(f"rounds is not an option of {self.format} (it has as many as it needs)")
+        if not _is_int(r) or r < 1:
+            raise TournamentError(f"rounds must be a whole number >= 1, not {r!r}")
+
+    # ------------------------------------------------------------ derived
+    @property
+    def round_count(self) -> int:
+        """Round-robin/gauntlet repeats, Swiss rounds, knockout rounds; 0 for sprt (open-ended)."""
+        n = len(self.bots)
+        if self.format == "knockout":
+            return max(1, (n - 1).bit_length())
+        if self.format == "sprt":
+            return 0
+        if self.rounds is not None:
+            return self.rounds
+        return max(1, math.ceil(math.log2(n))) if self.format == "swiss" else 1
+
+    @property
+    def match_target(self) -> int | None:
+        """The target of every match, or None when matches play a fixed number of deals."""
+        if self.deals is not None:
+            return None
+        return self.ruleset.target if self.target is None else self.target
+
+    @property
+    def sprt_options(self) -> SprtOptions:
+        if self.sprt is None:
+            raise TournamentError(f"a {self.format} tournament has no SPRT")
+        return self.sprt
+
+    # -------------------------------------------------------------- JSON
+    def to_dict(self) -> dict[str, Any]:
+        """The spec as a JSON object; :meth:`from_dict` reads it back equal."""
+        return {
+            "tournament_id": self.tournament_id,
+            "format": self.format,
+            "bots": list(self.bots),
+            "candidate": self.candidate,
+            "ruleset": self.ruleset.to_spec(),
+            "deals": self.deals,
+            "target": self.target,
+            "duplicate": self.duplicate,
+            "rounds": self.rounds,
+            "seed": self.seed,
+            "sprt": None if self.sprt is None else self.sprt.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: object) -> TournamentSpec:
+        """A spec from its JSON object; unknown keys and bad values raise :class:`TournamentError`."""
+        if not isinstance(data, Mapping):
+            raise TournamentError(f"a tournament spec is a JSON object, not {type(data).__name__}")
+        unknown = sorted(set(data) - set(_KEYS))
+        if unknown:
+            raise TournamentError(
+                f"unknown tournament field {', '.join(map(repr, unknown))}; known: {', '.join(_KEYS)}"
+            )
+        for key in ("tournament_id", "format", "bots"):
+            if key not in data:
+                raise TournamentError(f"a tournament spec needs {key!r}")
+        bots = data["bots"]
+        if not isinstance(bots, list | tuple):
+            raise TournamentError(f"bots must be a list of bot names, not {bots!r}")
+        fmt = data["format"]
+        if fmt not in FORMATS:
+            raise TournamentError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+        ruleset_spec = data.get("ruleset", "classic")
+        if isinstance(ruleset_spec, Mapping) and "deals" in ruleset_spec:
+            raise TournamentError(
+                "give the number of deals as the tournament's 'deals', not as a ruleset option"
+            )
+        try:
+            ruleset = Ruleset.from_spec(cast(Any, ruleset_spec))
+        except (RulesetError, TypeError) as e:
+            raise TournamentError(f"ruleset: {e}") from None
+        sprt = data.get("sprt")
+        seed = data.get("seed")
+        return cls(
+            tournament_id=data["tournament_id"],
+            format=fmt,
+            bots=tuple(bots),
+            ruleset=ruleset,
+            candidate=data.get("candidate"),
+            deals=data.get("deals"),
+            target=data.get("target"),
+            duplicate=data.get("duplicate", fmt == "sprt"),
+            rounds=data.get("rounds"),
+            seed="" if seed is None else seed,
+            sprt=None if sprt is None else SprtOptions.from_dict(sprt),
+        )
+
+
+_KEYS: tuple[str, ...] = (
+    "tournament_id", "format", "bots", "candidate", "ruleset", "deals", "target", "duplicate",
+    "rounds", "seed", "sprt",
+)

@@ -1,0 +1,365 @@
+"""A tournament's schedule, rebuilt from its spec and the results so far.
+
+Nothing is stored but the spec and the results: every call replays the
+schedule from them, so any node computes the same next jobs, the same
+standings and the same SPRT decision.
+
+Identifiers (all deterministic, so regenerating a round gives the same jobs):
+
+- a pairing of round ``r`` (batch ``b`` for sprt), board ``i``:
+  match id ``{tid}-r{r}-{i}``; in duplicate play its two legs are
+  ``{tid}-r{r}-{i}-leg0`` (A at team 0) and ``-leg1`` (A at team 1);
+- its seed ``{spec.seed}/{r}/{i}``, shared by both legs;
+- the idempotency key of what to enqueue: ``{tid}/all`` (round-robin,
+  gauntlet), ``{tid}/round/{r}`` (Swiss, knockout), ``{tid}/batch/{b}``
+  (sprt). Rounds and batches count from 1.
+
+Results are looked up by match id; a result listed twice counts once (the
+first), results of other tournaments or of matches not scheduled are ignored,
+and a result whose teams differ from its job's raises :class:`TournamentError`.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from arena.queue.broker import MatchJob, MatchResult
+from arena.tournament.duplicate import DealScores, check_legs, deal_scores, pair_score, score_difference
+from arena.tournament.pairing import circle_rounds, first_round, swiss_pairings
+from arena.tournament.spec import TournamentError, TournamentSpec
+from arena.tournament.sprt import SequentialTest, SprtState, run_sprt
+from arena.tournament.standings import Game, Order, Standing, compute_standings
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """Two bots on one board: one match, or the two legs of a duplicate pair."""
+
+    round: int
+    index: int
+    a: str  # team 0 of the first (or only) leg
+    b: str
+    jobs: tuple[MatchJob, ...]
+
+    @property
+    def match_ids(self) -> tuple[str, ...]:
+        return tuple(j.match_id for j in self.jobs)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """What is enqueued at once under one idempotency key (``number`` 0 for ``/all``)."""
+
+    number: int
+    key: str
+    pairings: tuple[Pairing, ...]
+    byes: tuple[str, ...] = ()
+
+    @property
+    def jobs(self) -> list[MatchJob]:
+        return [j for p in self.pairings for j in p.jobs]
+
+
+Legs = tuple[MatchResult, ...]
+
+
+@dataclass
+class _Progress:
+    stages: list[Stage] = field(default_factory=list)
+    #: the finished pairings and their results (one, or two legs), in schedule order
+    done: list[tuple[Pairing, Legs]] = field(default_factory=list)
+    finished: bool = False
+    sprt: SprtState | None = None
+    reached: dict[str, int] = field(default_factory=dict)  # knockout
+
+
+class Tournament:
+    """The schedule, standings and SPRT of one :class:`TournamentSpec`.
+
+    Scheduling round-robin, gauntlet and sprt needs only which results are
+    in; Swiss and knockout rounds, standings and games also need each
+    duplicate pair's point difference, which replays both legs' records
+    (about 0.75 ms a deal). An instance keeps the replayed deal scores by
+    match id, so where calls repeat (a node advancing tournaments), keeping
+    one instance per tournament replays each record once.
+    """
+
+    def __init__(self, spec: TournamentSpec) -> None:
+        self.spec = spec
+        self._ruleset = spec.ruleset.to_spec()
+        # replayed deal scores by match id (a pure function of the result, kept for speed)
+        self._scores: dict[str, tuple[MatchResult, DealScores]] = {}
+
+    # ------------------------------------------------------------ public
+    def jobs_for(self, results: Sequence[MatchResult]) -> tuple[str, list[MatchJob]]:
+        """The idempotency key and the jobs to enqueue now, given the results so far.
+
+        The current stage: all matches (round-robin, gauntlet), the first Swiss
+        or knockout round not yet finished, the sprt batch under way. The same
+        key and jobs come back until that stage is finished, so a broker's
+        ``enqueue_once(key, jobs)`` may be called on every result. Once the
+        tournament is finished: ``(f"{tid}/finished", [])``.
+        """
+        progress = self._progress(results)
+        if progress.finished:
+            return f"{self.spec.tournament_id}/finished", []
+        stage = progress.stages[-1]
+        return stage.key, stage.jobs
+
+    def is_finished(self, results: Sequence[MatchResult]) -> bool:
+        return self._progress(results).finished
+
+    def stages(self, results: Sequence[MatchResult]) -> list[Stage]:
+        """Every stage scheduled so far, the current one last."""
+        return self._progress(results).stages
+
+    def games(self, results: Sequence[MatchResult]) -> list[Game]:
+        """Every finished pairing, in schedule order."""
+        return [self._game(p, legs) for p, legs in self._progress(results).done]
+
+    def standings(self, results: Sequence[MatchResult]) -> list[Standing]:
+        """Every bot's standing, best first (see :mod:`arena.tournament.standings`)."""
+        spec = self.spec
+        progress = self._progress(results)
+        fmt = spec.format
+        order: Order = "swiss" if fmt == "swiss" else "knockout" if fmt == "knockout" else "points"
+        return compute_standings(
+            spec.bots, [self._game(p, legs) for p, legs in progress.done], order=order,
+            duplicate=spec.duplicate, byes=[b for s in progress.stages for b in s.byes],
+            bye_scores=fmt == "swiss", reached=progress.reached,
+        )
+
+    def sprt_state(self, results: Sequence[MatchResult]) -> SprtState:
+        """The SPRT over the finished pairs in pair order (sprt format only)."""
+        options = self.spec.sprt_options
+        state = self._progress(results).sprt
+        return state if state is not None else run_sprt((), options)
+
+    # ------------------------------------------------------------ schedule
+    def _progress(self, results: Sequence[MatchResult]) -> _Progress:
+        by_id: dict[str, MatchResult] = {}
+        for r in results:
+            if r.tournament_id == self.spec.tournament_id:
+                by_id.setdefault(r.match_id, r)
+        fmt = self.spec.format
+        if fmt == "swiss":
+            return self._swiss(by_id)
+        if fmt == "knockout":
+            return self._knockout(by_id)
+        if fmt == "sprt":
+            return self._sprt(by_id)
+        progress = _Progress(stages=[self._all_at_once()])
+        progress.finished = self._play(progress, progress.stages[0], by_id) is not None
+        return progress
+
+    def _play(self, progress: _Progress, stage: Stage, by_id: dict[str, MatchResult]) -> list[Game] | None:
+        """Record the stage's finished pairings; their games if all are finished, else None.
+
+        Only the completeness is needed to schedule round-robin and gauntlet;
+        the games (which replay duplicate records) are built for Swiss and
+        knockout, whose next round depends on them.
+        """
+        complete = True
+        for p in stage.pairings:
+            legs = self._legs(p, by_id)
+            if legs is None:
+                complete = False
+            else:
+                progress.done.append((p, legs))
+        if not complete:
+            return None
+        if self.spec.format not in ("swiss", "knockout"):
+            return []
+        return [self._game(p, legs) for p, legs in progress.done if p.round == stage.number]
+
+    def _all_at_once(self) -> Stage:
+        spec = self.spec
+        if spec.format == "gauntlet":
+            assert spec.candidate is not None
+            c = spec.candidate
+            ordered = [(c, o) for o in spec.bots if o != c]
+        else:
+            ordered = [pair for rnd in circle_rounds(spec.bots) for pair in rnd]
+        if not spec.duplicate:  # both seatings; a duplicate pair already plays both
+            ordered += [(b, a) for a, b in ordered]
+        pairings = tuple(
+            self._pairing(r, i, a, b)
+            for r in range(1, spec.round_count + 1) for i, (a, b) in enumerate(ordered)
+        )
+        return Stage(0, f"{spec.tournament_id}/all", pairings)
+
+    def _swiss(self, by_id: dict[str, MatchResult]) -> _Progress:
+        spec = self.spec
+        progress = _Progress()
+        for r in range(1, spec.round_count + 1):
+            stage = self._swiss_round(r, progress)
+            progress.stages.append(stage)
+            if self._play(progress, stage, by_id) is None:
+                return progress
+        progress.finished = True
+        return progress
+
+    def _swiss_round(self, r: int, progress: _Progress) -> Stage:
+        spec = self.spec
+        score: dict[str, float] = dict.fromkeys(spec.bots, 0.0)
+        for g in (self._game(p, legs) for p, legs in progress.done):
+            score[g.a] += g.score_a
+            score[g.b] += 1.0 - g.score_a
+        byes = Counter(b for s in progress.stages for b in s.byes)
+        for b, n in byes.items():
+            score[b] += n
+        order = list(spec.bots)
+        random.Random(f"{spec.seed}/swiss/{r}").shuffle(order)
+        position = {b: i for i, b in enumerate(order)}
+        ranked = sorted(spec.bots, key=lambda b: (-score[b], position[b]))
+        earlier = [p for s in progress.stages for p in s.pairings]
+        met = Counter(frozenset((p.a, p.b)) for p in earlier)
+        pairs, bye = swiss_pairings(ranked, met, byes)
+        at_team0 = Counter(p.a for p in earlier)
+        pairings = []
+        for i, (x, y) in enumerate(pairs):
+            if not spec.duplicate and at_team0[y] < at_team0[x]:
+                x, y = y, x  # balance the seatings; the higher-ranked first otherwise
+            pairings.append(self._pairing(r, i, x, y))
+        return Stage(r, f"{spec.tournament_id}/round/{r}", tuple(pairings), () if bye is None else (bye,))
+
+    def _knockout(self, by_id: dict[str, MatchResult]) -> _Progress:
+        spec = self.spec
+        seed_of = {b: i for i, b in enumerate(spec.bots)}
+        progress = _Progress(reached={b: spec.round_count + 1 for b in spec.bots})
+        slots = first_round(spec.bots)
+        for r in range(1, spec.round_count + 1):
+            winners: dict[int, str] = {}
+            pairings: list[Pairing] = []
+            for i, (x, y) in enumerate(slots):
+                if x is None or y is None:
+                    bye = x if y is None else y
+                    assert bye is not None  # a first-round slot holds at least one bot
+                    winners[i] = bye
+                    continue
+                a, b = (x, y) if seed_of[x] < seed_of[y] else (y, x)
+                pairings.append(self._pairing(r, i, a, b))
+            stage = Stage(r, f"{spec.tournament_id}/round/{r}", tuple(pairings),
+                          tuple(winners[i] for i in sorted(winners)))
+            progress.stages.append(stage)
+            games = self._play(progress, stage, by_id)
+            if games is None:
+                return progress
+            for g in games:
+                w = self._knockout_winner(g)
+                progress.reached[g.b if w == g.a else g.a] = r
+                winners[g.index] = w
+            ordered = [winners[i] for i in range(len(slots))]
+            slots = [(ordered[2 * i], ordered[2 * i + 1]) for i in range(len(ordered) // 2)]
+        progress.finished = True
+        return progress
+
+    def _knockout_winner(self, g: Game) -> str:
+        """The game's winner; a draw goes to the point difference, then to a seeded coin."""
+        if g.score_a != 0.5:
+            return g.a if g.score_a > 0.5 else g.b
+        diff = g.difference if g.difference is not None else g.points_a - g.points_b
+        if diff:
+            return g.a if diff > 0 else g.b
+        coin = random.Random(f"{self.spec.seed}/coin/{g.round}/{g.index}").random()
+        return g.a if coin < 0.5 else g.b
+
+    def _sprt(self, by_id: dict[str, MatchResult]) -> _Progress:
+        spec = self.spec
+        options = spec.sprt_options
+        candidate, other = spec.bots
+        progress = _Progress()
+        test = SequentialTest(options)  # fed the finished pairs before the first unfinished one
+        prefix = True
+        scheduled = 0
+        batch = 0
+        while True:
+            batch += 1
+            size = min(options.batch_pairs, options.max_pairs - scheduled)
+            stage = Stage(batch, f"{spec.tournament_id}/batch/{batch}", tuple(
+                self._pairing(batch, i, candidate, other) for i in range(size)
+            ))
+            scheduled += size
+            progress.stages.append(stage)
+            for p in stage.pairings:
+                legs = self._legs(p, by_id)
+                if legs is not None:
+                    progress.done.append((p, legs))
+                prefix = prefix and legs is not None
+                if prefix and legs is not None:
+                    test.add(_legs_score(legs))
+            progress.sprt = test.state()
+            if test.decision is not None or (prefix and scheduled >= options.max_pairs):
+                progress.finished = True
+                return progress
+            if not prefix:
+                return progress
+
+    # ------------------------------------------------------------ jobs and games
+    def _pairing(self, rnd: int, index: int, a: str, b: str) -> Pairing:
+        spec = self.spec
+        base = f"{spec.tournament_id}-r{rnd}-{index}"
+        seed = f"{spec.seed}/{rnd}/{index}"
+
+        def job(match_id: str, team0: str, team1: str, tags: dict[str, Any]) -> MatchJob:
+            ruleset = dict(self._ruleset) if isinstance(self._ruleset, dict) else self._ruleset
+            return MatchJob(
+                match_id=match_id, tournament_id=spec.tournament_id, team0=team0, team1=team1,
+                ruleset=ruleset, seed=seed, deals=spec.deals, target=spec.match_target, round=rnd,
+                tags={"format": spec.format, "index": index, **tags},
+            )
+
+        jobs: tuple[MatchJob, ...]
+        if spec.duplicate:
+            jobs = (job(f"{base}-leg0", a, b, {"pair": base, "leg": 0}),
+                    job(f"{base}-leg1", b, a, {"pair": base, "leg": 1}))
+        else:
+            jobs = (job(base, a, b, {}),)
+        return Pairing(rnd, index, a, b, jobs)
+
+    def _legs(self, p: Pairing, by_id: dict[str, MatchResult]) -> Legs | None:
+        """The pairing's results if all are in (checked against their jobs), else None."""
+        legs = [by_id.get(j.match_id) for j in p.jobs]
+        found = tuple(r for r in legs if r is not None)
+        if len(found) < len(legs):
+            return None
+        for job, r in zip(p.jobs, found, strict=True):
+            if (r.team0, r.team1) != (job.team0, job.team1):
+                raise TournamentError(
+                    f"result {r.match_id} seats {r.team0} (team 0) and {r.team1} (team 1), "
+                    f"but its job seats {job.team0} and {job.team1}"
+                )
+        return found
+
+    def _game(self, p: Pairing, legs: Legs) -> Game:
+        if not self.spec.duplicate:
+            (r,) = legs
+            return Game(p.round, p.index, p.a, p.b, score_a=r.score0(), points_a=r.totals[0],
+                        points_b=r.totals[1], difference=None, legs_score_a=r.score0())
+        leg0, leg1 = legs
+        check_legs(leg0, leg1)
+        diff = score_difference(self._deal_scores(leg0), self._deal_scores(leg1))
+        return Game(
+            p.round, p.index, p.a, p.b, score_a=pair_score(leg0, leg1, diff),
+            points_a=leg0.totals[0] + leg1.totals[1], points_b=leg0.totals[1] + leg1.totals[0],
+            difference=diff, legs_score_a=_legs_score(legs),
+        )
+
+    def _deal_scores(self, result: MatchResult) -> DealScores:
+        cached = self._scores.get(result.match_id)
+        if cached is not None and (cached[0] is result or cached[0] == result):
+            return cached[1]
+        scores = deal_scores(result)
+        self._scores[result.match_id] = (result, scores)
+        return scores
+
+
+def _legs_score(legs: Legs) -> float:
+    """Team 0 of the first leg's mean match score over the legs (1 win, 1/2 draw)."""
+    if len(legs) == 1:
+        return legs[0].score0()
+    return (legs[0].score0() + 1.0 - legs[1].score0()) / 2

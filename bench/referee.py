@@ -1,0 +1,709 @@
+"""Referee throughput: decisions/s of the real referee against raw gRPC round trips, in one run.
+
+Usage (from the repository root)::
+
+    python bench/referee.py [--seconds S] [--repeats K] [--matches M] [--streams N] [--deals D]
+                            [--ruleset NAME] [--sdk-bots] [--no-pin] [--half all|raw|mux|referee] [--json]
+
+Each measure runs a server in this process and its clients in a child process
+(``multiprocessing``, "spawn"), the same layout for all, so that clients and server
+never share one core:
+
+* **raw gRPC** (the reference): a ``grpc.aio`` server that registers the real
+  ``BotService.Connect`` method (same serializers, same server options as
+  ``arena.referee.service.start_server``) with a handler that only ping-pongs: per
+  stream it writes a ``ConnectResponse(action_request=...)``, reads the
+  ``ConnectRequest(action_reply=...)``, writes the next one. The messages are the
+  referee's own: before the measures, ``--matches`` matches are played through the
+  real ``MatchRunner`` and ``Hub`` over in-memory links, and every action request
+  they sent (the ``ConnectResponse`` with the public events that rode on it) is
+  kept; each stream cycles through them. So the bytes on the wire and the protobuf
+  work per message are the referee's, without its rules, observations, events,
+  matches and sessions. ``--streams`` streams (default: ``--matches``), one round
+  trip in flight on each, spread over two channels (two TCP connections).
+* **raw mux** (for information): the same ping-pong over two streams only, with the
+  same number of round trips in flight shared between them, writes serialized by a
+  lock and replies matched by request id: the referee's layout (one stream per bot
+  carrying all its seats) without the referee.
+* **referee**: the real node (``Node`` + ``start_server``) with two bots registered,
+  each on one ``Connect`` stream with ``concurrency`` = 2 x ``--matches`` seats, and
+  ``--matches`` matches kept running (a new one starts as soon as one ends; team 0
+  is bot 0; ``--deals`` deals each, ``--ruleset`` rules).
+
+Also printed: the referee's own CPU per decision without gRPC (the in-memory
+matches above, timed, each message serialized as gRPC would) and how many messages
+it sends per decision (requests, plus the end-of-deal flushes and match start/end).
+
+The clients are the same code for all three (unless ``--sdk-bots``): each stream
+sends its Hello, then reads, and answers each action request at once on the same
+stream with the *instant* choice: the first legal action, except in the bidding
+while nobody has bid, where it is the first one after pass (classic: take; coinche:
+the lowest bid), since with pass first every deal would be thrown in and no card
+ever played. ``--sdk-bots`` runs the bots through the SDK (``belote_bot.Client``),
+which adds the SDK's own work per message on the client side.
+
+Comparable load: a match has one seat to act at a time, so ``--matches`` M keeps M
+decisions in flight; the raw half keeps one round trip in flight per stream, hence
+the default ``--streams`` = ``--matches``. (Raw throughput is about the same with 10
+or 40 streams, but the latency grows with the round trips in flight.)
+
+Measured at the server, the same way for all:
+
+* latency, from just before the request is written to when the reply is back in
+  the waiting code: raw, around ``context.write`` + ``context.read``; referee, the
+  records' ``latencies_us``, which the runner measures around ``Hub.ask``. p50 and
+  p99 over every decision after the warm-up (referee: of the matches started after it);
+* rate: raw, replies received; referee, action requests sent (the node's request
+  counter: the records only arrive at the end of each match), in each of
+  ``--repeats`` windows of ``--seconds`` after a one-second warm-up, every stream or
+  match busy throughout; the best window is kept. The referee's requests are checked
+  against the decisions in all its records (no strike is expected; any is reported);
+* CPU: user + system time of the server process (every thread) and of the client
+  process over each window, and the server's CPU per round trip or decision.
+
+uvloop is used in both processes when installed (the server through
+``arena.referee.serve.install_uvloop``). With two CPUs or more the server process is
+pinned to one CPU and the clients to the others (``--no-pin``: left to the OS).
+The last line is ``ratio_vs_raw_grpc=R``, referee decisions/s over raw round trips/s;
+the target is R >= 0.85. Default run: about 35 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing as mp
+import os
+import platform
+import sys
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+_ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(_ROOT), str(_ROOT / "sdk")]  # run from a checkout
+
+import grpc  # noqa: E402
+import grpc.aio  # noqa: E402
+from belote.arena.v1 import bot_service_pb2 as bpb  # noqa: E402
+from belote.arena.v1 import bot_service_pb2_grpc as bgrpc  # noqa: E402
+
+from arena.engine import Ruleset  # noqa: E402
+from arena.engine.actions import PASS  # noqa: E402
+
+TARGET_RATIO = 0.85
+WARMUP_S = 1.0
+#: what ``arena.referee.service.start_server`` gives its server
+SERVER_OPTIONS: list[tuple[str, Any]] = [
+    ("grpc.keepalive_time_ms", 20_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+]
+CHANNELS = 2  # client connections: the two bots; the raw streams are spread over as many
+
+
+# --------------------------------------------------------------------------- the instant choice
+def instant_action(request: bpb.ActionRequest) -> int:
+    """The first legal action; the first after pass while nobody has bid (so deals get played)."""
+    legal = request.legal_actions
+    first: int = legal[0]
+    if first == PASS and len(legal) > 1 and all(b == PASS for b in request.observation.bids):
+        return int(legal[1])
+    return first
+
+
+def _reply(request: bpb.ActionRequest) -> bpb.ConnectRequest:
+    return bpb.ConnectRequest(action_reply=bpb.ActionReply(
+        request_id=request.request_id, action=instant_action(request)))
+
+
+# --------------------------------------------------------------------------- client process
+@dataclass(frozen=True)
+class ClientPlan:
+    address: str
+    #: one Hello per stream: (token, name, concurrency)
+    hellos: list[tuple[str, str, int]]
+    sdk: bool = False
+    cpus: list[int] | None = None
+
+
+def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    factory: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
+    return factory
+
+
+def client_main(plan: ClientPlan) -> None:
+    """Entry point of the client process: answer on every stream until the server ends them."""
+    if plan.cpus:
+        os.sched_setaffinity(0, plan.cpus)
+    with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+        runner.run(_sdk_clients(plan) if plan.sdk else _raw_clients(plan))
+
+
+async def _answer(channel: grpc.aio.Channel, hello: bpb.Hello) -> None:
+    call = bgrpc.BotServiceStub(channel).Connect()
+    await call.write(bpb.ConnectRequest(hello=hello))
+    read, write = call.read, call.write
+    while True:
+        msg = await read()
+        if not isinstance(msg, bpb.ConnectResponse):  # EOF: the server ended the stream
+            return
+        if msg.WhichOneof("message") == "action_request":
+            await write(_reply(msg.action_request))
+
+
+async def _raw_clients(plan: ClientPlan) -> None:
+    channels = [grpc.aio.insecure_channel(plan.address) for _ in range(CHANNELS)]
+    try:
+        await asyncio.gather(*(
+            _answer(channels[i % CHANNELS], bpb.Hello(token=token, name=name, concurrency=concurrency))
+            for i, (token, name, concurrency) in enumerate(plan.hellos)
+        ), return_exceptions=True)
+    finally:
+        for ch in channels:
+            await ch.close(grace=None)
+
+
+async def _sdk_clients(plan: ClientPlan) -> None:
+    import logging
+
+    from belote_bot import Bot, Client, Observation
+
+    logging.getLogger("belote_bot").setLevel(logging.ERROR)  # no "lost the stream" as the bench ends
+
+    class InstantBot(Bot):
+        def act(self, obs: Observation) -> int:
+            return instant_action(obs.raw)
+
+    clients = [Client(InstantBot(), plan.address, token, concurrency, name=name, ping_interval=0)
+               for token, name, concurrency in plan.hellos]
+    # Client.run reconnects forever: stop when every stream has been lost once after its Welcome
+    tasks = [asyncio.ensure_future(c.run()) for c in clients]
+    while not all(c.welcome is not None for c in clients):
+        await asyncio.sleep(0.05)
+    while all(c._welcomed for c in clients):
+        await asyncio.sleep(0.05)
+    for t in tasks:
+        t.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+class ClientProcess:
+    """The clients of one half, in a child process started with "spawn"."""
+
+    def __init__(self, plan: ClientPlan) -> None:
+        self.proc = mp.get_context("spawn").Process(target=client_main, args=(plan,), daemon=True,
+                                                    name="bench-clients")
+
+    def __enter__(self) -> ClientProcess:
+        self.proc.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.proc.join(5)
+        if self.proc.is_alive():
+            self.proc.terminate()
+            self.proc.join(5)
+
+
+# --------------------------------------------------------------------------- shared measuring
+@dataclass
+class Window:
+    rate_per_s: float
+    #: CPU seconds per second of the server process and of the client process (1.0: one CPU busy)
+    server_cpu: float
+    client_cpu: float | None
+    #: server CPU per round trip or decision, microseconds
+    server_cpu_us: float
+
+
+@dataclass
+class HalfResult:
+    name: str
+    rate_per_s: float
+    windows: list[Window]
+    p50_us: float
+    p99_us: float
+    samples: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def best(self) -> Window:
+        return max(self.windows, key=lambda w: w.rate_per_s)
+
+
+def pct(sorted_values: Sequence[int], q: float) -> float:
+    """The ``q`` quantile (linear interpolation) of sorted values, rounded to 0.1."""
+    if not sorted_values:
+        return float("nan")
+    k = (len(sorted_values) - 1) * q
+    lo = int(k)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    return round(sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (k - lo), 1)
+
+
+def process_cpu_s(pid: int | None) -> float | None:
+    """CPU seconds (user + system, every thread) of this process or of child ``pid`` (Linux)."""
+    if pid is None:
+        return time.process_time()
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def measure_windows(count: Callable[[], int], seconds: float, repeats: int,
+                          child: int | None) -> list[Window]:
+    """``count()`` per second, and CPU use, over ``repeats`` consecutive windows of ``seconds``."""
+    out = []
+    for _ in range(repeats):
+        c0, t0, s0, k0 = count(), time.perf_counter(), process_cpu_s(None), process_cpu_s(child)
+        await asyncio.sleep(seconds)
+        c1, t1, s1, k1 = count(), time.perf_counter(), process_cpu_s(None), process_cpu_s(child)
+        assert s0 is not None and s1 is not None
+        dt, n = t1 - t0, max(1, c1 - c0)
+        out.append(Window(
+            round(n / dt, 1), round((s1 - s0) / dt, 3),
+            None if k0 is None or k1 is None else round((k1 - k0) / dt, 3), round((s1 - s0) / n * 1e6, 1),
+        ))
+    return out
+
+
+async def wait_until(cond: Callable[[], bool], timeout: float, what: str,
+                     child: mp.process.BaseProcess | None = None) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if child is not None and not child.is_alive():
+            raise RuntimeError(f"the client process died (exit code {child.exitcode}) before {what}")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.01)
+
+
+# --------------------------------------------------------------------------- the referee's messages
+@dataclass
+class Sample:
+    """What the referee sends per decision, from matches played over in-memory links."""
+
+    #: the action requests of the first round, serialized ConnectResponses with their events
+    requests: list[bytes]
+    events_per_request: float
+    request_bytes: float
+    reply_bytes: float
+    #: every message the referee sent (requests, flushes, match start and end) per decision
+    messages_per_decision: float
+    #: the referee's own CPU per decision without gRPC (runner, rules, protobuf, sessions), us
+    in_memory_us: float
+
+
+async def in_memory(rules: Ruleset, matches: int, rounds: int = 3) -> Sample:
+    """Play ``rounds`` x ``matches`` matches (``matches`` at once) through the real runner and hub
+    over in-memory links: each message is serialized (as gRPC would) and each request answered at
+    once with the instant choice. The first round's requests are kept; the others are timed."""
+    from arena.referee.runner import MatchRunner, MatchSpec, Seat
+    from arena.referee.sessions import BotLink, Hub
+
+    hub = Hub()
+    links = [hub.link(f"bot-{i}", f"instant{i}") for i in range(2)]
+    requests: list[bytes] = []
+    replies: list[int] = []
+    keep = True
+    counts = {"requests": 0, "messages": 0, "events": 0}
+    loop = asyncio.get_running_loop()
+
+    def writer_for(link: BotLink) -> Callable[[bpb.ConnectResponse], Awaitable[None]]:
+        async def write(msg: bpb.ConnectResponse) -> None:
+            data = msg.SerializeToString()
+            counts["messages"] += 1
+            if msg.WhichOneof("message") != "action_request":
+                return
+            counts["requests"] += 1
+            req = msg.action_request
+            if keep:
+                requests.append(data)
+                counts["events"] += len(msg.events)
+                replies.append(_reply(req).ByteSize())
+            loop.call_soon(link.resolve, req.request_id, instant_action(req))
+        return write
+
+    for link in links:
+        link.attach(writer_for(link), name=link.name, version="", concurrency=2 * matches)
+    seats = [Seat(links[i & 1].bot_id, links[i & 1].name, links[i & 1]) for i in range(4)]
+
+    async def play(r: int, w: int) -> None:
+        spec = MatchSpec(f"m-{r:06x}{w:06x}", rules, f"bench/{r}/{w}", seats)
+        state = await MatchRunner(hub, spec).run()
+        assert state.result is not None and state.result.reason == "finished", state.result
+
+    await asyncio.gather(*(play(0, w) for w in range(matches)))
+    keep = False
+    kept = len(requests)
+    before = {**counts}
+    cpu0 = time.process_time()
+    for r in range(1, rounds):
+        await asyncio.gather(*(play(r, w) for w in range(matches)))
+    cpu = time.process_time() - cpu0
+    decided = counts["requests"] - before["requests"]
+    return Sample(
+        requests, counts["events"] / kept, sum(map(len, requests)) / kept, sum(replies) / kept,
+        (counts["messages"] - before["messages"]) / decided, cpu / decided * 1e6,
+    )
+
+
+# --------------------------------------------------------------------------- half (a): raw gRPC
+class PingPong(bgrpc.BotServiceServicer):
+    """``BotService.Connect`` that only ping-pongs the referee's messages, measuring each round trip."""
+
+    def __init__(self, sample: Sample) -> None:
+        self.sample = sample
+        self.streams = 0
+        self.round_trips = 0
+        self.latencies: list[int] | None = None  # a list once the warm-up is over
+        self.stopping = False
+
+    async def Connect(  # type: ignore[override]  # reads and writes through the context, like the referee
+        self, request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any],
+    ) -> None:
+        hello = await context.read()
+        if hello is grpc.aio.EOF:
+            return
+        offset = self.streams * 7
+        self.streams += 1
+        msgs = [bpb.ConnectResponse.FromString(b) for b in self.sample.requests]
+        msgs = msgs[offset % len(msgs):] + msgs[:offset % len(msgs)]
+        n = len(msgs)
+        i = 0
+        rid = 0
+        read, write, perf = context.read, context.write, time.perf_counter
+        while not self.stopping:
+            msg = msgs[i]
+            i = i + 1 if i + 1 < n else 0
+            rid += 1
+            msg.action_request.request_id = rid
+            t0 = perf()
+            await write(msg)
+            reply = await read()
+            t1 = perf()
+            if reply is grpc.aio.EOF:
+                return
+            self.round_trips += 1
+            if self.latencies is not None:
+                self.latencies.append(int((t1 - t0) * 1e6))
+
+
+class PingPongMux(PingPong):
+    """The same ping-pong with the referee's stream layout: one stream per client, several round
+    trips in flight on it (the Hello's ``concurrency``), writes serialized, replies matched by id."""
+
+    async def Connect(  # type: ignore[override]
+        self, request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any],
+    ) -> None:
+        hello = await context.read()
+        if not isinstance(hello, bpb.ConnectRequest):
+            return
+        self.streams += 1
+        lock = asyncio.Lock()
+        pending: dict[int, asyncio.Future[int]] = {}
+        loop = asyncio.get_running_loop()
+        write = context.write
+        next_rid = 0
+
+        async def slot(k: int) -> None:
+            nonlocal next_rid
+            msgs = [bpb.ConnectResponse.FromString(b) for b in self.sample.requests]
+            n, i, perf = len(msgs), (k * 7) % len(msgs), time.perf_counter
+            while not self.stopping:
+                msg = msgs[i]
+                i = i + 1 if i + 1 < n else 0
+                next_rid += 1
+                rid = msg.action_request.request_id = next_rid
+                fut = pending[rid] = loop.create_future()
+                t0 = perf()
+                async with lock:
+                    await write(msg)
+                await fut
+                t1 = perf()
+                self.round_trips += 1
+                if self.latencies is not None:
+                    self.latencies.append(int((t1 - t0) * 1e6))
+
+        slots = [asyncio.ensure_future(slot(k)) for k in range(max(1, hello.hello.concurrency))]
+        try:
+            while not self.stopping:
+                reply = await context.read()
+                if not isinstance(reply, bpb.ConnectRequest):
+                    break
+                fut = pending.pop(reply.action_reply.request_id, None)
+                if fut is not None:
+                    fut.set_result(reply.action_reply.action)
+        finally:
+            for t in slots:
+                t.cancel()
+            await asyncio.gather(*slots, return_exceptions=True)
+
+
+async def run_raw(args: argparse.Namespace, sample: Sample, cpus: list[int] | None,
+                  mux: bool = False) -> HalfResult:
+    servicer = PingPongMux(sample) if mux else PingPong(sample)
+    server = grpc.aio.server(options=SERVER_OPTIONS)
+    bgrpc.add_BotServiceServicer_to_server(servicer, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    if mux:  # like the bots: CHANNELS streams, the round trips in flight shared between them
+        hellos = [("", f"mux-{i}", len(range(i, args.streams, CHANNELS))) for i in range(CHANNELS)]
+    else:
+        hellos = [("", f"pingpong-{i}", 1) for i in range(args.streams)]
+    plan = ClientPlan(f"127.0.0.1:{port}", hellos, cpus=cpus)
+    try:
+        with ClientProcess(plan) as child:
+            await wait_until(lambda: servicer.streams == len(hellos), 30, "the ping-pong streams",
+                             child.proc)
+            await asyncio.sleep(WARMUP_S)
+            servicer.latencies = []
+            windows = await measure_windows(lambda: servicer.round_trips, args.seconds, args.repeats,
+                                            child.proc.pid)
+            lat = sorted(servicer.latencies)
+            servicer.stopping = True  # the handlers return: the streams end, the clients exit
+            await server.stop(0.2)
+    finally:
+        servicer.stopping = True
+        await server.stop(0.2)
+    best = max(w.rate_per_s for w in windows)
+    name = "raw mux" if mux else "raw gRPC"
+    return HalfResult(name, best, windows, pct(lat, 0.5), pct(lat, 0.99), len(lat),
+                      {"streams": len(hellos), "channels": CHANNELS, "in_flight": args.streams})
+
+
+# --------------------------------------------------------------------------- half (b): the referee
+async def run_referee(args: argparse.Namespace, cpus: list[int] | None) -> HalfResult:
+    from arena.referee.node import Node, NodeConfig
+    from arena.referee.runner import MatchState, TimeControl
+    from arena.referee.service import start_server, stop_server
+
+    # generous time: an instant bot is never late, but a profiler or a busy machine may slow the node
+    node = Node(NodeConfig(time=TimeControl(deadline=30.0, time_bank=60.0, grace=60.0)))
+    server, port = await start_server(node)
+    seats_per_bot = 2 * args.matches
+    entries = [node.register_bot(f"instant{i}") for i in range(2)]
+    plan = ClientPlan(f"127.0.0.1:{port}", [(tok, e.name, seats_per_bot) for e, tok in entries],
+                      sdk=args.sdk_bots, cpus=cpus)
+    links = [node.link_for(e) for e, _ in entries]
+    stop = False
+    measuring_from = float("inf")
+    every: list[MatchState] = []
+    measured: list[MatchState] = []  # the matches started after the warm-up
+    other_end: list[str] = []
+
+    async def worker(w: int) -> None:
+        k = 0
+        while not stop:
+            started = time.perf_counter()
+            match_id = node.start_match(entries[0][0].bot_id, entries[1][0].bot_id, args.ruleset,
+                                        seed=f"bench/{w}/{k}", deals=args.deals)
+            k += 1
+            state = await node.wait(match_id)
+            every.append(state)
+            if state.state != "finished":
+                other_end.append(f"{match_id}: {state.state}")
+            elif started >= measuring_from:
+                measured.append(state)
+
+    try:
+        with ClientProcess(plan) as child:
+            await wait_until(lambda: all(link.connected for link in links), 30, "the bots", child.proc)
+            workers = [asyncio.ensure_future(worker(w)) for w in range(args.matches)]
+            await asyncio.sleep(WARMUP_S)
+            measuring_from = time.perf_counter()
+            hub = node.hub
+            # the node's request counter (one per action request sent): the records only come at
+            # the end of each match, this counts the decisions of a window exactly
+            windows = await measure_windows(lambda: hub._next_request, args.seconds, args.repeats,
+                                            child.proc.pid)
+            stop = True  # no new match; let those running finish
+            done, _ = await asyncio.wait(workers, timeout=30)
+            for t in done:
+                t.result()
+            requests = hub._next_request
+            await stop_server(server, node, grace=0.2)  # the streams end, the clients exit
+    finally:
+        stop = True
+        await stop_server(server, node, grace=0.2)
+    if other_end:
+        raise RuntimeError(f"matches did not finish: {other_end[:3]}")
+
+    def decisions(states: list[MatchState]) -> list[int]:
+        out: list[int] = []
+        for state in states:
+            assert state.record is not None
+            for deal in state.record["latencies_us"]:
+                out.extend(deal)
+        return out
+
+    lat = sorted(x for x in decisions(measured) if x >= 0)  # -1: a fallback (none expected)
+    strikes = sum(len(st.record["strikes"]) for st in every if st.record is not None)
+    best = max(w.rate_per_s for w in windows)
+    return HalfResult("referee", best, windows, pct(lat, 0.5), pct(lat, 0.99), len(lat), {
+        "matches": args.matches, "bots": 2, "seats_per_bot": seats_per_bot, "deals_per_match": args.deals,
+        "ruleset": args.ruleset, "sdk_bots": args.sdk_bots, "matches_measured": len(measured),
+        "decisions_measured": len(lat), "requests_sent": requests,
+        "decisions_in_records": len(decisions(every)), "strikes": strikes,
+    })
+
+
+# --------------------------------------------------------------------------- main
+@dataclass
+class Results:
+    python: str
+    grpcio: str
+    uvloop: bool
+    cpus: int
+    server_cpus: list[int] | None
+    client_cpus: list[int] | None
+    seconds: float
+    repeats: int
+    request_bytes: float
+    events_per_request: float
+    reply_bytes: float
+    messages_per_decision: float
+    referee_in_memory_us: float
+    raw: HalfResult | None
+    raw_mux: HalfResult | None
+    referee: HalfResult | None
+    #: raw server CPU per round trip over referee server CPU per decision (best windows), for information
+    cpu_ratio_vs_raw_grpc: float | None
+    ratio_vs_raw_grpc: float | None
+    target_ratio: float = TARGET_RATIO
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    p.add_argument("--seconds", type=float, default=2.0, help="length of one timed window (2)")
+    p.add_argument("--repeats", type=int, default=5, help="timed windows per measure, best kept (5)")
+    p.add_argument("--streams", type=int, default=None,
+                   help="raw half: ping-pong streams, one round trip in flight each (default: --matches)")
+    p.add_argument("--matches", type=int, default=10,
+                   help="referee half: matches at once, one decision in flight each (10)")
+    p.add_argument("--deals", type=int, default=4, help="deals per referee match (4)")
+    p.add_argument("--ruleset", default="classic", help="referee preset (classic)")
+    p.add_argument("--sdk-bots", action="store_true", help="run the referee's bots through belote_bot")
+    p.add_argument("--no-pin", action="store_true", help="do not pin the server and the clients to CPUs")
+    p.add_argument("--half", choices=("all", "raw", "mux", "referee"), default="all",
+                   help="run one measure only, e.g. to profile it (default: all three)")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    args = p.parse_args(argv)
+    if args.streams is None:
+        args.streams = args.matches
+    for name in ("repeats", "streams", "matches", "deals"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name} must be at least 1")
+    if args.seconds <= 0:
+        p.error("--seconds must be positive")
+    try:
+        Ruleset.from_spec(args.ruleset)
+    except Exception as e:
+        p.error(str(e))
+    return args
+
+
+def cpu_plan(no_pin: bool) -> tuple[list[int] | None, list[int] | None]:
+    """(server CPUs, client CPUs): one CPU for the server, the others for the clients."""
+    if no_pin or not hasattr(os, "sched_getaffinity"):
+        return None, None
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        return None, None
+    return cpus[:1], cpus[1:]
+
+
+async def run_async(args: argparse.Namespace, cpus: int, server_cpus: list[int] | None,
+                    client_cpus: list[int] | None, with_uvloop: bool) -> Results:
+    rules = Ruleset.from_spec(args.ruleset).with_options(deals=args.deals)
+    sample = await in_memory(rules, args.matches)
+    raw = await run_raw(args, sample, client_cpus) if args.half in ("all", "raw") else None
+    mux = await run_raw(args, sample, client_cpus, mux=True) if args.half in ("all", "mux") else None
+    ref = await run_referee(args, client_cpus) if args.half in ("all", "referee") else None
+    ratio = cpu_ratio = None
+    if raw is not None and ref is not None:
+        ratio = round(ref.rate_per_s / raw.rate_per_s, 3)
+        cpu_ratio = round(raw.best.server_cpu_us / ref.best.server_cpu_us, 3)
+    return Results(
+        python=platform.python_version(), grpcio=grpc.__version__, uvloop=with_uvloop, cpus=cpus,
+        server_cpus=server_cpus, client_cpus=client_cpus, seconds=args.seconds, repeats=args.repeats,
+        request_bytes=round(sample.request_bytes, 1), events_per_request=round(sample.events_per_request, 2),
+        reply_bytes=round(sample.reply_bytes, 1),
+        messages_per_decision=round(sample.messages_per_decision, 3),
+        referee_in_memory_us=round(sample.in_memory_us, 1),
+        raw=raw, raw_mux=mux, referee=ref, cpu_ratio_vs_raw_grpc=cpu_ratio, ratio_vs_raw_grpc=ratio,
+    )
+
+
+def report(res: Results) -> None:
+    pin = (f"server on CPU {res.server_cpus}, clients on CPU {res.client_cpus}" if res.server_cpus
+           else "not pinned")
+    print(f"referee bench: Python {res.python}, grpcio {res.grpcio}, uvloop {'on' if res.uvloop else 'OFF'}, "
+          f"{res.cpus} CPUs ({pin}); best of {res.repeats} x {res.seconds:g} s windows after "
+          f"{WARMUP_S:g} s warm-up")
+    print(f"messages: action request {res.request_bytes:.0f} B on average ({res.events_per_request:.2f} "
+          f"public events riding on it), reply {res.reply_bytes:.0f} B; "
+          f"{res.messages_per_decision:.3f} messages sent per decision")
+    print(f"referee work without gRPC (runner, rules, protobuf, sessions over in-memory links): "
+          f"{res.referee_in_memory_us:.1f} us CPU per decision")
+    for half, unit in ((res.raw, "round trips/s"), (res.raw_mux, "round trips/s"),
+                       (res.referee, "decisions/s")):
+        if half is None:
+            continue
+        x = half.extra
+        if half is res.raw:
+            what = f"{x['streams']} streams over {x['channels']} channels, 1 round trip in flight each"
+        elif half is res.raw_mux:
+            what = (f"info: {x['in_flight']} round trips in flight over {x['streams']} streams, "
+                    "as the referee multiplexes its bots' seats")
+        else:
+            what = (f"{x['matches']} matches ({x['ruleset']}, {x['deals_per_match']} deals) at once, "
+                    f"2 bots x {x['seats_per_bot']} seats{', SDK bots' if x['sdk_bots'] else ''}; "
+                    f"{x['decisions_measured']} latencies from {x['matches_measured']} records; "
+                    f"{x['requests_sent']} requests, {x['decisions_in_records']} decisions in all records, "
+                    f"{x['strikes']} strikes")
+        best = half.best
+        client = "?" if best.client_cpu is None else f"{best.client_cpu:.0%}"
+        print(f"{half.name:<10}{half.rate_per_s:>9,.0f} {unit:<14} p50 {half.p50_us:>6,.0f} us  "
+              f"p99 {half.p99_us:>6,.0f} us  server CPU {best.server_cpu_us:>4.0f} us each")
+        print(f"{'':<10}({what}; windows {', '.join(f'{w.rate_per_s:,.0f}' for w in half.windows)}; "
+              f"best window: server process {best.server_cpu:.0%} CPU, clients {client})")
+    if res.ratio_vs_raw_grpc is None:
+        print("ratio_vs_raw_grpc=n/a")
+        return
+    print(f"server CPU ratio (raw per round trip / referee per decision): {res.cpu_ratio_vs_raw_grpc:.3f}")
+    verdict = "met" if res.ratio_vs_raw_grpc >= res.target_ratio else "NOT met"
+    print(f"target ratio_vs_raw_grpc >= {res.target_ratio:g}: {verdict}")
+    print(f"ratio_vs_raw_grpc={res.ratio_vs_raw_grpc:.3f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    server_cpus, client_cpus = cpu_plan(args.no_pin)
+    if server_cpus is not None:
+        os.sched_setaffinity(0, server_cpus)  # before any gRPC thread exists: they inherit it
+    from arena.referee.serve import install_uvloop
+
+    with_uvloop = install_uvloop()
+    res = asyncio.run(run_async(args, cpus, server_cpus, client_cpus, with_uvloop))
+    if args.json:
+        print(json.dumps(asdict(res), indent=2))
+    else:
+        report(res)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

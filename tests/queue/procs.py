@@ -1,0 +1,30 @@
+"""Functions run in child processes (spawned, so they must be importable)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from arena.queue.broker import Broker, MatchResult
+from arena.queue.embedded import EmbeddedBroker
+
+REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+def open_store(spec: tuple[str, str, str]) -> Broker:
+    kind, path, prefix = spec
+    if kind == "embedded":
+        return EmbeddedBroker(Path(path))
+    from arena.queue.redis_broker import RedisBroker
+
+    return RedisBroker(REDIS_URL, prefix=prefix)
+
+
+def write_once(spec: tuple[str, str, str], result: MatchResult, start: Any, out: Any) -> None:
+    """Wait for the others, write ``result``, report whether this process wrote it."""
+    broker = open_store(spec)
+    try:
+        start.wait(30)
+        out.put(broker.write_result(result))
+    finally:
+        broker.close()

@@ -1,0 +1,173 @@
+"""What only the Redis backend has: its server, its connection errors, its AOF."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from arena.queue.broker import BrokerUnavailable
+from tests.queue.conftest import REDIS_URL, redis_unavailable
+from tests.queue.test_broker_contract import LEASE, job, result
+
+pytest.importorskip("redis")
+
+from arena.queue.redis_broker import RedisBroker, redact
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_no_server_raises_broker_unavailable_with_a_clear_message() -> None:
+    url = f"redis://127.0.0.1:{free_port()}/0"
+    with pytest.raises(BrokerUnavailable, match=f"no Redis at {url}: connection refused"):
+        RedisBroker(url)
+
+
+def test_bad_url_is_a_broker_error() -> None:
+    from arena.queue.broker import BrokerError
+
+    with pytest.raises(BrokerError, match="bad Redis URL"):
+        RedisBroker("redis://127.0.0.1:notaport/0")
+
+
+def test_messages_never_show_the_password() -> None:
+    assert redact("redis://user:s3cret@host:6379/0") == "redis://user:***@host:6379/0"
+    assert redact("redis://:s3cret@host:6379/0") == "redis://:***@host:6379/0"
+    assert redact("redis://host:6379/0") == "redis://host:6379/0"
+
+
+def test_a_flushed_stream_recreates_its_consumer_group() -> None:
+    why = redis_unavailable()
+    if why:
+        pytest.skip(why)
+    import redis
+
+    prefix = f"test-arena-{uuid.uuid4().hex[:12]}"
+    client = redis.Redis.from_url(REDIS_URL)
+    try:
+        with RedisBroker(REDIS_URL, prefix=prefix) as broker:
+            client.delete(broker.keys.jobs)  # the stream and its group are gone
+            broker.enqueue([job(0)])
+            assert [c.job for c in broker.claim("n1", 1, LEASE)] == [job(0)]
+    finally:
+        own = list(client.scan_iter(match=f"{prefix}:*"))
+        if own:
+            client.delete(*own)
+        client.close()
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[tuple[int, Path]]:
+    """A redis-server of this test's own, on a free port, keeping an append-only file in tmp_path."""
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server is not on PATH")
+    yield free_port(), tmp_path
+
+
+def start_redis(port: int, data: Path) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen(
+        [
+            "redis-server", "--port", str(port), "--bind", "127.0.0.1",
+            "--save", "", "--appendonly", "yes", "--dir", str(data),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2) as s:
+                s.sendall(b"PING\r\n")
+                if s.recv(16).startswith(b"+PONG"):
+                    return proc
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError(f"redis-server on port {port} did not start")
+        time.sleep(0.05)
+
+
+def stop_redis(proc: subprocess.Popen[bytes]) -> None:
+    os.kill(proc.pid, signal.SIGTERM)  # a clean shutdown: the append-only file is flushed
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+
+
+@pytest.mark.slow
+def test_redis_restart_with_aof_keeps_results_and_reclaims_jobs(own_redis: tuple[int, Path]) -> None:
+    port, data = own_redis
+    url = f"redis://127.0.0.1:{port}/0"
+    proc = start_redis(port, data)
+    try:
+        with RedisBroker(url) as broker:
+            broker.put_tournament("t1", {"format": "round-robin"})
+            broker.set_tournament_state("t1", "running", expect="created")
+            broker.enqueue_once("t1/round/1", [job(0), job(1)])
+            [done, running] = broker.claim("n1", 2, LEASE)
+            assert broker.write_result(result(done.job))
+            broker.ack(done)
+            # "running" stays claimed by n1 when Redis goes down
+        stop_redis(proc)
+        with pytest.raises(BrokerUnavailable, match="connection refused"):
+            RedisBroker(url)
+
+        proc = start_redis(port, data)
+        with RedisBroker(url) as broker:
+            assert broker.get_result(done.job.match_id) == result(done.job)
+            assert broker.results("t1") == [result(done.job)]
+            assert broker.ratings() == {"alpha": (1508.0, 1), "beta": (1492.0, 1)}
+            assert broker.get_tournament("t1") == ({"format": "round-robin"}, "running")
+            assert broker.write_result(result(done.job, winner=1)) is False  # still exactly once
+            assert broker.enqueue_once("t1/round/1", [job(0), job(1)]) is False
+            assert broker.pending_count() == broker.pending_count("t1") == 1
+            time.sleep(0.35)  # n1's lease on the unfinished job runs out: it is reclaimed
+            [replay] = broker.claim("n2", 5, LEASE)
+            assert (replay.job, replay.delivery) == (running.job, 2)
+    finally:
+        if proc.poll() is None:
+            stop_redis(proc)
+
+
+def test_both_backends_compute_the_very_same_ratings() -> None:
+    why = redis_unavailable()
+    if why:
+        pytest.skip(why)
+    import random
+
+    import redis
+
+    from arena.queue.broker import MatchResult
+    from arena.queue.embedded import EmbeddedBroker
+
+    prefix = f"test-arena-{uuid.uuid4().hex[:12]}"
+    rng = random.Random(7)
+    bots = ["alpha", "beta", "gamma", "delta", "epsilon"]
+    try:
+        with RedisBroker(REDIS_URL, prefix=prefix) as in_redis, EmbeddedBroker(None) as in_sqlite:
+            for n in range(200):
+                team0, team1 = rng.sample(bots, 2)
+                r = MatchResult(f"m{n}", "t1", team0, team1, (0, 0), rng.choice([0, 1, None]), "finished", {})
+                assert in_redis.write_result(r) and in_sqlite.write_result(r)
+            assert in_redis.ratings() == in_sqlite.ratings()  # Lua and Python agree to the last bit
+    finally:
+        client = redis.Redis.from_url(REDIS_URL)
+        own = list(client.scan_iter(match=f"{prefix}:*"))
+        if own:
+            client.delete(*own)
+        client.close()

@@ -1,0 +1,83 @@
+"""Results for tournament tests: real matches played by the engine, or synthetic ones."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from arena.engine import Match, Ruleset, match_record, observe
+from arena.engine.bots import HeuristicPlayer, Player, RandomPlayer
+from arena.queue.broker import MatchJob, MatchResult
+from arena.tournament import Tournament
+
+PLAYERS: dict[str, Callable[[], Player]] = {"random": RandomPlayer, "heuristic": HeuristicPlayer}
+
+
+def play_match(
+    ruleset: Any, seed: str, deals: int | None, players: tuple[Player, Player], rng: random.Random,
+    target: int | None = None,
+) -> Match:
+    """A whole match, the way a referee plays a job: fixed deals folded into the ruleset."""
+    rules = Ruleset.from_spec(ruleset)
+    if deals is not None:
+        rules = rules.with_options(deals=deals)
+    match = Match(rules, seed, target=target)
+    while not match.is_over:
+        deal = match.new_deal()
+        while not deal.is_over:
+            seat = deal.to_act
+            deal.apply(players[seat & 1].act(observe(deal, seat), rng))
+        match.add(deal)
+    return match
+
+
+def result_of(job: MatchJob, match: Match) -> MatchResult:
+    record = match_record(match, [job.team0, job.team1, job.team0, job.team1])
+    return MatchResult(
+        match_id=job.match_id, tournament_id=job.tournament_id, team0=job.team0, team1=job.team1,
+        totals=(match.totals[0], match.totals[1]), winner=match.winner, reason="finished",
+        record=record,
+    )
+
+
+def play_job(job: MatchJob, kinds: dict[str, str], rng: random.Random) -> MatchResult:
+    """Play ``job`` with the engine; ``kinds`` maps a bot name to 'random' or 'heuristic'."""
+    players = (PLAYERS[kinds[job.team0]](), PLAYERS[kinds[job.team1]]())
+    return result_of(job, play_match(job.ruleset, job.seed, job.deals, players, rng, job.target))
+
+
+def synthetic(job: MatchJob, winner: int | None, totals: tuple[int, int] | None = None,
+              reason: str = "finished") -> MatchResult:
+    """A result without deals (its record holds none): only the match result counts."""
+    if totals is None:
+        totals = (1, 0) if winner == 0 else (0, 1) if winner == 1 else (0, 0)
+    return MatchResult(
+        match_id=job.match_id, tournament_id=job.tournament_id, team0=job.team0, team1=job.team1,
+        totals=totals, winner=winner, reason=reason, record={"seed": job.seed, "deals": []},
+    )
+
+
+def run(
+    tournament: Tournament, decide: Callable[[MatchJob], MatchResult], limit: int = 10_000,
+) -> tuple[list[MatchResult], list[str]]:
+    """Drive a tournament to its end as the nodes would; returns the results and the keys enqueued."""
+    results: list[MatchResult] = []
+    keys: list[str] = []
+    done: set[str] = set()
+    for _ in range(limit):
+        if tournament.is_finished(results):
+            return results, keys
+        key, jobs = tournament.jobs_for(results)
+        if key not in keys:
+            keys.append(key)
+        todo = [j for j in jobs if j.match_id not in done]
+        assert todo, f"stage {key} has nothing left to play but the tournament is not finished"
+        for job in todo:
+            results.append(decide(job))
+            done.add(job.match_id)
+    raise AssertionError("the tournament did not finish")
+
+
+def ids(jobs: Sequence[MatchJob]) -> list[str]:
+    return [j.match_id for j in jobs]
