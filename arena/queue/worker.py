@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena.queue.broker import Broker, BrokerError, Claim, LeaseLost, MatchJob, MatchResult
-from arena.referee.node import Node, NodeError
+from arena.referee.node import InvalidArgument, Node, NodeError, NotFound
 from arena.tournament import Tournament, TournamentSpec
 
 log = logging.getLogger("arena.queue")
@@ -86,7 +86,7 @@ class Worker:
         for name, seats in need.items():
             entry = self.node.registry.by_name(name)
             if entry is None:
-                return f"bot {name} is not registered"
+                return f"bot {name} is not registered (yet)"
             link = self.node.hub.links.get(entry.bot_id)
             if link is None or not link.connected:
                 return f"bot {name} is not connected here"
@@ -106,8 +106,13 @@ class Worker:
                 job.team0, job.team1, job.ruleset, seed=job.seed, target=job.target,
                 deals=job.deals, match_id=job.match_id,
             )
+        except (InvalidArgument, NotFound) as e:
+            # a job no node can ever play: keep it claimed so that its lease expires and
+            # each redelivery counts, until it lands in the dead-letter list
+            log.error("job %s cannot be played: %s (it will be dead-lettered)", job.match_id, e)
+            return 0
         except NodeError as e:
-            log.warning("cannot start %s: %s", job.match_id, e)
+            log.warning("cannot start %s now: %s", job.match_id, e)
             await self._release(claim)
             return 0
         task = asyncio.create_task(self._finish(claim), name=f"job-{job.match_id}")
