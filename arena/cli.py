@@ -226,7 +226,8 @@ def cmd_bot(args: argparse.Namespace) -> int:
             print(json.dumps({"bot_id": bot_id, "name": args.name, "token": token}))
         else:
             print(f"registered {args.name} as {bot_id}\ntoken (shown once): {token}")
-            print(f"run it: python -m belote_bot.bots.random --address {args.address} --token {token}")
+            # --token=T: a generated token may start with "-", which argparse takes for an option
+            print(f"run it: python -m belote_bot.bots.random --address {args.address} --token={token}")
         return 0
     bots = remote.list_bots(args.address)
     if args.json:
@@ -359,7 +360,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except CliError as e:
             print(f"error: {e}", file=sys.stderr)
             return 1
-    if hasattr(args, "seed") and isinstance(args.seed, str) and args.seed.lstrip("-").isdigit():
+    if (hasattr(args, "seed") and isinstance(args.seed, str) and args.seed.lstrip("-").isdigit()
+            and args.command != "tournament"):  # a tournament's seed is a string, kept as typed
         args.seed = int(args.seed)
     try:
         return int(args.func(args))

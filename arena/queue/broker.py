@@ -15,7 +15,7 @@ from __future__ import annotations
 import abc
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Self
 
 
@@ -97,7 +97,9 @@ class MatchResult:
         return 0.5 if self.winner is None else 1.0 if self.winner == 0 else 0.0
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
+        # fields by hand: asdict() would deep-copy the whole record first
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str | bytes) -> MatchResult:

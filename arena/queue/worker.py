@@ -16,7 +16,6 @@ node: never both.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import threading
 import time
@@ -52,10 +51,14 @@ class Worker:
         self.completed = 0
         self.released = 0
         self._draining = False
+        self._slot_freed = asyncio.Event()
 
     # --------------------------------------------------------------- main loop
     async def run(self, stop: asyncio.Event) -> None:
-        renew = asyncio.create_task(self._renew_loop(), name="lease-renewal")
+        helpers = [
+            asyncio.create_task(self._renew_loop(), name="lease-renewal"),
+            asyncio.create_task(self._advance_loop(), name="tournament-advance"),
+        ]
         try:
             while not stop.is_set():
                 started = 0
@@ -70,13 +73,34 @@ class Worker:
                     for claim in claims:
                         started += await self._start(claim)
                 if started == 0:
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(stop.wait(), self.poll_s)
+                    # sleep until the poll, a freed slot (claim again at once) or the stop
+                    self._slot_freed.clear()
+                    waiters = {asyncio.ensure_future(stop.wait()),
+                               asyncio.ensure_future(self._slot_freed.wait())}
+                    _, pending = await asyncio.wait(waiters, timeout=self.poll_s,
+                                                    return_when=asyncio.FIRST_COMPLETED)
+                    for w in pending:
+                        w.cancel()
         finally:
             await self.drain()
-            renew.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await renew
+            for task in helpers:
+                task.cancel()
+            await asyncio.gather(*helpers, return_exceptions=True)
+
+    async def _advance_loop(self) -> None:
+        """Advance every open tournament now and then, whatever the matches just played here.
+
+        A node that wrote a result and died before advancing its tournament
+        leaves the next round unqueued; the job it never acked is dropped by
+        whichever node claims it next (its result exists). This sweep catches
+        that: enqueueing a stage is idempotent, so any node may do it.
+        """
+        while True:
+            await asyncio.sleep(max(1.0, self.lease_s / 3))
+            try:
+                await asyncio.to_thread(advance_open_tournaments, self.broker)
+            except BrokerError as e:
+                log.warning("advancing tournaments failed: %s", e)
 
     def _runnable(self, job: MatchJob) -> str:
         """Why this node cannot seat the job's bots now ('' if it can)."""
@@ -96,6 +120,14 @@ class Worker:
 
     async def _start(self, claim: Claim) -> int:
         job = claim.job
+        stored = None if job.match_id in self.node.tasks else self.node.store.get(job.match_id)
+        if stored is not None:
+            # played to the end here, its record kept, and then the result was not written (this
+            # node died and restarted on its data folder, or the broker failed): the node refuses
+            # to play the match id again, so write the result from the record
+            task = asyncio.create_task(self._finish(claim, stored), name=f"job-{job.match_id}")
+            self.running[job.match_id] = Running(claim, task)
+            return 1
         why = self._runnable(job)
         if why:
             log.info("releasing %s: %s", job.match_id, why)
@@ -119,25 +151,34 @@ class Worker:
         self.running[job.match_id] = Running(claim, task)
         return 1
 
-    async def _finish(self, claim: Claim) -> None:
+    async def _finish(self, claim: Claim, stored: dict[str, Any] | None = None) -> None:
         job = claim.job
         try:
-            state = await self.node.wait(job.match_id)
-            if state.state != "finished" or state.result is None or state.record is None:
-                return  # cancelled here: released by whoever cancelled it
-            res = state.result
-            result = MatchResult(
-                match_id=job.match_id, tournament_id=job.tournament_id, team0=job.team0,
-                team1=job.team1, totals=(state.totals[0], state.totals[1]),
-                winner=res.winner if res.HasField("winner") else None, reason=res.reason,
-                record=state.record, node_id=self.node.node_id,
-            )
+            if stored is not None:
+                res_json = stored["result"]
+                result = MatchResult(
+                    match_id=job.match_id, tournament_id=job.tournament_id, team0=job.team0,
+                    team1=job.team1, totals=(res_json["totals"][0], res_json["totals"][1]),
+                    winner=res_json["winner"], reason=res_json["reason"], record=stored,
+                    node_id=self.node.node_id,
+                )
+            else:
+                state = await self.node.wait(job.match_id)
+                if state.state != "finished" or state.result is None or state.record is None:
+                    return  # cancelled here: released by whoever cancelled it
+                res = state.result
+                result = MatchResult(
+                    match_id=job.match_id, tournament_id=job.tournament_id, team0=job.team0,
+                    team1=job.team1, totals=(state.totals[0], state.totals[1]),
+                    winner=res.winner if res.HasField("winner") else None, reason=res.reason,
+                    record=state.record, node_id=self.node.node_id,
+                )
             current = self.running.get(job.match_id)
             written = await asyncio.to_thread(self.broker.write_result, result)
             await asyncio.to_thread(self.broker.ack, current.claim if current else claim)
             self.completed += 1
             log.info("match %s %s (%s)", job.match_id, "recorded" if written else "was already recorded",
-                     res.reason)
+                     result.reason)
             if job.tournament_id:
                 await asyncio.to_thread(advance_tournament, self.broker, job.tournament_id)
         except BrokerError as e:
@@ -145,6 +186,7 @@ class Worker:
                       job.match_id, e)
         finally:
             self.running.pop(job.match_id, None)
+            self._slot_freed.set()
 
     async def _release(self, claim: Claim) -> None:
         try:
@@ -160,6 +202,8 @@ class Worker:
                 try:
                     run.claim = await asyncio.to_thread(self.broker.renew, run.claim, self.lease_s)
                 except LeaseLost:
+                    if match_id not in self.node.tasks:
+                        continue  # it just finished here and was acked: nothing was lost
                     log.warning("lease of %s lost: another node replays it; cancelling here", match_id)
                     self._cancel_match(match_id)
                 except BrokerError as e:
@@ -202,6 +246,11 @@ def tournament_of(tournament_id: str, spec_json: dict[str, Any]) -> Tournament:
         return tour
 
 
+def advance_open_tournaments(broker: Broker) -> None:
+    for tournament_id in broker.list_tournaments():
+        advance_tournament(broker, tournament_id)
+
+
 def advance_tournament(broker: Broker, tournament_id: str) -> None:
     """Enqueue what the tournament needs next, once; mark it finished when it is."""
     found = broker.get_tournament(tournament_id)
@@ -209,6 +258,10 @@ def advance_tournament(broker: Broker, tournament_id: str) -> None:
         return
     spec_json, state = found
     if state not in ("created", "running"):
+        return
+    if state == "running" and spec_json.get("format") != "sprt" and broker.pending_count(tournament_id):
+        # a stage is complete only when none of its jobs is left: nothing to do yet
+        # (sprt may decide in the middle of a batch, so it always looks at its results)
         return
     tour = tournament_of(tournament_id, spec_json)
     results = broker.results(tournament_id)

@@ -102,7 +102,8 @@ class BotRegistry:
                 f"bad bot name {name!r}: 1 to 64 letters, digits, '_', '.' or '-', starting "
                 "with a letter or digit"
             )
-        token = token or secrets.token_urlsafe(24)
+        # a prefix keeps a token from starting with '-' (a command line would read it as an option)
+        token = token or f"bt_{secrets.token_urlsafe(24)}"
         self._reload()
         if _digest(token) in self._by_digest:
             raise DuplicateBotError("that token is already in use")
