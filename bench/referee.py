@@ -16,8 +16,9 @@ never share one core:
   ``ConnectRequest(action_reply=...)``, writes the next one. The messages are the
   referee's own: before the measures, ``--matches`` matches are played through the
   real ``MatchRunner`` and ``Hub`` over in-memory links, and every action request
-  they sent (the ``ConnectResponse`` with the public events that rode on it) is
-  kept; each stream cycles through them. So the bytes on the wire and the protobuf
+  they sent (a ``ConnectResponse`` with the public events that rode on it; a batch
+  is split into one message per request, the events on the first) is kept; each
+  stream cycles through them. So the bytes on the wire and the protobuf
   work per message are the referee's, without its rules, observations, events,
   matches and sessions. ``--streams`` streams (default: ``--matches``), one round
   trip in flight on each, spread over two channels (two TCP connections).
@@ -28,18 +29,21 @@ never share one core:
 * **referee**: the real node (``Node`` + ``start_server``) with two bots registered,
   each on one ``Connect`` stream with ``concurrency`` = 2 x ``--matches`` seats, and
   ``--matches`` matches kept running (a new one starts as soon as one ends; team 0
-  is bot 0; ``--deals`` deals each, ``--ruleset`` rules).
+  is bot 0; ``--deals`` deals each, ``--ruleset`` rules). The requests pending for a
+  bot at the same moment go out in one message (``action_requests``).
 
 Also printed: the referee's own CPU per decision without gRPC (the in-memory
-matches above, timed, each message serialized as gRPC would) and how many messages
-it sends per decision (requests, plus the end-of-deal flushes and match start/end).
+matches above, timed, each message serialized as for gRPC) and how many messages
+it sends per decision there (request batches, plus the end-of-deal flushes and match
+start/end), and for the real node how many messages it sent and received per decision.
 
 The clients are the same code for all three (unless ``--sdk-bots``): each stream
 sends its Hello, then reads, and answers each action request at once on the same
 stream with the *instant* choice: the first legal action, except in the bidding
 while nobody has bid, where it is the first one after pass (classic: take; coinche:
 the lowest bid), since with pass first every deal would be thrown in and no card
-ever played. ``--sdk-bots`` runs the bots through the SDK (``belote_bot.Client``),
+ever played. A batch of requests (``action_requests``) is answered in one message
+(``action_replies``). ``--sdk-bots`` runs the bots through the SDK (``belote_bot.Client``),
 which adds the SDK's own work per message on the client side.
 
 Comparable load: a match has one seat to act at a time, so ``--matches`` M keeps M
@@ -121,6 +125,12 @@ def _reply(request: bpb.ActionRequest) -> bpb.ConnectRequest:
         request_id=request.request_id, action=instant_action(request)))
 
 
+def _replies(requests: Sequence[bpb.ActionRequest]) -> bpb.ConnectRequest:
+    """The answers to a batch of requests, in one message (as the SDK sends them)."""
+    return bpb.ConnectRequest(action_replies=[
+        bpb.ActionReply(request_id=r.request_id, action=instant_action(r)) for r in requests])
+
+
 # --------------------------------------------------------------------------- client process
 @dataclass(frozen=True)
 class ClientPlan:
@@ -158,6 +168,8 @@ async def _answer(channel: grpc.aio.Channel, hello: bpb.Hello) -> None:
             return
         if msg.WhichOneof("message") == "action_request":
             await write(_reply(msg.action_request))
+        elif msg.action_requests:  # the referee's batch: answered in one message
+            await write(_replies(msg.action_requests))
 
 
 async def _raw_clients(plan: ClientPlan) -> None:
@@ -307,8 +319,9 @@ class Sample:
 
 async def in_memory(rules: Ruleset, matches: int, rounds: int = 3) -> Sample:
     """Play ``rounds`` x ``matches`` matches (``matches`` at once) through the real runner and hub
-    over in-memory links: each message is serialized (as gRPC would) and each request answered at
-    once with the instant choice. The first round's requests are kept; the others are timed."""
+    over in-memory links: each link writes the serialized messages it would give gRPC, and each
+    request is answered at once with the instant choice. The first round's requests are kept; the
+    others are timed (without the time spent parsing the messages to answer them)."""
     from arena.referee.runner import MatchRunner, MatchSpec, Seat
     from arena.referee.sessions import BotLink, Hub
 
@@ -318,21 +331,32 @@ async def in_memory(rules: Ruleset, matches: int, rounds: int = 3) -> Sample:
     replies: list[int] = []
     keep = True
     counts = {"requests": 0, "messages": 0, "events": 0}
+    parsing = [0.0]  # seconds spent by the in-memory bots parsing what they got
     loop = asyncio.get_running_loop()
+    clock = time.perf_counter
 
-    def writer_for(link: BotLink) -> Callable[[bpb.ConnectResponse], Awaitable[None]]:
-        async def write(msg: bpb.ConnectResponse) -> None:
-            data = msg.SerializeToString()
+    def writer_for(link: BotLink) -> Callable[[bytes], Awaitable[None]]:
+        async def write(data: bytes) -> None:
+            t0 = clock()
+            msg = bpb.ConnectResponse.FromString(data)
+            parsing[0] += clock() - t0
             counts["messages"] += 1
-            if msg.WhichOneof("message") != "action_request":
-                return
-            counts["requests"] += 1
-            req = msg.action_request
-            if keep:
-                requests.append(data)
+            if msg.WhichOneof("message") == "action_request":
+                reqs: Sequence[bpb.ActionRequest] = [msg.action_request]
+            else:
+                reqs = msg.action_requests  # a batch (or no request at all)
+            counts["requests"] += len(reqs)
+            if keep and reqs:
                 counts["events"] += len(msg.events)
-                replies.append(_reply(req).ByteSize())
-            loop.call_soon(link.resolve, req.request_id, instant_action(req))
+                if len(reqs) == 1:
+                    requests.append(data)
+                else:  # the raw reference sends one request a message: the events on the first
+                    for i, req in enumerate(reqs):
+                        requests.append(bpb.ConnectResponse(
+                            events=msg.events if i == 0 else (), action_request=req).SerializeToString())
+                replies.extend(_reply(req).ByteSize() for req in reqs)
+            for req in reqs:
+                loop.call_soon(link.resolve, req.request_id, instant_action(req))
         return write
 
     for link in links:
@@ -348,10 +372,11 @@ async def in_memory(rules: Ruleset, matches: int, rounds: int = 3) -> Sample:
     keep = False
     kept = len(requests)
     before = {**counts}
+    parsing[0] = 0.0
     cpu0 = time.process_time()
     for r in range(1, rounds):
         await asyncio.gather(*(play(r, w) for w in range(matches)))
-    cpu = time.process_time() - cpu0
+    cpu = time.process_time() - cpu0 - parsing[0]
     decided = counts["requests"] - before["requests"]
     return Sample(
         requests, counts["events"] / kept, sum(map(len, requests)) / kept, sum(replies) / kept,
@@ -533,6 +558,9 @@ async def run_referee(args: argparse.Namespace, cpus: list[int] | None) -> HalfR
             for t in done:
                 t.result()
             requests = hub._next_request
+            # every message of the run, warm-up included: requests come batched, replies too
+            sent = sum(link.messages_sent for link in links)
+            received = sum(link.messages_received for link in links)
             await stop_server(server, node, grace=0.2)  # the streams end, the clients exit
     finally:
         stop = True
@@ -556,6 +584,8 @@ async def run_referee(args: argparse.Namespace, cpus: list[int] | None) -> HalfR
         "ruleset": args.ruleset, "sdk_bots": args.sdk_bots, "matches_measured": len(measured),
         "decisions_measured": len(lat), "requests_sent": requests,
         "decisions_in_records": len(decisions(every)), "strikes": strikes,
+        "messages_sent_per_decision": round(sent / max(1, requests), 3),
+        "messages_received_per_decision": round(received / max(1, requests), 3),
     })
 
 
@@ -672,7 +702,8 @@ def report(res: Results) -> None:
                     f"2 bots x {x['seats_per_bot']} seats{', SDK bots' if x['sdk_bots'] else ''}; "
                     f"{x['decisions_measured']} latencies from {x['matches_measured']} records; "
                     f"{x['requests_sent']} requests, {x['decisions_in_records']} decisions in all records, "
-                    f"{x['strikes']} strikes")
+                    f"{x['strikes']} strikes; {x['messages_sent_per_decision']:.2f} messages sent and "
+                    f"{x['messages_received_per_decision']:.2f} received per decision")
         best = half.best
         client = "?" if best.client_cpu is None else f"{best.client_cpu:.0%}"
         print(f"{half.name:<10}{half.rate_per_s:>9,.0f} {unit:<14} p50 {half.p50_us:>6,.0f} us  "

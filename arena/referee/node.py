@@ -92,10 +92,9 @@ class Node:
             return
         self.peer_addresses = addresses
         msg = bpb.Peers(addresses=addresses)
-        await asyncio.gather(*(
-            link.send(bpb.ConnectResponse(peers=msg))
-            for link in self.hub.links.values() if link.connected
-        ))
+        for link in self.hub.links.values():
+            if link.connected:
+                link.post(bpb.ConnectResponse(peers=msg))
 
     # ----------------------------------------------------------------- bots
     def register_bot(self, name: str, token: str | None = None) -> tuple[BotEntry, str]:

@@ -27,6 +27,7 @@ from arena.engine import Deal, Match, Ruleset, format_action
 from arena.engine.actions import PASS
 from arena.engine.cards import PLAIN_POINTS, PLAIN_STRENGTH, TRUMP_POINTS, TRUMP_STRENGTH
 from arena.engine.record import deal_record, match_record
+from arena.referee import wire
 from arena.referee.convert import observation_to_proto, ruleset_to_proto
 from arena.referee.sessions import BotDisconnected, BotLink, BotTimeout, Hub
 
@@ -103,13 +104,15 @@ class MatchRunner:
     # --------------------------------------------------------------- events
     def _event(self, deal_index: int, **kind: Any) -> None:
         ev = pb.PublicEvent(match_id=self.spec.match_id, deal_index=deal_index, **kind)
+        framed = wire.event_field(ev.SerializeToString())  # once for every link of the match
         for link in self._links:
-            link.queue_event(ev)
+            link.queue_event(framed)
         if self._publish is not None:
             self._publish(ev)
 
-    async def _flush(self) -> None:
-        await asyncio.gather(*(link.flush() for link in self._links))
+    def _flush(self) -> None:
+        for link in self._links:
+            link.flush()
 
     # ------------------------------------------------------------------ run
     async def run(self) -> MatchState:
@@ -118,7 +121,7 @@ class MatchRunner:
         players = [s.name for s in spec.seats]
         rules_pb = ruleset_to_proto(spec.rules)
         for seat, s in enumerate(spec.seats):
-            await s.link.send(bpb.ConnectResponse(match_started=bpb.MatchStarted(
+            s.link.post(bpb.ConnectResponse(match_started=bpb.MatchStarted(
                 match_id=spec.match_id, seat=seat, ruleset=rules_pb, players=players,
                 target=match.target,
             )))
@@ -141,7 +144,7 @@ class MatchRunner:
                     outcome_json=json.dumps(outcome.as_json()), score=outcome.score,
                     match_score=match.totals,
                 ))
-                await self._flush()
+                self._flush()
         except asyncio.CancelledError:
             self._finish(match, "aborted", "the node stopped the match", unfinished)
             raise
@@ -153,9 +156,11 @@ class MatchRunner:
         result = self.state.result
         assert result is not None
         for seat, s in enumerate(spec.seats):
-            await s.link.send(bpb.ConnectResponse(match_ended=bpb.MatchEnded(
+            s.link.post(bpb.ConnectResponse(match_ended=bpb.MatchEnded(
                 match_id=spec.match_id, seat=seat, result=result,
             )))
+        # the match is over once its bots have their last messages (or are gone)
+        await asyncio.gather(*(link.drained() for link in self._links))
         return self.state
 
     async def _play_deal(self, match: Match, deal: Deal, index: int) -> None:
@@ -173,14 +178,11 @@ class MatchRunner:
             tricks_before = len(deal.tricks)
             shown_before = deal.decl_shown
             deal.apply_unchecked(action)
-            self._event(index, action_played=pb.ActionPlayed(
-                seat=seat, action=action, text=format_action(action),
-            ))
+            # sub-messages given as dicts are built in place (a message would be copied)
+            self._event(index, action_played={"seat": seat, "action": action, "text": action_text(action)})
             if len(deal.tricks) > tricks_before:
                 leader, cards, winner = deal.tricks[-1]
-                self._event(index, trick_completed=pb.TrickCompleted(
-                    leader=leader, cards=cards, winner=winner,
-                ))
+                self._event(index, trick_completed={"leader": leader, "cards": cards, "winner": winner})
             if deal.decl_shown and not shown_before:
                 melds = [0, 0, 0, 0]
                 if deal.decl_team is not None:
@@ -200,21 +202,26 @@ class MatchRunner:
         spec = self.spec
         tc = spec.time
         link = spec.seats[seat].link
+        observation: bytes | None = None
         while True:
             if not link.connected:
                 fallback = await self._absent(deal, seat, legal, link)
                 if fallback is not None:
                     return fallback
                 continue  # it came back: ask it
+            if observation is None:  # serialized once, framed into each request for it
+                observation = wire.observation_field(obs.SerializeToString())
             rid = self.hub.next_request_id()
             request = bpb.ActionRequest(
-                request_id=rid, match_id=spec.match_id, seat=seat, observation=obs,
+                request_id=rid, match_id=spec.match_id, seat=seat,
                 legal_actions=legal, deadline_ms=int(tc.deadline * 1000),
                 time_bank_ms=int(self._bank[seat] * 1000), last_round_trip_us=self._rtt_us[seat],
             )
             start = time.perf_counter()
             try:
-                action = await self.hub.ask(link, request, tc.deadline + self._bank[seat])
+                # the request's bytes and its observation's: ActionRequest(observation=obs, ...)
+                action = await self.hub.ask_encoded(link, rid, request.SerializeToString() + observation,
+                                                    tc.deadline + self._bank[seat])
                 break
             except BotTimeout:
                 self._bank[seat] = 0.0
@@ -279,7 +286,7 @@ class MatchRunner:
             "reason": reason, "fallback": format_action(fallback),
         })
         link = self.spec.seats[seat].link
-        await link.send(bpb.ConnectResponse(strike=bpb.Strike(
+        link.post(bpb.ConnectResponse(strike=bpb.Strike(
             match_id=self.spec.match_id, seat=seat, request_id=rid, reason=reason,
             fallback_action=fallback, strikes=self._strikes[team], max_strikes=tc.max_strikes,
         )))
@@ -330,6 +337,18 @@ class MatchRunner:
         self.state.result = result
         self.state.record = record
         self.state.state = "finished" if reason != "aborted" else "aborted"
+
+
+#: the record texts of the actions played so far (a few hundred codes at most)
+_ACTION_TEXTS: dict[int, str] = {}
+
+
+def action_text(action: int) -> str:
+    """``format_action(action)``, remembered: the same codes are played again and again."""
+    text = _ACTION_TEXTS.get(action)
+    if text is None:
+        text = _ACTION_TEXTS[action] = format_action(action)
+    return text
 
 
 def _safe_format(action: int) -> str:

@@ -70,27 +70,31 @@ class BotServicer(bgrpc.BotServiceServicer):
             return
         resumed = link.seats_in_use > 0
 
-        async def write(msg: bpb.ConnectResponse) -> None:
-            await context.write(msg)
-
-        stream_id = link.attach(write, name=hello.name or entry.name, version=hello.version,
+        # the link writes ConnectResponse bytes it assembled (see _add_bot_service)
+        stream_id = link.attach(context.write, name=hello.name or entry.name, version=hello.version,
                                 concurrency=hello.concurrency or 1)
         log.info("bot %s connected (stream %d, %d seats)", entry.name, stream_id, link.concurrency)
         try:
-            await link.send(bpb.ConnectResponse(welcome=bpb.Welcome(
+            link.post(bpb.ConnectResponse(welcome=bpb.Welcome(
                 bot_id=entry.bot_id, bot_name=entry.name, node_id=self.node.node_id,
                 resumed=resumed, peer_addresses=self.node.peer_addresses,
             )))
+            read, resolve = context.read, link.resolve
             while True:
-                msg = await context.read()
+                msg = await read()
                 if msg is grpc.aio.EOF:
                     break
+                link.messages_received += 1
+                # an answer comes alone (action_reply) or in a batch (action_replies), or both
                 kind = msg.WhichOneof("message")
                 if kind == "action_reply":
-                    link.resolve(msg.action_reply.request_id, msg.action_reply.action)
+                    reply = msg.action_reply
+                    resolve(reply.request_id, reply.action)
                 elif kind == "ping":
-                    await link.send(bpb.ConnectResponse(pong=bpb.Pong(nonce=msg.ping.nonce)))
+                    link.post(bpb.ConnectResponse(pong=bpb.Pong(nonce=msg.ping.nonce)))
                 # a second Hello or an empty message is ignored
+                for reply in msg.action_replies:
+                    resolve(reply.request_id, reply.action)
         except (asyncio.CancelledError, grpc.aio.AioRpcError):
             pass
         finally:
@@ -233,6 +237,25 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
                 yield apb.WatchMatchResponse(result=_summary_from_record(request.match_id, rec).result)
 
 
+def _add_bot_service(servicer: BotServicer, server: grpc.aio.Server) -> None:
+    """``bgrpc.add_BotServiceServicer_to_server`` with a pass-through response serializer.
+
+    The bot links write each ConnectResponse already serialized: they assemble it
+    from parts serialized once (:mod:`arena.referee.wire`), so that an event
+    shared by several streams or a batch of requests is never copied from
+    message to message. The requests from the bots are parsed as usual.
+    """
+    handlers: dict[str, grpc.RpcMethodHandler[bpb.ConnectRequest, bytes]] = {
+        "Connect": grpc.stream_stream_rpc_method_handler(
+            servicer.Connect, request_deserializer=bpb.ConnectRequest.FromString,
+            response_serializer=None,
+        ),
+    }
+    name = bpb.DESCRIPTOR.services_by_name["BotService"].full_name
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, handlers),))
+    server.add_registered_method_handlers(name, handlers)
+
+
 async def start_server(node: Node, address: str = "127.0.0.1:0") -> tuple[grpc.aio.Server, int]:
     """Start a gRPC server for ``node``; returns it and the bound port."""
     server = grpc.aio.server(options=[
@@ -241,7 +264,7 @@ async def start_server(node: Node, address: str = "127.0.0.1:0") -> tuple[grpc.a
         ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
         ("grpc.keepalive_permit_without_calls", 1),
     ])
-    bgrpc.add_BotServiceServicer_to_server(BotServicer(node), server)
+    _add_bot_service(BotServicer(node), server)
     agrpc.add_ArenaServiceServicer_to_server(ArenaServicer(node), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

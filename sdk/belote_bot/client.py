@@ -3,10 +3,11 @@
 One bidirectional ``BotService.Connect`` stream carries everything: the bot's
 Hello (token, name, version, concurrency), then the referee's action requests
 for every seat the bot plays, interleaved, each answered by request id as soon
-as ``act`` returns. A dropped stream or an unreachable node is retried with
-exponential backoff and jitter (0.2 s doubling to 30 s); a refused token stops
-for good with :class:`AuthenticationError`. The logger is
-``logging.getLogger("belote_bot")``.
+as ``act`` returns. Requests come one per message or several in one (a
+batch); the answers ready at the same moment go out together in one message.
+A dropped stream or an unreachable node is retried with exponential backoff
+and jitter (0.2 s doubling to 30 s); a refused token stops for good with
+:class:`AuthenticationError`. The logger is ``logging.getLogger("belote_bot")``.
 """
 
 from __future__ import annotations
@@ -86,8 +87,35 @@ async def _wait_stop(stop: StopEvent) -> None:
         await asyncio.sleep(0.05)
 
 
-def _reply(request_id: int, code: int) -> bs.ConnectRequest:
-    return bs.ConnectRequest(action_reply=bs.ActionReply(request_id=request_id, action=code))
+def _reply(request_id: int, code: int) -> bs.ActionReply:
+    return bs.ActionReply(request_id=request_id, action=code)
+
+
+#: what waits to be written: whole messages (Hello, Ping) and answers, batched when written
+_Outgoing = bs.ConnectRequest | bs.ActionReply
+
+
+def _messages(items: list[_Outgoing]) -> list[bs.ConnectRequest]:
+    """The messages that carry ``items``, in order: consecutive answers share one message."""
+    out: list[bs.ConnectRequest] = []
+    replies: list[bs.ActionReply] = []
+    for item in items:
+        if isinstance(item, bs.ActionReply):
+            replies.append(item)
+            continue
+        if replies:
+            out.append(_answers(replies))
+            replies = []
+        out.append(item)
+    if replies:
+        out.append(_answers(replies))
+    return out
+
+
+def _answers(replies: list[bs.ActionReply]) -> bs.ConnectRequest:
+    if len(replies) == 1:
+        return bs.ConnectRequest(action_reply=replies[0])
+    return bs.ConnectRequest(action_replies=replies)
 
 
 class _SessionEnd(Exception):
@@ -129,7 +157,7 @@ class Client:
         self.welcome: bs.Welcome | None = None
         self._welcomed = False
         self._last_received = 0.0
-        self._outbox: asyncio.Queue[bs.ConnectRequest] = asyncio.Queue()
+        self._outbox: asyncio.Queue[_Outgoing] = asyncio.Queue()
         self._act_tasks: set[asyncio.Task[None]] = set()
 
     # ------------------------------------------------------------- the loop
@@ -247,9 +275,15 @@ class Client:
         return f"the referee at {self.address} refused the stream ({code.name}: {details})"
 
     async def _write(self, call: grpc.aio.StreamStreamCall[bs.ConnectRequest, bs.ConnectResponse]) -> None:
+        """Write what is queued; the answers pending at each write go out in one message."""
         outbox = self._outbox
         while True:
-            await call.write(await outbox.get())
+            items = [await outbox.get()]
+            await asyncio.sleep(0)  # one pass of the loop: the answers already due join this write
+            while not outbox.empty():
+                items.append(outbox.get_nowait())
+            for message in _messages(items):
+                await call.write(message)
 
     async def _keepalive(self) -> None:
         """Ping when the stream is quiet; give up on a referee silent for ``silence_timeout``."""
@@ -273,7 +307,8 @@ class Client:
 
     # ------------------------------------------------------------ messages
     async def handle(self, message: bs.ConnectResponse) -> None:
-        """Deliver one message from the referee: its events first, then its main part."""
+        """Deliver one message from the referee: its events first, then its main part, then
+        its batch of action requests (``action_requests``), in order."""
         for event in message.events:
             await self._hook("on_event", self.bot.on_event, event_from_proto, event)
         kind = message.WhichOneof("message")
@@ -299,6 +334,8 @@ class Client:
             await self._hook("on_strike", self.bot.on_strike, Strike.from_proto, s)
         elif kind == "peers":
             self._peers(tuple(message.peers.addresses))
+        for request in message.action_requests:
+            self._request(request)
 
     def _peers(self, addresses: tuple[str, ...]) -> None:
         self.peer_addresses = addresses

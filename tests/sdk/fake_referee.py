@@ -26,21 +26,27 @@ class Stream:
         self.hello = hello
         self.metadata = metadata
         self.pings = 0
+        #: answers that came in a batch and were not asked for yet
+        self.batched: list[bs.ActionReply] = []
+        #: how many answers came in each message that carried any
+        self.reply_batches: list[int] = []
 
     async def send(self, **fields: Any) -> None:
         await self.context.write(bs.ConnectResponse(**fields))
 
     async def reply(self) -> bs.ActionReply:
-        """The bot's next answer (pings are counted and skipped)."""
-        while True:
+        """The bot's next answer, alone or from a batch (pings are counted and skipped)."""
+        while not self.batched:
             msg = await self.context.read()
             assert msg is not grpc.aio.EOF, "the bot closed the stream"
             if msg.HasField("ping"):
                 self.pings += 1
                 continue
-            assert msg.HasField("action_reply"), msg
-            reply: bs.ActionReply = msg.action_reply
-            return reply
+            replies = ([msg.action_reply] if msg.HasField("action_reply") else []) + list(msg.action_replies)
+            assert replies, msg
+            self.reply_batches.append(len(replies))
+            self.batched.extend(replies)
+        return self.batched.pop(0)
 
     async def drain(self) -> None:
         """Read (and count pings) until the bot goes away."""

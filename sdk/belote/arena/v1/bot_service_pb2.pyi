@@ -26,22 +26,35 @@ class ConnectRequest(_message.Message):
     HELLO_FIELD_NUMBER: _builtins.int
     ACTION_REPLY_FIELD_NUMBER: _builtins.int
     PING_FIELD_NUMBER: _builtins.int
+    ACTION_REPLIES_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def hello(self) -> Global___Hello: ...
     @_builtins.property
-    def action_reply(self) -> Global___ActionReply: ...
+    def action_reply(self) -> Global___ActionReply:
+        """One answer. A bot may instead send several in `action_replies`; the
+        referee handles either form (and both in one message: this one first).
+        """
+
     @_builtins.property
     def ping(self) -> Global___Ping: ...
+    @_builtins.property
+    def action_replies(self) -> _containers.RepeatedCompositeFieldContainer[Global___ActionReply]:
+        """A batch of answers, in any order, each matched by its request id: what a
+        bot playing many seats sends when several answers are ready at once. The
+        referee accepts a batch alongside any of the fields above.
+        """
+
     def __init__(
         self,
         *,
         hello: Global___Hello | None = ...,
         action_reply: Global___ActionReply | None = ...,
         ping: Global___Ping | None = ...,
+        action_replies: _abc.Iterable[Global___ActionReply] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["action_reply", b"action_reply", "hello", b"hello", "message", b"message", "ping", b"ping"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_reply", b"action_reply", "hello", b"hello", "message", b"message", "ping", b"ping"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_replies", b"action_replies", "action_reply", b"action_reply", "hello", b"hello", "message", b"message", "ping", b"ping"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_message: _TypeAlias = _typing.Literal["hello", "action_reply", "ping"]  # noqa: Y015
     _WhichOneofArgType_message: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
@@ -54,7 +67,13 @@ class ConnectResponse(_message.Message):
     """One message from the referee. Public events are batched: they ride on the
     next message to this stream (an action request, a match end) or come alone
     at the end of each deal, in order, once per match even when the bot holds
-    two seats of it.
+    two seats of it. A bot handles the events first, then the message's main
+    part, then the requests of `action_requests` in order.
+
+    Action requests come in either form, and a bot must handle both: one in
+    `action_request`, or several at once in `action_requests` (a bot playing
+    many seats over one stream often has several decisions pending at the same
+    moment; the referee sends them in one message).
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -68,6 +87,7 @@ class ConnectResponse(_message.Message):
     STRIKE_FIELD_NUMBER: _builtins.int
     PONG_FIELD_NUMBER: _builtins.int
     PEERS_FIELD_NUMBER: _builtins.int
+    ACTION_REQUESTS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def events(self) -> _containers.RepeatedCompositeFieldContainer[_game_pb2.PublicEvent]: ...
     @_builtins.property
@@ -75,7 +95,9 @@ class ConnectResponse(_message.Message):
     @_builtins.property
     def match_started(self) -> Global___MatchStarted: ...
     @_builtins.property
-    def action_request(self) -> Global___ActionRequest: ...
+    def action_request(self) -> Global___ActionRequest:
+        """One action request (several come in `action_requests` instead)."""
+
     @_builtins.property
     def flush(self) -> Global___Flush:
         """Nothing else: only the events above."""
@@ -90,6 +112,13 @@ class ConnectResponse(_message.Message):
     def peers(self) -> Global___Peers:
         """The set of other live nodes changed; the SDK connects to each of them."""
 
+    @_builtins.property
+    def action_requests(self) -> _containers.RepeatedCompositeFieldContainer[Global___ActionRequest]:
+        """Several action requests at once, for any of the bot's seats, each to be
+        answered by its request id (alone or in a batch of replies). A message
+        with a batch has no `action_request`; its events precede its requests.
+        """
+
     def __init__(
         self,
         *,
@@ -102,10 +131,11 @@ class ConnectResponse(_message.Message):
         strike: Global___Strike | None = ...,
         pong: Global___Pong | None = ...,
         peers: Global___Peers | None = ...,
+        action_requests: _abc.Iterable[Global___ActionRequest] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["action_request", b"action_request", "flush", b"flush", "match_ended", b"match_ended", "match_started", b"match_started", "message", b"message", "peers", b"peers", "pong", b"pong", "strike", b"strike", "welcome", b"welcome"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_request", b"action_request", "events", b"events", "flush", b"flush", "match_ended", b"match_ended", "match_started", b"match_started", "message", b"message", "peers", b"peers", "pong", b"pong", "strike", b"strike", "welcome", b"welcome"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_request", b"action_request", "action_requests", b"action_requests", "events", b"events", "flush", b"flush", "match_ended", b"match_ended", "match_started", b"match_started", "message", b"message", "peers", b"peers", "pong", b"pong", "strike", b"strike", "welcome", b"welcome"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_message: _TypeAlias = _typing.Literal["welcome", "match_started", "action_request", "flush", "match_ended", "strike", "pong", "peers"]  # noqa: Y015
     _WhichOneofArgType_message: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
