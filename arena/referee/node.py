@@ -63,6 +63,8 @@ class NodeConfig:
 _DONE = None
 #: finished matches whose public events stay available to late watchers
 KEEP_FINISHED_HISTORY = 64
+#: finished matches whose state (summary, record) stays in memory
+KEEP_FINISHED_MATCHES = 1000
 
 
 class Node:
@@ -83,6 +85,7 @@ class Node:
         self._watchers: dict[str, list[asyncio.Queue[pb.PublicEvent | None]]] = {}
         self._history: dict[str, list[pb.PublicEvent]] = {}
         self._finished_history: collections.deque[str] = collections.deque()
+        self._finished: collections.deque[str] = collections.deque()
         self.peer_addresses: list[str] = []
 
     async def set_peers(self, addresses: list[str]) -> None:
@@ -174,6 +177,10 @@ class Node:
             self._finished_history.append(match_id)
             while len(self._finished_history) > KEEP_FINISHED_HISTORY:
                 self._history.pop(self._finished_history.popleft(), None)
+            self._finished.append(match_id)
+            while len(self._finished) > KEEP_FINISHED_MATCHES:
+                # a long-running node keeps only the latest states in memory; records stay in the store
+                self.matches.pop(self._finished.popleft(), None)
             self.tasks.pop(match_id, None)
         return state
 

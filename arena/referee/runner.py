@@ -128,16 +128,16 @@ class MatchRunner:
         unfinished: Deal | None = None
         try:
             while not match.is_over and self._forfeit is None:
-                deal = match.new_deal()
+                deal = unfinished = match.new_deal()
                 index = len(match.outcomes)
                 self._latencies.append([])
                 retourne = {"retourne": deal.retourne} if deal.retourne >= 0 else {}
                 self._event(index, deal_started=pb.DealStarted(dealer=deal.dealer, **retourne))
                 await self._play_deal(match, deal, index)
                 if self._forfeit is not None:
-                    unfinished = deal
                     break
                 outcome = match.add(deal)
+                unfinished = None
                 self.state.totals = list(match.totals)
                 self.state.deals_played = len(match.outcomes)
                 self._event(index, deal_ended=pb.DealEnded(

@@ -12,6 +12,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+#: records kept by a store without a folder (the oldest are dropped first)
+MEMORY_RECORDS = 1000
+
 
 class RecordExistsError(ValueError):
     pass
@@ -33,6 +36,8 @@ class MatchStore:
         path = self.path(match_id)
         if path is None:
             self._memory[match_id] = record
+            while len(self._memory) > MEMORY_RECORDS:  # no disk: keep the latest ones only
+                self._memory.pop(next(iter(self._memory)))
             return None
         tmp = path.with_name(f".{path.name}.tmp")
         tmp.write_text(json.dumps(record, separators=(",", ":")))
