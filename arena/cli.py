@@ -24,6 +24,7 @@ from arena.engine.record import (
     replay_deal,
     replay_match,
 )
+from arena.engine.rules import spec_from_text
 from arena.engine.scoring import DealOutcome
 from arena.queue.broker import BrokerError
 from arena.remote import RemoteError
@@ -97,7 +98,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- selfplay
 def cmd_selfplay(args: argparse.Namespace) -> int:
-    rules = Ruleset.from_spec(args.ruleset)
+    rules = Ruleset.from_spec(spec_from_text(args.ruleset, "--ruleset"))
     if args.deals < 1:
         raise CliError("--deals must be at least 1")
     names = args.players.split(",")
@@ -246,8 +247,7 @@ def cmd_match(args: argparse.Namespace) -> int:
     if args.action == "start":
         if len(args.ids) != 2:
             raise CliError("match start takes two bots: TEAM0 TEAM1")
-        rs = args.ruleset if isinstance(args.ruleset, str) else json.dumps(args.ruleset)
-        match_id = remote.start_match(args.address, args.ids[0], args.ids[1], rs,
+        match_id = remote.start_match(args.address, args.ids[0], args.ids[1], args.ruleset,
                                       seed=str(args.seed or ""), deals=args.deals or 0)
         print(match_id, flush=True)
         if args.watch:
@@ -342,24 +342,8 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _ruleset_arg(text: str) -> Any:
-    text = text.strip()
-    if text.startswith("{"):
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as e:
-            raise CliError(f"--ruleset is not valid JSON: {e.msg}") from None
-    return text
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if hasattr(args, "ruleset"):
-        try:
-            args.ruleset = _ruleset_arg(args.ruleset)
-        except CliError as e:
-            print(f"error: {e}", file=sys.stderr)
-            return 1
     if (hasattr(args, "seed") and isinstance(args.seed, str) and args.seed.lstrip("-").isdigit()
             and args.command != "tournament"):  # a tournament's seed is a string, kept as typed
         args.seed = int(args.seed)

@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from arena.engine.errors import RulesetError
+from arena.engine.rules import spec_from_text
 from arena.queue import open_broker
 from arena.queue.broker import Broker
 from arena.queue.worker import advance_tournament, tournament_of
@@ -37,7 +39,7 @@ def create(args: argparse.Namespace) -> int:
         "tournament_id": args.id or f"t-{secrets.token_hex(4)}",
         "format": args.format,
         "bots": [b.strip() for b in args.bots.split(",") if b.strip()],
-        "ruleset": _ruleset(args.ruleset),
+        "ruleset": spec_from_text(args.ruleset, "--ruleset"),
         "duplicate": args.duplicate or args.format == "sprt",
         "seed": args.seed or "",
     }
@@ -51,7 +53,7 @@ def create(args: argparse.Namespace) -> int:
                              "max_pairs": args.max_pairs}
     try:
         spec = TournamentSpec.from_dict(spec_json)
-    except TournamentError as e:
+    except (TournamentError, RulesetError) as e:
         raise TournamentCliError(str(e)) from None
     with _broker(args) as broker:
         if not broker.put_tournament(spec.tournament_id, spec.to_dict()):
@@ -65,16 +67,6 @@ def create(args: argparse.Namespace) -> int:
               f"{jobs} matches queued")
         print(f"follow it: belote-arena tournament status {spec.tournament_id} --watch")
     return 0
-
-
-def _ruleset(text: str) -> Any:
-    text = text.strip()
-    if text.startswith("{"):
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as e:
-            raise TournamentCliError(f"--ruleset is not valid JSON: {e.msg}") from None
-    return text
 
 
 def status_json(broker: Broker, tournament_id: str) -> dict[str, Any]:

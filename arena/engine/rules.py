@@ -11,6 +11,7 @@ An unknown preset or option, or a bad value, raises :class:`RulesetError`.
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -139,6 +140,20 @@ PRESETS: dict[str, Ruleset] = {
 OPTION_NAMES: tuple[str, ...] = tuple(
     f.name for f in dataclasses.fields(Ruleset) if f.name not in ("preset", "game")
 )
+
+
+def spec_from_text(text: str, what: str = "the ruleset") -> str | dict[str, Any]:
+    """A ruleset spec as typed or sent as text: a preset name, or a JSON object of options."""
+    text = text.strip()
+    if not text.startswith("{"):
+        return text
+    try:
+        spec = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise RulesetError(f"{what} is not valid JSON: {e.msg} at column {e.colno}") from None
+    if not isinstance(spec, dict):
+        raise RulesetError("a ruleset is a preset name or a JSON object")
+    return spec
 
 
 def preset(name: str) -> Ruleset:

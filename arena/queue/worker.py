@@ -50,7 +50,6 @@ class Worker:
         self.running: dict[str, Running] = {}
         self.completed = 0
         self.released = 0
-        self._draining = False
         self._slot_freed = asyncio.Event()
 
     # --------------------------------------------------------------- main loop
@@ -216,7 +215,6 @@ class Worker:
 
     async def drain(self) -> None:
         """Let running matches finish for ``drain_s``; cancel and release the rest."""
-        self._draining = True
         if not self.running:
             return
         log.info("draining %d running matches (up to %.0f s)", len(self.running), self.drain_s)

@@ -25,16 +25,6 @@ def ruleset_to_proto(rules: Ruleset) -> pb.Ruleset:
     )
 
 
-def ruleset_from_proto(msg: pb.Ruleset) -> Ruleset:
-    return Ruleset.from_spec(msg.preset).with_options(
-        target=msg.target, annonces=msg.annonces, belote=msg.belote,
-        belote_counts_against_takers=msg.belote_counts_against_takers,
-        must_undertrump=msg.must_undertrump, cut_min=msg.cut_min, rounding=msg.rounding,
-        max_bid=msg.max_bid, deals=msg.deals or None, redeal_low_hand=msg.redeal_low_hand,
-        redeal_four_sevens=msg.redeal_four_sevens,
-    )
-
-
 def observation_to_proto(
     deal: Deal, seat: int, *, match_score: tuple[int, int] = (0, 0), held: int = 0,
     deal_index: int = 0,

@@ -23,6 +23,8 @@ from belote.arena.v1 import game_pb2 as pb
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from arena.engine.errors import RulesetError
+from arena.engine.rules import spec_from_text
 from arena.referee.node import AlreadyExists, Node, NodeError
 from arena.referee.runner import MatchState
 
@@ -159,12 +161,11 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
     async def StartMatch(
         self, request: apb.StartMatchRequest, context: Context,
     ) -> apb.StartMatchResponse:
-        ruleset: Any = request.ruleset or "classic"
-        if ruleset.strip().startswith("{"):
-            try:
-                ruleset = json.loads(ruleset)
-            except json.JSONDecodeError as e:
-                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"ruleset is not valid JSON: {e.msg}")
+        try:
+            ruleset = spec_from_text(request.ruleset or "classic")
+        except RulesetError as e:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
+            raise
         try:
             match_id = self.node.start_match(
                 request.team0_bot, request.team1_bot, ruleset, seed=request.seed or None,
