@@ -19,10 +19,11 @@ from arena.engine.cards import (
     ACE,
     JACK,
     NINE,
-    PLAIN_POINTS,
     PLAIN_STRENGTH,
     TRUMP_POINTS,
     TRUMP_STRENGTH,
+    card_strength,
+    card_value,
 )
 from arena.engine.observation import Observation
 
@@ -52,14 +53,6 @@ def _suit_strength(hand: int, suit: int) -> tuple[int, int, bool]:
 
 def _aces(hand: int, trump: int) -> int:
     return sum(1 for s in range(4) if s != trump and hand >> (8 * s + ACE) & 1)
-
-
-def _card_value(card: int, trump: int) -> int:
-    return TRUMP_POINTS[card & 7] if card >> 3 == trump else PLAIN_POINTS[card & 7]
-
-
-def _card_strength(card: int, trump: int) -> int:
-    return 8 + TRUMP_STRENGTH[card & 7] if card >> 3 == trump else PLAIN_STRENGTH[card & 7]
 
 
 class HeuristicPlayer:
@@ -126,10 +119,10 @@ class HeuristicPlayer:
 
     def _choose_card(self, obs: Observation, cards: list[int], trump: int) -> int:
         def value(c: int) -> int:
-            return _card_value(c, trump)
+            return card_value(c, trump)
 
         def strength(c: int) -> int:
-            return _card_strength(c, trump)
+            return card_strength(c, trump)
 
         trick = obs.trick
         if not trick:

@@ -156,6 +156,16 @@ def format_cards(mask: int) -> str:
     return " ".join(str(c) for c in cards_of(mask))
 
 
+def card_value(card: int, trump: int) -> int:
+    """Points of one card with ``trump`` as trump suit."""
+    return TRUMP_POINTS[card & 7] if card >> 3 == trump else PLAIN_POINTS[card & 7]
+
+
+def card_strength(card: int, trump: int) -> int:
+    """Rank of one card for winning tricks: every trump (8..15) above every plain card (0..7)."""
+    return 8 + TRUMP_STRENGTH[card & 7] if card >> 3 == trump else PLAIN_STRENGTH[card & 7]
+
+
 def card_points(mask: int, trump: int) -> int:
     """Card points of a set of cards with ``trump`` as trump suit (-1: none)."""
     total = 0

@@ -153,25 +153,19 @@ class Worker:
     async def _finish(self, claim: Claim, stored: dict[str, Any] | None = None) -> None:
         job = claim.job
         try:
-            if stored is not None:
-                res_json = stored["result"]
-                result = MatchResult(
-                    match_id=job.match_id, tournament_id=job.tournament_id, team0=job.team0,
-                    team1=job.team1, totals=(res_json["totals"][0], res_json["totals"][1]),
-                    winner=res_json["winner"], reason=res_json["reason"], record=stored,
-                    node_id=self.node.node_id,
-                )
-            else:
+            record = stored
+            if record is None:
                 state = await self.node.wait(job.match_id)
-                if state.state != "finished" or state.result is None or state.record is None:
+                if state.state != "finished" or state.record is None:
                     return  # cancelled here: released by whoever cancelled it
-                res = state.result
-                result = MatchResult(
-                    match_id=job.match_id, tournament_id=job.tournament_id, team0=job.team0,
-                    team1=job.team1, totals=(state.totals[0], state.totals[1]),
-                    winner=res.winner if res.HasField("winner") else None, reason=res.reason,
-                    record=state.record, node_id=self.node.node_id,
-                )
+                record = state.record
+            outcome = record["result"]  # a finished match's record says how it ended
+            result = MatchResult(
+                match_id=job.match_id, tournament_id=job.tournament_id, team0=job.team0,
+                team1=job.team1, totals=(outcome["totals"][0], outcome["totals"][1]),
+                winner=outcome["winner"], reason=outcome["reason"], record=record,
+                node_id=self.node.node_id,
+            )
             current = self.running.get(job.match_id)
             written = await asyncio.to_thread(self.broker.write_result, result)
             await asyncio.to_thread(self.broker.ack, current.claim if current else claim)

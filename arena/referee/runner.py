@@ -25,7 +25,7 @@ from belote.arena.v1 import game_pb2 as pb
 
 from arena.engine import Deal, Match, Ruleset, format_action
 from arena.engine.actions import PASS
-from arena.engine.cards import PLAIN_POINTS, PLAIN_STRENGTH, TRUMP_POINTS, TRUMP_STRENGTH
+from arena.engine.cards import card_strength, card_value
 from arena.engine.record import deal_record, match_record
 from arena.referee import wire
 from arena.referee.convert import observation_to_proto, ruleset_to_proto
@@ -74,13 +74,7 @@ def fallback_action(deal: Deal, legal: list[int]) -> int:
     if deal.phase == "bidding":
         return PASS
     trump = deal.trump
-
-    def cost(card: int) -> tuple[int, int]:
-        if card >> 3 == trump:
-            return (TRUMP_POINTS[card & 7], 8 + TRUMP_STRENGTH[card & 7])
-        return (PLAIN_POINTS[card & 7], PLAIN_STRENGTH[card & 7])
-
-    return min((a & 31 for a in legal), key=cost)
+    return min((a & 31 for a in legal), key=lambda c: (card_value(c, trump), card_strength(c, trump)))
 
 
 Publisher = Callable[[pb.PublicEvent], None]
