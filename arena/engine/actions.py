@@ -35,6 +35,10 @@ SURCOINCHE = BID | 8
 _VALUE_BASE = 16
 CAPOT_VALUE = 250
 
+#: the reply that says "I have no action" (what the SDK sends when ``act`` fails): it is never
+#: legal, so the referee gives a strike and plays the fallback at once instead of waiting
+NO_ACTION = 0xFFFFFFFF
+
 #: declaration kinds, in the order of their count fields in a decl code
 DECL_KINDS = ("tierce", "cinquante", "cent", "carre")
 TIERCE, CINQUANTE, CENT, CARRE = range(4)
@@ -59,10 +63,6 @@ def bid_value(action: int) -> int:
 
 def bid_suit(action: int) -> int:
     return (action - BID - _VALUE_BASE) & 3
-
-
-def play_card(action: int) -> int:
-    return action & CARD_FIELD
 
 
 def decl_code(counts: tuple[int, int, int, int]) -> int:

@@ -15,16 +15,7 @@ import random
 from typing import Protocol
 
 from arena.engine import actions as A
-from arena.engine.cards import (
-    ACE,
-    JACK,
-    NINE,
-    PLAIN_STRENGTH,
-    TRUMP_POINTS,
-    TRUMP_STRENGTH,
-    card_strength,
-    card_value,
-)
+from arena.engine.cards import ACE, JACK, NINE, TRUMP_POINTS, beats, card_strength, card_value
 from arena.engine.observation import Observation
 
 
@@ -134,32 +125,15 @@ class HeuristicPlayer:
             if aces:
                 return aces[0]
             return min(cards, key=lambda c: (value(c), strength(c)))
-        winner_pos = self._winner_position(trick, trump)
-        winner_seat = (obs.trick_leader + winner_pos) & 3
-        best = trick[winner_pos]
-        if (winner_seat ^ obs.seat) == 2:
+        winner = obs.trick_winner
+        best = trick[(winner - obs.trick_leader) & 3]
+        if (winner ^ obs.seat) == 2:
             # partner holds the trick: load it unless it can still be overtaken cheaply
             return max(cards, key=lambda c: (value(c) if c >> 3 != trump else -1, -strength(c)))
-        led = trick[0] >> 3
-        winning = [c for c in cards if self._beats(c, best, led, trump)]
+        winning = [c for c in cards if beats(c, best, trump)]
         if winning:
             return min(winning, key=lambda c: (strength(c), value(c)))
         return min(cards, key=lambda c: (value(c), strength(c)))
-
-    @staticmethod
-    def _beats(card: int, best: int, led: int, trump: int) -> bool:
-        if card >> 3 == trump:
-            return best >> 3 != trump or TRUMP_STRENGTH[card & 7] > TRUMP_STRENGTH[best & 7]
-        return card >> 3 == best >> 3 == led and PLAIN_STRENGTH[card & 7] > PLAIN_STRENGTH[best & 7]
-
-    @staticmethod
-    def _winner_position(trick: tuple[int, ...], trump: int) -> int:
-        led = trick[0] >> 3
-        pos = 0
-        for i in range(1, len(trick)):
-            if HeuristicPlayer._beats(trick[i], trick[pos], led, trump):
-                pos = i
-        return pos
 
 
 PLAYERS: dict[str, type[RandomPlayer] | type[HeuristicPlayer]] = {

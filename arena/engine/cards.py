@@ -11,7 +11,7 @@ This bit order is also the wire order of every card mask the arena sends.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 from arena.engine.errors import CardError
 
@@ -43,9 +43,8 @@ def _above_table(strength: tuple[int, ...]) -> tuple[int, ...]:
 #: points of the ranks in a byte (one suit of a mask), plain or trump
 PLAIN_BYTE_POINTS = _byte_table(PLAIN_POINTS)
 TRUMP_BYTE_POINTS = _byte_table(TRUMP_POINTS)
-#: TRUMP_ABOVE[rank]: byte of the ranks that beat ``rank`` as trumps; same for plain
+#: TRUMP_ABOVE[rank]: byte of the ranks that beat ``rank`` as trumps
 TRUMP_ABOVE = _above_table(TRUMP_STRENGTH)
-PLAIN_ABOVE = _above_table(PLAIN_STRENGTH)
 
 
 #: BYTE_CARDS[suit][byte]: the card indices of one suit's byte of a mask
@@ -98,13 +97,6 @@ class Card(int):
 CARDS: tuple[Card, ...] = tuple(int.__new__(Card, i) for i in range(32))
 
 
-def parse_suit(text: str) -> int:
-    t = text.strip().upper()
-    if len(t) != 1 or t not in SUITS:
-        raise CardError(f"malformed suit {text!r}: expected one of {' '.join(SUITS)}")
-    return SUITS.index(t)
-
-
 def mask_of(cards: Iterable[int]) -> int:
     """The mask of some cards; a card given twice is an error."""
     m = 0
@@ -144,14 +136,6 @@ def parse_cards(texts: Iterable[str] | str) -> list[Card]:
     return cards
 
 
-def parse_hand(texts: Iterable[str] | str, size: int = 8) -> int:
-    """Parse a hand of exactly ``size`` distinct cards into a mask."""
-    cards = parse_cards(texts)
-    if len(cards) != size:
-        raise CardError(f"a hand holds {size} cards, got {len(cards)}: {' '.join(map(str, cards))}")
-    return mask_of(cards)
-
-
 def format_cards(mask: int) -> str:
     return " ".join(str(c) for c in cards_of(mask))
 
@@ -174,3 +158,28 @@ def card_points(mask: int, trump: int) -> int:
         if b:
             total += TRUMP_BYTE_POINTS[b] if s == trump else PLAIN_BYTE_POINTS[b]
     return total
+
+
+def beats(card: int, best: int, trump: int) -> bool:
+    """Whether ``card`` takes the trick from ``best``, the card winning it so far.
+
+    ``best`` is of the led suit or a trump (no other card can be winning). A trump beats every
+    plain card and the lower trumps; a plain card beats only a lower card of its own suit.
+    """
+    if card >> 3 == trump:
+        return best >> 3 != trump or TRUMP_STRENGTH[card & 7] > TRUMP_STRENGTH[best & 7]
+    return card >> 3 == best >> 3 and PLAIN_STRENGTH[card & 7] > PLAIN_STRENGTH[best & 7]
+
+
+def trick_winner(leader: int, cards: Sequence[int], trump: int) -> int:
+    """The seat winning a trick led by ``leader`` (complete or in progress); -1 if it is empty.
+
+    The highest trump wins, else the highest card of the led suit.
+    """
+    if not cards:
+        return -1
+    best_pos = 0
+    for pos in range(1, len(cards)):
+        if beats(cards[pos], cards[best_pos], trump):
+            best_pos = pos
+    return (leader + best_pos) & 3

@@ -13,6 +13,7 @@ For bots that search, :meth:`Deal.copy` is cheap and
 from __future__ import annotations
 
 from collections.abc import Sequence
+from enum import StrEnum
 
 from arena.engine import actions as A
 from arena.engine.actions import BELOTE_WORD, BID, DECL_SHIFT, REBELOTE_WORD, format_action
@@ -35,7 +36,16 @@ from arena.engine.declarations import RANK_MASKS, Meld, compare_declarations, de
 from arena.engine.errors import CardError, IllegalActionError
 from arena.engine.rules import Ruleset
 
-BIDDING, PLAY, OVER = "bidding", "play", "over"
+
+class Phase(StrEnum):
+    """Where a deal stands. The values are the words of records and of the SDK's ``obs.phase``."""
+
+    BIDDING = "bidding"
+    PLAY = "play"
+    OVER = "over"
+
+
+BIDDING, PLAY, OVER = Phase.BIDDING, Phase.PLAY, Phase.OVER
 
 #: coinche distribution patterns (cards per packet), chosen by the seed
 PACKETS: tuple[tuple[int, int, int], ...] = ((3, 3, 2), (3, 2, 3), (2, 3, 3))
@@ -103,7 +113,7 @@ class Deal:
     retourne: int
     hands: list[int]
     initial_hands: list[int]
-    phase: str
+    phase: Phase
     to_act: int
     bids: list[int]
     round: int
@@ -522,6 +532,7 @@ class Deal:
             if len(self.tricks) == 1 and self.rules.annonces:
                 self._show_declarations()
         else:
+            # cards.beats(card, best, t), inlined: this is the hot path of every rollout
             best = self.trick_best
             bsuit = best >> 3
             if suit == t:

@@ -87,6 +87,26 @@ def melds_of(hand: int, trump: int) -> list[tuple[Meld, ...]]:
     return out
 
 
+def shown_melds(mask: int, trump: int) -> tuple[Meld, ...]:
+    """The melds of one seat's shown cards (the union of the disjoint melds it declared).
+
+    A rank whose four cards are all shown is a carré: eight cards cannot hold four sequences
+    through one rank. What is left of each suit are whole runs, and a run of six is one *cent*.
+    The order is that of :func:`melds_of`: carrés by rank, then sequences by suit and rank.
+    """
+    carres = tuple(
+        Meld(CARRE, CARRE_POINTS[r], RANK_MASKS[r], (CARRE_POINTS[r], 1, PLAIN_STRENGTH[r], 0))
+        for r in range(NINE, 8)
+        if mask & RANK_MASKS[r] == RANK_MASKS[r]
+    )
+    rest = mask
+    for c in carres:
+        rest &= ~c.mask
+    return carres + tuple(
+        _sequence(length, top, s, trump) for s in range(4) for length, top in _RUNS[(rest >> (8 * s)) & 0xFF]
+    )
+
+
 def has_melds(hand: int) -> bool:
     """Quick test: does the hand hold any meld at all."""
     for s in range(4):

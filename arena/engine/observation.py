@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from arena.engine.deal import Deal
+from arena.engine.deal import Deal, Phase
 
 
 @dataclass(frozen=True, slots=True)
 class Observation:
     seat: int
     dealer: int
-    phase: str
+    phase: Phase
     to_act: int
     #: the seat's own cards now, as a mask
     hand: int
@@ -34,6 +34,8 @@ class Observation:
     trick_leader: int
     #: cards of the trick in progress, in playing order
     trick: tuple[int, ...]
+    #: the seat winning the trick in progress so far, -1 when no card of it is played
+    trick_winner: int
     #: completed tricks: (leader, cards, winner)
     tricks: tuple[tuple[int, tuple[int, ...], int], ...]
     #: trick points each team has taken so far (last-trick bonus included at the end)
@@ -70,6 +72,7 @@ def observe(deal: Deal, seat: int, match_score: tuple[int, int] = (0, 0), held: 
         multiplier=deal.multiplier,
         trick_leader=deal.trick_leader,
         trick=tuple(deal.trick),
+        trick_winner=deal.trick_winner if deal.trick else -1,
         tricks=tuple(deal.tricks),
         trick_points=(deal.trick_points[0], deal.trick_points[1]),
         shown_declarations=shown,

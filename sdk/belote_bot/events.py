@@ -27,7 +27,8 @@ from belote.arena.v1 import bot_service_pb2, game_pb2
 from arena.engine.cards import CARDS, Card
 from arena.engine.errors import EngineError
 from arena.engine.rules import OPTION_NAMES, Ruleset
-from belote_bot.types import Action, ShownMeld, melds_of_mask
+from belote_bot.observation import shown_melds
+from belote_bot.types import Action, ShownMeld
 
 __all__ = [
     "BidMade",
@@ -256,12 +257,9 @@ def event_from_proto(msg: game_pb2.PublicEvent) -> Event:
                               winner=t.winner)
     if kind == "declarations_shown":
         s = msg.declarations_shown
-        melds = tuple(
-            ShownMeld(seat, kind, tuple(CARDS[c] for c in range(32) if mask >> c & 1), points, mask)
-            for seat, seat_mask in enumerate(s.melds)
-            for kind, points, mask in melds_of_mask(seat_mask)
-        )
-        return DeclarationsShown(**base, team=s.team if s.HasField("team") else None, points=s.points,
+        team = s.team if s.HasField("team") else None
+        melds = tuple(shown_melds(s.melds, team))
+        return DeclarationsShown(**base, team=team, points=s.points,
                                  melds=melds)
     if kind == "deal_ended":
         e = msg.deal_ended

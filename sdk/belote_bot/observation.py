@@ -20,14 +20,17 @@ from typing import NamedTuple
 from belote.arena.v1 import bot_service_pb2, game_pb2
 
 from arena.engine import actions as A
-from arena.engine.actions import parse_action
-from arena.engine.cards import CARDS, NINE, SUITS, Card, cards_of
-from arena.engine.declarations import CARRE_POINTS, RANK_MASKS
+from arena.engine.actions import DECL_KINDS, parse_action
+from arena.engine.cards import CARDS, SUITS, Card, beats, cards_of, trick_winner
+from arena.engine.cards import card_strength as engine_card_strength
+from arena.engine.cards import card_value as engine_card_value
+from arena.engine.deal import Phase
+from arena.engine.declarations import shown_melds as engine_shown_melds
 from arena.engine.errors import ActionError
 from arena.engine.observation import Observation as EngineObservation
 from belote_bot.action import Action
 
-__all__ = ["PHASE_NAMES", "Observation", "ShownMeld", "Trick", "melds_of_mask"]
+__all__ = ["PHASE_NAMES", "Observation", "ShownMeld", "Trick", "shown_melds"]
 
 PHASE_NAMES = {
     game_pb2.PHASE_BIDDING: "bidding",
@@ -60,38 +63,16 @@ class ShownMeld(NamedTuple):
     mask: int
 
 
-_SEQUENCES = {0: ("tierce", 20), 1: ("tierce", 20), 2: ("tierce", 20), 3: ("tierce", 20),
-              4: ("cinquante", 50), 5: ("cent", 100)}
-
-
-def melds_of_mask(mask: int) -> list[tuple[str, int, int]]:
-    """Split one seat's shown cards into its melds: (kind, points, mask).
-
-    The melds of a seat are disjoint; a rank whose four cards are all shown is a
-    carré (eight cards cannot hold four sequences through one rank), and what
-    is left in each suit are maximal runs (a run of six is one *cent*). The
-    order is the engine's: carrés by rank, then sequences by suit and rank.
-    """
-    out: list[tuple[str, int, int]] = []
-    rest = mask
-    for rank in range(NINE, 8):
-        if mask & RANK_MASKS[rank] == RANK_MASKS[rank]:
-            out.append(("carre", CARRE_POINTS[rank], RANK_MASKS[rank]))
-            rest &= ~RANK_MASKS[rank]
-    for suit in range(4):
-        byte = (rest >> (8 * suit)) & 0xFF
-        rank = 0
-        while rank < 8:
-            if not byte >> rank & 1:
-                rank += 1
-                continue
-            start = rank
-            while rank < 8 and byte >> rank & 1:
-                rank += 1
-            length = rank - start
-            kind, points = _SEQUENCES[min(length, 5)]
-            out.append((kind, points, ((1 << length) - 1) << (start + 8 * suit)))
-    return out
+def shown_melds(seat_masks: Iterable[int], team: int | None, trump: int = -1) -> list[ShownMeld]:
+    """The melds shown by ``team``, from the shown cards of each seat (one mask per seat)."""
+    if team is None:
+        return []
+    return [
+        ShownMeld(seat, DECL_KINDS[m.kind], tuple(cards_of(m.mask)), m.points, m.mask)
+        for seat, seat_mask in enumerate(seat_masks)
+        if seat & 1 == team
+        for m in engine_shown_melds(seat_mask, trump)
+    ]
 
 
 def _pair(values: Iterable[int]) -> tuple[int, int]:
@@ -259,6 +240,11 @@ class Observation:
         t = self.trump_index
         return None if t is None else SUITS[t]
 
+    @property
+    def _trump(self) -> int:
+        """The engine's trump: the suit's index, -1 before the contract."""
+        return -1 if self.trump_index is None else self.trump_index
+
     def is_trump(self, card: Card | int) -> bool:
         return self.trump_index is not None and card >> 3 == self.trump_index
 
@@ -321,6 +307,39 @@ class Observation:
         return self._play_layout[1] if self.phase == "play" else None
 
     @cached_property
+    def trick_winner(self) -> int | None:
+        """The seat winning the trick in progress so far; None when no card of it is played."""
+        current = self.trick
+        if not current:
+            return None
+        trump = self._trump
+        return trick_winner(current[0][0], [c for _, c in current], trump)
+
+    # ---------------------------------------------------------- card values
+    def card_points(self, card: Card | str) -> int:
+        """What ``card`` is worth in this deal: 20 for the jack of trump, 11 for a plain ace, ..."""
+        c = Card.parse(card) if isinstance(card, str) else card
+        return engine_card_value(c, self._trump)
+
+    def card_strength(self, card: Card | str) -> int:
+        """How strong ``card`` is in a trick: 8..15 for trumps (jack highest), 0..7 for plain cards
+        (ace highest). Only cards of the led suit or trumps can win a trick."""
+        c = Card.parse(card) if isinstance(card, str) else card
+        return engine_card_strength(c, self._trump)
+
+    def wins_trick(self, card: Card | str) -> bool:
+        """Whether playing ``card`` now would make this seat the winner of the trick so far
+        (always True when leading); the seats after it may still take it back."""
+        c = Card.parse(card) if isinstance(card, str) else card
+        current = self.trick
+        if not current:
+            return True
+        winner = self.trick_winner
+        assert winner is not None
+        best = dict(current)[winner]
+        return beats(c, best, self._trump)
+
+    @cached_property
     def played_cards(self) -> list[Card]:
         """Every card played so far, by suit then rank."""
         mask = 0
@@ -341,15 +360,8 @@ class Observation:
 
     @cached_property
     def shown_declarations(self) -> list[ShownMeld]:
-        team = self.declarations_team
-        if team is None:
-            return []
-        return [
-            ShownMeld(seat, kind, tuple(cards_of(mask)), points, mask)
-            for seat, seat_mask in enumerate(self.proto.shown_melds)
-            if seat & 1 == team
-            for kind, points, mask in melds_of_mask(seat_mask)
-        ]
+        """The melds of the side whose declarations score, once shown (empty before)."""
+        return shown_melds(self.proto.shown_melds, self.declarations_team, self._trump)
 
     # --------------------------------------------------------------- match
     @cached_property
@@ -387,7 +399,7 @@ class Observation:
         return EngineObservation(
             seat=o.seat,
             dealer=o.dealer,
-            phase=phase,
+            phase=Phase(phase),
             to_act=self.to_act,
             hand=o.hand,
             retourne=o.retourne if o.HasField("retourne") else -1,
@@ -399,6 +411,7 @@ class Observation:
             multiplier=o.multiplier or 1,
             trick_leader=trick_leader,
             trick=tuple(int(c) for _, c in current) if phase == "play" else (),
+            trick_winner=self.trick_winner if self.trick_winner is not None else -1,
             tricks=tuple((t.leader, tuple(int(c) for c in t.cards), t.winner) for t in tricks),
             trick_points=self.trick_points,
             shown_declarations=tuple((m.seat, m.mask) for m in self.shown_declarations),

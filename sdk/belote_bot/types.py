@@ -4,7 +4,7 @@ See :mod:`belote_bot.action` and :mod:`belote_bot.observation`.
 """
 
 from belote_bot.action import INVALID_ACTION, Action, legal_texts
-from belote_bot.observation import PHASE_NAMES, Observation, ShownMeld, Trick, melds_of_mask
+from belote_bot.observation import PHASE_NAMES, Observation, ShownMeld, Trick
 
 __all__ = [
     "INVALID_ACTION",
@@ -14,5 +14,4 @@ __all__ = [
     "ShownMeld",
     "Trick",
     "legal_texts",
-    "melds_of_mask",
 ]

@@ -17,13 +17,11 @@ import pytest
 from belote.arena.v1 import bot_service_pb2 as bs
 from belote.arena.v1 import game_pb2 as pb
 from belote_bot import Action, Observation
-from belote_bot.types import melds_of_mask
 
 from arena.engine import Deal, Match, Ruleset, cards_of, observe, parse_cards
 from arena.engine import actions as A
 from arena.engine.bots import HeuristicPlayer, Player, RandomPlayer
 from arena.engine.cards import CARDS, SUITS, Card
-from arena.engine.declarations import RANK_MASKS, declaration_choices
 from arena.referee.convert import observation_to_proto
 
 RULESETS: dict[str, str | dict[str, Any]] = {
@@ -154,40 +152,3 @@ def test_a_request_carries_its_times_and_prints_its_cards() -> None:
     assert "hand='JH KH'" in repr(obs)
     fresh = Observation(request)
     assert 0 < fresh.time_left() <= 2.5
-
-
-def random_hand(rng: random.Random) -> int:
-    """Eight cards, often holding carrés and long runs so that melds are plenty."""
-    kind = rng.randrange(3)
-    if kind == 0:
-        cards = rng.sample(range(32), 8)
-    elif kind == 1:
-        rank = rng.randrange(2, 8)
-        rest = [c for c in range(32) if c & 7 != rank]
-        cards = [8 * s + rank for s in range(4)] + rng.sample(rest, 4)
-    else:
-        suit = rng.randrange(4)
-        start = rng.randrange(0, 3)
-        run = [8 * suit + r for r in range(start, start + rng.randrange(3, 9 - start))]
-        rest = [c for c in range(32) if c not in run]
-        cards = run + rng.sample(rest, 8 - len(run))
-    mask = 0
-    for c in cards:
-        mask |= 1 << c
-    return mask
-
-
-def test_shown_masks_split_into_the_engines_melds() -> None:
-    rng = random.Random(3)
-    kinds = ("tierce", "cinquante", "cent", "carre")
-    checked = 0
-    for _ in range(4000):
-        hand, trump = random_hand(rng), rng.randrange(4)
-        for melds in declaration_choices(hand, trump).values():
-            union = 0
-            for m in melds:
-                union |= m.mask
-            assert melds_of_mask(union) == [(kinds[m.kind], m.points, m.mask) for m in melds]
-            checked += len(melds)
-    assert checked > 2000
-    assert melds_of_mask(RANK_MASKS[4]) == [("carre", 200, RANK_MASKS[4])]

@@ -200,7 +200,9 @@ class MatchSummary(_message.Message):
     SEED_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     state: _builtins.str
-    """"running" or "finished"."""
+    """"running", "finished" (played to its end or forfeited: see
+    result.reason) or "aborted" (the node stopped it; it is not recorded).
+    """
     ruleset: _builtins.str
     deals_played: _builtins.int
     seed: _builtins.str

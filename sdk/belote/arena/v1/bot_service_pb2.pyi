@@ -255,6 +255,10 @@ class ActionRequest(_message.Message):
     TIME_BANK_MS_FIELD_NUMBER: _builtins.int
     LAST_ROUND_TRIP_US_FIELD_NUMBER: _builtins.int
     request_id: _builtins.int
+    """Unique on the stream; echo it in the ActionReply. A 64-bit number: it
+    outgrows a JavaScript number, so read it as a string there (proto-loader's
+    `longs: String`) and send that string back.
+    """
     match_id: _builtins.str
     seat: _builtins.int
     deadline_ms: _builtins.int
@@ -336,7 +340,9 @@ Global___MatchEnded: _TypeAlias = MatchEnded  # noqa: Y015
 
 @_typing.final
 class Strike(_message.Message):
-    """Why the referee played a fallback action for this bot."""
+    """Why the referee played a fallback action for this bot: sent to this bot
+    only, while everyone sees the public StrikeGiven event.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -347,13 +353,21 @@ class Strike(_message.Message):
     FALLBACK_ACTION_FIELD_NUMBER: _builtins.int
     STRIKES_FIELD_NUMBER: _builtins.int
     MAX_STRIKES_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    DETAIL_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     seat: _builtins.int
     request_id: _builtins.int
     reason: _builtins.str
+    """The public sentence, the same as in StrikeGiven."""
     fallback_action: _builtins.int
     strikes: _builtins.int
     max_strikes: _builtins.int
+    kind: _game_pb2.StrikeReason.ValueType
+    detail: _builtins.str
+    """For this bot's eyes only: what it answered and what was legal, e.g.
+    "answered 'AS'; legal: 7H, KH, AH" (it names the seat's own cards).
+    """
     def __init__(
         self,
         *,
@@ -364,10 +378,12 @@ class Strike(_message.Message):
         fallback_action: _builtins.int = ...,
         strikes: _builtins.int = ...,
         max_strikes: _builtins.int = ...,
+        kind: _game_pb2.StrikeReason.ValueType = ...,
+        detail: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["fallback_action", b"fallback_action", "match_id", b"match_id", "max_strikes", b"max_strikes", "reason", b"reason", "request_id", b"request_id", "seat", b"seat", "strikes", b"strikes"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["detail", b"detail", "fallback_action", b"fallback_action", "kind", b"kind", "match_id", b"match_id", "max_strikes", b"max_strikes", "reason", b"reason", "request_id", b"request_id", "seat", b"seat", "strikes", b"strikes"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

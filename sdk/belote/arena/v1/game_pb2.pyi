@@ -50,6 +50,12 @@ class Phase(_Phase, metaclass=_PhaseEnumTypeWrapper):
                  S H D C (classic round two), 6 redeal, 7 coinche, 8 surcoinche,
                  16 + (value / 10) * 4 + suit for a coinche bid of `value`
                  (capot is value 250).
+      no action: 4294967295 (0xFFFFFFFF), the reply of a bot that has no answer
+                 (its code failed). It is never legal: the referee gives the
+                 strike at once (STRIKE_REASON_NO_ACTION) instead of waiting
+                 for the deadline.
+
+    docs/protocol.md explains all of this with worked examples.
     """
 
 PHASE_UNSPECIFIED: Phase.ValueType  # 0
@@ -57,6 +63,32 @@ PHASE_BIDDING: Phase.ValueType  # 1
 PHASE_PLAY: Phase.ValueType  # 2
 PHASE_OVER: Phase.ValueType  # 3
 Global___Phase: _TypeAlias = Phase  # noqa: Y015
+
+class _StrikeReason:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _StrikeReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_StrikeReason.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    STRIKE_REASON_UNSPECIFIED: _StrikeReason.ValueType  # 0
+    STRIKE_REASON_LATE: _StrikeReason.ValueType  # 1
+    """No answer within the deadline and the time bank."""
+    STRIKE_REASON_ILLEGAL: _StrikeReason.ValueType  # 2
+    """An answer that is not one of the legal actions."""
+    STRIKE_REASON_NO_ACTION: _StrikeReason.ValueType  # 3
+    """The no-action code (4294967295): the bot said it has no answer."""
+
+class StrikeReason(_StrikeReason, metaclass=_StrikeReasonEnumTypeWrapper):
+    """Why a seat got a strike."""
+
+STRIKE_REASON_UNSPECIFIED: StrikeReason.ValueType  # 0
+STRIKE_REASON_LATE: StrikeReason.ValueType  # 1
+"""No answer within the deadline and the time bank."""
+STRIKE_REASON_ILLEGAL: StrikeReason.ValueType  # 2
+"""An answer that is not one of the legal actions."""
+STRIKE_REASON_NO_ACTION: StrikeReason.ValueType  # 3
+"""The no-action code (4294967295): the bot said it has no answer."""
+Global___StrikeReason: _TypeAlias = StrikeReason  # noqa: Y015
 
 @_typing.final
 class Ruleset(_message.Message):
@@ -415,7 +447,10 @@ Global___DealEnded: _TypeAlias = DealEnded  # noqa: Y015
 
 @_typing.final
 class StrikeGiven(_message.Message):
-    """A late or illegal answer: the fallback action was played for the seat."""
+    """A late or illegal answer: the fallback action was played for the seat.
+    Everyone sees this; what the seat answered and what was legal goes to the
+    seat's own bot only (Strike.detail).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -423,10 +458,13 @@ class StrikeGiven(_message.Message):
     REASON_FIELD_NUMBER: _builtins.int
     FALLBACK_ACTION_FIELD_NUMBER: _builtins.int
     STRIKES_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     reason: _builtins.str
+    """A public sentence, such as "no answer within 1 s and the time bank"."""
     fallback_action: _builtins.int
     strikes: _builtins.int
+    kind: Global___StrikeReason.ValueType
     def __init__(
         self,
         *,
@@ -434,10 +472,11 @@ class StrikeGiven(_message.Message):
         reason: _builtins.str = ...,
         fallback_action: _builtins.int = ...,
         strikes: _builtins.int = ...,
+        kind: Global___StrikeReason.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["fallback_action", b"fallback_action", "reason", b"reason", "seat", b"seat", "strikes", b"strikes"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["fallback_action", b"fallback_action", "kind", b"kind", "reason", b"reason", "seat", b"seat", "strikes", b"strikes"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
