@@ -8,11 +8,12 @@ traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import random
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from arena.engine import EngineError, Match, Ruleset, observe
@@ -26,13 +27,23 @@ from arena.engine.record import (
 )
 from arena.engine.rules import spec_from_text
 from arena.engine.scoring import DealOutcome
-from arena.queue.broker import BrokerError
-from arena.remote import RemoteError
 from arena.tournament_cli import TournamentCliError
+from arena.tournament_cli import add_parser as add_tournament_parser
+
+# replay and selfplay need the engine alone: every other command imports what it needs itself
 
 
 class CliError(Exception):
     """Bad input to a command: printed as one line, exit 1."""
+
+
+@contextlib.contextmanager
+def _one_line(*errors: type[Exception]) -> Iterator[None]:
+    """The errors of a command's layer (a refused RPC, an unreachable broker) are printed as one line."""
+    try:
+        yield
+    except errors as e:
+        raise CliError(str(e)) from None
 
 
 # ------------------------------------------------------------------ replay
@@ -170,9 +181,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import logging
     from pathlib import Path
 
-    from arena.queue import open_broker
-    from arena.queue.cluster import ClusterConfig, serve_forever
-    from arena.referee.runner import TimeControl
+    from arena.node.run import NodeSettings, serve_forever
+    from arena.queue import BrokerError, open_broker
+    from arena.records import TimeControl
     from arena.referee.serve import install_uvloop
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -186,13 +197,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     tc = TimeControl(deadline=args.deadline, time_bank=args.time_bank, max_strikes=args.max_strikes,
                      grace=args.grace)
     data = None if args.data_dir == "" else Path(args.data_dir)
-    config = ClusterConfig(
+    settings = NodeSettings(
         listen=args.listen, advertise=args.advertise, data_dir=data, time=tc, capacity=args.capacity,
         lease_s=args.lease, drain_s=args.drain, replace_streams=args.replace_streams,
     )
-    broker = open_broker(_redis_url(args), data)
+    with _one_line(BrokerError):
+        broker = open_broker(_redis_url(args), data)
     try:
-        asyncio.run(serve_forever(broker, config, register=register))
+        asyncio.run(serve_forever(broker, settings, register=register))
     finally:
         broker.close()
     return 0
@@ -219,47 +231,49 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_bot(args: argparse.Namespace) -> int:
     from arena import remote
 
-    if args.action == "register":
-        if not args.name:
-            raise CliError("bot register needs a NAME")
-        bot_id, token = remote.register_bot(args.address, args.name)
+    with _one_line(remote.RemoteError):
+        if args.action == "register":
+            if not args.name:
+                raise CliError("bot register needs a NAME")
+            bot_id, token = remote.register_bot(args.address, args.name)
+            if args.json:
+                print(json.dumps({"bot_id": bot_id, "name": args.name, "token": token}))
+            else:
+                print(f"registered {args.name} as {bot_id}\ntoken (shown once): {token}")
+                # --token=T: a generated token may start with "-", which argparse takes for an option
+                print(f"run it: python -m belote_bot.bots.random --address {args.address} --token={token}")
+            return 0
+        bots = remote.list_bots(args.address)
         if args.json:
-            print(json.dumps({"bot_id": bot_id, "name": args.name, "token": token}))
-        else:
-            print(f"registered {args.name} as {bot_id}\ntoken (shown once): {token}")
-            # --token=T: a generated token may start with "-", which argparse takes for an option
-            print(f"run it: python -m belote_bot.bots.random --address {args.address} --token={token}")
+            print(json.dumps([{"bot_id": b.bot_id, "name": b.name, "connected": b.connected,
+                               "concurrency": b.concurrency, "seats_in_use": b.seats_in_use} for b in bots]))
+            return 0
+        for b in bots:
+            state = f"connected, {b.seats_in_use}/{b.concurrency} seats" if b.connected else "offline"
+            print(f"{b.name:20} {b.bot_id:14} {state}")
         return 0
-    bots = remote.list_bots(args.address)
-    if args.json:
-        print(json.dumps([{"bot_id": b.bot_id, "name": b.name, "connected": b.connected,
-                           "concurrency": b.concurrency, "seats_in_use": b.seats_in_use} for b in bots]))
-        return 0
-    for b in bots:
-        state = f"connected, {b.seats_in_use}/{b.concurrency} seats" if b.connected else "offline"
-        print(f"{b.name:20} {b.bot_id:14} {state}")
-    return 0
 
 
 def cmd_match(args: argparse.Namespace) -> int:
     from arena import remote
 
-    if args.action == "start":
-        if len(args.ids) != 2:
-            raise CliError("match start takes two bots: TEAM0 TEAM1")
-        match_id = remote.start_match(args.address, args.ids[0], args.ids[1], args.ruleset,
-                                      seed=str(args.seed or ""), deals=args.deals or 0)
-        print(match_id, flush=True)
-        if args.watch:
-            _print_result(remote.watch(args.address, match_id))
+    with _one_line(remote.RemoteError):
+        if args.action == "start":
+            if len(args.ids) != 2:
+                raise CliError("match start takes two bots: TEAM0 TEAM1")
+            match_id = remote.start_match(args.address, args.ids[0], args.ids[1], args.ruleset,
+                                          seed=str(args.seed or ""), deals=args.deals or 0)
+            print(match_id, flush=True)
+            if args.watch:
+                _print_result(remote.watch(args.address, match_id))
+            return 0
+        if len(args.ids) != 1:
+            raise CliError(f"match {args.action} takes one MATCH_ID")
+        if args.action == "watch":
+            _print_result(remote.watch(args.address, args.ids[0]))
+            return 0
+        print(json.dumps(remote.get_record(args.address, args.ids[0])))
         return 0
-    if len(args.ids) != 1:
-        raise CliError(f"match {args.action} takes one MATCH_ID")
-    if args.action == "watch":
-        _print_result(remote.watch(args.address, args.ids[0]))
-        return 0
-    print(json.dumps(remote.get_record(args.address, args.ids[0])))
-    return 0
 
 
 def _print_result(result: Any) -> None:
@@ -319,8 +333,6 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--rulesets", default="classic,coinche")
     d.set_defaults(func=cmd_demo)
 
-    from arena.tournament_cli import add_parser as add_tournament_parser
-
     add_tournament_parser(sub)
 
     b = sub.add_parser("bot", help="register or list bots on a node")
@@ -349,7 +361,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.seed = int(args.seed)
     try:
         return int(args.func(args))
-    except (CliError, EngineError, RemoteError, BrokerError, TournamentCliError) as e:
+    except (CliError, EngineError, TournamentCliError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

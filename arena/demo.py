@@ -21,11 +21,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from arena.engine import Ruleset
-from arena.queue import open_broker
-from arena.queue.broker import Broker
-from arena.queue.cluster import ClusterConfig, cluster_node
-from arena.queue.worker import advance_tournament, tournament_of
-from arena.tournament import TournamentSpec
+from arena.node.run import NodeSettings, running_node
+from arena.queue import Broker, open_broker
+from arena.tournament import Tournaments, TournamentSpec
 
 
 def demo_bots() -> dict[str, Bot]:
@@ -37,18 +35,14 @@ def demo_bots() -> dict[str, Bot]:
     }
 
 
-def _progress(broker: Broker, ids: list[str]) -> tuple[int, int, bool]:
+def _progress(tournaments: Tournaments, ids: list[str]) -> tuple[int, int, bool]:
     done = total = 0
     over = True
     for tid in ids:
-        found = broker.get_tournament(tid)
-        assert found is not None
-        spec_json, state = found
-        tour = tournament_of(tid, spec_json)
-        results = broker.results(tid)
-        done += len(results)
-        total += sum(len(p.jobs) for stage in tour.stages(results) for p in stage.pairings)
-        over = over and state in ("finished", "cancelled")
+        progress = tournaments.progress(tid)
+        done += progress.matches_done
+        total += progress.matches_scheduled
+        over = over and not progress.state.is_open
     return done, total, over
 
 
@@ -59,12 +53,12 @@ async def run_demo(
     bots = demo_bots()
     broker = open_broker(None, data_dir)
     stop = asyncio.Event()
-    config = ClusterConfig(data_dir=data_dir, capacity=parallel, poll_s=0.05)
+    settings = NodeSettings(data_dir=data_dir, capacity=parallel, poll_s=0.05)
     started = time.perf_counter()
     tasks: list[asyncio.Task[None]] = []
     try:
-        async with cluster_node(broker, config, stop) as running:
-            node = running.node
+        async with running_node(broker, settings, stop) as running:
+            node, tournaments = running.node, running.tournaments
             console.print(f"referee node {node.node_id} on {running.address}, "
                           f"embedded queue and records in {data_dir}")
             for name, bot in bots.items():
@@ -80,20 +74,19 @@ async def run_demo(
                     bots=tuple(bots), ruleset=Ruleset.from_spec(ruleset), deals=deals, rounds=rounds,
                     seed=f"demo/{seed}/{ruleset}",
                 )
-                broker.put_tournament(spec.tournament_id, spec.to_dict())
-                advance_tournament(broker, spec.tournament_id)
+                tournaments.create(spec)
                 ids.append(spec.tournament_id)
             with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                           TimeElapsedColumn(), console=console) as progress:
                 bar = progress.add_task(f"round-robin ({', '.join(rulesets)})", total=None)
                 while True:
-                    done, total, over = await asyncio.to_thread(_progress, broker, ids)
+                    done, total, over = await asyncio.to_thread(_progress, tournaments, ids)
                     progress.update(bar, completed=done, total=total)
                     if over:
                         break
                     await asyncio.sleep(0.2)
         elapsed = time.perf_counter() - started
-        _report(console, broker, ids, elapsed, data_dir)
+        _report(console, broker, tournaments, ids, elapsed, data_dir)
     finally:
         stop.set()
         for t in tasks:
@@ -104,22 +97,23 @@ async def run_demo(
     return 0
 
 
-def _report(console: Console, broker: Broker, ids: list[str], elapsed: float, data_dir: Path) -> None:
+def _report(
+    console: Console, broker: Broker, tournaments: Tournaments, ids: list[str], elapsed: float,
+    data_dir: Path,
+) -> None:
     latencies: list[int] = []
     matches = 0
     for tid in ids:
-        found = broker.get_tournament(tid)
-        assert found is not None
-        tour = tournament_of(tid, found[0])
+        progress = tournaments.progress(tid)
         results = broker.results(tid)
         matches += len(results)
         for r in results:
-            latencies += [x for deal in r.record.get("latencies_us", []) for x in deal if x >= 0]
-        length = f"{tour.spec.deals} deals" if tour.spec.deals else "to the target"
+            latencies += [x for deal in r.record.latencies_us for x in deal if x >= 0]
+        length = f"{progress.spec.deals} deals" if progress.spec.deals else "to the target"
         table = Table(title=f"Leaderboard of {tid}: {len(results)} matches {length}")
         for col in ("#", "bot", "played", "won", "drawn", "lost", "for", "against"):
             table.add_column(col, justify="left" if col == "bot" else "right", no_wrap=True)
-        for s in tour.standings(results):
+        for s in progress.standings:
             table.add_row(str(s.rank), s.bot, str(s.played), str(s.wins), str(s.draws), str(s.losses),
                           str(s.points_for), str(s.points_against))
         console.print(table)

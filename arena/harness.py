@@ -20,8 +20,8 @@ from typing import Any
 
 from belote_bot import Bot, HeuristicBot, RandomBot, run_async
 
+from arena.records import MatchRecord, TimeControl
 from arena.referee.node import Node, NodeConfig
-from arena.referee.runner import MatchState, TimeControl
 from arena.referee.service import start_server, stop_server
 
 BUILTIN_BOTS: dict[str, type[Bot]] = {"random": RandomBot, "heuristic": HeuristicBot}
@@ -54,7 +54,8 @@ class LocalArena:
             raise RuntimeError(f"bot {name} did not connect within 10 s")
         return entry.bot_id
 
-    async def play(self, team0: str, team1: str, ruleset: Any = "classic", **kw: Any) -> MatchState:
+    async def play(self, team0: str, team1: str, ruleset: Any = "classic", **kw: Any) -> MatchRecord:
+        """Play one match to its end; its record."""
         match_id = self.node.start_match(team0, team1, ruleset, **kw)
         return await self.node.wait(match_id)
 
@@ -79,7 +80,8 @@ async def local_arena(
 
 @dataclass
 class LocalResult:
-    matches: list[MatchState]
+    #: the records of the matches, in order (the bot played team 0 in the even ones)
+    matches: list[MatchRecord]
     wins: int
     losses: int
     draws: int
@@ -100,23 +102,22 @@ async def play_local_async(
     async with local_arena(time=time) as arena:
         await arena.connect("candidate", bot)
         await arena.connect("opponent", rival)
-        states = []
+        records = []
         for i in range(matches):
             sides: Sequence[str] = ("candidate", "opponent") if i % 2 == 0 else ("opponent", "candidate")
-            states.append(await arena.play(sides[0], sides[1], ruleset, seed=f"{seed}/{i}", deals=deals))
+            records.append(await arena.play(sides[0], sides[1], ruleset, seed=f"{seed}/{i}", deals=deals))
     wins = losses = draws = pf = pa = 0
-    for i, st in enumerate(states):
+    for i, record in enumerate(records):
         me = i % 2
-        assert st.result is not None
-        pf += st.totals[me]
-        pa += st.totals[1 - me]
-        if not st.result.HasField("winner"):
+        pf += record.totals[me]
+        pa += record.totals[1 - me]
+        if record.winner is None:
             draws += 1
-        elif st.result.winner == me:
+        elif record.winner == me:
             wins += 1
         else:
             losses += 1
-    return LocalResult(states, wins, losses, draws, pf, pa)
+    return LocalResult(records, wins, losses, draws, pf, pa)
 
 
 def play_local(bot: Bot, opponent: str | Bot = "heuristic", **kw: Any) -> LocalResult:

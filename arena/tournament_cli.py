@@ -8,58 +8,65 @@ broker plays its matches.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import secrets
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from arena.engine.errors import RulesetError
-from arena.engine.rules import spec_from_text
-from arena.queue import open_broker
-from arena.queue.broker import Broker
-from arena.queue.worker import advance_tournament, tournament_of
-from arena.tournament import Standing, TournamentError, TournamentSpec
+if TYPE_CHECKING:  # the command line imports the queue only when a tournament command runs
+    from arena.queue import Broker
+    from arena.tournament import Progress, Standing, Tournaments
 
 
 class TournamentCliError(Exception):
     """Printed as one line by the CLI, exit 1."""
 
 
-def _broker(args: argparse.Namespace) -> Broker:
-    import os
+@contextlib.contextmanager
+def _tournaments(args: argparse.Namespace) -> Iterator[Tournaments]:
+    """The tournaments of the broker the arguments name; its errors become one line."""
+    from arena.engine import EngineError
+    from arena.queue import BrokerError, open_broker
+    from arena.tournament import TournamentError, Tournaments
 
     url = getattr(args, "redis", None) or os.environ.get("BELOTE_REDIS") or None
     data = None if args.data_dir == "" else Path(args.data_dir)
-    return open_broker(url, data)
+    try:
+        broker: Broker = open_broker(url, data)
+        with broker:
+            yield Tournaments(broker)
+    except (BrokerError, TournamentError, EngineError) as e:
+        raise TournamentCliError(str(e)) from None
 
 
 def create(args: argparse.Namespace) -> int:
-    spec_json: dict[str, Any] = {
-        "tournament_id": args.id or f"t-{secrets.token_hex(4)}",
-        "format": args.format,
-        "bots": [b.strip() for b in args.bots.split(",") if b.strip()],
-        "ruleset": spec_from_text(args.ruleset, "--ruleset"),
-        "duplicate": args.duplicate or args.format == "sprt",
-        "seed": args.seed or "",
-    }
-    for key in ("candidate", "deals", "target", "rounds"):
-        value = getattr(args, key)
-        if value:
-            spec_json[key] = value
-    if args.format == "sprt":
-        spec_json["sprt"] = {"elo0": args.elo0, "elo1": args.elo1, "alpha": args.alpha,
-                             "beta": args.beta, "batch_pairs": args.batch_pairs,
-                             "max_pairs": args.max_pairs}
-    try:
+    from arena.engine.rules import spec_from_text
+    from arena.tournament import TournamentSpec
+
+    with _tournaments(args) as tournaments:
+        spec_json: dict[str, Any] = {
+            "tournament_id": args.id or f"t-{secrets.token_hex(4)}",
+            "format": args.format,
+            "bots": [b.strip() for b in args.bots.split(",") if b.strip()],
+            "ruleset": spec_from_text(args.ruleset, "--ruleset"),
+            "duplicate": args.duplicate or args.format == "sprt",
+            "seed": args.seed or "",
+        }
+        for key in ("candidate", "deals", "target", "rounds"):
+            value = getattr(args, key)
+            if value:
+                spec_json[key] = value
+        if args.format == "sprt":
+            spec_json["sprt"] = {"elo0": args.elo0, "elo1": args.elo1, "alpha": args.alpha,
+                                 "beta": args.beta, "batch_pairs": args.batch_pairs,
+                                 "max_pairs": args.max_pairs}
         spec = TournamentSpec.from_dict(spec_json)
-    except (TournamentError, RulesetError) as e:
-        raise TournamentCliError(str(e)) from None
-    with _broker(args) as broker:
-        if not broker.put_tournament(spec.tournament_id, spec.to_dict()):
-            raise TournamentCliError(f"tournament {spec.tournament_id} exists")
-        advance_tournament(broker, spec.tournament_id)  # enqueue the first stage, mark running
-        jobs = broker.pending_count(spec.tournament_id)
+        tournaments.create(spec)  # stored, and its first stage enqueued
+        jobs = tournaments.store.pending_count(spec.tournament_id)
     if args.json:
         print(json.dumps({"tournament_id": spec.tournament_id, "jobs": jobs}))
     else:
@@ -69,23 +76,16 @@ def create(args: argparse.Namespace) -> int:
     return 0
 
 
-def status_json(broker: Broker, tournament_id: str) -> dict[str, Any]:
-    found = broker.get_tournament(tournament_id)
-    if found is None:
-        raise TournamentCliError(f"no tournament {tournament_id!r}")
-    spec_json, state = found
-    tour = tournament_of(tournament_id, spec_json)
-    results = broker.results(tournament_id)
-    done = {r.match_id for r in results}
-    scheduled = [j.match_id for stage in tour.stages(results) for p in stage.pairings for j in p.jobs]
+def status_json(progress: Progress) -> dict[str, Any]:
+    spec = progress.spec
     out: dict[str, Any] = {
-        "tournament_id": tournament_id, "state": state, "format": tour.spec.format,
-        "matches_done": len(done), "matches_scheduled": len(scheduled),
-        "matches_queued": broker.pending_count(tournament_id),
-        "standings": [_standing_json(s, tour.spec.duplicate) for s in tour.standings(results)],
+        "tournament_id": spec.tournament_id, "state": str(progress.state), "format": spec.format,
+        "matches_done": progress.matches_done, "matches_scheduled": progress.matches_scheduled,
+        "matches_queued": progress.matches_queued,
+        "standings": [_standing_json(s, spec.duplicate) for s in progress.standings],
     }
-    if tour.spec.format == "sprt":
-        st = tour.sprt_state(results)
+    st = progress.sprt
+    if st is not None:
         out["sprt"] = {"llr": round(st.llr, 4), "lower": round(st.lower, 4), "upper": round(st.upper, 4),
                        "decision": st.decision, "pairs": st.pairs, "pentanomial": list(st.pentanomial)}
     return out
@@ -120,61 +120,56 @@ def print_standings(status: dict[str, Any]) -> None:
 
 
 def status(args: argparse.Namespace) -> int:
-    with _broker(args) as broker:
+    with _tournaments(args) as tournaments:
         if args.json:
-            print(json.dumps(status_json(broker, args.id)))
+            print(json.dumps(status_json(tournaments.progress(args.id))))
             return 0
         if not args.watch:
-            print_standings(status_json(broker, args.id))
+            print_standings(status_json(tournaments.progress(args.id)))
             return 0
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn()) as progress:
-            task = progress.add_task(args.id, total=None)
+                      TimeElapsedColumn()) as bar:
+            task = bar.add_task(args.id, total=None)
             while True:
-                st = status_json(broker, args.id)
-                progress.update(task, completed=st["matches_done"], total=st["matches_scheduled"],
-                                description=f"{args.id} ({st['state']})")
-                if st["state"] in ("finished", "cancelled"):
+                progress = tournaments.progress(args.id)
+                bar.update(task, completed=progress.matches_done, total=progress.matches_scheduled,
+                           description=f"{args.id} ({progress.state})")
+                if not progress.state.is_open:
                     break
                 time.sleep(args.interval)
-        print_standings(st)
+        print_standings(status_json(progress))
     return 0
 
 
 def cancel(args: argparse.Namespace) -> int:
-    with _broker(args) as broker:
-        found = broker.get_tournament(args.id)
-        if found is None:
-            raise TournamentCliError(f"no tournament {args.id!r}")
-        if found[1] in ("finished", "cancelled"):
-            raise TournamentCliError(f"tournament {args.id} is already {found[1]}")
-        broker.set_tournament_state(args.id, "cancelled")
+    with _tournaments(args) as tournaments:
+        tournaments.cancel(args.id)
     print(f"tournament {args.id} cancelled: its queued matches will not be played")
     return 0
 
 
 def resume(args: argparse.Namespace) -> int:
     """After a cluster restart: enqueue (once) whatever the results so far call for."""
-    with _broker(args) as broker:
-        if broker.get_tournament(args.id) is None:
-            raise TournamentCliError(f"no tournament {args.id!r}")
-        advance_tournament(broker, args.id)
-        st = status_json(broker, args.id)
-    print(f"tournament {args.id} ({st['state']}): {st['matches_done']}/{st['matches_scheduled']} "
-          f"matches done, {st['matches_queued']} queued")
+    with _tournaments(args) as tournaments:
+        tournaments.progress(args.id)  # an unknown id is an error
+        tournaments.advance(args.id)
+        progress = tournaments.progress(args.id)
+    print(f"tournament {args.id} ({progress.state}): {progress.matches_done}/"
+          f"{progress.matches_scheduled} matches done, {progress.matches_queued} queued")
     return 0
 
 
 def list_(args: argparse.Namespace) -> int:
-    with _broker(args) as broker:
+    with _tournaments(args) as tournaments:
+        store = tournaments.store
         rows = []
-        for tid in broker.list_tournaments():
-            found = broker.get_tournament(tid)
+        for tid in store.list_tournaments():
+            found = store.get_tournament(tid)
             if found is not None:
-                rows.append({"tournament_id": tid, "format": found[0].get("format"), "state": found[1],
-                             "matches_done": len(broker.results(tid))})
+                rows.append({"tournament_id": tid, "format": found[0].format, "state": str(found[1]),
+                             "matches_done": len(store.results(tid))})
     if args.json:
         print(json.dumps(rows))
     else:

@@ -43,7 +43,7 @@ through redis-py: a job costs so many PINGs.
   ``--jobs batch`` (the default) enqueues them under a tournament id with no stored tournament,
   so after each match a node has nothing to advance; ``--jobs round-robin`` stores the
   tournament the way ``belote-arena tournament create`` does (``put_tournament`` +
-  ``advance_tournament``) and the nodes advance it after every match. A warm-up round-robin of
+  ``Tournaments.advance``) and the nodes advance it after every match. A warm-up round-robin of
   2N matches a node comes first (node start, bots connecting, first claims), then ``--repeats``
   measured runs; the best is kept. One node, then a second node is started and both run.
 
@@ -106,10 +106,9 @@ _ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(_ROOT), str(_ROOT / "sdk")]  # run from a checkout
 
 from arena.engine import Match, Ruleset  # noqa: E402
-from arena.engine.record import match_record  # noqa: E402
-from arena.queue import Broker, EmbeddedBroker, MatchJob, MatchResult, open_broker  # noqa: E402
-from arena.queue.worker import advance_tournament  # noqa: E402
-from arena.tournament import Tournament, TournamentSpec  # noqa: E402
+from arena.queue import Broker, EmbeddedBroker, open_broker  # noqa: E402
+from arena.records import MatchEnd, MatchRecord, ResultReason, SeatBot, TimeControl  # noqa: E402
+from arena.tournament import MatchJob, MatchResult, Tournament, Tournaments, TournamentSpec  # noqa: E402  # noqa: E402
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 RULESET = "coinche"
@@ -194,12 +193,15 @@ def sample_result(deals: int) -> MatchResult:
             lat.append(rng.randrange(300, 3000))
         match.add(deal)
         latencies.append(lat)
-    record = match_record(match, [BOTS[i & 1] for i in range(4)])
-    record.update({"match_id": "", "latencies_us": latencies, "strikes": [],
-                   "result": {"totals": list(match.totals), "winner": match.winner, "reason": "finished"}})
-    return MatchResult(match_id="", tournament_id="bench", team0=BOTS[0], team1=BOTS[1],
-                       totals=(match.totals[0], match.totals[1]), winner=match.winner, reason="finished",
-                       record=record, node_id="")
+    players = [BOTS[i & 1] for i in range(4)]
+    end = MatchEnd(totals=(match.totals[0], match.totals[1]), winner=match.winner,
+                   reason=ResultReason.FINISHED)
+    record = MatchRecord.of_match(
+        "", match, players, bots=[SeatBot(i, f"bot-{name}", name) for i, name in enumerate(players)],
+        time_control=TimeControl(), latencies_us=latencies, strikes=[], result=end,
+    )
+    job = MatchJob("", "bench", BOTS[0], BOTS[1], RULESET, "bench-cluster", deals=deals)
+    return MatchResult.of_record(job, record)
 
 
 def to_json_us(result: MatchResult, n: int = 50, repeats: int = 5) -> float:
@@ -643,9 +645,7 @@ class Cluster:
         busy0, self0 = machine_busy(), time.process_time()
         t0 = time.perf_counter()
         if kind == "round-robin":
-            if not broker.put_tournament(tid, spec.to_dict()):
-                raise RuntimeError(f"tournament {tid} exists")
-            advance_tournament(broker, tid)  # enqueue every match, mark it running: as the CLI does
+            Tournaments(broker).create(spec)  # enqueue every match, mark it running: as the CLI does
         else:  # the same jobs under a tournament id with no stored tournament: nothing to advance
             broker.enqueue(jobs)
         deadline = time.monotonic() + 60 + matches * 2.0
@@ -668,7 +668,7 @@ class Cluster:
                 own += redis1 - redis0
             other = round(max(0.0, (busy1 - busy0 - own) / elapsed), 2)
 
-        a0 = time.perf_counter()  # what advance_tournament does with the results, but the writes
+        a0 = time.perf_counter()  # what advancing the tournament does with the results, but the writes
         results = broker.results(tid)
         tour = Tournament(spec)
         tour.is_finished(results)
@@ -683,7 +683,7 @@ class Cluster:
         busy_us = 0
         for r in results:
             n = [0, 0]
-            for deal in r.record.get("latencies_us", []):
+            for deal in r.record.latencies_us:
                 for x in deal:
                     n[0] += 1
                     if x < 0:
@@ -691,7 +691,7 @@ class Cluster:
                     else:
                         lat.append(x)
                         busy_us += x
-            strikes += len(r.record.get("strikes", []))
+            strikes += len(r.record.strikes)
             mine = per_node.setdefault(r.node_id, [0, 0])
             mine[0] += 1
             mine[1] += n[0]
@@ -805,7 +805,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--capacity", type=int, default=8,
                    help="matches a node plays at once; each bot offers twice as many seats per node (8)")
     p.add_argument("--poll", type=float, default=None, metavar="S",
-                   help="nodes: run them through arena.queue.cluster.serve_forever with the queue worker "
+                   help="nodes: run them through arena.node.run.serve_forever with the queue worker "
                         "polling every S seconds (default: `belote-arena serve`, which polls every 0.25 s)")
     p.add_argument("--redis-url", default=REDIS_URL, help=f"the Redis server ({REDIS_URL})")
     p.add_argument("--redis-db", type=int, default=6,
@@ -967,15 +967,14 @@ def node_main(plan_json: str) -> int:
     import asyncio
     import logging
 
-    from arena.queue.cluster import ClusterConfig, serve_forever
-    from arena.referee.runner import TimeControl
+    from arena.node.run import NodeSettings, serve_forever
     from arena.referee.serve import install_uvloop
 
     plan = json.loads(plan_json)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     install_uvloop()
     data_dir = Path(plan["data_dir"])
-    config = ClusterConfig(
+    config = NodeSettings(
         listen=plan["listen"], data_dir=data_dir, capacity=plan["capacity"], poll_s=plan["poll_s"],
         drain_s=DRAIN_S, time=TimeControl(deadline=DEADLINE_S, time_bank=TIME_BANK_S, grace=GRACE_S),
     )

@@ -365,8 +365,8 @@ async def in_memory(rules: Ruleset, matches: int, rounds: int = 3) -> Sample:
 
     async def play(r: int, w: int) -> None:
         spec = MatchSpec(f"m-{r:06x}{w:06x}", rules, f"bench/{r}/{w}", seats)
-        state = await MatchRunner(hub, spec).run()
-        assert state.result is not None and state.result.reason == "finished", state.result
+        record = await MatchRunner(hub, spec).run()
+        assert record.result.reason == "finished", record.result
 
     await asyncio.gather(*(play(0, w) for w in range(matches)))
     keep = False
@@ -510,8 +510,8 @@ async def run_raw(args: argparse.Namespace, sample: Sample, cpus: list[int] | No
 
 # --------------------------------------------------------------------------- half (b): the referee
 async def run_referee(args: argparse.Namespace, cpus: list[int] | None) -> HalfResult:
+    from arena.records import MatchRecord, ResultReason, TimeControl
     from arena.referee.node import Node, NodeConfig
-    from arena.referee.runner import MatchState, TimeControl
     from arena.referee.service import start_server, stop_server
 
     # generous time: an instant bot is never late, but a profiler or a busy machine may slow the node
@@ -524,8 +524,8 @@ async def run_referee(args: argparse.Namespace, cpus: list[int] | None) -> HalfR
     links = [node.link_for(e) for e, _ in entries]
     stop = False
     measuring_from = float("inf")
-    every: list[MatchState] = []
-    measured: list[MatchState] = []  # the matches started after the warm-up
+    every: list[MatchRecord] = []
+    measured: list[MatchRecord] = []  # the matches started after the warm-up
     other_end: list[str] = []
 
     async def worker(w: int) -> None:
@@ -535,12 +535,12 @@ async def run_referee(args: argparse.Namespace, cpus: list[int] | None) -> HalfR
             match_id = node.start_match(entries[0][0].bot_id, entries[1][0].bot_id, args.ruleset,
                                         seed=f"bench/{w}/{k}", deals=args.deals)
             k += 1
-            state = await node.wait(match_id)
-            every.append(state)
-            if state.state != "finished":
-                other_end.append(f"{match_id}: {state.state}")
+            record = await node.wait(match_id)
+            every.append(record)
+            if record.result.reason is not ResultReason.FINISHED:
+                other_end.append(f"{match_id}: {record.result.reason}")
             elif started >= measuring_from:
-                measured.append(state)
+                measured.append(record)
 
     try:
         with ClientProcess(plan) as child:
@@ -548,16 +548,15 @@ async def run_referee(args: argparse.Namespace, cpus: list[int] | None) -> HalfR
             workers = [asyncio.ensure_future(worker(w)) for w in range(args.matches)]
             await asyncio.sleep(WARMUP_S)
             measuring_from = time.perf_counter()
-            hub = node.hub
             # the node's request counter (one per action request sent): the records only come at
             # the end of each match, this counts the decisions of a window exactly
-            windows = await measure_windows(lambda: hub._next_request, args.seconds, args.repeats,
+            windows = await measure_windows(lambda: node.requests_sent, args.seconds, args.repeats,
                                             child.proc.pid)
             stop = True  # no new match; let those running finish
             done, _ = await asyncio.wait(workers, timeout=30)
             for t in done:
                 t.result()
-            requests = hub._next_request
+            requests = node.requests_sent
             # every message of the run, warm-up included: requests come batched, replies too
             sent = sum(link.messages_sent for link in links)
             received = sum(link.messages_received for link in links)
@@ -568,16 +567,11 @@ async def run_referee(args: argparse.Namespace, cpus: list[int] | None) -> HalfR
     if other_end:
         raise RuntimeError(f"matches did not finish: {other_end[:3]}")
 
-    def decisions(states: list[MatchState]) -> list[int]:
-        out: list[int] = []
-        for state in states:
-            assert state.record is not None
-            for deal in state.record["latencies_us"]:
-                out.extend(deal)
-        return out
+    def decisions(records: list[MatchRecord]) -> list[int]:
+        return [x for record in records for deal in record.latencies_us for x in deal]
 
     lat = sorted(x for x in decisions(measured) if x >= 0)  # -1: a fallback (none expected)
-    strikes = sum(len(st.record["strikes"]) for st in every if st.record is not None)
+    strikes = sum(len(record.strikes) for record in every)
     best = max(w.rate_per_s for w in windows)
     return HalfResult("referee", best, windows, pct(lat, 0.5), pct(lat, 0.99), len(lat), {
         "matches": args.matches, "bots": 2, "seats_per_bot": seats_per_bot, "deals_per_match": args.deals,

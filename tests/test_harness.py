@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from belote_bot import Bot, Observation, RandomBot
 
-from arena.engine.record import replay_match
 from arena.harness import play_local
 
 
@@ -19,12 +18,12 @@ def test_play_local_plays_the_bot_against_a_builtin_on_both_sides() -> None:
     result = play_local(FirstLegalBot(), opponent="heuristic", matches=2, ruleset="coinche", deals=2)
     assert len(result.matches) == 2
     assert result.wins + result.losses + result.draws == 2
-    seats = [st.spec.seats[0].name for st in result.matches]
+    seats = [record.players[0] for record in result.matches]
     assert seats == ["candidate", "opponent"]  # the candidate plays each side once
-    for st in result.matches:
-        assert st.record is not None and st.record["strikes"] == []
-        match, _ = replay_match(st.record)
-        assert list(match.totals) == st.totals
+    for record in result.matches:
+        assert record.strikes == ()
+        match, _ = record.replay()
+        assert tuple(match.totals) == record.totals
     assert str(result).startswith("2 matches:")
 
 

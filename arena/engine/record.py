@@ -9,7 +9,7 @@ be rebuilt card for card; a record without them replays from its hands.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from arena.engine.actions import format_action, parse_action
 from arena.engine.cards import CARDS, Card, format_cards, mask_of, parse_cards
@@ -29,10 +29,27 @@ class IllegalRecordedAction(RecordError):
         super().__init__(f"{where}: {err}")
 
 
+class DealRecord(TypedDict, total=False):
+    """A deal record's JSON object (docs/records.md#deal-record)."""
+
+    #: a preset name or an object of options; left out inside a match record
+    ruleset: str | dict[str, Any]
+    dealer: int
+    #: classic: the turned-up card
+    retourne: str
+    #: the cards of seats 0..3 as the play starts (as dealt, before it)
+    hands: list[list[str]]
+    bids: list[str]
+    plays: list[str]
+    #: the 32 cards after the cut, and the coinche packets: the deal rebuilt card for card
+    deck: list[str]
+    packets: list[int]
+
+
 # ------------------------------------------------------------------ export
-def deal_record(deal: Deal, *, with_ruleset: bool = True) -> dict[str, Any]:
+def deal_record(deal: Deal, *, with_ruleset: bool = True) -> DealRecord:
     """The record of a deal (finished or not)."""
-    rec: dict[str, Any] = {}
+    rec: DealRecord = {}
     if with_ruleset:
         rec["ruleset"] = deal.rules.to_spec()
     rec["dealer"] = deal.dealer

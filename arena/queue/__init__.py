@@ -17,8 +17,6 @@ from arena.queue.broker import (
     BrokerUnavailable,
     Claim,
     LeaseLost,
-    MatchJob,
-    MatchResult,
 )
 from arena.queue.embedded import EmbeddedBroker
 from arena.queue.keys import DEFAULT_PREFIX
@@ -31,8 +29,6 @@ __all__ = [
     "Claim",
     "EmbeddedBroker",
     "LeaseLost",
-    "MatchJob",
-    "MatchResult",
     "open_broker",
 ]
 

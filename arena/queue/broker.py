@@ -15,8 +15,12 @@ from __future__ import annotations
 import abc
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Self
+from dataclasses import dataclass
+from typing import Self
+
+from arena.tournament import MatchJob, MatchResult, TournamentError, TournamentSpec, TournamentState
+
+__all__ = ["Broker", "BrokerError", "BrokerUnavailable", "Claim", "LeaseLost", "stored_tournament"]
 
 
 class BrokerError(Exception):
@@ -31,39 +35,15 @@ class BrokerUnavailable(BrokerError):
     """The backend cannot be reached (no Redis at the URL, an unreadable sqlite file)."""
 
 
-#: the states of a tournament, in the order it usually goes through them
-TOURNAMENT_STATES = ("created", "running", "finished", "cancelled")
-
-
-def check_tournament_state(state: str) -> str:
-    """``state`` if it is one of :data:`TOURNAMENT_STATES`; ValueError otherwise."""
-    if state not in TOURNAMENT_STATES:
-        raise ValueError(f"unknown tournament state {state!r}: one of {', '.join(TOURNAMENT_STATES)}")
-    return state
-
-
-@dataclass(frozen=True)
-class MatchJob:
-    """One match to play. ``match_id`` is the idempotency key of its result."""
-
-    match_id: str
-    tournament_id: str
-    team0: str  # bot name at seats 0 and 2
-    team1: str  # bot name at seats 1 and 3
-    ruleset: Any  # a ruleset spec: preset name or {"preset": ..., options}
-    seed: str
-    deals: int | None = None
-    target: int | None = None
-    round: int = 0
-    #: free-form facts the tournament needs back with the result (e.g. duplicate pair id)
-    tags: dict[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
-
-    @classmethod
-    def from_json(cls, text: str | bytes) -> MatchJob:
-        return cls(**json.loads(text))
+def stored_tournament(
+    tournament_id: str, spec_json: str | bytes, state: str | bytes,
+) -> tuple[TournamentSpec, TournamentState]:
+    """A tournament as a backend stored it: its spec's JSON and its state's word."""
+    try:
+        text = state.decode() if isinstance(state, bytes) else state
+        return TournamentSpec.from_dict(json.loads(spec_json)), TournamentState(text)
+    except (ValueError, TournamentError) as e:
+        raise BrokerError(f"tournament {tournament_id} is stored unreadable: {e}") from None
 
 
 @dataclass(frozen=True)
@@ -76,36 +56,6 @@ class Claim:
     lease_until: float
     #: backend-specific handle (Redis stream entry id, sqlite row id)
     handle: str
-
-
-@dataclass(frozen=True)
-class MatchResult:
-    """What a finished match writes once: totals, winner and the record."""
-
-    match_id: str
-    tournament_id: str
-    team0: str
-    team1: str
-    totals: tuple[int, int]
-    winner: int | None  # 0, 1, or None for a draw
-    reason: str  # finished / forfeit
-    record: dict[str, Any]
-    node_id: str = ""
-
-    def score0(self) -> float:
-        """Team 0's match score: 1 win, 0.5 draw, 0 loss."""
-        return 0.5 if self.winner is None else 1.0 if self.winner == 0 else 0.0
-
-    def to_json(self) -> str:
-        # fields by hand: asdict() would deep-copy the whole record first
-        data = {f.name: getattr(self, f.name) for f in fields(self)}
-        return json.dumps(data, sort_keys=True, separators=(",", ":"))
-
-    @classmethod
-    def from_json(cls, text: str | bytes) -> MatchResult:
-        data = json.loads(text)
-        data["totals"] = tuple(data["totals"])
-        return cls(**data)
 
 
 class Broker(abc.ABC):
@@ -151,17 +101,19 @@ class Broker(abc.ABC):
     def ratings(self) -> dict[str, tuple[float, int]]:
         """Online Elo per bot name: (rating, games)."""
 
-    # tournaments (their spec and state live with the jobs, so any node can see them)
+    # tournaments (their spec and state live with the jobs, so any node can see them);
+    # with results, enqueue_once and pending_count, this is arena.tournament.TournamentStore
     @abc.abstractmethod
-    def put_tournament(self, tournament_id: str, spec: dict[str, Any]) -> bool:
-        """Create it in state ``created``; False if it exists."""
+    def put_tournament(self, spec: TournamentSpec) -> bool:
+        """Store it in state ``created``; False if its id is taken."""
 
     @abc.abstractmethod
-    def get_tournament(self, tournament_id: str) -> tuple[dict[str, Any], str] | None:
-        """(spec, state) with state one of created, running, finished, cancelled."""
+    def get_tournament(self, tournament_id: str) -> tuple[TournamentSpec, TournamentState] | None: ...
 
     @abc.abstractmethod
-    def set_tournament_state(self, tournament_id: str, state: str, *, expect: str | None = None) -> bool:
+    def set_tournament_state(
+        self, tournament_id: str, state: TournamentState, *, expect: TournamentState | None = None,
+    ) -> bool:
         """Move to ``state``; with ``expect``, only from that state (compare-and-set)."""
 
     @abc.abstractmethod

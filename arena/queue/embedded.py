@@ -23,7 +23,6 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from arena.queue.broker import (
     Broker,
@@ -31,11 +30,10 @@ from arena.queue.broker import (
     BrokerUnavailable,
     Claim,
     LeaseLost,
-    MatchJob,
-    MatchResult,
-    check_tournament_state,
+    stored_tournament,
 )
 from arena.queue.elo import INITIAL_RATING, elo_update
+from arena.tournament import MatchJob, MatchResult, TournamentSpec, TournamentState
 
 log = logging.getLogger(__name__)
 
@@ -230,7 +228,8 @@ class EmbeddedBroker(Broker):
             self._dead_letter(db, row_id, body, deliveries, "max_deliveries", node_id)
             return
         cancelled = db.execute(
-            "SELECT 1 FROM tournaments WHERE id = ? AND state = 'cancelled'", (job.tournament_id,)
+            "SELECT 1 FROM tournaments WHERE id = ? AND state = ?",
+            (job.tournament_id, TournamentState.CANCELLED),
         ).fetchone()
         done = db.execute("SELECT 1 FROM results WHERE match_id = ?", (job.match_id,)).fetchone()
         if cancelled or done:
@@ -355,30 +354,30 @@ class EmbeddedBroker(Broker):
         return {bot: (float(rating), int(games)) for bot, rating, games in rows}
 
     # tournaments
-    def put_tournament(self, tournament_id: str, spec: dict[str, Any]) -> bool:
+    def put_tournament(self, spec: TournamentSpec) -> bool:
         with self._errors(), self._tx() as db:
             cur = db.execute(
-                "INSERT OR IGNORE INTO tournaments (id, spec, state) VALUES (?, ?, 'created')",
-                (tournament_id, json.dumps(spec, sort_keys=True)),
+                "INSERT OR IGNORE INTO tournaments (id, spec, state) VALUES (?, ?, ?)",
+                (spec.tournament_id, json.dumps(spec.to_dict(), sort_keys=True), TournamentState.CREATED),
             )
             return cur.rowcount == 1
 
-    def get_tournament(self, tournament_id: str) -> tuple[dict[str, Any], str] | None:
+    def get_tournament(self, tournament_id: str) -> tuple[TournamentSpec, TournamentState] | None:
         with self._errors(), self._tx(write=False) as db:
             row = db.execute("SELECT spec, state FROM tournaments WHERE id = ?", (tournament_id,)).fetchone()
-        return None if row is None else (json.loads(row[0]), str(row[1]))
+        return None if row is None else stored_tournament(tournament_id, row[0], row[1])
 
-    def set_tournament_state(self, tournament_id: str, state: str, *, expect: str | None = None) -> bool:
-        check_tournament_state(state)
-        if expect is not None:
-            check_tournament_state(expect)
+    def set_tournament_state(
+        self, tournament_id: str, state: TournamentState, *, expect: TournamentState | None = None,
+    ) -> bool:
+        state = TournamentState(state)
         with self._errors(), self._tx() as db:
             if expect is None:
                 cur = db.execute("UPDATE tournaments SET state = ? WHERE id = ?", (state, tournament_id))
             else:
                 cur = db.execute(
                     "UPDATE tournaments SET state = ? WHERE id = ? AND state = ?",
-                    (state, tournament_id, expect),
+                    (state, tournament_id, TournamentState(expect)),
                 )
             return cur.rowcount == 1
 

@@ -50,9 +50,7 @@ from arena.queue.broker import (
     BrokerUnavailable,
     Claim,
     LeaseLost,
-    MatchJob,
-    MatchResult,
-    check_tournament_state,
+    stored_tournament,
 )
 from arena.queue.elo import INITIAL_RATING
 from arena.queue.keys import DEFAULT_PREFIX, GAMES_FIELD, RATING_FIELD, Keys
@@ -66,6 +64,7 @@ from arena.queue.redis_scripts import (
     LUA_SET_STATE,
     LUA_WRITE_RESULT,
 )
+from arena.tournament import MatchJob, MatchResult, TournamentSpec, TournamentState
 
 log = logging.getLogger(__name__)
 
@@ -265,7 +264,7 @@ class RedisBroker(Broker):
                     "match %s delivered %d times without an ack: dead-lettered", job.match_id, delivery - 1
                 )
                 self._drop_entry(entry_id, job.tournament_id, "max_deliveries", body, delivery - 1, node_id)
-            elif state == "cancelled" or has_result:
+            elif state == TournamentState.CANCELLED or has_result:
                 self._drop_entry(entry_id, job.tournament_id, "", body, delivery, node_id)
             else:
                 claims.append(Claim(job, node_id, delivery, lease_until, entry_id))
@@ -350,28 +349,27 @@ class RedisBroker(Broker):
         return out
 
     # tournaments
-    def put_tournament(self, tournament_id: str, spec: dict[str, Any]) -> bool:
-        keys = [self.keys.tournament(tournament_id), self.keys.tournaments]
-        args = [json.dumps(spec, sort_keys=True), tournament_id]
+    def put_tournament(self, spec: TournamentSpec) -> bool:
+        keys = [self.keys.tournament(spec.tournament_id), self.keys.tournaments]
+        args = [json.dumps(spec.to_dict(), sort_keys=True), spec.tournament_id]
         with self._errors():
             return bool(self._put_tournament(keys=keys, args=args))
 
-    def get_tournament(self, tournament_id: str) -> tuple[dict[str, Any], str] | None:
+    def get_tournament(self, tournament_id: str) -> tuple[TournamentSpec, TournamentState] | None:
         with self._errors():
             spec, state = cast(
                 "list[str | None]", self._redis.hmget(self.keys.tournament(tournament_id), ["spec", "state"])
             )
         if spec is None or state is None:
             return None
-        return json.loads(spec), state
+        return stored_tournament(tournament_id, spec, state)
 
-    def set_tournament_state(self, tournament_id: str, state: str, *, expect: str | None = None) -> bool:
-        check_tournament_state(state)
-        if expect is not None:
-            check_tournament_state(expect)
-        keys = [self.keys.tournament(tournament_id)]
+    def set_tournament_state(
+        self, tournament_id: str, state: TournamentState, *, expect: TournamentState | None = None,
+    ) -> bool:
+        args = [TournamentState(state), "" if expect is None else TournamentState(expect)]
         with self._errors():
-            return bool(self._set_state(keys=keys, args=[state, expect or ""]))
+            return bool(self._set_state(keys=[self.keys.tournament(tournament_id)], args=args))
 
     def list_tournaments(self) -> list[str]:
         """Every tournament id, in creation order."""

@@ -10,9 +10,15 @@ from __future__ import annotations
 from belote.arena.v1 import game_pb2 as pb
 
 from arena.engine import Deal, Ruleset, observe
-from arena.engine.deal import BIDDING, OVER, PLAY
+from arena.engine.deal import Phase
+from arena.records import MatchEnd, StrikeReason
 
-PHASES = {BIDDING: pb.PHASE_BIDDING, PLAY: pb.PHASE_PLAY, OVER: pb.PHASE_OVER}
+PHASES = {Phase.BIDDING: pb.PHASE_BIDDING, Phase.PLAY: pb.PHASE_PLAY, Phase.OVER: pb.PHASE_OVER}
+STRIKE_REASONS = {
+    StrikeReason.LATE: pb.STRIKE_REASON_LATE,
+    StrikeReason.ILLEGAL: pb.STRIKE_REASON_ILLEGAL,
+    StrikeReason.NO_ACTION: pb.STRIKE_REASON_NO_ACTION,
+}
 
 
 def ruleset_to_proto(rules: Ruleset) -> pb.Ruleset:
@@ -23,6 +29,16 @@ def ruleset_to_proto(rules: Ruleset) -> pb.Ruleset:
         max_bid=rules.max_bid, deals=rules.deals or 0, redeal_low_hand=rules.redeal_low_hand,
         redeal_four_sevens=rules.redeal_four_sevens,
     )
+
+
+def result_to_proto(end: MatchEnd, deals: int) -> pb.MatchResult:
+    """How a match ended, as MatchEnded and the spectators' last message carry it."""
+    result = pb.MatchResult(totals=end.totals, reason=end.reason, detail=end.detail, deals=deals)
+    if end.winner is not None:
+        result.winner = end.winner
+    if end.forfeit_seat is not None:
+        result.forfeit_seat = end.forfeit_seat
+    return result
 
 
 def observation_to_proto(

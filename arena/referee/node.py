@@ -1,8 +1,13 @@
-"""A referee node: its bots, its running matches, their spectators and records.
+"""A referee node: its bots, its matches, their spectators and records.
 
-The gRPC services (:mod:`arena.referee.service`) are a thin edge over this;
-errors here are :class:`NodeError` subclasses that the edge maps to gRPC
-status codes.
+Everything outside the referee goes through :class:`Node`'s methods: the
+gRPC edge (:mod:`arena.referee.service`), the queue worker of
+:mod:`arena.node`, the harness. Each match on the node is one
+:class:`LiveMatch`, from its start until it leaves the window of recent
+matches; its record then stays in the :class:`MatchStore`.
+
+Errors are :class:`NodeError` subclasses, picked by type; the edge maps them
+to gRPC status codes.
 """
 
 from __future__ import annotations
@@ -11,43 +16,68 @@ import asyncio
 import collections
 import secrets
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 from belote.arena.v1 import bot_service_pb2 as bpb
 from belote.arena.v1 import game_pb2 as pb
 
 from arena.engine import EngineError, Ruleset
-from arena.referee.registry import BotEntry, BotRegistry, RegistryError, UnknownBotError
-from arena.referee.runner import MatchRunner, MatchSpec, MatchState, Seat, TimeControl
-from arena.referee.sessions import BotLink, Hub
+from arena.records import MatchEnd, MatchRecord, ResultReason, RulesetSpec, TimeControl
+from arena.referee.registry import BotEntry, BotRegistry, DuplicateBotError, RegistryError, UnknownBotError
+from arena.referee.runner import MatchRunner, MatchSpec, Seat
+from arena.referee.sessions import BotLink, Hub, Writer
 from arena.referee.store import MatchStore
 
 
 class NodeError(Exception):
-    """Base of the node's errors; ``code`` names the gRPC status for the edge."""
-
-    code = "INTERNAL"
+    """Base of the node's errors; the gRPC edge maps each subclass to a status code."""
 
 
 class NotFound(NodeError):
-    code = "NOT_FOUND"
+    pass
 
 
 class InvalidArgument(NodeError):
-    code = "INVALID_ARGUMENT"
+    pass
 
 
 class FailedPrecondition(NodeError):
-    code = "FAILED_PRECONDITION"
+    pass
 
 
 class ResourceExhausted(NodeError):
-    code = "RESOURCE_EXHAUSTED"
+    pass
 
 
 class AlreadyExists(NodeError):
-    code = "ALREADY_EXISTS"
+    pass
+
+
+class SeatingError(NodeError):
+    """A match's bots cannot be seated here now (another node, or later, may seat them)."""
+
+
+class UnknownBot(SeatingError, NotFound):
+    pass
+
+
+class BotNotConnected(SeatingError, FailedPrecondition):
+    pass
+
+
+class NoFreeSeats(SeatingError, ResourceExhausted):
+    pass
+
+
+class MatchState(StrEnum):
+    """Where a match on this node stands (``MatchSummary.state`` on the wire)."""
+
+    RUNNING = "running"
+    #: over and recorded: played to its end or forfeited (see its result's reason)
+    FINISHED = "finished"
+    #: stopped by the node (a drain, a lost lease, a shutdown): not recorded
+    ABORTED = "aborted"
 
 
 @dataclass(frozen=True)
@@ -60,11 +90,91 @@ class NodeConfig:
     node_id: str = ""
 
 
-_DONE = None
-#: finished matches whose public events stay available to late watchers
-KEEP_FINISHED_HISTORY = 64
-#: finished matches whose state (summary, record) stays in memory
-KEEP_FINISHED_MATCHES = 1000
+@dataclass(frozen=True, slots=True)
+class BotStatus:
+    """A registered bot as this node sees it now."""
+
+    bot_id: str
+    name: str
+    connected: bool
+    version: str
+    concurrency: int
+    seats_in_use: int
+
+
+@dataclass(frozen=True, slots=True)
+class MatchSummary:
+    """What anyone may ask of a match: who plays, the score, how it ended."""
+
+    match_id: str
+    state: MatchState
+    players: tuple[str, ...]
+    ruleset: RulesetSpec
+    totals: tuple[int, int]
+    deals_played: int
+    seed: str
+    result: MatchEnd | None
+
+    @classmethod
+    def of_record(cls, record: MatchRecord) -> MatchSummary:
+        aborted = record.result.reason is ResultReason.ABORTED
+        return cls(
+            match_id=record.match_id, state=MatchState.ABORTED if aborted else MatchState.FINISHED,
+            players=record.players, ruleset=record.ruleset, totals=record.totals,
+            deals_played=record.deals_played, seed=str(record.seed), result=record.result,
+        )
+
+
+#: what a watcher's queue carries: the public events, then None when the match is over
+WatchQueue = asyncio.Queue[pb.PublicEvent | None]
+
+
+class LiveMatch:
+    """One match on this node: its runner and task, its public events and watchers, its record."""
+
+    def __init__(self, hub: Hub, spec: MatchSpec) -> None:
+        self.runner = MatchRunner(hub, spec, publish=self.publish)
+        self.match_id = spec.match_id
+        #: every public event so far, for the watchers who come late
+        self.history: list[pb.PublicEvent] = []
+        self.watchers: list[WatchQueue] = []
+        self.record: MatchRecord | None = None
+        self.done = asyncio.Event()
+        self.task: asyncio.Task[MatchRecord] | None = None
+
+    @property
+    def state(self) -> MatchState:
+        if self.record is None:
+            return MatchState.RUNNING
+        return MatchSummary.of_record(self.record).state
+
+    def summary(self) -> MatchSummary:
+        if self.record is not None:
+            return MatchSummary.of_record(self.record)
+        spec = self.runner.spec
+        return MatchSummary(
+            match_id=self.match_id, state=MatchState.RUNNING, players=tuple(s.name for s in spec.seats),
+            ruleset=spec.rules.to_spec(), totals=self.runner.totals, deals_played=self.runner.deals_played,
+            seed=str(spec.seed), result=None,
+        )
+
+    def publish(self, event: pb.PublicEvent) -> None:
+        self.history.append(event)
+        for q in self.watchers:
+            q.put_nowait(event)
+
+    def end(self) -> None:
+        """The match is over: its record is kept and its watchers hear the end."""
+        self.record = self.runner.record
+        for q in self.watchers:
+            q.put_nowait(None)
+        self.watchers = []
+        self.done.set()
+
+
+#: finished matches kept in memory: their summary, and the public events for late watchers
+#: (their records stay in the store)
+KEEP_RECENT = 64
 
 
 class Node:
@@ -76,17 +186,65 @@ class Node:
         self.config = config
         self.node_id = config.node_id or f"node-{secrets.token_hex(3)}"
         data = config.data_dir
-        self.registry = registry or BotRegistry(data / "bots.json" if data else None)
-        self.store = store or MatchStore(data / "matches" if data else None)
+        self._registry = registry or BotRegistry(data / "bots.json" if data else None)
+        self._store = store or MatchStore(data / "matches" if data else None)
         # a bot that cannot take a message within its own time for a decision is gone
-        self.hub = Hub(write_timeout=config.time.deadline + config.time.time_bank)
-        self.matches: dict[str, MatchState] = {}
-        self.tasks: dict[str, asyncio.Task[MatchState]] = {}
-        self._watchers: dict[str, list[asyncio.Queue[pb.PublicEvent | None]]] = {}
-        self._history: dict[str, list[pb.PublicEvent]] = {}
-        self._finished_history: collections.deque[str] = collections.deque()
-        self._finished: collections.deque[str] = collections.deque()
+        self._hub = Hub(write_timeout=config.time.deadline + config.time.time_bank)
+        #: running matches, then the most recent finished ones (oldest first)
+        self._matches: dict[str, LiveMatch] = {}
+        self._recent: collections.deque[str] = collections.deque()
         self.peer_addresses: list[str] = []
+
+    @property
+    def requests_sent(self) -> int:
+        """Action requests sent to bots since the node started (one per decision asked)."""
+        return self._hub.requests_sent
+
+    # ----------------------------------------------------------------- bots
+    def register_bot(self, name: str, token: str | None = None) -> tuple[BotEntry, str]:
+        """Register a bot; its entry and its token (generated unless given)."""
+        try:
+            return self._registry.register(name, token)
+        except DuplicateBotError as e:
+            raise AlreadyExists(str(e)) from None
+        except RegistryError as e:
+            raise InvalidArgument(str(e)) from None
+
+    def bot_named(self, name: str) -> BotEntry | None:
+        return self._registry.by_name(name)
+
+    def authenticate(self, token: str) -> BotEntry | None:
+        return self._registry.authenticate(token)
+
+    def link_for(self, entry: BotEntry) -> BotLink:
+        return self._hub.link(entry.bot_id, entry.name)
+
+    def attach_stream(
+        self, entry: BotEntry, writer: Writer, *, name: str, version: str, concurrency: int,
+    ) -> tuple[BotLink, int, bool]:
+        """A bot's stream opens: (its link, the stream id, whether it resumes seats it held).
+
+        A second stream for a connected bot is refused (:class:`AlreadyExists`)
+        unless the node lets new streams take over.
+        """
+        link = self.link_for(entry)
+        if link.connected and not self.config.replace_streams:
+            raise AlreadyExists(f"bot {entry.name} is already connected on another stream")
+        resumed = link.seats_in_use > 0
+        stream_id = link.attach(writer, name=name or entry.name, version=version, concurrency=concurrency)
+        return link, stream_id, resumed
+
+    def bots(self) -> list[BotStatus]:
+        out = []
+        for entry in self._registry.all():
+            link = self._hub.links.get(entry.bot_id)
+            connected = link is not None and link.connected
+            out.append(BotStatus(
+                bot_id=entry.bot_id, name=entry.name, connected=connected,
+                version=link.version if link else "", concurrency=link.concurrency if link else 0,
+                seats_in_use=link.seats_in_use if link else 0,
+            ))
+        return out
 
     async def set_peers(self, addresses: list[str]) -> None:
         """The other live nodes changed: tell every connected bot (the SDK connects to them)."""
@@ -95,150 +253,159 @@ class Node:
             return
         self.peer_addresses = addresses
         msg = bpb.Peers(addresses=addresses)
-        for link in self.hub.links.values():
+        for link in self._hub.links.values():
             if link.connected:
                 link.post(bpb.ConnectResponse(peers=msg))
 
-    # ----------------------------------------------------------------- bots
-    def register_bot(self, name: str, token: str | None = None) -> tuple[BotEntry, str]:
-        try:
-            return self.registry.register(name, token)
-        except RegistryError as e:
-            raise (AlreadyExists if "already" in str(e) else InvalidArgument)(str(e)) from None
-
-    def link_for(self, entry: BotEntry) -> BotLink:
-        return self.hub.link(entry.bot_id, entry.name)
-
-    def bots(self) -> list[tuple[BotEntry, BotLink | None]]:
-        return [(e, self.hub.links.get(e.bot_id)) for e in self.registry.all()]
-
-    def _resolve(self, key: str) -> BotEntry:
-        try:
-            return self.registry.resolve(key)
-        except UnknownBotError as e:
-            raise NotFound(str(e)) from None
+    def _seat(self, team0: str, team1: str) -> list[tuple[BotEntry, BotLink]]:
+        """The two teams' bots and links; :class:`SeatingError` if they cannot sit here now."""
+        teams = []
+        for key in (team0, team1):
+            try:
+                entry = self._registry.resolve(key)
+            except UnknownBotError as e:
+                raise UnknownBot(str(e)) from None
+            teams.append((entry, self.link_for(entry)))
+        need: collections.Counter[str] = collections.Counter()
+        for entry, _ in teams:
+            need[entry.bot_id] += 2
+        for entry, link in teams:
+            if not link.connected:
+                raise BotNotConnected(f"bot {entry.name} is not connected to this node")
+            if link.free_seats < need[entry.bot_id]:
+                raise NoFreeSeats(
+                    f"bot {entry.name} has {link.free_seats} free seats of {link.concurrency}; "
+                    f"the match needs {need[entry.bot_id]}"
+                )
+        return teams
 
     # -------------------------------------------------------------- matches
     def start_match(
-        self, team0: str, team1: str, ruleset: str | dict[str, Any] | Ruleset = "classic",
+        self, team0: str, team1: str, ruleset: RulesetSpec | Ruleset = "classic",
         *, seed: int | str | None = None, target: int | None = None, deals: int | None = None,
         match_id: str | None = None,
     ) -> str:
-        """Start a match between two connected bots; returns its id at once."""
+        """Start a match between two connected bots (by name or id); returns its id at once."""
         try:
             rules = Ruleset.from_spec(ruleset)
             if deals:
                 rules = rules.with_options(deals=deals)
         except EngineError as e:
             raise InvalidArgument(str(e)) from None
-        entries = [self._resolve(team0), self._resolve(team1)]
-        links = [self.link_for(entry) for entry in entries]
-        need: dict[str, int] = {}
-        for entry in entries:
-            need[entry.bot_id] = need.get(entry.bot_id, 0) + 2
-        for entry, link in zip(entries, links, strict=True):
-            if not link.connected:
-                raise FailedPrecondition(f"bot {entry.name} is not connected to this node")
-            if link.free_seats < need[entry.bot_id]:
-                raise ResourceExhausted(
-                    f"bot {entry.name} has {link.free_seats} free seats of {link.concurrency}; "
-                    f"the match needs {need[entry.bot_id]}"
-                )
+        teams = self._seat(team0, team1)
         match_id = match_id or f"m-{secrets.token_hex(6)}"
-        if match_id in self.tasks or self.store.get(match_id) is not None:
+        if match_id in self._matches or self._store.get(match_id) is not None:
             raise AlreadyExists(f"match {match_id} exists")
-        seats = [Seat(entries[i & 1].bot_id, entries[i & 1].name, links[i & 1]) for i in range(4)]
-        for link in links:
-            link.seats_in_use += 2
+        seats = [Seat(teams[i & 1][0].bot_id, teams[i & 1][0].name, teams[i & 1][1]) for i in range(4)]
+        links = [link for _, link in teams]
         spec = MatchSpec(
             match_id=match_id, rules=rules,
             seed=secrets.randbits(48) if seed is None or seed == "" else seed,
             seats=seats, target=target or None, time=self.config.time,
         )
-        runner = MatchRunner(self.hub, spec, publish=lambda ev: self._publish(match_id, ev))
-        self.matches[match_id] = runner.state
-        self._watchers[match_id] = []
-        self._history[match_id] = []
-        task = asyncio.get_running_loop().create_task(self._run(runner, links), name=match_id)
-        self.tasks[match_id] = task
+        live = LiveMatch(self._hub, spec)
+        for link in links:
+            link.seats_in_use += 2
+        self._matches[match_id] = live
+        live.task = asyncio.get_running_loop().create_task(self._run(live, links), name=match_id)
         return match_id
 
-    async def _run(self, runner: MatchRunner, links: list[BotLink]) -> MatchState:
-        match_id = runner.spec.match_id
+    async def _run(self, live: LiveMatch, links: list[BotLink]) -> MatchRecord:
         try:
-            state = await runner.run()
+            return await live.runner.run()
         finally:
             for link in links:
                 link.seats_in_use -= 2
-            if runner.state.state == "finished" and runner.state.record is not None:
-                self.store.put(match_id, runner.state.record)
-            for q in self._watchers.pop(match_id, []):
-                q.put_nowait(_DONE)
-            self._finished_history.append(match_id)
-            while len(self._finished_history) > KEEP_FINISHED_HISTORY:
-                self._history.pop(self._finished_history.popleft(), None)
-            self._finished.append(match_id)
-            while len(self._finished) > KEEP_FINISHED_MATCHES:
-                # a long-running node keeps only the latest states in memory; records stay in the store
-                self.matches.pop(self._finished.popleft(), None)
-            self.tasks.pop(match_id, None)
-        return state
+            record = live.runner.record
+            if record is not None and record.result.reason is not ResultReason.ABORTED:
+                self._store.put(record)
+            live.end()
+            self._recent.append(live.match_id)
+            while len(self._recent) > KEEP_RECENT:
+                self._matches.pop(self._recent.popleft(), None)
 
-    async def wait(self, match_id: str) -> MatchState:
-        task = self.tasks.get(match_id)
-        if task is not None:
-            return await task
-        return self.get_match(match_id)
+    def is_running(self, match_id: str) -> bool:
+        live = self._matches.get(match_id)
+        return live is not None and live.record is None and not live.done.is_set()
 
-    def _publish(self, match_id: str, event: pb.PublicEvent) -> None:
-        history = self._history.get(match_id)
-        if history is not None:
-            history.append(event)
-        for q in self._watchers.get(match_id, ()):
-            q.put_nowait(event)
+    async def wait(self, match_id: str) -> MatchRecord:
+        """The match's record once it is over (an aborted match's too, though it is not kept)."""
+        live = self._matches.get(match_id)
+        if live is not None:
+            await live.done.wait()
+            if live.record is not None:
+                return live.record
+        return self.record(match_id)
 
-    def watch(
-        self, match_id: str,
-    ) -> tuple[list[pb.PublicEvent], asyncio.Queue[pb.PublicEvent | None] | None]:
+    def cancel_match(self, match_id: str) -> bool:
+        """Stop a running match here, unrecorded; False if it is not running."""
+        live = self._matches.get(match_id)
+        if live is None or live.task is None or live.task.done():
+            return False
+        live.task.cancel()
+        return True
+
+    def stored_record(self, match_id: str) -> MatchRecord | None:
+        """The record of a match played to its end here, from the store (None if there is none)."""
+        return self._store.get(match_id)
+
+    def record(self, match_id: str) -> MatchRecord:
+        record = self._store.get(match_id)
+        if record is not None:
+            return record
+        live = self._matches.get(match_id)
+        if live is not None and live.record is None:
+            raise FailedPrecondition(f"match {match_id} is still running; watch it instead")
+        if live is not None and live.record is not None:
+            raise NotFound(f"match {match_id} was aborted; it has no record")
+        raise NotFound(f"no match {match_id!r} on this node")
+
+    def summary(self, match_id: str) -> MatchSummary:
+        live = self._matches.get(match_id)
+        if live is not None:
+            return live.summary()
+        record = self._store.get(match_id)
+        if record is None:
+            raise NotFound(f"no match {match_id!r} on this node")
+        return MatchSummary.of_record(record)
+
+    def summaries(self) -> list[MatchSummary]:
+        """Every match this node knows: the running and recent ones, then the stored records."""
+        out = [live.summary() for live in self._matches.values()]
+        known = set(self._matches)
+        for match_id in self._store.ids():
+            if match_id not in known:
+                record = self._store.get(match_id)
+                if record is not None:
+                    out.append(MatchSummary.of_record(record))
+        return out
+
+    def watch(self, match_id: str) -> tuple[list[pb.PublicEvent], WatchQueue | None]:
         """The match's public events so far, and a queue of the next ones ending with None.
 
         The queue is None once the match is over; the history is kept for the
-        running matches and the last few finished ones, so a watcher that
+        running matches and the recent finished ones, so a watcher that
         arrives late still sees the whole match.
         """
-        history = list(self._history.get(match_id, ()))
-        if match_id not in self._watchers:
-            if not history and match_id not in self.matches and self.store.get(match_id) is None:
+        live = self._matches.get(match_id)
+        if live is None:
+            if self._store.get(match_id) is None:
                 raise NotFound(f"no match {match_id!r} on this node")
+            return [], None
+        history = list(live.history)
+        if live.done.is_set():
             return history, None
-        q: asyncio.Queue[pb.PublicEvent | None] = asyncio.Queue()
-        self._watchers[match_id].append(q)
+        q: WatchQueue = asyncio.Queue()
+        live.watchers.append(q)
         return history, q
 
-    def unwatch(self, match_id: str, q: asyncio.Queue[pb.PublicEvent | None]) -> None:
-        qs = self._watchers.get(match_id)
-        if qs and q in qs:
-            qs.remove(q)
-
-    def get_match(self, match_id: str) -> MatchState:
-        state = self.matches.get(match_id)
-        if state is not None:
-            return state
-        raise NotFound(f"no match {match_id!r} on this node")
-
-    def get_record(self, match_id: str) -> dict[str, Any]:
-        record = self.store.get(match_id)
-        if record is not None:
-            return record
-        state = self.matches.get(match_id)
-        if state is not None:
-            raise FailedPrecondition(f"match {match_id} is still running; watch it instead")
-        raise NotFound(f"no match {match_id!r} on this node")
-
-    def list_records(self) -> list[str]:
-        return self.store.ids()
+    def unwatch(self, match_id: str, q: WatchQueue) -> None:
+        live = self._matches.get(match_id)
+        if live is not None and q in live.watchers:
+            live.watchers.remove(q)
 
     async def shutdown(self) -> None:
-        for task in list(self.tasks.values()):
+        tasks = [live.task for live in self._matches.values() if live.task is not None]
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self.tasks.values(), return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,20 +25,26 @@ from belote.arena.v1 import bot_service_pb2 as bpb
 from belote.arena.v1 import game_pb2 as pb
 
 from arena.engine import Deal, Match, Ruleset, format_action
-from arena.engine.actions import PASS
+from arena.engine.actions import NO_ACTION, PASS
 from arena.engine.cards import card_strength, card_value
-from arena.engine.record import deal_record, match_record
+from arena.engine.deal import BIDDING
+from arena.engine.record import DealRecord, deal_record
+from arena.records import (
+    MatchEnd,
+    MatchRecord,
+    ResultReason,
+    SeatBot,
+    StrikeEntry,
+    StrikeReason,
+    TimeControl,
+)
 from arena.referee import wire
-from arena.referee.convert import observation_to_proto, ruleset_to_proto
+from arena.referee.convert import STRIKE_REASONS, observation_to_proto, result_to_proto, ruleset_to_proto
 from arena.referee.sessions import BotDisconnected, BotLink, BotTimeout, Hub
 
+__all__ = ["MatchRunner", "MatchSpec", "Seat", "TimeControl", "fallback_action"]
 
-@dataclass(frozen=True)
-class TimeControl:
-    deadline: float = 1.0
-    time_bank: float = 10.0
-    max_strikes: int = 3
-    grace: float = 10.0
+log = logging.getLogger("arena.referee")
 
 
 @dataclass
@@ -57,21 +64,9 @@ class MatchSpec:
     time: TimeControl = field(default_factory=TimeControl)
 
 
-@dataclass
-class MatchState:
-    """What is known of a match while it runs and after."""
-
-    spec: MatchSpec
-    state: str = "running"
-    totals: list[int] = field(default_factory=lambda: [0, 0])
-    deals_played: int = 0
-    result: pb.MatchResult | None = None
-    record: dict[str, Any] | None = None
-
-
 def fallback_action(deal: Deal, legal: list[int]) -> int:
     """Pass in the bidding; in the play the cheapest legal card, without words."""
-    if deal.phase == "bidding":
+    if deal.phase is BIDDING:
         return PASS
     trump = deal.trump
     return min((a & 31 for a in legal), key=lambda c: (card_value(c, trump), card_strength(c, trump)))
@@ -84,13 +79,16 @@ class MatchRunner:
     def __init__(self, hub: Hub, spec: MatchSpec, publish: Publisher | None = None) -> None:
         self.hub = hub
         self.spec = spec
-        self.state = MatchState(spec)
+        #: the match score and the deals played so far, and the record once it is over
+        self.totals: tuple[int, int] = (0, 0)
+        self.deals_played = 0
+        self.record: MatchRecord | None = None
         self._publish = publish
         self._links = list({id(s.link): s.link for s in spec.seats}.values())
         self._bank = [spec.time.time_bank] * 4
         self._rtt_us = [0] * 4
         self._strikes = [0, 0]
-        self._strike_log: list[dict[str, Any]] = []
+        self._strike_log: list[StrikeEntry] = []
         self._latencies: list[list[int]] = []
         self._forfeit: tuple[int, str] | None = None  # (seat, why)
         self._forfeit_winner: int | None = None
@@ -109,7 +107,12 @@ class MatchRunner:
             link.flush()
 
     # ------------------------------------------------------------------ run
-    async def run(self) -> MatchState:
+    async def run(self) -> MatchRecord:
+        """Play the match to its end; its record (also kept as :attr:`record`).
+
+        Cancelled, it records the match as aborted and re-raises. A bug of its
+        own aborts the match too, logged, rather than leaving its bots seated.
+        """
         spec = self.spec
         match = Match(spec.rules, spec.seed, target=spec.target)
         players = [s.name for s in spec.seats]
@@ -132,30 +135,34 @@ class MatchRunner:
                     break
                 outcome = match.add(deal)
                 unfinished = None
-                self.state.totals = list(match.totals)
-                self.state.deals_played = len(match.outcomes)
+                self.totals = (match.totals[0], match.totals[1])
+                self.deals_played = len(match.outcomes)
                 self._event(index, deal_ended=pb.DealEnded(
                     outcome_json=json.dumps(outcome.as_json()), score=outcome.score,
                     match_score=match.totals,
                 ))
                 self._flush()
         except asyncio.CancelledError:
-            self._finish(match, "aborted", "the node stopped the match", unfinished)
+            self._finish(match, ResultReason.ABORTED, "the node stopped the match", unfinished)
             raise
-        if self._forfeit is not None:
-            seat, why = self._forfeit
-            self._finish(match, "forfeit", why, unfinished, forfeit_seat=seat)
+        except Exception:
+            log.exception("match %s: the referee failed; the match is aborted", spec.match_id)
+            end = self._finish(match, ResultReason.ABORTED, "the referee failed", unfinished)
         else:
-            self._finish(match, "finished", "", None)
-        result = self.state.result
-        assert result is not None
+            if self._forfeit is not None:
+                seat, why = self._forfeit
+                end = self._finish(match, ResultReason.FORFEIT, why, unfinished, forfeit_seat=seat)
+            else:
+                end = self._finish(match, ResultReason.FINISHED, "", None)
+        result = result_to_proto(end, len(match.outcomes))
         for seat, s in enumerate(spec.seats):
             s.link.post(bpb.ConnectResponse(match_ended=bpb.MatchEnded(
                 match_id=spec.match_id, seat=seat, result=result,
             )))
         # the match is over once its bots have their last messages (or are gone)
         await asyncio.gather(*(link.drained() for link in self._links))
-        return self.state
+        assert self.record is not None
+        return self.record
 
     async def _play_deal(self, match: Match, deal: Deal, index: int) -> None:
         score = (match.totals[0], match.totals[1])
@@ -219,7 +226,7 @@ class MatchRunner:
                 break
             except BotTimeout:
                 self._bank[seat] = 0.0
-                return await self._strike(deal, seat, legal, rid, index,
+                return await self._strike(deal, seat, legal, rid, index, StrikeReason.LATE,
                                           f"no answer within {tc.deadline:g} s and the time bank")
             except BotDisconnected:
                 continue  # it may come back within the grace period
@@ -229,11 +236,13 @@ class MatchRunner:
         latency_us = int(elapsed * 1e6)
         self._rtt_us[seat] = min(latency_us, 0xFFFFFFFF)
         if action not in legal:
-            text = "no action" if action == 0xFFFFFFFF else _safe_format(action)
-            return await self._strike(
-                deal, seat, legal, rid, index,
-                f"illegal action {text!r}; legal: {', '.join(format_action(a) for a in legal)}",
-            )
+            # the seat's legal actions name its own cards: they go in the private detail only
+            detail = f"legal: {', '.join(format_action(a) for a in legal)}"
+            if action == NO_ACTION:
+                return await self._strike(deal, seat, legal, rid, index, StrikeReason.NO_ACTION,
+                                          "no action: the bot had no answer", detail)
+            return await self._strike(deal, seat, legal, rid, index, StrikeReason.ILLEGAL,
+                                      "illegal action", f"answered {_safe_format(action)!r}; {detail}")
         return action, latency_us
 
     async def _absent(
@@ -269,25 +278,26 @@ class MatchRunner:
                 and time.monotonic() - link.disconnected_at > self.spec.time.grace)
 
     async def _strike(
-        self, deal: Deal, seat: int, legal: list[int], rid: int, index: int, reason: str,
+        self, deal: Deal, seat: int, legal: list[int], rid: int, index: int, kind: StrikeReason,
+        reason: str, detail: str = "",
     ) -> tuple[int, int]:
+        """Give ``seat`` a strike: ``reason`` is public, ``detail`` goes to the seat's bot only."""
         team = seat & 1
         self._strikes[team] += 1
         fallback = fallback_action(deal, legal)
         tc = self.spec.time
-        self._strike_log.append({
-            "deal": index, "decision": len(deal.bids) + len(deal.plays), "seat": seat,
-            "reason": reason, "fallback": format_action(fallback),
-        })
+        self._strike_log.append(StrikeEntry(
+            deal=index, decision=len(deal.bids) + len(deal.plays), seat=seat, kind=kind, reason=reason,
+            detail=detail, fallback=format_action(fallback),
+        ))
+        code = STRIKE_REASONS[kind]
         link = self.spec.seats[seat].link
         link.post(bpb.ConnectResponse(strike=bpb.Strike(
-            match_id=self.spec.match_id, seat=seat, request_id=rid, reason=reason,
-            fallback_action=fallback, strikes=self._strikes[team], max_strikes=tc.max_strikes,
+            match_id=self.spec.match_id, seat=seat, request_id=rid, reason=reason, detail=detail,
+            kind=code, fallback_action=fallback, strikes=self._strikes[team], max_strikes=tc.max_strikes,
         )))
-        # the legal actions are the seat's own cards: only its Strike message names them
         self._event(index, strike_given=pb.StrikeGiven(
-            seat=seat, reason=reason.split("; legal: ")[0], fallback_action=fallback,
-            strikes=self._strikes[team],
+            seat=seat, reason=reason, kind=code, fallback_action=fallback, strikes=self._strikes[team],
         ))
         if self._strikes[team] >= tc.max_strikes:
             self._forfeit_winner = 1 - team
@@ -297,40 +307,29 @@ class MatchRunner:
 
     # --------------------------------------------------------------- result
     def _finish(
-        self, match: Match, reason: str, detail: str, unfinished: Deal | None,
+        self, match: Match, reason: ResultReason, detail: str, unfinished: Deal | None,
         forfeit_seat: int | None = None,
-    ) -> None:
+    ) -> MatchEnd:
         spec = self.spec
-        totals = list(match.totals)
         winner: int | None = match.winner
-        if reason == "forfeit" and forfeit_seat is not None:
+        if reason is ResultReason.FORFEIT:
             winner = self._forfeit_winner
-        elif reason == "aborted":
+        elif reason is ResultReason.ABORTED:
             winner = None
-        result = pb.MatchResult(totals=totals, reason=reason, detail=detail,
-                                deals=len(match.outcomes))
-        if winner is not None:
-            result.winner = winner
-        if forfeit_seat is not None:
-            result.forfeit_seat = forfeit_seat
-        record = match_record(match, [s.name for s in spec.seats])
-        record.update({
-            "match_id": spec.match_id,
-            "bots": [{"seat": i, "bot_id": s.bot_id, "name": s.name} for i, s in enumerate(spec.seats)],
-            "time_control": {"deadline_s": spec.time.deadline, "time_bank_s": spec.time.time_bank,
-                             "max_strikes": spec.time.max_strikes, "grace_s": spec.time.grace},
-            "latencies_us": self._latencies[: len(match.outcomes) + (unfinished is not None)],
-            "strikes": self._strike_log,
-            "result": {"totals": totals, "winner": winner, "reason": reason, "detail": detail,
-                       "forfeit_seat": forfeit_seat},
-        })
+        end = MatchEnd(totals=(match.totals[0], match.totals[1]), winner=winner, reason=reason,
+                       detail=detail, forfeit_seat=forfeit_seat)
+        unfinished_record: DealRecord | None = None
         if unfinished is not None:
-            record["unfinished_deal"] = deal_record(unfinished, with_ruleset=False)
-        self.state.totals = totals
-        self.state.deals_played = len(match.outcomes)
-        self.state.result = result
-        self.state.record = record
-        self.state.state = "finished" if reason != "aborted" else "aborted"
+            unfinished_record = deal_record(unfinished, with_ruleset=False)
+        self.record = MatchRecord.of_match(
+            spec.match_id, match, [s.name for s in spec.seats],
+            bots=[SeatBot(i, s.bot_id, s.name) for i, s in enumerate(spec.seats)], time_control=spec.time,
+            latencies_us=self._latencies[: len(match.outcomes) + (unfinished is not None)],
+            strikes=self._strike_log, result=end, unfinished=unfinished_record,
+        )
+        self.totals = end.totals
+        self.deals_played = len(match.outcomes)
+        return end
 
 
 #: the record texts of the actions played so far (a few hundred codes at most)

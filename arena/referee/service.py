@@ -12,25 +12,50 @@ import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, NoReturn
 
 import grpc
 from belote.arena.v1 import arena_service_pb2 as apb
 from belote.arena.v1 import arena_service_pb2_grpc as agrpc
 from belote.arena.v1 import bot_service_pb2 as bpb
 from belote.arena.v1 import bot_service_pb2_grpc as bgrpc
-from belote.arena.v1 import game_pb2 as pb
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from arena.engine.errors import RulesetError
 from arena.engine.rules import spec_from_text
-from arena.referee.node import AlreadyExists, Node, NodeError
-from arena.referee.runner import MatchState
+from arena.referee.convert import result_to_proto
+from arena.referee.node import (
+    AlreadyExists,
+    FailedPrecondition,
+    InvalidArgument,
+    MatchSummary,
+    Node,
+    NodeError,
+    NotFound,
+    ResourceExhausted,
+)
 
 log = logging.getLogger("arena.referee")
 
 Context = grpc.aio.ServicerContext[Any, Any]
+
+#: the status of each kind of node error (a subclass takes its nearest listed base's)
+STATUS_OF: dict[type[NodeError], grpc.StatusCode] = {
+    NotFound: grpc.StatusCode.NOT_FOUND,
+    InvalidArgument: grpc.StatusCode.INVALID_ARGUMENT,
+    FailedPrecondition: grpc.StatusCode.FAILED_PRECONDITION,
+    ResourceExhausted: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    AlreadyExists: grpc.StatusCode.ALREADY_EXISTS,
+}
+
+
+def status_of(err: NodeError) -> grpc.StatusCode:
+    for cls in type(err).__mro__:
+        code = STATUS_OF.get(cls)
+        if code is not None:
+            return code
+    return grpc.StatusCode.INTERNAL
 
 
 def _token_from_metadata(context: Context) -> str:
@@ -42,8 +67,9 @@ def _token_from_metadata(context: Context) -> str:
     return ""
 
 
-async def _abort(context: Context, err: NodeError) -> None:
-    await context.abort(getattr(grpc.StatusCode, err.code), str(err))
+async def _abort(context: Context, err: NodeError) -> NoReturn:
+    await context.abort(status_of(err), str(err))
+    raise AssertionError("context.abort returns only by raising")
 
 
 class BotServicer(bgrpc.BotServiceServicer):
@@ -60,21 +86,18 @@ class BotServicer(bgrpc.BotServiceServicer):
             return
         hello = first.hello
         token = hello.token or _token_from_metadata(context)
-        entry = self.node.registry.authenticate(token)
+        entry = self.node.authenticate(token)
         if entry is None:
             await context.abort(grpc.StatusCode.UNAUTHENTICATED,
                                 "missing or unknown bot token" if token else "missing bot token")
             return
-        link = self.node.link_for(entry)
-        if link.connected and not self.node.config.replace_streams:
-            await _abort(context, AlreadyExists(
-                f"bot {entry.name} is already connected on another stream"))
-            return
-        resumed = link.seats_in_use > 0
-
         # the link writes ConnectResponse bytes it assembled (see _add_bot_service)
-        stream_id = link.attach(context.write, name=hello.name or entry.name, version=hello.version,
-                                concurrency=hello.concurrency or 1)
+        try:
+            link, stream_id, resumed = self.node.attach_stream(
+                entry, context.write, name=hello.name, version=hello.version,
+                concurrency=hello.concurrency or 1)
+        except NodeError as e:
+            await _abort(context, e)
         log.info("bot %s connected (stream %d, %d seats)", entry.name, stream_id, link.concurrency)
         try:
             link.post(bpb.ConnectResponse(welcome=bpb.Welcome(
@@ -104,31 +127,15 @@ class BotServicer(bgrpc.BotServiceServicer):
             log.info("bot %s disconnected (stream %d)", entry.name, stream_id)
 
 
-def _summary(node: Node, state: MatchState) -> apb.MatchSummary:
-    spec = state.spec
-    s = apb.MatchSummary(
-        match_id=spec.match_id, state=state.state, players=[x.name for x in spec.seats],
-        ruleset=json.dumps(spec.rules.to_spec()), totals=state.totals,
-        deals_played=state.deals_played, seed=str(spec.seed),
+def summary_to_proto(summary: MatchSummary) -> apb.MatchSummary:
+    msg = apb.MatchSummary(
+        match_id=summary.match_id, state=summary.state, players=summary.players,
+        ruleset=json.dumps(summary.ruleset), totals=summary.totals, deals_played=summary.deals_played,
+        seed=summary.seed,
     )
-    if state.result is not None:
-        s.result.CopyFrom(state.result)
-    return s
-
-
-def _summary_from_record(match_id: str, rec: dict[str, Any]) -> apb.MatchSummary:
-    res = rec.get("result", {})
-    result = pb.MatchResult(totals=res.get("totals", []), reason=res.get("reason", ""),
-                            detail=res.get("detail", ""), deals=len(rec.get("deals", [])))
-    if res.get("winner") is not None:
-        result.winner = res["winner"]
-    if res.get("forfeit_seat") is not None:
-        result.forfeit_seat = res["forfeit_seat"]
-    return apb.MatchSummary(
-        match_id=match_id, state="finished", players=rec.get("players", []),
-        ruleset=json.dumps(rec.get("ruleset")), totals=res.get("totals", []), result=result,
-        deals_played=len(rec.get("deals", [])), seed=str(rec.get("seed", "")),
-    )
+    if summary.result is not None:
+        msg.result.CopyFrom(result_to_proto(summary.result, summary.deals_played))
+    return msg
 
 
 class ArenaServicer(agrpc.ArenaServiceServicer):
@@ -142,21 +149,16 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
             entry, token = self.node.register_bot(request.name)
         except NodeError as e:
             await _abort(context, e)
-            raise
         return apb.RegisterBotResponse(bot_id=entry.bot_id, token=token)
 
     async def ListBots(
         self, request: apb.ListBotsRequest, context: Context,
     ) -> apb.ListBotsResponse:
-        out = []
-        for entry, link in self.node.bots():
-            out.append(apb.BotInfo(
-                bot_id=entry.bot_id, name=entry.name,
-                connected=bool(link and link.connected), version=link.version if link else "",
-                concurrency=link.concurrency if link else 0,
-                seats_in_use=link.seats_in_use if link else 0,
-            ))
-        return apb.ListBotsResponse(bots=out)
+        return apb.ListBotsResponse(bots=[
+            apb.BotInfo(bot_id=b.bot_id, name=b.name, connected=b.connected, version=b.version,
+                        concurrency=b.concurrency, seats_in_use=b.seats_in_use)
+            for b in self.node.bots()
+        ])
 
     async def StartMatch(
         self, request: apb.StartMatchRequest, context: Context,
@@ -164,8 +166,7 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
         try:
             ruleset = spec_from_text(request.ruleset or "classic")
         except RulesetError as e:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
-            raise
+            await _abort(context, InvalidArgument(str(e)))
         try:
             match_id = self.node.start_match(
                 request.team0_bot, request.team1_bot, ruleset, seed=request.seed or None,
@@ -173,42 +174,30 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
             )
         except NodeError as e:
             await _abort(context, e)
-            raise
         return apb.StartMatchResponse(match_id=match_id)
 
     async def ListMatches(
         self, request: apb.ListMatchesRequest, context: Context,
     ) -> apb.ListMatchesResponse:
-        live = [_summary(self.node, s) for s in self.node.matches.values()]
-        known = {m.match_id for m in live}
-        for mid in self.node.list_records():
-            if mid not in known:
-                rec = self.node.store.get(mid)
-                if rec is not None:
-                    live.append(_summary_from_record(mid, rec))
-        return apb.ListMatchesResponse(matches=live)
+        return apb.ListMatchesResponse(matches=[summary_to_proto(s) for s in self.node.summaries()])
 
     async def GetMatch(
         self, request: apb.GetMatchRequest, context: Context,
     ) -> apb.GetMatchResponse:
-        state = self.node.matches.get(request.match_id)
-        if state is not None:
-            return apb.GetMatchResponse(match=_summary(self.node, state))
-        rec = self.node.store.get(request.match_id)
-        if rec is None:
-            await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r} on this node")
-        assert rec is not None
-        return apb.GetMatchResponse(match=_summary_from_record(request.match_id, rec))
+        try:
+            summary = self.node.summary(request.match_id)
+        except NodeError as e:
+            await _abort(context, e)
+        return apb.GetMatchResponse(match=summary_to_proto(summary))
 
     async def GetMatchRecord(
         self, request: apb.GetMatchRecordRequest, context: Context,
     ) -> apb.GetMatchRecordResponse:
         try:
-            rec = self.node.get_record(request.match_id)
+            record = self.node.record(request.match_id)
         except NodeError as e:
             await _abort(context, e)
-            raise
-        return apb.GetMatchRecordResponse(record_json=json.dumps(rec))
+        return apb.GetMatchRecordResponse(record_json=record.to_json())
 
     async def WatchMatch(
         self, request: apb.WatchMatchRequest, context: Context,
@@ -217,7 +206,6 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
             history, q = self.node.watch(request.match_id)
         except NodeError as e:
             await _abort(context, e)
-            raise
         for ev in history:
             yield apb.WatchMatchResponse(event=ev)
         if q is not None:
@@ -229,13 +217,12 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
                     yield apb.WatchMatchResponse(event=event)
             finally:
                 self.node.unwatch(request.match_id, q)
-        state = self.node.matches.get(request.match_id)
-        if state is not None and state.result is not None:
-            yield apb.WatchMatchResponse(result=state.result)
-        else:
-            rec = self.node.store.get(request.match_id)
-            if rec is not None:
-                yield apb.WatchMatchResponse(result=_summary_from_record(request.match_id, rec).result)
+        try:
+            summary = self.node.summary(request.match_id)
+        except NotFound:
+            return  # aborted, and forgotten since
+        if summary.result is not None:
+            yield apb.WatchMatchResponse(result=result_to_proto(summary.result, summary.deals_played))
 
 
 def _add_bot_service(servicer: BotServicer, server: grpc.aio.Server) -> None:

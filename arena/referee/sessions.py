@@ -35,8 +35,6 @@ from belote.arena.v1 import game_pb2 as pb
 
 from arena.referee import wire
 
-#: the code a bot sends when it has no action (the SDK after an error in act)
-NO_ACTION = 0xFFFFFFFF
 #: seconds a write to a bot's stream may block before the stream is cut (default)
 WRITE_TIMEOUT = 10.0
 #: the longest time between two looks of the watchdog at a stream's current write
@@ -261,10 +259,6 @@ class BotLink:
             if not self._ready:
                 self._wake()
 
-    async def send(self, msg: bpb.ConnectResponse) -> None:
-        """:meth:`post` for callers that await: it returns at once, the writer sends it."""
-        self.post(msg)
-
     async def drained(self) -> None:
         """Wait until what was posted so far is written (or the stream is gone).
 
@@ -376,6 +370,10 @@ class Hub:
         self._next_request += 1
         return self._next_request
 
+    @property
+    def requests_sent(self) -> int:
+        return self._next_request
+
     async def ask(
         self, link: BotLink, request: bpb.ActionRequest, timeout: float,
     ) -> int:
@@ -398,13 +396,6 @@ class Hub:
         finally:
             handle.cancel()
             link.forget(request_id)
-
-    def describe(self) -> list[dict[str, Any]]:
-        return [
-            {"bot_id": b.bot_id, "name": b.name, "connected": b.connected,
-             "concurrency": b.concurrency, "seats_in_use": b.seats_in_use}
-            for b in self.links.values()
-        ]
 
 
 def _expire(fut: asyncio.Future[int]) -> None:

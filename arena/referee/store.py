@@ -2,15 +2,16 @@
 
 Written once, atomically (a temporary file renamed into place), keyed by match
 id; a second write of the same id is refused, so a result is never counted
-twice. The tournament queue (a later layer) keeps its own exactly-once store.
+twice. Without a folder the store keeps the latest records in memory. The
+tournament queue keeps its own exactly-once store of results.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
-from typing import Any
+
+from arena.records import MatchRecord
 
 #: records kept by a store without a folder (the oldest are dropped first)
 MEMORY_RECORDS = 1000
@@ -23,14 +24,15 @@ class RecordExistsError(ValueError):
 class MatchStore:
     def __init__(self, root: Path | None) -> None:
         self.root = root
-        self._memory: dict[str, dict[str, Any]] = {}
+        self._memory: dict[str, MatchRecord] = {}
         if root is not None:
             root.mkdir(parents=True, exist_ok=True)
 
     def path(self, match_id: str) -> Path | None:
         return None if self.root is None else self.root / f"{match_id}.json"
 
-    def put(self, match_id: str, record: dict[str, Any]) -> Path | None:
+    def put(self, record: MatchRecord) -> Path | None:
+        match_id = record.match_id
         if self.get(match_id) is not None:
             raise RecordExistsError(f"match {match_id} already has a record")
         path = self.path(match_id)
@@ -40,11 +42,11 @@ class MatchStore:
                 self._memory.pop(next(iter(self._memory)))
             return None
         tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(json.dumps(record, separators=(",", ":")))
+        tmp.write_text(record.to_json())
         os.replace(tmp, path)
         return path
 
-    def get(self, match_id: str) -> dict[str, Any] | None:
+    def get(self, match_id: str) -> MatchRecord | None:
         if match_id in self._memory:
             return self._memory[match_id]
         if not _safe_id(match_id):
@@ -52,8 +54,7 @@ class MatchStore:
         path = self.path(match_id)
         if path is None or not path.exists():
             return None
-        data: dict[str, Any] = json.loads(path.read_text())
-        return data
+        return MatchRecord.from_json(path.read_text())
 
     def ids(self) -> list[str]:
         if self.root is None:

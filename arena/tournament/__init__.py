@@ -3,11 +3,22 @@
 Build a :class:`Tournament` from a :class:`TournamentSpec` and ask it, from
 the results written so far, what to enqueue next (``jobs_for``), whether it
 is over (``is_finished``), the ``standings`` and, for the sprt format, the
-``sprt_state``. Nothing here does I/O or reads the clock; every random choice
-(Swiss tie order, knockout coin) comes from the spec's seed.
+``sprt_state``. Nothing here reads the clock; every random choice (Swiss tie
+order, knockout coin) comes from the spec's seed. :class:`Tournaments`
+advances them against a :class:`TournamentStore` (the queue's brokers are
+ones), which is the only I/O of this package, and reads their progress.
 """
 
+from arena.tournament.advance import (
+    Progress,
+    TournamentClosed,
+    TournamentExists,
+    Tournaments,
+    TournamentStore,
+    UnknownTournament,
+)
 from arena.tournament.duplicate import deal_scores, duplicate_score
+from arena.tournament.jobs import MatchJob, MatchResult, TournamentState
 from arena.tournament.spec import FORMATS, Format, SprtOptions, TournamentError, TournamentSpec
 from arena.tournament.sprt import SequentialTest, SprtState, bounds, elo_to_score, llr, pentanomial, run_sprt
 from arena.tournament.standings import Game, Standing
@@ -17,15 +28,24 @@ __all__ = [
     "FORMATS",
     "Format",
     "Game",
+    "MatchJob",
+    "MatchResult",
     "Pairing",
+    "Progress",
     "SequentialTest",
     "SprtOptions",
     "SprtState",
     "Stage",
     "Standing",
     "Tournament",
+    "TournamentClosed",
     "TournamentError",
+    "TournamentExists",
     "TournamentSpec",
+    "TournamentState",
+    "TournamentStore",
+    "Tournaments",
+    "UnknownTournament",
     "bounds",
     "deal_scores",
     "duplicate_score",

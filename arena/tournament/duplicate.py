@@ -9,11 +9,11 @@ leg, and the luck of the cards cancels out of the point difference.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-from arena.engine import EngineError, replay_match
-from arena.queue.broker import MatchResult
+from arena.engine import EngineError
+from arena.records import ResultReason
+from arena.tournament.jobs import MatchResult
 from arena.tournament.spec import TournamentError
 
 DealScores = tuple[tuple[int, int], ...]
@@ -28,16 +28,10 @@ def deal_scores(result: MatchResult) -> DealScores:
     after exactly the recorded deals, whatever the record's end rule.
     """
     record = result.record
-    deals = record.get("deals") if isinstance(record, Mapping) else None
-    if not deals:
+    if not record.deals:
         return ()
-    if not isinstance(deals, list):
-        raise TournamentError(f"match {result.match_id}: the record's 'deals' is not a list")
-    ruleset: Any = record.get("ruleset")
-    spec = {"preset": ruleset} if isinstance(ruleset, str) else dict(ruleset or {})
-    spec["deals"] = len(deals)
     try:
-        _, outcomes = replay_match({**record, "ruleset": spec})
+        _, outcomes = record.replay(deals=record.deals_played)
     except EngineError as e:
         raise TournamentError(f"match {result.match_id}: its record does not replay: {e}") from None
     return tuple(o.score for o in outcomes)
@@ -50,8 +44,8 @@ def check_legs(leg0: MatchResult, leg1: MatchResult) -> None:
             f"{leg0.match_id} and {leg1.match_id} are not the two legs of a duplicate pair: "
             f"teams {leg0.team0}/{leg0.team1} then {leg1.team0}/{leg1.team1}"
         )
-    seeds = [r.record.get("seed") if isinstance(r.record, Mapping) else None for r in (leg0, leg1)]
-    if None not in seeds and str(seeds[0]) != str(seeds[1]):
+    seeds = [leg0.record.seed, leg1.record.seed]
+    if str(seeds[0]) != str(seeds[1]):
         raise TournamentError(
             f"{leg0.match_id} and {leg1.match_id} are not the two legs of a duplicate pair: "
             f"seeds {seeds[0]!r} and {seeds[1]!r} differ"
@@ -75,7 +69,7 @@ def duplicate_score(leg0: MatchResult, leg1: MatchResult) -> int:
 
 
 def is_forfeit(result: MatchResult) -> bool:
-    return result.reason == "forfeit"
+    return result.reason is ResultReason.FORFEIT
 
 
 def pair_score(leg0: MatchResult, leg1: MatchResult, difference: int) -> float:

@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena.queue.broker import MatchJob, MatchResult
 from arena.tournament.duplicate import DealScores, check_legs, deal_scores, pair_score, score_difference
+from arena.tournament.jobs import MatchJob, MatchResult
 from arena.tournament.pairing import circle_rounds, first_round, swiss_pairings
 from arena.tournament.spec import TournamentError, TournamentSpec
 from arena.tournament.sprt import SequentialTest, SprtState, run_sprt
@@ -44,10 +44,6 @@ class Pairing:
     a: str  # team 0 of the first (or only) leg
     b: str
     jobs: tuple[MatchJob, ...]
-
-    @property
-    def match_ids(self) -> tuple[str, ...]:
-        return tuple(j.match_id for j in self.jobs)
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from arena.queue.broker import Broker, MatchResult
-from arena.tournament import Tournament, TournamentSpec
+from arena.queue import Broker
+from arena.tournament import MatchResult, Tournament, TournamentSpec
 
 REDIS_HOST = "127.0.0.1"
 REDIS_PORT = 6379
@@ -237,7 +237,7 @@ def schedule_of(broker: Broker, tournament_id: str) -> tuple[Tournament, list[st
     """The tournament and every match id its schedule holds (given the results so far)."""
     found = broker.get_tournament(tournament_id)
     assert found is not None, f"no tournament {tournament_id}"
-    tour = Tournament(TournamentSpec.from_dict(found[0]))
+    tour = Tournament(found[0])
     results = broker.results(tournament_id)
     ids = [j.match_id for stage in tour.stages(results) for p in stage.pairings for j in p.jobs]
     assert len(ids) == len(set(ids)), f"a match id is scheduled twice: {Counter(ids).most_common(3)}"
@@ -248,11 +248,10 @@ def replayed(result: MatchResult) -> MatchResult:
     """The result as a clean replay of its record computes it (every action checked)."""
     from dataclasses import replace
 
-    from arena.engine.record import replay_match
-
-    match, _ = replay_match(result.record)
+    match, _ = result.record.replay()
     assert match.is_over, f"{result.match_id}: its record does not reach the end of the match"
-    return replace(result, totals=(match.totals[0], match.totals[1]), winner=match.winner)
+    end = replace(result.record.result, totals=(match.totals[0], match.totals[1]), winner=match.winner)
+    return replace(result, record=replace(result.record, result=end))
 
 
 def standing_rows(rows: Sequence[Any]) -> list[tuple[Any, ...]]:

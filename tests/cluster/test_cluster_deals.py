@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from arena.engine.record import replay_match
 from arena.queue.broker import MatchResult
 from arena.queue.redis_broker import RedisBroker
 from tests.cluster.conftest import claim_db, release_db
@@ -79,7 +78,7 @@ def board(result: MatchResult) -> tuple[int, ...]:
 
 
 def decks(result: MatchResult) -> list[list[str]]:
-    deals = result.record["deals"]
+    deals = result.record.deals
     assert all("deck" in d and len(d["deck"]) == 32 for d in deals), result.match_id
     return [d["deck"] for d in deals]
 
@@ -95,14 +94,14 @@ def test_the_same_tournament_seed_deals_the_same_decks(cluster: Cluster) -> None
     for key, ra in a.items():
         rb = b[key]
         assert (ra.team0, ra.team1) == (rb.team0, rb.team1)
-        assert ra.record["seed"] == rb.record["seed"] == f"20261130/{key[0]}/{key[1]}"
+        assert ra.record.seed == rb.record.seed == f"20261130/{key[0]}/{key[1]}"
         assert decks(ra) == decks(rb), f"board {key}: the decks differ"
-        assert [d["hands"] for d in ra.record["deals"]] == [d["hands"] for d in rb.record["deals"]]
-        assert [d["dealer"] for d in ra.record["deals"]] == [d["dealer"] for d in rb.record["deals"]]
+        assert [d["hands"] for d in ra.record.deals] == [d["hands"] for d in rb.record.deals]
+        assert [d["dealer"] for d in ra.record.deals] == [d["dealer"] for d in rb.record.deals]
         assert decks(ra) != decks(c[key]), f"board {key}: another seed dealt the same decks"
     # the play differs (the bots' own choices), the cards dealt do not: still every record replays
     for r in (*first, *second):
-        replay_match(r.record)
+        r.record.replay()
 
 
 @pytest.mark.slow
@@ -119,10 +118,10 @@ def test_duplicate_legs_exchange_the_hands_card_by_card(cluster: Cluster) -> Non
         met.add(frozenset((a, b)))
         # the bots swapped teams; everything else about the deals is the same
         assert (leg1.team0, leg1.team1) == (b, a)
-        assert leg0.record["players"] == [a, b, a, b]
-        assert leg1.record["players"] == [b, a, b, a]
-        assert leg0.record["seed"] == leg1.record["seed"]
-        deals0, deals1 = leg0.record["deals"], leg1.record["deals"]
+        assert leg0.record.players == (a, b, a, b)
+        assert leg1.record.players == (b, a, b, a)
+        assert leg0.record.seed == leg1.record.seed
+        deals0, deals1 = leg0.record.deals, leg1.record.deals
         assert len(deals0) == len(deals1) == 2
         for i, (d0, d1) in enumerate(zip(deals0, deals1, strict=True)):
             assert d0["deck"] == d1["deck"], f"{leg0.match_id} deal {i}: the decks differ"
@@ -131,10 +130,10 @@ def test_duplicate_legs_exchange_the_hands_card_by_card(cluster: Cluster) -> Non
                 # the same seat gets the same eight cards: held by A in one leg, by B in the other
                 assert sorted(d0["hands"][seat]) == sorted(d1["hands"][seat]), (leg0.match_id, i, seat)
                 assert len(d0["hands"][seat]) == 8
-                bot0, bot1 = leg0.record["players"][seat], leg1.record["players"][seat]
+                bot0, bot1 = leg0.record.players[seat], leg1.record.players[seat]
                 assert {bot0, bot1} == {a, b} and bot0 != bot1
             # the dealt hands are the deck's (the replay checks each hand against the deck)
         for leg in (leg0, leg1):
-            match, _ = replay_match(leg.record)
+            match, _ = leg.record.replay()
             assert (match.totals[0], match.totals[1]) == leg.totals
     assert len(met) == 6  # every pairing of the four bots

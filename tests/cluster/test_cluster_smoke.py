@@ -1,4 +1,4 @@
-"""Quick cluster checks in one process: two ``cluster_node``s sharing an embedded queue file.
+"""Quick cluster checks in one process: two ``running_node``s sharing an embedded queue file.
 
 No Redis, no child process: two nodes (each with its own gRPC server, worker
 and heartbeat) on one sqlite file, and SDK bots as ``run_async`` tasks connected
@@ -9,17 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from belote_bot import HeuristicBot, RandomBot, run_async
 
-from arena.queue.broker import Broker, MatchJob
-from arena.queue.cluster import ClusterConfig, RunningNode, cluster_node
-from arena.queue.embedded import EmbeddedBroker
-from arena.queue.worker import advance_tournament
-from arena.tournament import Tournament, TournamentSpec
+from arena.node.run import NodeSettings, RunningNode, running_node
+from arena.queue import Broker, EmbeddedBroker
+from arena.tournament import MatchJob, Tournament, TournamentSpec, TournamentState
 from tests.cluster.procs import replayed
 
 
@@ -35,8 +32,8 @@ async def until(what: str, check: Callable[[], bool], timeout: float) -> None:
 @contextlib.asynccontextmanager
 async def node(broker: Broker, data_dir: Path | None = None) -> AsyncIterator[RunningNode]:
     """A node with short lease, poll and heartbeat periods, stopped (drained) when the block exits."""
-    config = ClusterConfig(data_dir=data_dir, lease_s=5.0, poll_s=0.05, heartbeat_s=0.2, drain_s=5.0)
-    async with cluster_node(broker, config, asyncio.Event()) as running:
+    settings = NodeSettings(data_dir=data_dir, lease_s=5.0, poll_s=0.05, heartbeat_s=0.2, drain_s=5.0)
+    async with running_node(broker, settings, asyncio.Event()) as running:
         yield running
 
 
@@ -55,20 +52,19 @@ def test_two_in_process_nodes_play_a_tiny_round_robin_exactly_once(tmp_path: Pat
                         run_async(bot, first.address, token, 4, name=name, stop=stop_bots)))
 
                 def connected(n: RunningNode) -> bool:
-                    links = [n.node.hub.links.get(e.bot_id) for e in n.node.registry.all()]
-                    return len(links) == 3 and all(link is not None and link.connected for link in links)
+                    bots = n.node.bots()
+                    return len(bots) == 3 and all(b.connected for b in bots)
 
                 await until("the bots on both nodes", lambda: connected(first) and connected(second), 8)
                 spec = TournamentSpec.from_dict({"tournament_id": "smoke", "format": "round-robin",
                                                  "bots": ["rand", "heur", "rand2"], "ruleset": "coinche",
                                                  "deals": 1, "seed": "smoke"})
-                assert one.put_tournament("smoke", spec.to_dict())
-                await asyncio.to_thread(advance_tournament, one, "smoke")
+                await asyncio.to_thread(first.tournaments.create, spec)
                 assert one.pending_count("smoke") == 6
 
                 def finished() -> bool:
                     found = one.get_tournament("smoke")
-                    return found is not None and found[1] == "finished"
+                    return found is not None and found[1] is TournamentState.FINISHED
 
                 await until("the tournament to finish", finished, 8)
             assert first.worker.completed + second.worker.completed == 6  # once both drained
@@ -108,19 +104,16 @@ def test_restart_with_a_kept_record_writes_its_result_exactly_once(tmp_path: Pat
                 bots = [asyncio.create_task(run_async(RandomBot(i), running.address, t, 2, stop=stop_bots))
                         for i, t in enumerate((ta, tb))]
                 try:
-                    await until("the bots", lambda: all(
-                        (link := running.node.hub.links.get(e.bot_id)) is not None and link.connected
-                        for e in running.node.registry.all()), 15)
+                    await until("the bots", lambda: all(b.connected for b in running.node.bots()), 15)
                     mid = running.node.start_match("rand-a", "rand-b", "coinche", seed="kept/1/0", deals=1,
                                                    match_id="kept-r1-0")
-                    state = await running.node.wait(mid)
-                    assert state.state == "finished" and state.record is not None
-                    record = state.record
+                    record = await running.node.wait(mid)
+                    assert record.result.reason == "finished"
                 finally:
                     stop_bots.set()
                     await asyncio.gather(*bots, return_exceptions=True)
             (data / "matches").mkdir(parents=True)
-            (data / "matches" / "kept-r1-0.json").write_text(json.dumps(record))
+            (data / "matches" / "kept-r1-0.json").write_text(record.to_json())
             job = MatchJob(match_id="kept-r1-0", tournament_id="kept", team0="rand-a", team1="rand-b",
                            ruleset="coinche", seed="kept/1/0", deals=1)
             broker.enqueue([job])
@@ -131,8 +124,7 @@ def test_restart_with_a_kept_record_writes_its_result_exactly_once(tmp_path: Pat
                 assert restarted.worker.completed == 1
             result = broker.get_result("kept-r1-0")
             assert result is not None and result.record == record
-            assert list(result.totals) == record["result"]["totals"]
-            assert result.winner == record["result"]["winner"]
+            assert result.totals == record.totals and result.winner == record.winner
             assert sum(games for _, games in broker.ratings().values()) == 2
         finally:
             broker.close()

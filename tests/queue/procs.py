@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from arena.queue.broker import Broker, MatchResult
+from arena.queue.broker import Broker
 from arena.queue.embedded import EmbeddedBroker
+from arena.tournament import MatchResult
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 

@@ -14,7 +14,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from arena.queue.broker import Broker, Claim, LeaseLost, MatchJob, MatchResult
+from arena.engine import Ruleset
+from arena.queue.broker import Broker, Claim, LeaseLost
+from arena.tournament import MatchJob, MatchResult
+from tests.factories import synthetic_record, tournament_spec
 from tests.queue import procs
 from tests.queue.conftest import Store
 
@@ -37,17 +40,8 @@ def job(n: int, tournament: str = "t1", team0: str = "alpha", team1: str = "beta
 
 def result(j: MatchJob, winner: int | None = 0, node: str = "n1") -> MatchResult:
     totals = (1001, 640) if winner == 0 else (640, 1001) if winner == 1 else (820, 820)
-    return MatchResult(
-        match_id=j.match_id,
-        tournament_id=j.tournament_id,
-        team0=j.team0,
-        team1=j.team1,
-        totals=totals,
-        winner=winner,
-        reason="finished",
-        record={"deals": [{"contract": "80 H", "points": [100, 62]}], "seed": j.seed},
-        node_id=node,
-    )
+    record = synthetic_record(j.match_id, j.team0, j.team1, totals, winner, seed=j.seed)
+    return MatchResult.of_record(j, record, node)
 
 
 def ids(claims: list[Claim]) -> list[str]:
@@ -292,17 +286,10 @@ def test_write_result_exactly_once(broker: Broker) -> None:
 
 
 def test_result_round_trips_every_field(broker: Broker) -> None:
-    r = MatchResult(
-        match_id="m-é",
-        tournament_id="t-ü",
-        team0="bot:one",
-        team1="bot two",
-        totals=(0, 1620),
-        winner=None,
-        reason="forfeit",
-        record={"nested": {"list": [1, 2.5, None, True], "text": "belote ♥"}},
-        node_id="node-7",
-    )
+    job = MatchJob("m-é", "t-ü", "bot:one", "bot two", {"preset": "coinche", "max_bid": 200}, "belote ♥")
+    record = synthetic_record("m-é", "bot:one", "bot two", (0, 1620), None, reason="forfeit", seed="belote ♥",
+                              ruleset=job.ruleset)
+    r = MatchResult.of_record(job, record, "node-7")
     assert broker.write_result(r)
     assert broker.get_result("m-é") == r
     assert broker.results("t-ü") == [r]
@@ -397,10 +384,10 @@ def test_mirror_match_counts_a_game_and_keeps_the_rating(broker: Broker) -> None
 
 
 def test_tournament_create_get_state_cas_list(broker: Broker) -> None:
-    spec = {"format": "round-robin", "bots": ["alpha", "beta"], "ruleset": {"preset": "classic"}}
+    spec = tournament_spec("t1", ruleset=Ruleset.from_spec({"preset": "classic", "max_bid": 200}))
     assert broker.get_tournament("t1") is None
-    assert broker.put_tournament("t1", spec) is True
-    assert broker.put_tournament("t1", {"format": "other"}) is False
+    assert broker.put_tournament(spec) is True
+    assert broker.put_tournament(tournament_spec("t1", "gauntlet")) is False
     assert broker.get_tournament("t1") == (spec, "created")
     assert broker.set_tournament_state("t1", "running", expect="created") is True
     assert broker.set_tournament_state("t1", "finished", expect="created") is False
@@ -408,7 +395,7 @@ def test_tournament_create_get_state_cas_list(broker: Broker) -> None:
     assert broker.set_tournament_state("t1", "cancelled") is True
     assert broker.get_tournament("t1") == (spec, "cancelled")
     assert broker.set_tournament_state("nope", "running") is False
-    assert broker.put_tournament("t0", {}) is True
+    assert broker.put_tournament(tournament_spec("t0")) is True
     assert broker.list_tournaments() == ["t1", "t0"]  # creation order
     with pytest.raises(ValueError):
         broker.set_tournament_state("t1", "paused")
@@ -417,7 +404,7 @@ def test_tournament_create_get_state_cas_list(broker: Broker) -> None:
 
 
 def test_tournament_state_cas_race_has_one_winner(broker: Broker) -> None:
-    broker.put_tournament("t1", {})
+    broker.put_tournament(tournament_spec("t1"))
     start = threading.Barrier(8)
 
     def start_it(_: int) -> bool:
@@ -429,8 +416,8 @@ def test_tournament_state_cas_race_has_one_winner(broker: Broker) -> None:
 
 
 def test_cancelled_tournaments_jobs_are_not_claimed(broker: Broker) -> None:
-    broker.put_tournament("t1", {})
-    broker.put_tournament("t2", {})
+    broker.put_tournament(tournament_spec("t1"))
+    broker.put_tournament(tournament_spec("t2"))
     broker.enqueue([job(0, "t1"), job(0, "t2"), job(1, "t1")])
     [held] = broker.claim("n1", 1, LEASE)
     assert held.job.tournament_id == "t1"
@@ -449,7 +436,7 @@ def test_cancelled_tournaments_jobs_are_not_claimed(broker: Broker) -> None:
 
 def test_results_survive_a_restart(store: Store) -> None:
     broker = store.open()
-    broker.put_tournament("t1", {"format": "gauntlet"})
+    broker.put_tournament(tournament_spec("t1", "gauntlet"))
     broker.set_tournament_state("t1", "running")
     broker.write_result(result(job(0)))
     broker.enqueue_once("t1/round/1", [job(1)])
@@ -459,7 +446,7 @@ def test_results_survive_a_restart(store: Store) -> None:
     assert again.get_result("t1-m0") == result(job(0))
     assert again.results("t1") == [result(job(0))]
     assert again.ratings() == {"alpha": (1508.0, 1), "beta": (1492.0, 1)}
-    assert again.get_tournament("t1") == ({"format": "gauntlet"}, "running")
+    assert again.get_tournament("t1") == (tournament_spec("t1", "gauntlet"), "running")
     assert again.list_tournaments() == ["t1"]
     assert again.enqueue_once("t1/round/1", [job(1)]) is False
     assert again.write_result(result(job(0))) is False

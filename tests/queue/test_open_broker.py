@@ -9,6 +9,7 @@ import pytest
 
 from arena.queue import DATABASE_NAME, BrokerError, EmbeddedBroker, open_broker
 from arena.queue.keys import DEFAULT_PREFIX, Keys
+from tests.factories import tournament_spec
 from tests.queue.conftest import REDIS_URL, redis_unavailable
 
 
@@ -16,7 +17,7 @@ def test_no_url_opens_the_embedded_backend_in_the_data_directory(tmp_path: Path)
     data = tmp_path / "data" / "arena"
     with open_broker(None, data) as broker:
         assert isinstance(broker, EmbeddedBroker)
-        assert broker.put_tournament("t1", {})
+        assert broker.put_tournament(tournament_spec("t1"))
     assert (data / DATABASE_NAME).is_file()
     with open_broker(None, data) as broker:
         assert broker.list_tournaments() == ["t1"]
@@ -25,7 +26,7 @@ def test_no_url_opens_the_embedded_backend_in_the_data_directory(tmp_path: Path)
 def test_no_url_and_no_data_directory_keeps_the_queue_in_memory() -> None:
     with open_broker(None, None) as broker:
         assert isinstance(broker, EmbeddedBroker) and broker.path is None
-        assert broker.put_tournament("t1", {})
+        assert broker.put_tournament(tournament_spec("t1"))
     with open_broker(None, None) as broker:
         assert broker.list_tournaments() == []
 

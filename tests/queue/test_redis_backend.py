@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from arena.queue.broker import BrokerUnavailable
+from tests.factories import result_of_job, tournament_spec
 from tests.queue.conftest import REDIS_URL, redis_unavailable
 from tests.queue.test_broker_contract import LEASE, job, result
 
@@ -116,7 +117,7 @@ def test_redis_restart_with_aof_keeps_results_and_reclaims_jobs(own_redis: tuple
     proc = start_redis(port, data)
     try:
         with RedisBroker(url) as broker:
-            broker.put_tournament("t1", {"format": "round-robin"})
+            broker.put_tournament(tournament_spec("t1"))
             broker.set_tournament_state("t1", "running", expect="created")
             broker.enqueue_once("t1/round/1", [job(0), job(1)])
             [done, running] = broker.claim("n1", 2, LEASE)
@@ -132,7 +133,7 @@ def test_redis_restart_with_aof_keeps_results_and_reclaims_jobs(own_redis: tuple
             assert broker.get_result(done.job.match_id) == result(done.job)
             assert broker.results("t1") == [result(done.job)]
             assert broker.ratings() == {"alpha": (1508.0, 1), "beta": (1492.0, 1)}
-            assert broker.get_tournament("t1") == ({"format": "round-robin"}, "running")
+            assert broker.get_tournament("t1") == (tournament_spec("t1"), "running")
             assert broker.write_result(result(done.job, winner=1)) is False  # still exactly once
             assert broker.enqueue_once("t1/round/1", [job(0), job(1)]) is False
             assert broker.pending_count() == broker.pending_count("t1") == 1
@@ -152,8 +153,8 @@ def test_both_backends_compute_the_very_same_ratings() -> None:
 
     import redis
 
-    from arena.queue.broker import MatchResult
     from arena.queue.embedded import EmbeddedBroker
+    from arena.tournament import MatchJob
 
     prefix = f"test-arena-{uuid.uuid4().hex[:12]}"
     rng = random.Random(7)
@@ -162,7 +163,8 @@ def test_both_backends_compute_the_very_same_ratings() -> None:
         with RedisBroker(REDIS_URL, prefix=prefix) as in_redis, EmbeddedBroker(None) as in_sqlite:
             for n in range(200):
                 team0, team1 = rng.sample(bots, 2)
-                r = MatchResult(f"m{n}", "t1", team0, team1, (0, 0), rng.choice([0, 1, None]), "finished", {})
+                job = MatchJob(f"m{n}", "t1", team0, team1, "classic", "s")
+                r = result_of_job(job, (0, 0), rng.choice([0, 1, None]))
                 assert in_redis.write_result(r) and in_sqlite.write_result(r)
             assert in_redis.ratings() == in_sqlite.ratings()  # Lua and Python agree to the last bit
     finally:

@@ -19,12 +19,15 @@ import grpc.aio
 from belote.arena.v1 import arena_service_pb2_grpc as agrpc
 from belote.arena.v1 import bot_service_pb2 as bpb
 from belote.arena.v1 import bot_service_pb2_grpc as bgrpc
+from belote.arena.v1 import game_pb2 as gpb
 from belote_bot import Action, Bot, Client, HeuristicBot, MatchResult, Observation, RandomBot, Strike
 
 from arena.harness import LocalArena
+from arena.records import MatchRecord, TimeControl
+from arena.referee.convert import result_to_proto
 from arena.referee.node import Node, NodeConfig
-from arena.referee.runner import TimeControl
 from arena.referee.service import start_server, stop_server
+from arena.referee.sessions import BotLink
 
 #: a clock small enough that a late bot costs a fraction of a second, and loose enough that a
 #: prompt bot on a loaded two-core machine is never late
@@ -42,6 +45,18 @@ async def until(predicate: Callable[[], bool], timeout: float = 5.0, what: str =
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         await asyncio.sleep(0.005)
+
+
+def link_of(node: Node, name: str) -> BotLink:
+    """The link of the bot registered as ``name``."""
+    entry = node.bot_named(name)
+    assert entry is not None, f"no bot {name}"
+    return node.link_for(entry)
+
+
+def result_pb(record: MatchRecord) -> gpb.MatchResult:
+    """The MatchResult message that bots and spectators get at the end of ``record``'s match."""
+    return result_to_proto(record.result, record.deals_played)
 
 
 @contextlib.asynccontextmanager
@@ -153,7 +168,7 @@ async def connect_client(
     if token is None:
         entry, token = node.register_bot(name)
     else:
-        found = node.registry.authenticate(token)
+        found = node.authenticate(token)
         assert found is not None
         entry = found
     client = Client(bot, address, token, concurrency, name=name)

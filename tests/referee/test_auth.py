@@ -20,16 +20,16 @@ from belote_bot import HeuristicBot, RandomBot
 from arena.harness import LocalArena, local_arena
 from arena.referee.node import NodeConfig
 
-from .arena_helpers import FAST, DelayBot, RawStream, arena_stub, arun, node_server, until
+from .arena_helpers import FAST, DelayBot, RawStream, arena_stub, arun, link_of, node_server, until
 
 
 async def still_plays(arena: LocalArena) -> None:
     """The node is unharmed: two fresh bots play a match to its end."""
-    n = len(arena.node.registry.all())
+    n = len(arena.node.bots())
     await arena.connect(f"ok{n}a", HeuristicBot(1))
     await arena.connect(f"ok{n}b", RandomBot(2))
     state = await arena.play(f"ok{n}a", f"ok{n}b", "coinche", seed=1, deals=1)
-    assert state.result is not None and state.result.reason == "finished"
+    assert state.result.reason == "finished"
 
 
 def on_arena(body: Callable[[LocalArena], Awaitable[Any]]) -> Any:
@@ -188,7 +188,7 @@ def test_register_bot_with_a_bad_name_is_invalid_argument(name: str) -> None:
             err = await rpc_error(stub.RegisterBot(apb.RegisterBotRequest(name=name)))
             assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
             assert "name" in (err.details() or "")
-        assert arena.node.registry.all() == []
+        assert arena.node.bots() == []
 
     on_arena(body)
 
@@ -215,7 +215,7 @@ def test_start_match_with_a_bot_not_connected_is_failed_precondition() -> None:
         err = await _start_error(arena, team0_bot="alpha", team1_bot="absent", ruleset="coinche")
         assert err.code() == grpc.StatusCode.FAILED_PRECONDITION
         assert "absent" in (err.details() or "")
-        assert arena.node.matches == {}
+        assert arena.node.summaries() == []
 
     on_arena(body)
 
@@ -239,7 +239,7 @@ def test_start_match_with_a_bad_ruleset_is_invalid_argument(ruleset: str) -> Non
         await arena.connect("beta", RandomBot(2))
         err = await _start_error(arena, team0_bot="alpha", team1_bot="beta", ruleset=ruleset)
         assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
-        assert arena.node.matches == {}
+        assert arena.node.summaries() == []
 
     on_arena(body)
 
@@ -261,7 +261,7 @@ def test_start_match_without_free_seats_is_resource_exhausted() -> None:
         err = await _start_error(arena, team0_bot="pair", team1_bot="third", ruleset="coinche")
         assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
         await arena.node.wait(mid)
-        assert arena.node.link_for(arena.node.registry.resolve("pair")).seats_in_use == 0
+        assert link_of(arena.node, "pair").seats_in_use == 0
 
     on_arena(body)
 

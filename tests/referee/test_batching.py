@@ -26,7 +26,7 @@ from arena.harness import local_arena
 from arena.referee.runner import TimeControl
 from arena.referee.sessions import BotDisconnected, BotLink, Hub
 
-from .arena_helpers import arun, until
+from .arena_helpers import arun, link_of, until
 
 
 # ------------------------------------------------------------ the outbox
@@ -271,7 +271,7 @@ def test_a_bot_with_many_seats_gets_requests_in_batches_and_may_answer_in_batche
                 bots.append(BatchingBot(arena.address, token, 2 * matches))
             tasks = [asyncio.ensure_future(b.run()) for b in bots]
             try:
-                links = [arena.node.link_for(arena.node.registry.resolve(n)) for n in ("alpha", "beta")]
+                links = [link_of(arena.node, n) for n in ("alpha", "beta")]
                 await until(lambda: all(link.connected for link in links), what="the bots")
                 ids = [arena.node.start_match("alpha", "beta", "coinche", seed=i, deals=1)
                        for i in range(matches)]
@@ -285,9 +285,9 @@ def test_a_bot_with_many_seats_gets_requests_in_batches_and_may_answer_in_batche
     states, bots = arun(main())
     decisions = 0
     for state in states:
-        assert state.result is not None and state.result.reason == "finished", state.result
-        assert state.record is not None and state.record["strikes"] == []
-        decisions += sum(len(d) for d in state.record["latencies_us"])
+        assert state.result.reason == "finished", state.result
+        assert state.strikes == ()
+        decisions += sum(len(d) for d in state.latencies_us)
     assert sum(b.answered for b in bots) == decisions
     batches = [len(m.action_requests) for b in bots for m in b.messages]
     assert max(batches) >= 2, "no two requests ever shared a message"
@@ -307,15 +307,15 @@ def test_sdk_bots_with_many_seats_play_batched_requests_without_a_strike() -> No
             ids = [arena.node.start_match("alpha", "beta", "classic", seed=i, deals=2)
                    for i in range(matches)]
             states = await asyncio.gather(*(arena.node.wait(mid) for mid in ids))
-            links = [arena.node.link_for(arena.node.registry.resolve(n)) for n in ("alpha", "beta")]
+            links = [link_of(arena.node, n) for n in ("alpha", "beta")]
             return states, links
 
     states, links = arun(main())
     decisions = 0
     for state in states:
-        assert state.result is not None and state.result.reason == "finished", state.result
-        assert state.record is not None and state.record["strikes"] == []
-        decisions += sum(len(d) for d in state.record["latencies_us"])
+        assert state.result.reason == "finished", state.result
+        assert state.strikes == ()
+        decisions += sum(len(d) for d in state.latencies_us)
     # fewer messages than decisions each way: requests and replies shared messages
     assert sum(link.messages_sent for link in links) < decisions
     assert sum(link.messages_received for link in links) < decisions

@@ -40,11 +40,10 @@ from belote.arena.v1 import bot_service_pb2_grpc as bgrpc
 from belote.arena.v1 import game_pb2 as pb
 
 from arena.engine import CARDS, Card, Ruleset, format_action, format_cards, parse_action
-from arena.engine.actions import BID, CHOOSE, COINCHE, DECL_SHIFT, PASS, REDEAL, SURCOINCHE, TAKE
+from arena.engine.actions import BID, CHOOSE, COINCHE, DECL_SHIFT, NO_ACTION, PASS, REDEAL, SURCOINCHE, TAKE
 from arena.engine.record import deal_from_record
 from arena.harness import LocalArena, local_arena
-from arena.referee.runner import MatchState, TimeControl
-from arena.referee.sessions import NO_ACTION
+from arena.records import MatchRecord, TimeControl
 
 RULESETS = ("classic", "classic-annonces", "club", "coinche")
 CARD_TOKEN = re.compile(r"\b([789TJQKA][SHDC])\b")
@@ -291,15 +290,14 @@ class Cursor:
 class StreamChecker:
     """Replays one bot's messages of one match against the match's truth."""
 
-    def __init__(self, bot: RawBot, state: MatchState, seed: str) -> None:
-        assert state.record is not None and state.result is not None
+    def __init__(self, bot: RawBot, record: MatchRecord, seed: str) -> None:
         self.bot = bot
-        self.state = state
+        self.record = record
         self.seed = seed
-        self.rules = Ruleset.from_spec(state.record["ruleset"])
-        self.deals = [deal_truth(i, d, self.rules) for i, d in enumerate(state.record["deals"])]
-        self.match_id = state.spec.match_id
-        self.seats = [s for s in range(4) if state.spec.seats[s].name == bot.name]
+        self.rules = Ruleset.from_spec(record.ruleset)
+        self.deals = [deal_truth(i, d, self.rules) for i, d in enumerate(record.deals)]
+        self.match_id = record.match_id
+        self.seats = [s for s in range(4) if record.players[s] == bot.name]
         assert len(self.seats) == 2
         self.cursor = Cursor()
         self.requests = 0
@@ -379,7 +377,7 @@ class StreamChecker:
             elif kind == "match_ended":
                 me = msg.match_ended
                 assert me.match_id == self.match_id
-                assert list(me.result.totals) == list(self.state.result.totals)  # type: ignore[union-attr]
+                assert tuple(me.result.totals) == self.record.totals
                 ended.append(me.seat)
             else:
                 assert kind == "flush", f"{self.where}: unexpected {kind} during a match"
@@ -457,6 +455,7 @@ class StreamChecker:
             about_to_play = bit(sg.fallback_action & 31) if sg.fallback_action < BID else 0
             self.check_mentions(about_to_play, "StrikeGiven.fallback_action", None, extra=about_to_play)
             self.check_text(sg.reason, "StrikeGiven.reason", None)
+            assert sg.kind != pb.STRIKE_REASON_UNSPECIFIED
         else:
             raise AssertionError(f"{self.where}: unknown event {kind}")
 
@@ -519,7 +518,9 @@ class StreamChecker:
         assert st.seat == d.seat_of[k] and st.fallback_action == d.actions[k]
         if st.fallback_action < BID:
             self.check_mentions(bit(st.fallback_action & 31), "Strike.fallback_action", st.seat)
-        self.check_text(st.reason, "Strike.reason", st.seat)
+        self.check_text(st.reason, "Strike.reason", None)  # the public sentence names no card
+        self.check_text(st.detail, "Strike.detail", st.seat)  # what the seat answered: its own cards
+        assert st.kind != pb.STRIKE_REASON_UNSPECIFIED
 
 
 # ------------------------------------------------------------ playing matches
@@ -569,20 +570,19 @@ async def play_and_check(matches: int, deals: int, salt: str) -> Tally:
                 team0, team1 = (bots[0], bots[1]) if i % 2 == 0 else (bots[1], bots[0])
                 marks = [len(b.log) for b in bots]
                 assert not any(t.done() for t in tasks), [t for t in tasks if t.done()]
-                state = await arena.play(team0.name, team1.name, ruleset, seed=seed, deals=n)
-                assert state.result is not None and state.record is not None
-                assert state.result.reason == "finished", state.result
-                assert state.record["seed"] == seed
+                record = await arena.play(team0.name, team1.name, ruleset, seed=seed, deals=n)
+                assert record.result.reason == "finished", record.result
+                assert record.seed == seed
                 for bot, mark in zip(bots, marks, strict=True):
-                    await bot.wait_for_match_end(state.spec.match_id)
-                    received = match_messages(bot, state.spec.match_id, mark)
-                    checker = StreamChecker(bot, state, seed)
+                    await bot.wait_for_match_end(record.match_id)
+                    received = match_messages(bot, record.match_id, mark)
+                    checker = StreamChecker(bot, record, seed)
                     checker.run(received)
                     tally.requests += checker.requests
                     tally.strikes += checker.strikes
                     tally.messages += len(received)
                 tally.matches += 1
-                tally.deals += len(state.record["deals"])
+                tally.deals += record.deals_played
                 tally.shown += sum(1 for d in checker.deals if any(d.shown))
                 tally.rulesets.add(ruleset)
             # every illegal answer, and nothing else, was a strike

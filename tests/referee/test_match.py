@@ -12,23 +12,26 @@ from belote_bot import HeuristicBot, RandomBot
 
 from arena.engine.record import replay_match
 from arena.harness import local_arena
-from arena.referee.node import Node, NodeConfig
+from arena.records import MatchRecord, ResultReason
+from arena.referee.node import MatchState, Node, NodeConfig
 
 from .arena_helpers import FAST, DelayBot, arena_stub, arun, connect_client, connect_pair, until
+
+
+def seats_in_use(node: Node, name: str) -> int:
+    return next(b.seats_in_use for b in node.bots() if b.name == name)
 
 
 def test_a_match_between_sdk_bots_finishes() -> None:
     async def main() -> None:
         async with local_arena(time=FAST) as arena:
             team0, team1 = await connect_pair(arena)
-            state = await arena.play(team0, team1, "coinche", seed=11, deals=2)
-            assert state.state == "finished"
-            assert state.result is not None
-            assert state.result.reason == "finished"
-            assert state.result.deals == 2 == state.deals_played
-            assert list(state.result.totals) == state.totals
-            if state.totals[0] != state.totals[1]:
-                assert state.result.winner == (0 if state.totals[0] > state.totals[1] else 1)
+            record = await arena.play(team0, team1, "coinche", seed=11, deals=2)
+            assert arena.node.summary(record.match_id).state is MatchState.FINISHED
+            assert record.result.reason is ResultReason.FINISHED
+            assert record.deals_played == 2
+            if record.totals[0] != record.totals[1]:
+                assert record.winner == (0 if record.totals[0] > record.totals[1] else 1)
 
     arun(main())
 
@@ -38,13 +41,11 @@ def test_the_record_replays_to_the_same_totals_and_winner() -> None:
         async with local_arena(time=FAST) as arena:
             team0, team1 = await connect_pair(arena)
             for ruleset in ("classic", "coinche", {"preset": "coinche", "must_undertrump": True}):
-                state = await arena.play(team0, team1, ruleset, seed="replay", deals=2)
-                assert state.record is not None and state.result is not None
-                match, outcomes = replay_match(state.record)
-                assert list(match.totals) == state.totals == list(state.result.totals)
-                assert len(outcomes) == state.deals_played
-                expected = state.result.winner if state.result.HasField("winner") else None
-                assert match.winner == expected
+                record = await arena.play(team0, team1, ruleset, seed="replay", deals=2)
+                match, outcomes = record.replay()
+                assert tuple(match.totals) == record.totals
+                assert len(outcomes) == record.deals_played
+                assert match.winner == record.winner
 
     arun(main())
 
@@ -53,16 +54,16 @@ def test_the_record_holds_seed_bots_latencies_and_strikes() -> None:
     async def main() -> None:
         async with local_arena(time=FAST) as arena:
             team0, team1 = await connect_pair(arena)
-            state = await arena.play(team0, team1, "coinche", seed=77, deals=2)
-            rec = state.record
-            assert rec is not None
+            record = await arena.play(team0, team1, "coinche", seed=77, deals=2)
+            rec = json.loads(record.to_json())
+            assert MatchRecord.from_json(record.to_json()) == record
             assert rec["seed"] == 77
-            assert rec["match_id"] == state.spec.match_id
+            assert rec["match_id"] == record.match_id
             assert rec["players"] == ["alpha", "beta", "alpha", "beta"]
             assert [b["name"] for b in rec["bots"]] == ["alpha", "beta", "alpha", "beta"]
             assert [b["seat"] for b in rec["bots"]] == [0, 1, 2, 3]
             ids = {b["name"]: b["bot_id"] for b in rec["bots"]}
-            assert ids == {e.name: e.bot_id for e in arena.node.registry.all()}
+            assert ids == {b.name: b.bot_id for b in arena.node.bots()}
             assert rec["time_control"]["deadline_s"] == FAST.deadline
             assert rec["time_control"]["max_strikes"] == FAST.max_strikes
             # one latency per decision of every deal, all answered (no fallbacks)
@@ -72,7 +73,7 @@ def test_the_record_holds_seed_bots_latencies_and_strikes() -> None:
                 assert all(0 <= us < (FAST.deadline + FAST.time_bank) * 1e6 for us in latencies)
             assert rec["strikes"] == []
             assert rec["result"]["reason"] == "finished"
-            assert rec["result"]["totals"] == state.totals
+            assert rec["result"]["totals"] == list(record.totals)
             assert "unfinished_deal" not in rec
 
     arun(main())
@@ -82,11 +83,11 @@ def test_a_bot_may_play_against_itself_on_four_seats() -> None:
     async def main() -> None:
         async with local_arena(time=FAST) as arena:
             await arena.connect("solo", HeuristicBot(1), concurrency=4)
-            state = await arena.play("solo", "solo", "coinche", seed=1, deals=2)
-            assert state.result is not None and state.result.reason == "finished"
-            assert state.record is not None and state.record["players"] == ["solo"] * 4
-            match, _ = replay_match(state.record)
-            assert list(match.totals) == state.totals
+            record = await arena.play("solo", "solo", "coinche", seed=1, deals=2)
+            assert record.result.reason is ResultReason.FINISHED
+            assert record.players == ("solo",) * 4
+            match, _ = record.replay()
+            assert tuple(match.totals) == record.totals
 
     arun(main())
 
@@ -98,9 +99,8 @@ def test_the_same_seed_deals_the_same_cards() -> None:
             first = await arena.play(team0, team1, "coinche", seed="same", deals=1)
             second = await arena.play(team1, team0, "coinche", seed="same", deals=1)
             other = await arena.play(team0, team1, "coinche", seed="other", deals=1)
-            assert first.record is not None and second.record is not None and other.record is not None
-            assert first.record["deals"][0]["deck"] == second.record["deals"][0]["deck"]
-            assert first.record["deals"][0]["deck"] != other.record["deals"][0]["deck"]
+            assert first.deals[0]["deck"] == second.deals[0]["deck"]
+            assert first.deals[0]["deck"] != other.deals[0]["deck"]
 
     arun(main())
 
@@ -109,13 +109,13 @@ def test_get_match_record_over_grpc_is_the_match_record() -> None:
     async def main() -> None:
         async with local_arena(time=FAST) as arena:
             team0, team1 = await connect_pair(arena)
-            state = await arena.play(team0, team1, "classic", seed=3, deals=2)
+            record = await arena.play(team0, team1, "classic", seed=3, deals=2)
             async with arena_stub(arena.address) as stub:
-                reply = await stub.GetMatchRecord(apb.GetMatchRecordRequest(match_id=state.spec.match_id))
+                reply = await stub.GetMatchRecord(apb.GetMatchRecordRequest(match_id=record.match_id))
             rec = json.loads(reply.record_json)
-            assert rec == state.record
-            match, _ = replay_match(rec)
-            assert list(match.totals) == state.totals
+            assert rec == record.to_dict()
+            match, _ = replay_match(rec)  # the engine's replay takes the arena's record as it is
+            assert tuple(match.totals) == record.totals
 
     arun(main())
 
@@ -124,8 +124,8 @@ def test_list_matches_and_get_match_show_a_finished_match() -> None:
     async def main() -> None:
         async with local_arena(time=FAST) as arena:
             team0, team1 = await connect_pair(arena)
-            state = await arena.play(team0, team1, "coinche", seed=21, deals=1)
-            mid = state.spec.match_id
+            record = await arena.play(team0, team1, "coinche", seed=21, deals=1)
+            mid = record.match_id
             async with arena_stub(arena.address) as stub:
                 listed = await stub.ListMatches(apb.ListMatchesRequest())
                 got = await stub.GetMatch(apb.GetMatchRequest(match_id=mid))
@@ -134,11 +134,13 @@ def test_list_matches_and_get_match_show_a_finished_match() -> None:
                 assert summary.match_id == mid
                 assert summary.state == "finished"
                 assert list(summary.players) == ["alpha", "beta", "alpha", "beta"]
-                assert list(summary.totals) == state.totals
+                assert tuple(summary.totals) == record.totals
                 assert summary.deals_played == 1
                 assert summary.seed == "21"
                 assert json.loads(summary.ruleset)["preset"] == "coinche"
-                assert summary.result == state.result
+                assert summary.result.reason == "finished"
+                assert tuple(summary.result.totals) == record.totals and summary.result.deals == 1
+                assert (summary.result.winner if summary.result.HasField("winner") else None) == record.winner
 
     arun(main())
 
@@ -147,22 +149,22 @@ def test_the_file_store_keeps_the_record_as_json(tmp_path: Path) -> None:
     async def main() -> str:
         async with local_arena(data_dir=tmp_path, time=FAST) as arena:
             team0, team1 = await connect_pair(arena)
-            state = await arena.play(team0, team1, "coinche", seed=5, deals=2)
-            mid = state.spec.match_id
+            record = await arena.play(team0, team1, "coinche", seed=5, deals=2)
+            mid = record.match_id
             path = tmp_path / "matches" / f"{mid}.json"
             assert path.is_file()
-            assert json.loads(path.read_text()) == state.record
+            assert json.loads(path.read_text()) == record.to_dict()
             return mid
 
     mid = arun(main())
     # a node started later on the same directory still knows the match and its bots
     node = Node(NodeConfig(data_dir=tmp_path))
-    rec = node.get_record(mid)
-    assert rec["match_id"] == mid
-    assert mid in node.list_records()
-    assert {e.name for e in node.registry.all()} == {"alpha", "beta"}
-    match, _ = replay_match(rec)
-    assert list(match.totals) == rec["result"]["totals"]
+    rec = node.record(mid)
+    assert rec.match_id == mid
+    assert [s.match_id for s in node.summaries()] == [mid]
+    assert {b.name for b in node.bots()} == {"alpha", "beta"}
+    match, _ = rec.replay()
+    assert tuple(match.totals) == rec.totals
 
 
 def test_ten_matches_at_once_all_finish_with_valid_records() -> None:
@@ -172,16 +174,16 @@ def test_ten_matches_at_once_all_finish_with_valid_records() -> None:
             await arena.connect("beta", RandomBot(2), concurrency=20)
             ids = [arena.node.start_match("alpha", "beta", "coinche", seed=i, deals=1) for i in range(10)]
             assert len(set(ids)) == 10
-            assert arena.node.link_for(arena.node.registry.resolve("alpha")).seats_in_use == 20
-            states = await asyncio.gather(*(arena.node.wait(mid) for mid in ids))
-            for mid, state in zip(ids, states, strict=True):
-                assert state.spec.match_id == mid
-                assert state.result is not None and state.result.reason == "finished"
-                assert state.record is not None and state.record["strikes"] == []
-                match, _ = replay_match(state.record)
-                assert list(match.totals) == state.totals
-                assert arena.node.get_record(mid) == state.record
-            assert arena.node.link_for(arena.node.registry.resolve("alpha")).seats_in_use == 0
+            assert seats_in_use(arena.node, "alpha") == 20
+            records = await asyncio.gather(*(arena.node.wait(mid) for mid in ids))
+            for mid, record in zip(ids, records, strict=True):
+                assert record.match_id == mid
+                assert record.result.reason is ResultReason.FINISHED
+                assert record.strikes == ()
+                match, _ = record.replay()
+                assert tuple(match.totals) == record.totals
+                assert arena.node.record(mid) == record
+            assert seats_in_use(arena.node, "alpha") == 0
 
     arun(main())
 
@@ -246,16 +248,16 @@ def test_a_node_stopping_mid_match_aborts_it_without_a_winner() -> None:
             await arena.connect("alpha", DelayBot(0.01, HeuristicBot(1)))
             await arena.connect("beta", RandomBot(2))
             mid = arena.node.start_match("alpha", "beta", "coinche", seed=1, deals=5)
-            await until(lambda: arena.node.get_match(mid).deals_played >= 1, what="a deal played")
+            await until(lambda: arena.node.summary(mid).deals_played >= 1, what="a deal played")
             node = arena.node
-        assert node.tasks == {}
-        return node.get_match(mid)
+            waiting = asyncio.ensure_future(node.wait(mid))
+        assert not node.is_running(mid)
+        assert node.summary(mid).state is MatchState.ABORTED
+        return await waiting
 
-    state = arun(main())
-    assert state.state == "aborted"
-    assert state.result is not None and state.result.reason == "aborted"
-    assert not state.result.HasField("winner")
-    assert state.record is not None
-    assert state.record["result"]["winner"] is None
-    assert 1 <= len(state.record["deals"]) < 5
-    replay_match(state.record)
+    record = arun(main())
+    assert record.result.reason is ResultReason.ABORTED
+    assert record.winner is None
+    assert 1 <= record.deals_played < 5
+    assert record.unfinished_deal is not None
+    record.replay()

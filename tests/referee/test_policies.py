@@ -55,11 +55,10 @@ def test_a_bot_slower_than_the_deadline_but_within_its_bank_is_not_struck() -> N
             await arena.connect("slow", bot)
             await arena.connect("beta", HeuristicBot(2))
             state = await arena.play("slow", "beta", "coinche", seed=8, deals=1)
-            assert state.result is not None and state.result.reason == "finished"
-            assert state.record is not None
-            assert state.record["strikes"] == []
+            assert state.result.reason == "finished"
+            assert state.strikes == ()
             assert bot.strikes == []
-            assert max(state.record["latencies_us"][0]) >= slow * 1e6
+            assert max(state.latencies_us[0]) >= slow * 1e6
 
     arun(main())
     first = bot.seen[0]
@@ -83,14 +82,13 @@ def test_a_bot_slower_than_deadline_and_bank_is_struck_and_the_match_goes_on() -
             await arena.connect("late", bot)
             await arena.connect("beta", HeuristicBot(2))
             state = await arena.play("late", "beta", "coinche", seed=9, deals=2)
-            assert state.result is not None and state.result.reason == "finished"
+            assert state.result.reason == "finished"
             assert state.deals_played == 2
-            rec = state.record
-            assert rec is not None
+            rec = state.to_dict()
             [logged] = rec["strikes"]
             first = bot.seen[0]
             assert logged["seat"] == first.seat and logged["deal"] == 0
-            assert "no answer within" in logged["reason"]
+            assert "no answer within" in logged["reason"] and logged["kind"] == "late"
             # the fallback of the bidding is a pass, and it is what the record holds
             assert logged["fallback"] == "pass"
             assert rec["deals"][0]["bids"][logged["decision"]] == "pass"
@@ -98,7 +96,7 @@ def test_a_bot_slower_than_deadline_and_bank_is_struck_and_the_match_goes_on() -
             # the bot heard why, through its on_strike hook
             await until(lambda: bool(bot.strikes), what="the strike to reach the bot")
             [strike] = bot.strikes
-            assert strike.match_id == state.spec.match_id
+            assert strike.match_id == state.match_id
             assert strike.seat == first.seat
             assert strike.request_id == first.request_id
             assert strike.reason == logged["reason"]
@@ -135,18 +133,17 @@ def test_a_late_card_is_replaced_by_the_cheapest_legal_card() -> None:
             await arena.connect("late", bot)
             await arena.connect("beta", HeuristicBot(2))
             state = await arena.play("late", "beta", "coinche", seed=4, deals=3)
-            assert state.result is not None and state.result.reason == "finished"
-            assert state.record is not None
-            [logged] = state.record["strikes"]
+            assert state.result.reason == "finished"
+            [logged] = state.to_dict()["strikes"]
             obs = struck[0]
-            deal_rec = state.record["deals"][obs.deal_index]
+            deal_rec = state.to_dict()["deals"][obs.deal_index]
             k = logged["decision"] - len(deal_rec["bids"])
             played = deal_rec["plays"][k]
             assert played == logged["fallback"]
             # the fallback is a bare card (no belote, no declaration) ...
             assert len(played.split()) == 1
             # ... and the cheapest of the legal ones as the deal stood
-            rules = Ruleset.from_spec(state.record["ruleset"])
+            rules = Ruleset.from_spec(state.ruleset)
             before = deal_from_record({**deal_rec, "plays": deal_rec["plays"][:k]}, rules)
             legal_cards = {a & 31 for a in observe(before, obs.seat).legal_actions}
             assert {format_action(c) for c in legal_cards} == {str(a.card) for a in obs.legal_actions}
@@ -215,10 +212,14 @@ def test_a_card_not_in_hand_is_a_strike_naming_the_legal_cards() -> None:
     [strike] = _strikes(log)
     [req] = [r for r in _requests(log) if r.request_id == strike.request_id]
     bad = format_action(not_in_hand(req))
-    assert strike.reason.startswith(f"illegal action {bad!r}")
-    assert strike.reason.endswith("legal: " + ", ".join(_legal_texts(req)))
+    # everyone hears that the seat was struck; only the seat hears what it sent and what was legal
+    assert (strike.kind, strike.reason) == (gpb.STRIKE_REASON_ILLEGAL, "illegal action")
+    assert strike.detail == f"answered {bad!r}; legal: " + ", ".join(_legal_texts(req))
     assert format_action(strike.fallback_action) in _legal_texts(req)
-    assert state.record["strikes"][0]["reason"] == strike.reason
+    [given] = [m.strike_given for msg in log for m in msg.events if m.WhichOneof("event") == "strike_given"]
+    assert (given.kind, given.reason) == (strike.kind, strike.reason)
+    [logged] = state.strikes
+    assert (logged.kind, logged.reason, logged.detail) == ("illegal", strike.reason, strike.detail)
 
 
 def test_a_bid_during_the_play_is_a_strike_naming_the_legal_cards() -> None:
@@ -226,8 +227,8 @@ def test_a_bid_during_the_play_is_a_strike_naming_the_legal_cards() -> None:
     assert state.result.reason == "finished"
     [strike] = _strikes(log)
     [req] = [r for r in _requests(log) if r.request_id == strike.request_id]
-    assert strike.reason.startswith("illegal action 'pass'")
-    assert strike.reason.endswith("legal: " + ", ".join(_legal_texts(req)))
+    assert (strike.kind, strike.reason) == (gpb.STRIKE_REASON_ILLEGAL, "illegal action")
+    assert strike.detail == "answered 'pass'; legal: " + ", ".join(_legal_texts(req))
 
 
 def test_an_illegal_text_from_an_sdk_bot_is_struck_at_once() -> None:
@@ -241,16 +242,17 @@ def test_an_illegal_text_from_an_sdk_bot_is_struck_at_once() -> None:
             await arena.connect("beta", HeuristicBot(2))
             start = time.monotonic()
             state = await arena.play("confused", "beta", "coinche", seed=2, deals=1)
-            assert state.result is not None and state.result.reason == "finished"
-            assert state.record is not None
-            [logged] = state.record["strikes"]
-            assert logged["reason"].startswith("illegal action 'no action'; legal: ")
+            assert state.result.reason == "finished"
+            [logged] = state.strikes
+            assert logged.kind == "no_action" and logged.detail.startswith("legal: ")
+            await until(lambda: bool(bot.strikes), what="the strike to reach the bot")
             return time.monotonic() - start
 
     elapsed = arun(main())
     [strike] = bot.strikes
     obs = next(o for o in bot.seen if o.request_id == strike.request_id)
-    assert strike.reason.endswith("legal: " + ", ".join(map(str, obs.legal_actions)))
+    assert strike.raw.kind == gpb.STRIKE_REASON_NO_ACTION
+    assert strike.raw.detail == "legal: " + ", ".join(map(str, obs.legal_actions))
     assert elapsed < tc.deadline
 
 
@@ -263,12 +265,13 @@ def test_a_bot_whose_act_raises_is_struck_at_once() -> None:
             await arena.connect("buggy", bot)
             await arena.connect("beta", RandomBot(2))
             state = await arena.play("buggy", "beta", "coinche", seed=6, deals=1)
-            assert state.result is not None and state.result.reason == "finished"
+            assert state.result.reason == "finished"
+            await until(lambda: bool(bot.strikes), what="the strike to reach the bot")
 
     arun(main())
     [strike] = bot.strikes
     assert strike.request_id == bot.seen[0].request_id
-    assert strike.reason.startswith("illegal action 'no action'; legal: ")
+    assert strike.reason.startswith("no action") and strike.raw.detail.startswith("legal: ")
     assert strike.fallback_action == Action.of(PASS)
     # not after the deadline: at once
     assert bot.strike_times[0] - bot.act_times[0] < tc.deadline / 2
@@ -287,12 +290,11 @@ def test_max_strikes_forfeit_the_match() -> None:
             result = state.result
             assert result is not None
             assert result.reason == "forfeit"
-            assert result.HasField("forfeit_seat") and result.forfeit_seat in (0, 2)
+            assert result.forfeit_seat in (0, 2)
             assert result.winner == 1
             assert "3 strikes" in result.detail
-            assert result.deals == 0 == state.deals_played
-            rec = state.record
-            assert rec is not None
+            assert state.deals_played == 0
+            rec = state.to_dict()
             assert [s["seat"] & 1 for s in rec["strikes"]] == [0, 0, 0]
             assert rec["result"] == {"totals": [0, 0], "winner": 1, "reason": "forfeit",
                                      "detail": result.detail, "forfeit_seat": result.forfeit_seat}
@@ -302,7 +304,7 @@ def test_max_strikes_forfeit_the_match() -> None:
             assert len(rec["latencies_us"]) == 1
             await until(lambda: len(bot.results) == 2 and len(rival.results) == 2, what="MatchEnded")
             assert {r.reason for r in bot.results + rival.results} == {"forfeit"}
-            assert all(link.seats_in_use == 0 for link in arena.node.hub.links.values())
+            assert all(b.seats_in_use == 0 for b in arena.node.bots())
 
     arun(main())
     assert [s.strikes for s in bot.strikes] == [1, 2, 3]
@@ -345,10 +347,9 @@ def test_a_disconnected_bot_gets_fallbacks_without_strikes(how: str) -> None:
             await arena.connect("beta", HeuristicBot(2))
             state = await arena.play("alpha", "beta", "coinche", seed=12, deals=2)
             await asyncio.wait_for(asyncio.gather(conn.task, return_exceptions=True), 5)
-            assert state.result is not None and state.result.reason == "finished"
+            assert state.result.reason == "finished"
             assert state.deals_played == 2
-            rec = state.record
-            assert rec is not None
+            rec = state.to_dict()
             assert rec["strikes"] == []
             # the cut decision and every later one of the bot's seats are fallbacks (latency -1)
             cut = bot.seen[2]
@@ -371,19 +372,21 @@ def test_a_bot_that_reconnects_within_grace_gets_its_seats_back() -> None:
             first, bot = await _disconnecting(arena, at=2)
             await arena.connect("beta", DelayBot(0.02, HeuristicBot(2)))
             mid = arena.node.start_match("alpha", "beta", "coinche", seed=13, deals=2)
-            link = arena.node.link_for(arena.node.registry.resolve("alpha"))
+            entry = arena.node.bot_named("alpha")
+            assert entry is not None
+            link = arena.node.link_for(entry)
             await asyncio.wait_for(first.task, 5)
             await until(lambda: not link.connected, what="the stream to drop")
-            assert arena.node.get_match(mid).state == "running"
+            assert arena.node.is_running(mid)
             back = RecordingBot(HeuristicBot(3))
             second = await connect_client(arena.node, arena.address, back, "alpha", token=first.token)
             welcome = second.client.welcome
             assert welcome is not None and welcome.resumed
             assert welcome.bot_id == first.bot_id
             state = await arena.node.wait(mid)
-            assert state.result is not None and state.result.reason == "finished"
+            assert state.result.reason == "finished"
             assert state.deals_played == 2
-            rec = state.record
+            rec = state.to_dict()
             assert rec is not None and rec["strikes"] == []
             # the new stream answered the seats' later decisions itself
             assert back.seen and {o.match_id for o in back.seen} == {mid}
@@ -413,7 +416,7 @@ def test_a_bot_away_longer_than_grace_forfeits() -> None:
             assert result.forfeit_seat in (0, 2)
             assert result.winner == 1
             assert "disconnected" in result.detail
-            assert state.record is not None and state.record["strikes"] == []
+            assert state.strikes == ()
             assert tc.grace <= elapsed < tc.grace + 2.0
             assert len(bot.seen) == 1 and bot.results == []
 
@@ -431,8 +434,10 @@ def test_the_runner_never_hangs_on_a_bot_that_never_answers() -> None:
             start = time.monotonic()
             state = await arena.play("mute", "beta", "coinche", seed=15, deals=3)
             elapsed = time.monotonic() - start
-            assert state.result is not None and state.result.reason == "forfeit"
+            assert state.result.reason == "forfeit"
             assert state.result.winner == 1
+            # the third strike's message reaches the bot after the match is decided
+            await until(lambda: len(bot.strikes) == 3, what="the bot to hear its three strikes")
             return elapsed
 
     elapsed = arun(main(), timeout=10)
@@ -485,7 +490,6 @@ def test_two_absent_bots_do_not_make_the_runner_spin_through_thrown_in_deals() -
             return await arena.play("alpha", "beta", "coinche", seed=1)  # to the target
 
     state = arun(main())
-    assert state.result is not None and state.result.reason == "forfeit"
-    assert state.record is not None
+    assert state.result.reason == "forfeit"
     # nobody is there to play: a few deals at most may pass while the bots are away
-    assert len(state.record["deals"]) <= 10
+    assert state.deals_played <= 10

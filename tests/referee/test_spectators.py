@@ -11,9 +11,9 @@ import grpc
 import grpc.aio
 import pytest
 from belote.arena.v1 import arena_service_pb2 as apb
+from belote.arena.v1 import game_pb2 as gpb
 from belote_bot import Bot, HeuristicBot, Observation, RandomBot
 
-from arena.engine.record import replay_match
 from arena.harness import LocalArena, local_arena
 from arena.referee.node import NodeConfig
 from arena.referee.runner import TimeControl
@@ -27,6 +27,7 @@ from .arena_helpers import (
     connect_pair,
     fail,
     node_server,
+    result_pb,
     until,
 )
 
@@ -74,7 +75,7 @@ async def watched_match(
         mid = started.match_id
         calls = [stub.WatchMatch(apb.WatchMatchRequest(match_id=mid)) for _ in range(watchers)]
         heads = [await read_one(call) for call in calls]
-        assert arena.node.get_match(mid).state == "running"
+        assert arena.node.is_running(mid)
         assert all(_kind(h) == "deal_started" and h.event.deal_index == 0 for h in heads)
         gate.set()
         tails = await asyncio.gather(*(collect(call) for call in calls))
@@ -89,18 +90,17 @@ def test_watch_match_streams_the_public_events_and_ends_with_the_result() -> Non
     async def main() -> None:
         async with local_arena(time=CALM) as arena:
             mid, [stream] = await watched_match(arena)
-            state = arena.node.get_match(mid)
-            assert state.record is not None
+            state = arena.node.record(mid)
             # every message but the last is an event of this match; the last is the result alone
             *events, last = stream
             assert _kind(last) == "result" and not last.HasField("event")
-            assert last.result == state.result and last.result.reason == "finished"
+            assert last.result == result_pb(state) and last.result.reason == "finished"
             assert all(m.HasField("event") and not m.HasField("result") for m in events)
             assert {m.event.match_id for m in events} == {mid}
             kinds = [_kind(m) for m in events]
             assert {"action_played", "deal_ended"} <= set(kinds)
             # each deal is seen whole: it starts, is played, its tricks complete, it ends
-            for index, deal in enumerate(state.record["deals"]):
+            for index, deal in enumerate(state.deals):
                 seen = [m.event for m in events if m.event.deal_index == index]
                 assert seen[0].WhichOneof("event") == "deal_started"
                 assert seen[0].deal_started.dealer == deal["dealer"]
@@ -108,10 +108,10 @@ def test_watch_match_streams_the_public_events_and_ends_with_the_result() -> Non
                 tricks = [e for e in seen if e.WhichOneof("event") == "trick_completed"]
                 assert len(tricks) == len(deal["plays"]) // 4
             # each deal ends with its outcome, as the engine replays it, and the match score after it
-            _, outcomes = replay_match(state.record)
+            _, outcomes = state.replay()
             ended = [m.event.deal_ended for m in events if _kind(m) == "deal_ended"]
             assert [json.loads(e.outcome_json) for e in ended] == [o.as_json() for o in outcomes]
-            assert list(ended[-1].match_score) == state.totals
+            assert tuple(ended[-1].match_score) == state.totals
 
     arun(main())
 
@@ -120,8 +120,8 @@ def test_the_watched_actions_are_the_record_s_bids_and_plays_in_order() -> None:
     async def main() -> None:
         async with local_arena(time=CALM) as arena:
             mid, [stream] = await watched_match(arena, ruleset="classic", deals=3)
-            rec = arena.node.get_record(mid)
-            for index, deal in enumerate(rec["deals"]):
+            rec = arena.node.record(mid)
+            for index, deal in enumerate(rec.deals):
                 played = [m.event.action_played for m in stream
                           if _kind(m) == "action_played" and m.event.deal_index == index]
                 assert [a.text for a in played] == deal["bids"] + deal["plays"]
@@ -155,11 +155,11 @@ def test_spectators_see_strikes() -> None:
         async with local_arena(time=CALM) as arena:
             mid, [stream] = await watched_match(arena, deals=1, first=fail)
             [given] = [m.event.strike_given for m in stream if _kind(m) == "strike_given"]
-            [logged] = arena.node.get_record(mid)["strikes"]
-            assert given.seat == logged["seat"] and given.seat in (0, 2)
+            [logged] = arena.node.record(mid).strikes
+            assert given.seat == logged.seat and given.seat in (0, 2)
             # the public reason leaves out the legal choices: they would tell the seat's hand
-            assert logged["reason"].startswith(given.reason + "; legal: ")
-            assert "legal:" not in given.reason
+            assert (given.reason, given.kind) == (logged.reason, gpb.STRIKE_REASON_NO_ACTION)
+            assert logged.detail.startswith("legal: ") and "legal" not in given.reason
             assert given.strikes == 1
 
     arun(main())
@@ -177,8 +177,8 @@ def test_a_spectator_that_leaves_does_not_disturb_the_match() -> None:
                 call.cancel()
                 stayed = await collect(stub.WatchMatch(apb.WatchMatchRequest(match_id=mid)))
             state = await arena.node.wait(mid)
-            assert state.result is not None and state.result.reason == "finished"
-            assert stayed[-1].result == state.result
+            assert state.result.reason == "finished"
+            assert stayed[-1].result == result_pb(state)
 
     arun(main())
 
@@ -189,14 +189,14 @@ def test_a_late_spectator_still_sees_the_whole_match() -> None:
             await arena.connect("alpha", DelayBot(0.002, HeuristicBot(1)))
             await arena.connect("beta", RandomBot(2))
             mid = arena.node.start_match("alpha", "beta", "coinche", seed=2, deals=3)
-            await until(lambda: arena.node.get_match(mid).deals_played >= 1, what="a deal played")
+            await until(lambda: arena.node.summary(mid).deals_played >= 1, what="a deal played")
             async with arena_stub(arena.address) as stub:
                 stream = await collect(stub.WatchMatch(apb.WatchMatchRequest(match_id=mid)))
-            rec = arena.node.get_record(mid)
+            rec = arena.node.record(mid)
             assert _kind(stream[0]) == "deal_started" and stream[0].event.deal_index == 0
             texts = [m.event.action_played.text for m in stream if _kind(m) == "action_played"]
-            assert texts == [t for deal in rec["deals"] for t in deal["bids"] + deal["plays"]]
-            assert stream[-1].result == arena.node.get_match(mid).result
+            assert texts == [t for deal in rec.deals for t in deal["bids"] + deal["plays"]]
+            assert stream[-1].result == result_pb(rec)
 
     arun(main())
 
@@ -207,12 +207,12 @@ def test_watching_a_finished_match_gives_its_events_then_its_result() -> None:
             team0, team1 = await connect_pair(arena)
             state = await arena.play(team0, team1, "coinche", seed=2, deals=1)
             async with arena_stub(arena.address) as stub:
-                stream = await collect(stub.WatchMatch(apb.WatchMatchRequest(match_id=state.spec.match_id)))
+                stream = await collect(stub.WatchMatch(apb.WatchMatchRequest(match_id=state.match_id)))
             *events, last = stream
             assert all(m.HasField("event") for m in events)
             assert _kind(events[0]) == "deal_started" and _kind(events[-1]) == "deal_ended"
             assert not last.HasField("event")
-            assert last.result == state.result
+            assert last.result == result_pb(state)
 
     arun(main())
 
@@ -222,7 +222,7 @@ def test_watching_a_match_kept_only_on_disk_gives_just_its_result(tmp_path: Path
         async with local_arena(data_dir=tmp_path, time=FAST) as arena:
             team0, team1 = await connect_pair(arena)
             state = await arena.play(team0, team1, "coinche", seed=3, deals=1)
-            return state.spec.match_id, state.result
+            return state.match_id, result_pb(state)
 
     mid, result = arun(played())
 

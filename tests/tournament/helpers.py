@@ -6,10 +6,10 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from arena.engine import Match, Ruleset, match_record, observe
+from arena.engine import Match, Ruleset, observe
 from arena.engine.bots import HeuristicPlayer, Player, RandomPlayer
-from arena.queue.broker import MatchJob, MatchResult
-from arena.tournament import Tournament
+from arena.tournament import MatchJob, MatchResult, Tournament
+from tests.factories import record_of_match, result_of_job
 
 PLAYERS: dict[str, Callable[[], Player]] = {"random": RandomPlayer, "heuristic": HeuristicPlayer}
 
@@ -33,12 +33,7 @@ def play_match(
 
 
 def result_of(job: MatchJob, match: Match) -> MatchResult:
-    record = match_record(match, [job.team0, job.team1, job.team0, job.team1])
-    return MatchResult(
-        match_id=job.match_id, tournament_id=job.tournament_id, team0=job.team0, team1=job.team1,
-        totals=(match.totals[0], match.totals[1]), winner=match.winner, reason="finished",
-        record=record,
-    )
+    return MatchResult.of_record(job, record_of_match(job.match_id, job.team0, job.team1, match))
 
 
 def play_job(job: MatchJob, kinds: dict[str, str], rng: random.Random) -> MatchResult:
@@ -52,10 +47,7 @@ def synthetic(job: MatchJob, winner: int | None, totals: tuple[int, int] | None 
     """A result without deals (its record holds none): only the match result counts."""
     if totals is None:
         totals = (1, 0) if winner == 0 else (0, 1) if winner == 1 else (0, 0)
-    return MatchResult(
-        match_id=job.match_id, tournament_id=job.tournament_id, team0=job.team0, team1=job.team1,
-        totals=totals, winner=winner, reason=reason, record={"seed": job.seed, "deals": []},
-    )
+    return result_of_job(job, totals, winner, reason=reason)
 
 
 def run(

@@ -8,8 +8,15 @@ import random
 import pytest
 
 from arena.engine.bots import HeuristicPlayer, RandomPlayer
-from arena.queue.broker import MatchJob, MatchResult
-from arena.tournament import Tournament, TournamentError, TournamentSpec, deal_scores, duplicate_score
+from arena.tournament import (
+    MatchJob,
+    Tournament,
+    TournamentError,
+    TournamentSpec,
+    deal_scores,
+    duplicate_score,
+)
+from tests.factories import result_of_job
 from tests.tournament.helpers import play_job, play_match, result_of, synthetic
 
 
@@ -103,7 +110,7 @@ def test_legs_that_are_not_a_pair_are_refused() -> None:
     r0, r1 = play_job(leg0, kinds, rng), play_job(leg1, kinds, rng)
     with pytest.raises(TournamentError, match="not the two legs of a duplicate pair: teams"):
         duplicate_score(r0, r0)
-    other_seed = dataclasses.replace(r1, record={**r1.record, "seed": "elsewhere"})
+    other_seed = dataclasses.replace(r1, record=dataclasses.replace(r1.record, seed="elsewhere"))
     with pytest.raises(TournamentError, match="seeds 'dup/1/0' and 'elsewhere' differ"):
         duplicate_score(r0, other_seed)
 
@@ -111,9 +118,9 @@ def test_legs_that_are_not_a_pair_are_refused() -> None:
 def test_a_record_that_does_not_replay_is_named() -> None:
     leg0, _ = pair_jobs()
     r0 = play_job(leg0, {"A": "random", "B": "random"}, random.Random(2))
-    deals = [dict(d) for d in r0.record["deals"]]
-    deals[1]["plays"] = list(reversed(deals[1]["plays"]))
-    broken = dataclasses.replace(r0, record={**r0.record, "deals": deals})
+    deals = list(r0.record.deals)
+    deals[1] = {**deals[1], "plays": list(reversed(deals[1]["plays"]))}
+    broken = dataclasses.replace(r0, record=dataclasses.replace(r0.record, deals=tuple(deals)))
     with pytest.raises(TournamentError, match=r"match d-r1-0-leg0: its record does not replay: deals\[1\]"):
         deal_scores(broken)
 
@@ -135,7 +142,5 @@ def test_a_forfeited_leg_decides_the_pair_by_match_results() -> None:
 
 def test_a_result_without_deals_has_no_deal_scores() -> None:
     job = MatchJob("z-r1-0", "z", "a", "b", "classic", "s", deals=2)
-    record = {"ruleset": "classic", "deals": []}
-    empty = MatchResult(job.match_id, "z", "a", "b", (0, 0), 1, "forfeit", record)
+    empty = result_of_job(job, (0, 0), 1, reason="forfeit")
     assert deal_scores(empty) == ()
-    assert deal_scores(dataclasses.replace(empty, record={})) == ()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections import Counter
 from itertools import combinations
@@ -11,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.queue.broker import MatchJob, MatchResult
-from arena.tournament import Tournament, TournamentError, TournamentSpec
+from arena.tournament import MatchJob, MatchResult, Tournament, TournamentError, TournamentSpec
 from arena.tournament.pairing import bracket_seeds, circle_rounds, first_round
+from tests.factories import result_of_job
 from tests.tournament.helpers import ids, run, synthetic
 
 
@@ -170,8 +171,8 @@ def test_a_result_counts_once_and_foreign_results_are_ignored() -> None:
     _, jobs = t.jobs_for([])
     results = [team0_wins(j) for j in jobs]
     again = [*results, *results, synthetic(jobs[0], 1)]  # the later copy of a written result is ignored
-    other = MatchResult("u-r1-0", "u", "b0", "b1", (0, 9), 1, "finished", {})
-    unknown = MatchResult("t-r9-0", "t", "b0", "b1", (0, 9), 1, "finished", {})
+    other = result_of_job(MatchJob("u-r1-0", "u", "b0", "b1", "classic", "s"), (0, 9), 1)
+    unknown = result_of_job(MatchJob("t-r9-0", "t", "b0", "b1", "classic", "s"), (0, 9), 1)
     assert t.standings([*again, other, unknown]) == t.standings(results)
 
 
@@ -179,7 +180,7 @@ def test_a_result_seating_other_bots_than_its_job_is_an_error() -> None:
     t = make("round-robin", bots_of(3))
     _, jobs = t.jobs_for([])
     j = jobs[0]
-    bad = MatchResult(j.match_id, "t", j.team1, j.team0, (1, 0), 0, "finished", {})
+    bad = result_of_job(dataclasses.replace(j, team0=j.team1, team1=j.team0), (1, 0), 0)
     with pytest.raises(TournamentError, match=f"result {j.match_id} seats"):
         t.standings([bad])
 

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from arena.queue.broker import MatchJob, MatchResult
 from arena.tournament import (
+    MatchJob,
+    MatchResult,
     SprtOptions,
     Tournament,
     TournamentError,

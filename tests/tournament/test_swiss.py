@@ -9,8 +9,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.queue.broker import MatchJob, MatchResult
-from arena.tournament import Stage, Tournament, TournamentSpec
+from arena.tournament import MatchJob, MatchResult, Stage, Tournament, TournamentSpec
 from arena.tournament.pairing import swiss_pairings
 from tests.tournament.helpers import run, synthetic
 

@@ -1,6 +1,7 @@
-"""A whole referee node of a cluster: gRPC server, queue worker, heartbeat.
+"""Run a whole node: the referee's gRPC server, the queue worker, the heartbeat.
 
-``belote-arena serve`` runs one of these. Every node is the same: the state
+``belote-arena serve`` runs one of these (:func:`serve_forever`), the demo
+and the tests too (:func:`running_node`). Every node is the same: the state
 that must outlive a node (jobs, leases, results, ratings, tournaments, the bot
 registry, who is alive) is in the broker (Redis, or sqlite on one machine).
 Each node sends a heartbeat with the address bots should use for it, and tells
@@ -17,15 +18,16 @@ from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from arena.queue.broker import Broker, BrokerError
-from arena.queue.worker import Worker
+from arena.node.worker import Worker
+from arena.queue import Broker, BrokerError
+from arena.records import TimeControl
 from arena.referee.node import Node, NodeConfig
 from arena.referee.registry import BotEntry, BotRegistry
-from arena.referee.runner import TimeControl
 from arena.referee.service import start_server, stop_server
 from arena.referee.store import MatchStore
+from arena.tournament import Tournaments
 
-log = logging.getLogger("arena.queue")
+log = logging.getLogger("arena.node")
 
 
 class BrokerRegistryBackend:
@@ -42,7 +44,7 @@ class BrokerRegistryBackend:
 
 
 @dataclass(frozen=True)
-class ClusterConfig:
+class NodeSettings:
     listen: str = "127.0.0.1:0"
     #: the address bots use for this node (default: the listen address)
     advertise: str = ""
@@ -61,6 +63,8 @@ class ClusterConfig:
 class RunningNode:
     node: Node
     worker: Worker
+    #: this node's view of the broker's tournaments (the worker advances them)
+    tournaments: Tournaments
     address: str
     port: int
 
@@ -77,8 +81,8 @@ async def _heartbeat(node: Node, broker: Broker, address: str, every: float) -> 
 
 
 @contextlib.asynccontextmanager
-async def cluster_node(
-    broker: Broker, config: ClusterConfig, stop: asyncio.Event,
+async def running_node(
+    broker: Broker, config: NodeSettings, stop: asyncio.Event,
 ) -> AsyncIterator[RunningNode]:
     """Run a node until the block exits; then drain its matches and stop it."""
     registry = BotRegistry(BrokerRegistryBackend(broker))
@@ -88,14 +92,15 @@ async def cluster_node(
     server, port = await start_server(node, config.listen)
     host = config.listen.rsplit(":", 1)[0]
     address = config.advertise or f"{'127.0.0.1' if host in ('0.0.0.0', '[::]', '') else host}:{port}"
+    tournaments = Tournaments(broker)
     worker = Worker(node, broker, capacity=config.capacity, lease_s=config.lease_s,
-                    poll_s=config.poll_s, drain_s=config.drain_s)
+                    poll_s=config.poll_s, drain_s=config.drain_s, tournaments=tournaments)
     worker_task = asyncio.create_task(worker.run(stop), name="worker")
     beat = asyncio.create_task(_heartbeat(node, broker, address, config.heartbeat_s), name="heartbeat")
     log.info("node %s serving on %s (advertised %s), %d match slots", node.node_id, config.listen,
              address, config.capacity)
     try:
-        yield RunningNode(node, worker, address, port)
+        yield RunningNode(node, worker, tournaments, address, port)
     finally:
         stop.set()
         with contextlib.suppress(Exception):
@@ -107,7 +112,7 @@ async def cluster_node(
 
 
 async def serve_forever(
-    broker: Broker, config: ClusterConfig, *, register: list[tuple[str, str]] | None = None,
+    broker: Broker, config: NodeSettings, *, register: list[tuple[str, str]] | None = None,
 ) -> None:
     """``belote-arena serve``: run a node until SIGINT or SIGTERM, then drain it."""
     import signal
@@ -117,9 +122,9 @@ async def serve_forever(
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
-    async with cluster_node(broker, config, stop) as running:
+    async with running_node(broker, config, stop) as running:
         for name, token in register or []:
-            if running.node.registry.by_name(name) is None:
+            if running.node.bot_named(name) is None:
                 running.node.register_bot(name, token)
         print(f"belote-arena node {running.node.node_id} listening on port {running.port} "
               f"(bots connect to {running.address})", flush=True)

@@ -17,16 +17,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
-from arena.queue.broker import Broker, BrokerError, Claim, LeaseLost, MatchJob, MatchResult
-from arena.referee.node import InvalidArgument, Node, NodeError, NotFound
-from arena.tournament import Tournament, TournamentSpec
+from arena.queue import Broker, BrokerError, Claim, LeaseLost
+from arena.records import MatchRecord, ResultReason
+from arena.referee.node import InvalidArgument, Node, NodeError, SeatingError
+from arena.tournament import MatchResult, Tournaments
 
-log = logging.getLogger("arena.queue")
+log = logging.getLogger("arena.node")
 
 
 @dataclass
@@ -39,10 +38,11 @@ class Running:
 class Worker:
     def __init__(
         self, node: Node, broker: Broker, *, capacity: int = 4, lease_s: float = 30.0,
-        poll_s: float = 0.25, drain_s: float = 60.0,
+        poll_s: float = 0.25, drain_s: float = 60.0, tournaments: Tournaments | None = None,
     ) -> None:
         self.node = node
         self.broker = broker
+        self.tournaments = tournaments or Tournaments(broker)
         self.capacity = capacity
         self.lease_s = lease_s
         self.poll_s = poll_s
@@ -97,29 +97,13 @@ class Worker:
         while True:
             await asyncio.sleep(max(1.0, self.lease_s / 3))
             try:
-                await asyncio.to_thread(advance_open_tournaments, self.broker)
+                await asyncio.to_thread(self.tournaments.advance_open)
             except BrokerError as e:
                 log.warning("advancing tournaments failed: %s", e)
 
-    def _runnable(self, job: MatchJob) -> str:
-        """Why this node cannot seat the job's bots now ('' if it can)."""
-        need: dict[str, int] = {}
-        for name in (job.team0, job.team1):
-            need[name] = need.get(name, 0) + 2
-        for name, seats in need.items():
-            entry = self.node.registry.by_name(name)
-            if entry is None:
-                return f"bot {name} is not registered (yet)"
-            link = self.node.hub.links.get(entry.bot_id)
-            if link is None or not link.connected:
-                return f"bot {name} is not connected here"
-            if link.free_seats < seats:
-                return f"bot {name} has no free seats here"
-        return ""
-
     async def _start(self, claim: Claim) -> int:
         job = claim.job
-        stored = None if job.match_id in self.node.tasks else self.node.store.get(job.match_id)
+        stored = None if self.node.is_running(job.match_id) else self.node.stored_record(job.match_id)
         if stored is not None:
             # played to the end here, its record kept, and then the result was not written (this
             # node died and restarted on its data folder, or the broker failed): the node refuses
@@ -127,17 +111,17 @@ class Worker:
             task = asyncio.create_task(self._finish(claim, stored), name=f"job-{job.match_id}")
             self.running[job.match_id] = Running(claim, task)
             return 1
-        why = self._runnable(job)
-        if why:
-            log.info("releasing %s: %s", job.match_id, why)
-            await self._release(claim)
-            return 0
         try:
             self.node.start_match(
                 job.team0, job.team1, job.ruleset, seed=job.seed, target=job.target,
                 deals=job.deals, match_id=job.match_id,
             )
-        except (InvalidArgument, NotFound) as e:
+        except SeatingError as e:
+            # its bots are not here (or not yet, or busy): another node, or a later claim, seats them
+            log.info("releasing %s: %s", job.match_id, e)
+            await self._release(claim)
+            return 0
+        except InvalidArgument as e:
             # a job no node can ever play: keep it claimed so that its lease expires and
             # each redelivery counts, until it lands in the dead-letter list
             log.error("job %s cannot be played: %s (it will be dead-lettered)", job.match_id, e)
@@ -150,22 +134,13 @@ class Worker:
         self.running[job.match_id] = Running(claim, task)
         return 1
 
-    async def _finish(self, claim: Claim, stored: dict[str, Any] | None = None) -> None:
+    async def _finish(self, claim: Claim, stored: MatchRecord | None = None) -> None:
         job = claim.job
         try:
-            record = stored
-            if record is None:
-                state = await self.node.wait(job.match_id)
-                if state.state != "finished" or state.record is None:
-                    return  # cancelled here: released by whoever cancelled it
-                record = state.record
-            outcome = record["result"]  # a finished match's record says how it ended
-            result = MatchResult(
-                match_id=job.match_id, tournament_id=job.tournament_id, team0=job.team0,
-                team1=job.team1, totals=(outcome["totals"][0], outcome["totals"][1]),
-                winner=outcome["winner"], reason=outcome["reason"], record=record,
-                node_id=self.node.node_id,
-            )
+            record = stored or await self.node.wait(job.match_id)
+            if record.result.reason is ResultReason.ABORTED:
+                return  # cancelled here: released by whoever cancelled it
+            result = MatchResult.of_record(job, record, self.node.node_id)
             current = self.running.get(job.match_id)
             written = await asyncio.to_thread(self.broker.write_result, result)
             await asyncio.to_thread(self.broker.ack, current.claim if current else claim)
@@ -173,8 +148,8 @@ class Worker:
             log.info("match %s %s (%s)", job.match_id, "recorded" if written else "was already recorded",
                      result.reason)
             if job.tournament_id:
-                await asyncio.to_thread(advance_tournament, self.broker, job.tournament_id)
-        except BrokerError as e:
+                await asyncio.to_thread(self.tournaments.advance, job.tournament_id)
+        except (BrokerError, NodeError) as e:
             log.error("match %s: %s (the job stays claimed; another node will replay it)",
                       job.match_id, e)
         finally:
@@ -195,17 +170,12 @@ class Worker:
                 try:
                     run.claim = await asyncio.to_thread(self.broker.renew, run.claim, self.lease_s)
                 except LeaseLost:
-                    if match_id not in self.node.tasks:
+                    if not self.node.is_running(match_id):
                         continue  # it just finished here and was acked: nothing was lost
                     log.warning("lease of %s lost: another node replays it; cancelling here", match_id)
-                    self._cancel_match(match_id)
+                    self.node.cancel_match(match_id)
                 except BrokerError as e:
                     log.warning("renewing %s failed: %s", match_id, e)
-
-    def _cancel_match(self, match_id: str) -> None:
-        task = self.node.tasks.get(match_id)
-        if task is not None:
-            task.cancel()
 
     async def drain(self) -> None:
         """Let running matches finish for ``drain_s``; cancel and release the rest."""
@@ -218,50 +188,7 @@ class Worker:
             return
         leftovers = [(mid, r) for mid, r in self.running.items() if r.task in pending]
         for match_id, _ in leftovers:
-            self._cancel_match(match_id)  # the match stops unrecorded...
+            self.node.cancel_match(match_id)  # the match stops unrecorded...
         await asyncio.gather(*(r.task for _, r in leftovers), return_exceptions=True)
         for _, r in leftovers:
             await self._release(r.claim)  # ...then, and only then, goes back to the queue
-
-
-#: one Tournament per id and process: it caches what it computed from results
-#: (duplicate pairs replay their records), and a tournament's spec never changes
-_TOURNAMENTS: dict[str, Tournament] = {}
-_TOURNAMENTS_LOCK = threading.Lock()
-
-
-def tournament_of(tournament_id: str, spec_json: dict[str, Any]) -> Tournament:
-    with _TOURNAMENTS_LOCK:
-        tour = _TOURNAMENTS.get(tournament_id)
-        if tour is None:
-            tour = _TOURNAMENTS[tournament_id] = Tournament(TournamentSpec.from_dict(spec_json))
-        return tour
-
-
-def advance_open_tournaments(broker: Broker) -> None:
-    for tournament_id in broker.list_tournaments():
-        advance_tournament(broker, tournament_id)
-
-
-def advance_tournament(broker: Broker, tournament_id: str) -> None:
-    """Enqueue what the tournament needs next, once; mark it finished when it is."""
-    found = broker.get_tournament(tournament_id)
-    if found is None:
-        return
-    spec_json, state = found
-    if state not in ("created", "running"):
-        return
-    if state == "running" and spec_json.get("format") != "sprt" and broker.pending_count(tournament_id):
-        # a stage is complete only when none of its jobs is left: nothing to do yet
-        # (sprt may decide in the middle of a batch, so it always looks at its results)
-        return
-    tour = tournament_of(tournament_id, spec_json)
-    results = broker.results(tournament_id)
-    if tour.is_finished(results):
-        broker.set_tournament_state(tournament_id, "finished", expect=state)
-        return
-    key, jobs = tour.jobs_for(results)
-    if jobs:
-        broker.enqueue_once(key, jobs)
-    if state == "created":
-        broker.set_tournament_state(tournament_id, "running", expect="created")

@@ -1,0 +1,159 @@
+"""Moving tournaments forward from the results in a store, and reading their progress.
+
+Any node (or the command line) may advance a tournament at any time: the next
+stage is enqueued under an idempotency key, so two nodes doing it at once
+enqueue it once, and the state moves by compare-and-set. What is needed of
+the store is the narrow :class:`TournamentStore` protocol; the queue's
+brokers keep it.
+
+:class:`Tournaments` builds each :class:`Tournament` once per process and
+keeps it: it caches what it computed from results (duplicate pairs replay
+their records), and a tournament's spec never changes.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from arena.tournament.jobs import MatchJob, MatchResult, TournamentState
+from arena.tournament.spec import TournamentError, TournamentSpec
+from arena.tournament.sprt import SprtState
+from arena.tournament.standings import Standing
+from arena.tournament.tournament import Tournament
+
+
+class UnknownTournament(TournamentError):
+    """No tournament with that id in the store."""
+
+
+class TournamentExists(TournamentError):
+    """A tournament with that id is already in the store."""
+
+
+class TournamentClosed(TournamentError):
+    """The tournament is already finished or cancelled."""
+
+
+class TournamentStore(Protocol):
+    """What tournaments need of the queue (both brokers keep it)."""
+
+    def put_tournament(self, spec: TournamentSpec) -> bool:
+        """Store it in state ``created``; False if its id is taken."""
+        ...
+
+    def get_tournament(self, tournament_id: str) -> tuple[TournamentSpec, TournamentState] | None: ...
+
+    def set_tournament_state(
+        self, tournament_id: str, state: TournamentState, *, expect: TournamentState | None = None,
+    ) -> bool:
+        """Move to ``state``; with ``expect``, only from that state (compare-and-set)."""
+        ...
+
+    def list_tournaments(self) -> list[str]: ...
+
+    def results(self, tournament_id: str) -> list[MatchResult]: ...
+
+    def pending_count(self, tournament_id: str | None = None) -> int:
+        """Jobs enqueued or claimed and not yet acked."""
+        ...
+
+    def enqueue_once(self, key: str, jobs: Sequence[MatchJob]) -> bool:
+        """Enqueue ``jobs`` only if ``key`` was never used; True if enqueued."""
+        ...
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where a tournament stands: its state, its matches, its standings (and its SPRT)."""
+
+    spec: TournamentSpec
+    state: TournamentState
+    matches_done: int
+    matches_scheduled: int
+    matches_queued: int
+    standings: list[Standing]
+    sprt: SprtState | None
+
+    @property
+    def tournament_id(self) -> str:
+        return self.spec.tournament_id
+
+
+class Tournaments:
+    """The tournaments of one store, each built once in this process."""
+
+    def __init__(self, store: TournamentStore) -> None:
+        self.store = store
+        self._built: dict[str, Tournament] = {}
+        self._lock = threading.Lock()  # nodes advance from worker threads
+
+    def tournament(self, spec: TournamentSpec) -> Tournament:
+        with self._lock:
+            tour = self._built.get(spec.tournament_id)
+            if tour is None:
+                tour = self._built[spec.tournament_id] = Tournament(spec)
+            return tour
+
+    def _get(self, tournament_id: str) -> tuple[TournamentSpec, TournamentState]:
+        found = self.store.get_tournament(tournament_id)
+        if found is None:
+            raise UnknownTournament(f"no tournament {tournament_id!r}")
+        return found
+
+    def create(self, spec: TournamentSpec) -> None:
+        """Store the tournament and enqueue its first stage."""
+        if not self.store.put_tournament(spec):
+            raise TournamentExists(f"tournament {spec.tournament_id} exists")
+        self.advance(spec.tournament_id)
+
+    def advance(self, tournament_id: str) -> None:
+        """Enqueue what the tournament needs next, once; mark it finished when it is."""
+        found = self.store.get_tournament(tournament_id)
+        if found is None:
+            return
+        spec, state = found
+        if not state.is_open:
+            return
+        if (state is TournamentState.RUNNING and spec.format != "sprt"
+                and self.store.pending_count(tournament_id)):
+            # a stage is complete only when none of its jobs is left: nothing to do yet
+            # (sprt may decide in the middle of a batch, so it always looks at its results)
+            return
+        tour = self.tournament(spec)
+        results = self.store.results(tournament_id)
+        if tour.is_finished(results):
+            self.store.set_tournament_state(tournament_id, TournamentState.FINISHED, expect=state)
+            return
+        key, jobs = tour.jobs_for(results)
+        if jobs:
+            self.store.enqueue_once(key, jobs)
+        if state is TournamentState.CREATED:
+            self.store.set_tournament_state(tournament_id, TournamentState.RUNNING,
+                                            expect=TournamentState.CREATED)
+
+    def advance_open(self) -> None:
+        """Advance every tournament still open (a sweep that catches stages nobody enqueued)."""
+        for tournament_id in self.store.list_tournaments():
+            self.advance(tournament_id)
+
+    def cancel(self, tournament_id: str) -> None:
+        """Stop a tournament: its queued matches are dropped unplayed."""
+        _, state = self._get(tournament_id)
+        if not state.is_open:
+            raise TournamentClosed(f"tournament {tournament_id} is already {state}")
+        self.store.set_tournament_state(tournament_id, TournamentState.CANCELLED)
+
+    def progress(self, tournament_id: str) -> Progress:
+        spec, state = self._get(tournament_id)
+        tour = self.tournament(spec)
+        results = self.store.results(tournament_id)
+        scheduled = sum(len(p.jobs) for stage in tour.stages(results) for p in stage.pairings)
+        return Progress(
+            spec=spec, state=state, matches_done=len({r.match_id for r in results}),
+            matches_scheduled=scheduled, matches_queued=self.store.pending_count(tournament_id),
+            standings=tour.standings(results),
+            sprt=tour.sprt_state(results) if spec.format == "sprt" else None,
+        )

@@ -1,0 +1,104 @@
+"""What a tournament asks to be played, and what comes back.
+
+A :class:`MatchJob` is one match to play; the queue carries it to whichever
+node can seat its bots. A :class:`MatchResult` is what that node writes once
+the match is over, keyed by the match id: the totals, the winner and the
+whole :class:`~arena.records.MatchRecord`. A tournament moves through the
+:class:`TournamentState` values.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from arena.records import MatchRecord, ResultReason, RulesetSpec
+
+
+class TournamentState(StrEnum):
+    """Where a tournament stands, in the order it usually goes through them."""
+
+    #: stored, its first stage not yet queued
+    CREATED = "created"
+    RUNNING = "running"
+    FINISHED = "finished"
+    #: stopped by an admin: its queued matches are dropped unplayed
+    CANCELLED = "cancelled"
+
+    @property
+    def is_open(self) -> bool:
+        return self in (TournamentState.CREATED, TournamentState.RUNNING)
+
+
+@dataclass(frozen=True)
+class MatchJob:
+    """One match to play. ``match_id`` is the idempotency key of its result."""
+
+    match_id: str
+    tournament_id: str
+    team0: str  # bot name at seats 0 and 2
+    team1: str  # bot name at seats 1 and 3
+    ruleset: RulesetSpec
+    seed: str
+    deals: int | None = None
+    target: int | None = None
+    round: int = 0
+    #: facts the tournament needs back with the result (the format, the duplicate pair id)
+    tags: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> MatchJob:
+        return cls(**json.loads(text))
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    """What a finished match writes once: its teams, totals, winner and record."""
+
+    match_id: str
+    tournament_id: str
+    team0: str
+    team1: str
+    record: MatchRecord
+    node_id: str = ""
+
+    @classmethod
+    def of_record(cls, job: MatchJob, record: MatchRecord, node_id: str = "") -> MatchResult:
+        return cls(match_id=job.match_id, tournament_id=job.tournament_id, team0=job.team0,
+                   team1=job.team1, record=record, node_id=node_id)
+
+    @property
+    def totals(self) -> tuple[int, int]:
+        return self.record.result.totals
+
+    @property
+    def winner(self) -> int | None:
+        """0, 1, or None for a draw."""
+        return self.record.result.winner
+
+    @property
+    def reason(self) -> ResultReason:
+        return self.record.result.reason
+
+    def score0(self) -> float:
+        """Team 0's match score: 1 win, 0.5 draw, 0 loss."""
+        return self.record.result.score0()
+
+    def to_json(self) -> str:
+        return json.dumps({
+            "match_id": self.match_id, "tournament_id": self.tournament_id, "team0": self.team0,
+            "team1": self.team1, "node_id": self.node_id, "totals": list(self.totals),
+            "winner": self.winner, "reason": str(self.reason), "record": self.record.to_dict(),
+        }, sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> MatchResult:
+        data = json.loads(text)
+        return cls(match_id=data["match_id"], tournament_id=data["tournament_id"], team0=data["team0"],
+                   team1=data["team1"], record=MatchRecord.from_dict(data["record"]),
+                   node_id=data.get("node_id", ""))
