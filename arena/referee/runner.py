@@ -143,7 +143,9 @@ class MatchRunner:
                 ))
                 self._flush()
         except asyncio.CancelledError:
-            self._finish(match, ResultReason.ABORTED, "the node stopped the match", unfinished)
+            # the bots hear that it is over (unrecorded); the node does not wait for the words to leave
+            end = self._finish(match, ResultReason.ABORTED, "the node stopped the match", unfinished)
+            self._announce(end)
             raise
         except Exception:
             log.exception("match %s: the referee failed; the match is aborted", spec.match_id)
@@ -154,15 +156,20 @@ class MatchRunner:
                 end = self._finish(match, ResultReason.FORFEIT, why, unfinished, forfeit_seat=seat)
             else:
                 end = self._finish(match, ResultReason.FINISHED, "", None)
-        result = result_to_proto(end, len(match.outcomes))
-        for seat, s in enumerate(spec.seats):
-            s.link.post(bpb.ConnectResponse(match_ended=bpb.MatchEnded(
-                match_id=spec.match_id, seat=seat, result=result,
-            )))
+        self._announce(end)
         # the match is over once its bots have their last messages (or are gone)
         await asyncio.gather(*(link.drained() for link in self._links))
         assert self.record is not None
         return self.record
+
+    def _announce(self, end: MatchEnd) -> None:
+        """Tell each seat how the match ended."""
+        spec = self.spec
+        result = result_to_proto(end, self.deals_played)
+        for seat, s in enumerate(spec.seats):
+            s.link.post(bpb.ConnectResponse(match_ended=bpb.MatchEnded(
+                match_id=spec.match_id, seat=seat, result=result,
+            )))
 
     async def _play_deal(self, match: Match, deal: Deal, index: int) -> None:
         score = (match.totals[0], match.totals[1])

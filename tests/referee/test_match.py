@@ -15,7 +15,7 @@ from arena.harness import local_arena
 from arena.records import MatchRecord, ResultReason
 from arena.referee.node import MatchState, Node, NodeConfig
 
-from .arena_helpers import FAST, DelayBot, arena_stub, arun, connect_client, connect_pair, until
+from .arena_helpers import FAST, DelayBot, RecordingBot, arena_stub, arun, connect_client, connect_pair, until
 
 
 def seats_in_use(node: Node, name: str) -> int:
@@ -261,3 +261,25 @@ def test_a_node_stopping_mid_match_aborts_it_without_a_winner() -> None:
     assert 1 <= record.deals_played < 5
     assert record.unfinished_deal is not None
     record.replay()
+
+
+def test_a_match_the_node_cancels_ends_as_aborted_for_its_bots() -> None:
+    async def main() -> None:
+        async with local_arena(time=FAST) as arena:
+            alpha = RecordingBot(DelayBot(0.01, HeuristicBot(1)))
+            await arena.connect("alpha", alpha)
+            await arena.connect("beta", RandomBot(2))
+            mid = arena.node.start_match("alpha", "beta", "coinche", seed=1, deals=5)
+            await until(lambda: arena.node.summary(mid).deals_played >= 1, what="a deal played")
+            assert arena.node.cancel_match(mid)
+            record = await arena.node.wait(mid)
+            assert record.result.reason is ResultReason.ABORTED and record.winner is None
+            # each seat hears that the match is over, unrecorded, without a winner
+            await until(lambda: len(alpha.results) == 2, what="MatchEnded for both seats")
+            assert {(r.reason, r.winner) for r in alpha.results} == {("aborted", None)}
+            assert not arena.node.cancel_match(mid)
+            assert seats_in_use(arena.node, "alpha") == 0
+            again = await arena.play("alpha", "beta", "coinche", seed=2, deals=1)
+            assert again.result.reason is ResultReason.FINISHED
+
+    arun(main())
