@@ -292,7 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("replay", help="check every action of a deal or match record and print the outcome")
-    r.add_argument("file", help="a JSON deal or match record (RECORD.md); - for standard input")
+    r.add_argument("file", help="a JSON deal or match record (docs/records.md); - for standard input")
     r.add_argument("--json", action="store_true", help="print the outcome as JSON")
     r.set_defaults(func=cmd_replay)
 

@@ -69,9 +69,9 @@ contention itself (more processes than cores, fewer replies ready per wake-up). 
 ceiling: a node with N slots and real bots over a network is also bound by N / latency.
 
 ``queue_share_of_match_cost`` is the queue's wall time per job (part 1, Redis, one client; the
-embedded broker's with ``--skip-redis``) over the one-node run's node CPU per match: DESIGN.md
-says "Redis queue operations cost well under a millisecond against tens of milliseconds of
-referee work per match". The same in CPU (this process's and redis-server's per job) is
+embedded broker's with ``--skip-redis``) over the one-node run's node CPU per match: the queue
+should cost little beside the referee's work (docs/architecture.md#what-things-cost). The same
+in CPU (this process's and redis-server's per job) is
 printed next to it. The cost of advancing a tournament, which reads all its results after
 every match, is measured apart (its results read and checked in this process, per result).
 

@@ -210,7 +210,8 @@ def test_real_selfplay_is_deterministic() -> None:
 
 # --------------------------------------------------------------- bad input
 def spoiled(preset: str, spoil: Callable[[Record], object]) -> Callable[[], str]:
-    """A deal record of RECORD.md's core fields (no deck), spoiled, as file text."""
+    """A deal record of the core fields only (no deck: docs/records.md#records-without-deck), spoiled,
+    as file text."""
     def make() -> str:
         rec = {k: v for k, v in played_deal_record(preset).items() if k not in ("deck", "packets")}
         spoil(rec)

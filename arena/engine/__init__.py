@@ -1,4 +1,4 @@
-"""The rules of Belote and Coinche as RULES.md reads them: pure, typed, seeded.
+"""The rules of Belote and Coinche as docs/rules.md states them: pure, typed, seeded.
 
 Glossary of the French terms kept in names (English has none):
 

@@ -9,7 +9,7 @@ Every decision of a deal is one ``int``:
 - a bid: :data:`BID` plus a small code (pass, take, a suit in round two,
   coinche, surcoinche, redeal, or a value and a suit).
 
-Text forms (RECORD.md): ``pass``, ``take``, ``H`` (round two), ``90H``,
+Text forms (docs/records.md#action-text): ``pass``, ``take``, ``H`` (round two), ``90H``,
 ``capotS``, ``coinche``, ``surcoinche``, ``redeal``; ``JH``, ``KH belote``,
 ``QH rebelote``, ``AS tierce cinquante``, ``JC carre``.
 """

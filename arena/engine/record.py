@@ -1,4 +1,4 @@
-"""Deal and match records (RECORD.md): export, and replay with every action checked.
+"""Deal and match records (docs/records.md): export, and replay with every action checked.
 
 A deal record holds the ruleset, the dealer, the hands as the play starts, the
 retourne (classic), the bids and the plays as text. Records written here add
@@ -180,7 +180,7 @@ def replay_deal(rec: Mapping[str, Any], rules: Ruleset | None = None) -> tuple[D
 
 
 def replay_match(rec: Mapping[str, Any]) -> tuple[Match, list[DealOutcome]]:
-    """Replay a match record: every deal checked, the score carried as RULES.md says."""
+    """Replay a match record: every deal checked, the score carried as docs/rules.md#end-of-a-match says."""
     if not isinstance(rec, Mapping):
         raise RecordError(f"a match record is a JSON object, not {type(rec).__name__}")
     try:

@@ -1,4 +1,4 @@
-"""Rulesets: every named option of RULES.md, and the four presets.
+"""Rulesets: every named option of docs/rules.md#ruleset-options, and the four presets.
 
 A ruleset is a preset name, or a preset with some options overridden::
 

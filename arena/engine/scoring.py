@@ -1,4 +1,5 @@
-"""Scoring a finished deal, classic and coinche, exactly as RULES.md says.
+"""Scoring a finished deal, classic and coinche, exactly as docs/rules.md#scoring-classic and
+#scoring-coinche say.
 
 Glossary: *takers* the side that chose trump; *defence* the other side;
 *dedans* a failed contract; *litige* a classic tie, whose takers' points are
@@ -21,7 +22,7 @@ CAPOT_POINTS = 252
 
 @dataclass(frozen=True, slots=True)
 class DealOutcome:
-    """What a deal scores; ``as_json`` gives RECORD.md's replay output."""
+    """What a deal scores; ``as_json`` gives the replay output of docs/records.md#deal-outcome."""
 
     thrown_in: bool
     score: tuple[int, int]

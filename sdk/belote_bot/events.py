@@ -214,7 +214,7 @@ class DealEnded(Event):
     #: points of team 0 and team 1 for this deal, and the match score after it
     score: tuple[int, ...]
     match_score: tuple[int, ...]
-    #: RECORD.md's outcome of the deal ({} if it could not be read)
+    #: the deal's outcome (docs/records.md#deal-outcome; {} if it could not be read)
     outcome: dict[str, Any] = field(repr=False)
     outcome_json: str = field(repr=False)
 

@@ -1,6 +1,6 @@
-"""RULES.md "Bidding, classic", "Bidding, coinche", the distributions, and the presets table.
+"""docs/rules.md#bidding-classic, #bidding-coinche, #shuffle-cut-and-deal and #presets.
 
-Expected hands and legal sets are written out by hand from RULES.md.
+Expected hands and legal sets are written out by hand from docs/rules.md.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""Golden records: hand-made deals and matches whose outcome was computed by hand from RULES.md.
+"""Golden records: hand-made deals and matches whose outcome was computed by hand from docs/rules.md.
 
-Each file in ``golden/`` holds ``name``, ``rule`` (the RULES.md sentence it checks, and the reading
-where RULES.md needs one), ``by_hand`` (the arithmetic, trick by trick), ``record`` (RECORD.md) and
-``expected``: the replay output fields of RECORD.md (``takers``, ``trump``, ``made``,
+Each file in ``golden/`` holds ``name``, ``rule`` (the rule of docs/rules.md it checks, and the reading
+where the sources need one), ``by_hand`` (the arithmetic, trick by trick), ``record`` (docs/records.md) and
+``expected``: the replay output fields of docs/records.md#deal-outcome (``takers``, ``trump``, ``made``,
 ``card_points``, ``belote``, ``declarations``, ``score``, ``held_for_next_deal``; ``thrown_in``;
 for a match ``deals``, ``totals`` and ``winner``), plus ``trick_winners`` (the seat winning each
 trick) and ``held_received`` where a deal awards held litige points.
@@ -24,7 +24,7 @@ from arena.engine.record import match_outcome_json, replay_deal, replay_match
 GOLDEN_DIR = Path(__file__).parent / "golden"
 GOLDEN_FILES = sorted(GOLDEN_DIR.glob("*.json"))
 
-#: the RECORD.md fields every played deal's expectation must state
+#: the outcome fields (docs/records.md#deal-outcome) every played deal's expectation must state
 CORE_FIELDS = ("takers", "trump", "made", "card_points", "belote", "declarations", "score",
                "held_for_next_deal")
 
@@ -78,7 +78,7 @@ def _check_golden(golden: dict[str, Any]) -> None:
 def test_golden(path: Path) -> None:
     golden = _load(path)
     assert golden["name"] == path.stem
-    assert golden["rule"].strip(), "a golden names the RULES.md sentence it checks"
+    assert golden["rule"].strip(), "a golden names the rule of docs/rules.md it checks"
     _check_golden(golden)
 
 

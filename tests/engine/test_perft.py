@@ -1,7 +1,7 @@
 """Perft: counts of legal card-play sequences, checked against a naive reference.
 
 Like a chess engine's perft, this counts the leaves of the tree of legal play
-from fixed positions. The reference below is written straight from RULES.md
+from fixed positions. The reference below is written straight from docs/rules.md
 ("Playing a card") on lists of card texts, sharing no code with the engine, so
 any difference in the count points at a legality bug in one of them.
 """

@@ -1,4 +1,4 @@
-"""RULES.md "Playing a card", one test per case, and who wins a trick.
+"""docs/rules.md#playing-a-card, one test per case, and who wins a trick (#winning-a-trick).
 
 Every position is the first trick of a deal with hearts as trump (a coinche 80H contract
 bid by seat 0; annonces off so the plays carry no words). The dealer is seat 3, so seat 0

@@ -1,7 +1,7 @@
-"""Properties of every deal (hypothesis): the invariants STYLE.md names.
+"""Properties of every deal (hypothesis): the invariants a rules engine must keep.
 
 Each example plays one random deal, seeded, under a random ruleset, and checks
-one invariant of RULES.md: every card played once, 162 card points a deal
+one invariant of docs/rules.md: every card played once, 162 card points a deal
 (252 on a capot), legal sets never empty and inside the hand, a seat's
 observation blind to the other seats' hidden cards, records that round-trip,
 and the text forms of cards and actions.

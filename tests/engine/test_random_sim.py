@@ -2,7 +2,7 @@
 
 Matches of random and rule-based players under every preset and some option
 overrides: every step checks the legal actions against a reference reading of
-RULES.md, the observations, copies and unchecked actions, illegal actions;
+docs/rules.md, the observations, copies and unchecked actions, illegal actions;
 every deal its cards, points, score and record; every match its dealers,
 totals, end and record. The fast variant plays a few hundred deals a ruleset,
 the slow one thousands.
@@ -59,7 +59,7 @@ SLOW_DEALS = 3000
 
 
 # ------------------------------------------------------ reference reading
-# RULES.md "Cards" and "Playing a card", on card texts, independent of the engine's tables.
+# docs/rules.md#cards and #playing-a-card, on card texts, independent of the engine's tables.
 TRUMP_ORDER = "78QKTA9J"  # low to high
 PLAIN_ORDER = "789JQKTA"
 TRUMP_VALUES = {"J": 20, "9": 14, "A": 11, "T": 10, "K": 4, "Q": 3, "8": 0, "7": 0}
@@ -109,7 +109,7 @@ def reference_points(cards: list[str], trump: str) -> int:
 
 
 def may_redeal(deal: Deal, seat: int) -> bool:
-    """RULES.md "Throw-in options", for a seat that has not spoken and no bid standing."""
+    """docs/rules.md#redeal-options, for a seat that has not spoken and no bid standing."""
     rules = deal.rules
     hand = [text(c) for c in range(32) if deal.hands[seat] >> c & 1]
     if rules.redeal_four_sevens and sum(c[0] == "7" for c in hand) == 4:

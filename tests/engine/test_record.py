@@ -1,4 +1,4 @@
-"""RECORD.md: the fields of deal and match records and outcomes, and replay errors.
+"""docs/records.md: the fields of deal and match records and outcomes, and replay errors.
 
 Records come from deals played at random under a seed; the error tests spoil
 one field of a good record and check that the replay stops with a
@@ -75,7 +75,7 @@ def thrown_in_record(preset: str) -> Record:
 
 
 def core(rec: Record) -> Record:
-    """A record reduced to RECORD.md's core fields (no deck, no packets)."""
+    """A record reduced to its core fields (no deck, no packets: docs/records.md#records-without-deck)."""
     return {k: v for k, v in rec.items() if k in ("ruleset", "dealer", "retourne", "hands", "bids", "plays")}
 
 

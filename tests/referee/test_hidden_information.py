@@ -12,7 +12,7 @@ seat held at every moment; every card that any message mentions must then be
   to that seat: an action request or a strike),
 - already played, or the public retourne,
 - or a meld of the scoring side, shown to everyone after the first card of
-  trick 2 (RULES.md, declarations).
+  trick 2 (docs/rules.md#declarations).
 
 Public events reach a bot once per match even when it holds two seats, so they
 may mention public cards only. The two seats a bot holds never see each

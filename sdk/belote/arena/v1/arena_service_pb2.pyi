@@ -143,7 +143,7 @@ class StartMatchRequest(_message.Message):
     """Team 0 (seats 0 and 2) and team 1 (seats 1 and 3), by bot id or name."""
     team1_bot: _builtins.str
     ruleset: _builtins.str
-    """A preset name or a JSON object overriding options (RECORD.md)."""
+    """A preset name or a JSON object overriding options (docs/rules.md#ruleset-options)."""
     seed: _builtins.str
     """Empty: drawn by the node."""
     target: _builtins.int

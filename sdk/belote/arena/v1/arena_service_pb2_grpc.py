@@ -109,7 +109,7 @@ class ArenaServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetMatchRecord(self, request, context):
-        """The full record of a finished match (RECORD.md deals plus seed, bots,
+        """The full record of a finished match (docs/records.md#arena-match-record: deals plus seed, bots,
         latencies, strikes, forfeits), as JSON.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)

@@ -41,7 +41,7 @@ class ArenaServiceStub:
     ListMatches: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.ListMatchesRequest, _arena_service_pb2.ListMatchesResponse]
     GetMatch: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.GetMatchRequest, _arena_service_pb2.GetMatchResponse]
     GetMatchRecord: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.GetMatchRecordRequest, _arena_service_pb2.GetMatchRecordResponse]
-    """The full record of a finished match (RECORD.md deals plus seed, bots,
+    """The full record of a finished match (docs/records.md#arena-match-record: deals plus seed, bots,
     latencies, strikes, forfeits), as JSON.
     """
     WatchMatch: _grpc.UnaryStreamMultiCallable[_arena_service_pb2.WatchMatchRequest, _arena_service_pb2.WatchMatchResponse]
@@ -60,7 +60,7 @@ class ArenaServiceAsyncStub(ArenaServiceStub):
     ListMatches: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.ListMatchesRequest, _arena_service_pb2.ListMatchesResponse]  # type: ignore[assignment]
     GetMatch: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.GetMatchRequest, _arena_service_pb2.GetMatchResponse]  # type: ignore[assignment]
     GetMatchRecord: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.GetMatchRecordRequest, _arena_service_pb2.GetMatchRecordResponse]  # type: ignore[assignment]
-    """The full record of a finished match (RECORD.md deals plus seed, bots,
+    """The full record of a finished match (docs/records.md#arena-match-record: deals plus seed, bots,
     latencies, strikes, forfeits), as JSON.
     """
     WatchMatch: _aio.UnaryStreamMultiCallable[_arena_service_pb2.WatchMatchRequest, _arena_service_pb2.WatchMatchResponse]  # type: ignore[assignment]
@@ -112,7 +112,7 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _arena_service_pb2.GetMatchRecordRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_arena_service_pb2.GetMatchRecordResponse, _abc.Awaitable[_arena_service_pb2.GetMatchRecordResponse]]:
-        """The full record of a finished match (RECORD.md deals plus seed, bots,
+        """The full record of a finished match (docs/records.md#arena-match-record: deals plus seed, bots,
         latencies, strikes, forfeits), as JSON.
         """
 

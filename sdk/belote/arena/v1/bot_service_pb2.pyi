@@ -153,9 +153,13 @@ class Hello(_message.Message):
     CONCURRENCY_FIELD_NUMBER: _builtins.int
     token: _builtins.str
     name: _builtins.str
+    """Shown in the node's logs; the bot is known by its registered name."""
     version: _builtins.str
+    """Free text, shown by ListBots (the SDK sends "belote_bot/<version>")."""
     concurrency: _builtins.int
-    """How many seats this process plays at once (at least 1)."""
+    """How many seats this process plays at once. A match takes two seats of
+    each of its bots (a team), so a bot needs at least 2 to be seated.
+    """
     def __init__(
         self,
         *,
@@ -255,7 +259,7 @@ class ActionRequest(_message.Message):
     TIME_BANK_MS_FIELD_NUMBER: _builtins.int
     LAST_ROUND_TRIP_US_FIELD_NUMBER: _builtins.int
     request_id: _builtins.int
-    """Unique on the stream; echo it in the ActionReply. A 64-bit number: it
+    """Unique among the node's requests; echo it in the ActionReply. A 64-bit number: it
     outgrows a JavaScript number, so read it as a string there (proto-loader's
     `longs: String`) and send that string back.
     """

@@ -47,9 +47,11 @@ class BotServiceServicer:
     """
 
     def Connect(self, request_iterator, context):
-        """The bot sends Hello first (or puts its token in the "authorization:
-        Bearer <token>" metadata), then answers action requests by id. A wrong or
-        missing token ends the stream with UNAUTHENTICATED.
+        """The bot sends Hello first, always: its token goes in Hello or in the
+        "authorization: Bearer <token>" (or "x-bot-token") metadata. The referee
+        answers Welcome, then sends action requests, which the bot answers by id.
+        A wrong or missing token ends the stream with UNAUTHENTICATED.
+        docs/protocol.md describes the whole life of a stream.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

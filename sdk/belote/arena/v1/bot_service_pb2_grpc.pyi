@@ -34,9 +34,11 @@ class BotServiceStub:
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> BotServiceAsyncStub: ...
     Connect: _grpc.StreamStreamMultiCallable[_bot_service_pb2.ConnectRequest, _bot_service_pb2.ConnectResponse]
-    """The bot sends Hello first (or puts its token in the "authorization:
-    Bearer <token>" metadata), then answers action requests by id. A wrong or
-    missing token ends the stream with UNAUTHENTICATED.
+    """The bot sends Hello first, always: its token goes in Hello or in the
+    "authorization: Bearer <token>" (or "x-bot-token") metadata. The referee
+    answers Welcome, then sends action requests, which the bot answers by id.
+    A wrong or missing token ends the stream with UNAUTHENTICATED.
+    docs/protocol.md describes the whole life of a stream.
     """
 
 @_typing.type_check_only
@@ -45,9 +47,11 @@ class BotServiceAsyncStub(BotServiceStub):
 
     def __init__(self, channel: _aio.Channel) -> None: ...
     Connect: _aio.StreamStreamMultiCallable[_bot_service_pb2.ConnectRequest, _bot_service_pb2.ConnectResponse]  # type: ignore[assignment]
-    """The bot sends Hello first (or puts its token in the "authorization:
-    Bearer <token>" metadata), then answers action requests by id. A wrong or
-    missing token ends the stream with UNAUTHENTICATED.
+    """The bot sends Hello first, always: its token goes in Hello or in the
+    "authorization: Bearer <token>" (or "x-bot-token") metadata. The referee
+    answers Welcome, then sends action requests, which the bot answers by id.
+    A wrong or missing token ends the stream with UNAUTHENTICATED.
+    docs/protocol.md describes the whole life of a stream.
     """
 
 class BotServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -59,9 +63,11 @@ class BotServiceServicer(metaclass=_abc_1.ABCMeta):
         request_iterator: _MaybeAsyncIterator[_bot_service_pb2.ConnectRequest],
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_bot_service_pb2.ConnectResponse], _abc.AsyncIterator[_bot_service_pb2.ConnectResponse]]:
-        """The bot sends Hello first (or puts its token in the "authorization:
-        Bearer <token>" metadata), then answers action requests by id. A wrong or
-        missing token ends the stream with UNAUTHENTICATED.
+        """The bot sends Hello first, always: its token goes in Hello or in the
+        "authorization: Bearer <token>" (or "x-bot-token") metadata. The referee
+        answers Welcome, then sends action requests, which the bot answers by id.
+        A wrong or missing token ends the stream with UNAUTHENTICATED.
+        docs/protocol.md describes the whole life of a stream.
         """
 
 def add_BotServiceServicer_to_server(servicer: BotServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -92,7 +92,7 @@ Global___StrikeReason: _TypeAlias = StrikeReason  # noqa: Y015
 
 @_typing.final
 class Ruleset(_message.Message):
-    """Every named option of RULES.md; `preset` names the preset it starts from."""
+    """Every named option of docs/rules.md#ruleset-options; `preset` names the preset it starts from."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -183,7 +183,9 @@ class Observation(_message.Message):
     """0..3 once the contract is known (S H D C)."""
     taker: _builtins.int
     contract_value: _builtins.int
-    """Coinche: the contract value (250 capot); 0 in classic."""
+    """Coinche: the value of the standing bid during the bidding, then of the
+    contract (250 for capot); 0 in classic and before the first bid.
+    """
     multiplier: _builtins.int
     """1, 2 (coinche) or 4 (surcoinche)."""
     declarations_team: _builtins.int
@@ -210,8 +212,9 @@ class Observation(_message.Message):
 
     @_builtins.property
     def shown_melds(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """After the first card of trick 2: the melds shown by the scoring side, one
-        mask per seat (0 for a seat that shows nothing).
+        """After the first card of trick 2, when a side's declarations score: the
+        melds it shows, one mask per seat (0 for a seat that shows nothing).
+        Empty before, and when nobody scores.
         """
 
     @_builtins.property
@@ -347,7 +350,7 @@ class ActionPlayed(_message.Message):
     seat: _builtins.int
     action: _builtins.int
     text: _builtins.str
-    """The record text of the action, as in RECORD.md ("90H", "KH belote")."""
+    """The record text of the action (docs/records.md#action-text: "90H", "KH belote")."""
     def __init__(
         self,
         *,
@@ -425,7 +428,9 @@ class DealEnded(_message.Message):
     SCORE_FIELD_NUMBER: _builtins.int
     MATCH_SCORE_FIELD_NUMBER: _builtins.int
     outcome_json: _builtins.str
-    """RECORD.md's replay output for the deal, as JSON."""
+    """The deal's outcome as `belote-arena replay --json` prints it
+    (docs/records.md#deal-outcome), as JSON text.
+    """
     @_builtins.property
     def score(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
     @_builtins.property
