@@ -10,9 +10,8 @@ from __future__ import annotations
 import io
 import json
 import random
-import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ import pytest
 from arena.cli import main
 from arena.engine import Match, Ruleset, deal_record, match_record, replay_deal
 from arena.engine import actions as A
+from tests.scripts import script
 
 OUTCOME_FIELDS = {"takers", "trump", "made", "tricks", "card_points", "belote", "declarations", "score",
                   "held_for_next_deal"}
@@ -55,7 +55,7 @@ def played_match_record(spec: str | dict[str, Any], deals: int, seed: int = 1) -
     return rec
 
 
-def write(tmp_path: Path, content: Record | str, name: str = "record.json") -> str:
+def write(tmp_path: Path, content: Mapping[str, Any] | str, name: str = "record.json") -> str:
     path = tmp_path / name
     path.write_text(content if isinstance(content, str) else json.dumps(content), encoding="utf-8")
     return str(path)
@@ -74,7 +74,7 @@ def run_json(capsys: Capture, *args: str) -> Any:
 
 
 def belote_arena() -> str:
-    exe = shutil.which("belote-arena")
+    exe = script("belote-arena")
     assert exe, "the belote-arena console script is not installed: pip install -e ."
     return exe
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-import shutil
 import signal
 import socket
 import subprocess
@@ -29,8 +28,9 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from arena.engine.record import replay_match
+from tests.scripts import script
 
-BELOTE_ARENA = shutil.which("belote-arena")
+BELOTE_ARENA = script("belote-arena")
 needs_cli = pytest.mark.skipif(BELOTE_ARENA is None, reason="the belote-arena script is not installed")
 
 #: a process started by a shell script in the background ignores SIGINT; a user's
@@ -112,7 +112,7 @@ def wait_until_serving(address: str, server: Proc, timeout: float = 30) -> None:
     while True:
         assert server.alive(), f"the node exited before serving\n{server.describe()}"
         with grpc.insecure_channel(address) as channel:
-            stub = health_pb2_grpc.HealthStub(channel)
+            stub: Any = health_pb2_grpc.HealthStub(channel)  # its type stubs list no methods
             try:
                 reply = stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=1)
                 if reply.status == health_pb2.HealthCheckResponse.SERVING:

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from arena.queue.broker import MatchResult
 from arena.queue.redis_broker import RedisBroker
+from arena.tournament import MatchResult
 from tests.cluster.conftest import claim_db, release_db
 from tests.cluster.procs import (
     NodeProc,

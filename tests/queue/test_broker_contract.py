@@ -16,7 +16,7 @@ import pytest
 
 from arena.engine import Ruleset
 from arena.queue.broker import Broker, Claim, LeaseLost
-from arena.tournament import MatchJob, MatchResult
+from arena.tournament import MatchJob, MatchResult, TournamentState
 from tests.factories import synthetic_record, tournament_spec
 from tests.queue import procs
 from tests.queue.conftest import Store
@@ -389,18 +389,19 @@ def test_tournament_create_get_state_cas_list(broker: Broker) -> None:
     assert broker.put_tournament(spec) is True
     assert broker.put_tournament(tournament_spec("t1", "gauntlet")) is False
     assert broker.get_tournament("t1") == (spec, "created")
-    assert broker.set_tournament_state("t1", "running", expect="created") is True
-    assert broker.set_tournament_state("t1", "finished", expect="created") is False
+    created, running = TournamentState.CREATED, TournamentState.RUNNING
+    assert broker.set_tournament_state("t1", running, expect=created) is True
+    assert broker.set_tournament_state("t1", TournamentState.FINISHED, expect=created) is False
     assert broker.get_tournament("t1") == (spec, "running")
-    assert broker.set_tournament_state("t1", "cancelled") is True
+    assert broker.set_tournament_state("t1", TournamentState.CANCELLED) is True
     assert broker.get_tournament("t1") == (spec, "cancelled")
-    assert broker.set_tournament_state("nope", "running") is False
+    assert broker.set_tournament_state("nope", TournamentState.RUNNING) is False
     assert broker.put_tournament(tournament_spec("t0")) is True
     assert broker.list_tournaments() == ["t1", "t0"]  # creation order
     with pytest.raises(ValueError):
-        broker.set_tournament_state("t1", "paused")
+        broker.set_tournament_state("t1", "paused")  # type: ignore[arg-type]
     with pytest.raises(ValueError):
-        broker.set_tournament_state("t1", "running", expect="paused")
+        broker.set_tournament_state("t1", TournamentState.RUNNING, expect="paused")  # type: ignore[arg-type]
 
 
 def test_tournament_state_cas_race_has_one_winner(broker: Broker) -> None:
@@ -409,7 +410,7 @@ def test_tournament_state_cas_race_has_one_winner(broker: Broker) -> None:
 
     def start_it(_: int) -> bool:
         start.wait()
-        return broker.set_tournament_state("t1", "running", expect="created")
+        return broker.set_tournament_state("t1", TournamentState.RUNNING, expect=TournamentState.CREATED)
 
     with ThreadPoolExecutor(8) as pool:
         assert list(pool.map(start_it, range(8))).count(True) == 1
@@ -421,7 +422,7 @@ def test_cancelled_tournaments_jobs_are_not_claimed(broker: Broker) -> None:
     broker.enqueue([job(0, "t1"), job(0, "t2"), job(1, "t1")])
     [held] = broker.claim("n1", 1, LEASE)
     assert held.job.tournament_id == "t1"
-    broker.set_tournament_state("t1", "cancelled")
+    broker.set_tournament_state("t1", TournamentState.CANCELLED)
     [other] = broker.claim("n2", 5, LEASE)
     assert other.job.match_id == "t2-m0"
     broker.ack(other)
@@ -437,7 +438,7 @@ def test_cancelled_tournaments_jobs_are_not_claimed(broker: Broker) -> None:
 def test_results_survive_a_restart(store: Store) -> None:
     broker = store.open()
     broker.put_tournament(tournament_spec("t1", "gauntlet"))
-    broker.set_tournament_state("t1", "running")
+    broker.set_tournament_state("t1", TournamentState.RUNNING)
     broker.write_result(result(job(0)))
     broker.enqueue_once("t1/round/1", [job(1)])
     broker.close()

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from arena.queue.broker import BrokerUnavailable
+from arena.tournament import TournamentState
 from tests.factories import result_of_job, tournament_spec
 from tests.queue.conftest import REDIS_URL, redis_unavailable
 from tests.queue.test_broker_contract import LEASE, job, result
@@ -118,7 +119,7 @@ def test_redis_restart_with_aof_keeps_results_and_reclaims_jobs(own_redis: tuple
     try:
         with RedisBroker(url) as broker:
             broker.put_tournament(tournament_spec("t1"))
-            broker.set_tournament_state("t1", "running", expect="created")
+            broker.set_tournament_state("t1", TournamentState.RUNNING, expect=TournamentState.CREATED)
             broker.enqueue_once("t1/round/1", [job(0), job(1)])
             [done, running] = broker.claim("n1", 2, LEASE)
             assert broker.write_result(result(done.job))

@@ -200,7 +200,7 @@ def test_a_write_blocked_longer_than_the_write_timeout_cuts_the_stream() -> None
         return elapsed
 
     elapsed = arun(main())
-    assert 0.1 <= elapsed < 1.0
+    assert 0.1 <= elapsed < 3.0  # cut after the write timeout, long before the request's own 30 s
 
 
 # ------------------------------------------------------------ over gRPC

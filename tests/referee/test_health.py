@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import grpc
 import grpc.aio
@@ -20,12 +21,17 @@ BOT_SERVICE = "belote.arena.v1.BotService"
 ARENA_SERVICE = "belote.arena.v1.ArenaService"
 
 
+def health_stub(channel: grpc.aio.Channel) -> Any:
+    """The Health client (the grpc_health type stubs list none of its methods)."""
+    return health_pb2_grpc.HealthStub(channel)
+
+
 @pytest.mark.parametrize("service", ["", BOT_SERVICE, ARENA_SERVICE])
 def test_the_health_check_reports_serving(service: str) -> None:
     async def main() -> int:
         async with local_arena(time=FAST) as arena, grpc.aio.insecure_channel(arena.address) as channel:
-            reply = await health_pb2_grpc.HealthStub(channel).Check(
-                health_pb2.HealthCheckRequest(service=service), timeout=5)
+            request = health_pb2.HealthCheckRequest(service=service)
+            reply = await health_stub(channel).Check(request, timeout=5)
             status: int = reply.status
             return status
 
@@ -36,7 +42,7 @@ def test_the_health_check_of_an_unknown_service_is_not_found() -> None:
     async def main() -> grpc.StatusCode:
         async with local_arena(time=FAST) as arena, grpc.aio.insecure_channel(arena.address) as channel:
             with pytest.raises(grpc.aio.AioRpcError) as info:
-                await health_pb2_grpc.HealthStub(channel).Check(
+                await health_stub(channel).Check(
                     health_pb2.HealthCheckRequest(service="no.such.Service"), timeout=5)
             return info.value.code()
 
@@ -46,7 +52,8 @@ def test_the_health_check_of_an_unknown_service_is_not_found() -> None:
 def test_reflection_lists_the_bot_and_arena_services() -> None:
     async def main() -> list[str]:
         async with local_arena(time=FAST) as arena, grpc.aio.insecure_channel(arena.address) as channel:
-            call = reflection_pb2_grpc.ServerReflectionStub(channel).ServerReflectionInfo(
+            stub: Any = reflection_pb2_grpc.ServerReflectionStub(channel)  # type: ignore[arg-type]  # typed: sync channels
+            call = stub.ServerReflectionInfo(
                 iter([reflection_pb2.ServerReflectionRequest(list_services="")]), timeout=5)
             replies = [reply async for reply in call]
         return [s.name for r in replies for s in r.list_services_response.service]

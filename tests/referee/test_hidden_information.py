@@ -28,7 +28,7 @@ import json
 import random
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -203,7 +203,7 @@ def seat_after(dealer: int, i: int) -> int:
     return (dealer + i) & 3
 
 
-def deal_truth(index: int, rec: dict[str, Any], rules: Ruleset) -> DealTruth:
+def deal_truth(index: int, rec: Mapping[str, Any], rules: Ruleset) -> DealTruth:
     dealer = rec["dealer"]
     deck = [int(Card.parse(c)) for c in rec["deck"]]
     assert sorted(deck) == list(range(32)), f"deal {index}: the record's deck is not 32 distinct cards"

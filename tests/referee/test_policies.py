@@ -68,7 +68,8 @@ def test_a_bot_slower_than_the_deadline_but_within_its_bank_is_not_struck() -> N
     assert later, "the slow seat had no later decision"
     spent = 1000 * (slow - tc.deadline)
     # the bank lost what went past the deadline (and a little round trip), no more
-    assert all(1000 - spent - 150 <= ms <= 1000 - spent for ms in later), later
+    # (the referee measures the round trip: a loaded machine adds to it, never takes from it)
+    assert all(1000 - spent - 400 <= ms <= 1000 - spent for ms in later), later
     # the bank is the seat's own: its partner's (always prompt) is not drawn on for the slow seat
     assert partner and all(ms > 1000 - spent for ms in partner), partner
 
@@ -233,7 +234,8 @@ def test_a_bid_during_the_play_is_a_strike_naming_the_legal_cards() -> None:
 
 def test_an_illegal_text_from_an_sdk_bot_is_struck_at_once() -> None:
     """The SDK refuses the answer locally and says so: the referee strikes without waiting."""
-    tc = TimeControl(deadline=1.0, time_bank=1.0, max_strikes=3, grace=1.0)
+    # a long clock: a strike that waited for the deadline would come 10 s after the answer
+    tc = TimeControl(deadline=10.0, time_bank=1.0, max_strikes=3, grace=1.0)
     bot = ScriptedBot(lambda n, obs: after(0, "pass") if obs.phase == "play" and not bot.strikes else None)
 
     async def main() -> float:
@@ -253,11 +255,11 @@ def test_an_illegal_text_from_an_sdk_bot_is_struck_at_once() -> None:
     obs = next(o for o in bot.seen if o.request_id == strike.request_id)
     assert strike.raw.kind == gpb.STRIKE_REASON_NO_ACTION
     assert strike.raw.detail == "legal: " + ", ".join(map(str, obs.legal_actions))
-    assert elapsed < tc.deadline
+    assert elapsed < tc.deadline / 2
 
 
 def test_a_bot_whose_act_raises_is_struck_at_once() -> None:
-    tc = TimeControl(deadline=1.0, time_bank=1.0, max_strikes=3, grace=1.0)
+    tc = TimeControl(deadline=10.0, time_bank=1.0, max_strikes=3, grace=1.0)
     bot = ScriptedBot(lambda n, obs: fail() if n == 0 else None)
 
     async def main() -> None:
@@ -417,7 +419,7 @@ def test_a_bot_away_longer_than_grace_forfeits() -> None:
             assert result.winner == 1
             assert "disconnected" in result.detail
             assert state.strikes == ()
-            assert tc.grace <= elapsed < tc.grace + 2.0
+            assert tc.grace <= elapsed < tc.grace + 5.0  # 20 deals played out would take far longer
             assert len(bot.seen) == 1 and bot.results == []
 
     arun(main())
@@ -442,7 +444,7 @@ def test_the_runner_never_hangs_on_a_bot_that_never_answers() -> None:
 
     elapsed = arun(main(), timeout=10)
     # the opponent's own decisions and a loaded machine take the slack
-    assert elapsed < tc.max_strikes * (tc.deadline + tc.time_bank) + 1.5
+    assert elapsed < tc.max_strikes * (tc.deadline + tc.time_bank) + 5.0
     assert [s.strikes for s in bot.strikes] == [1, 2, 3]
 
 
