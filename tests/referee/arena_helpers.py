@@ -19,7 +19,8 @@ import grpc.aio
 from belote.arena.v1 import arena_service_pb2_grpc as agrpc
 from belote.arena.v1 import bot_service_pb2 as bpb
 from belote.arena.v1 import bot_service_pb2_grpc as bgrpc
-from belote_bot import Action, Bot, Client, HeuristicBot, MatchResult, Observation, RandomBot, Strike
+from belote_bot import Action, Bot, HeuristicBot, MatchResult, Observation, RandomBot, Strike
+from belote_bot.client import Client
 
 from arena.harness import LocalArena
 from arena.referee.node import Node, NodeConfig

@@ -1,0 +1,161 @@
+"""Play a bot on a referee, or on every node of a cluster: :func:`run`, :func:`run_async`.
+
+:class:`Fleet` keeps one :class:`~belote_bot.client.Client` per node: the
+first address, then every peer it names. With ``verbose`` (the default) each
+stream logs one line when it is welcomed and one per match end; a script that
+did not configure :mod:`logging` still sees them on stderr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sys
+from collections.abc import Callable, Iterator
+
+import grpc
+
+from belote_bot.bot import Bot
+from belote_bot.client import DEFAULT_ADDRESS, Client, StopEvent
+
+__all__ = ["Fleet", "run", "run_async"]
+
+log = logging.getLogger("belote_bot")
+
+_LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+_stderr_users = 0
+_stderr_handler: logging.Handler | None = None
+_saved_level = logging.NOTSET
+
+
+@contextlib.contextmanager
+def _default_logging(verbose: bool) -> Iterator[None]:
+    """While a bot plays: if nothing configured logging (no handler on the ``belote_bot`` logger
+    or the root), send the SDK's INFO lines to stderr, so a plain script shows them."""
+    global _stderr_users, _stderr_handler, _saved_level
+    if _stderr_handler is None and (not verbose or log.handlers or logging.getLogger().handlers):
+        yield
+        return
+    if _stderr_handler is None:
+        _stderr_handler = logging.StreamHandler(sys.stderr)
+        _stderr_handler.setFormatter(logging.Formatter(_LOG_FORMAT))
+        log.addHandler(_stderr_handler)
+        _saved_level = log.level
+        if log.getEffectiveLevel() > logging.INFO:
+            log.setLevel(logging.INFO)
+    _stderr_users += 1
+    try:
+        yield
+    finally:
+        _stderr_users -= 1
+        if _stderr_users == 0 and _stderr_handler is not None:
+            log.removeHandler(_stderr_handler)
+            log.setLevel(_saved_level)
+            _stderr_handler = None
+
+
+class Fleet:
+    """One :class:`Client` per referee node: the first address, then every peer it names.
+
+    Any node can then seat the bot. Each node gets ``concurrency`` seats.
+    """
+
+    def __init__(
+        self, bot: Bot, token: str | None, concurrency: int, *, name: str | None = None,
+        credentials: grpc.ChannelCredentials | None = None, verbose: bool = True,
+    ) -> None:
+        self.bot = bot
+        self.token = token
+        self.concurrency = concurrency
+        self.name = name
+        self.credentials = credentials
+        self.verbose = verbose
+        self.clients: dict[str, Client] = {}
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._stop: StopEvent | None = None
+
+    def _add(self, address: str) -> None:
+        if address in self.clients:
+            return
+        client = Client(self.bot, address, self.token, self.concurrency, name=self.name,
+                        credentials=self.credentials, verbose=self.verbose)
+        client.on_peers = self._on_peers
+        self.clients[address] = client
+        self._tasks[address] = asyncio.ensure_future(client.run(self._stop))
+        if len(self.clients) > 1:
+            log.debug("also connecting to node %s", address)
+
+    def _on_peers(self, addresses: tuple[str, ...]) -> None:
+        for address in addresses:
+            self._add(address)
+
+    async def run(self, address: str, stop: StopEvent | None = None) -> None:
+        self._stop = stop
+        self._add(address)
+        try:
+            first = self._tasks[address]
+            await first  # AuthenticationError on the first node propagates
+            await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+        finally:
+            for task in self._tasks.values():
+                if not task.done():
+                    task.cancel()
+            await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+
+
+async def run_async(
+    bot: Bot, address: str = DEFAULT_ADDRESS, token: str | None = None, concurrency: int = 4, *,
+    name: str | None = None, stop: StopEvent | None = None,
+    credentials: grpc.ChannelCredentials | None = None, all_nodes: bool = True, verbose: bool = True,
+) -> None:
+    """Play ``bot`` on the referee at ``address`` until ``stop`` is set or the task is cancelled.
+
+    ``token`` defaults to the ``BELOTE_TOKEN`` environment variable;
+    ``concurrency`` is how many seats this process plays at once on each node;
+    ``name`` overrides ``bot.name``; ``credentials`` makes the channel TLS.
+    With ``all_nodes`` (the default) the bot also connects to every other node
+    the first one names, so any node of a cluster can seat it. ``verbose``
+    logs one line per connection and one per match end (INFO); without it,
+    only warnings (strikes, lost streams) and errors. Raises
+    :class:`~belote_bot.AuthenticationError` when the referee refuses the token.
+    """
+    with _default_logging(verbose):
+        if not all_nodes:
+            client = Client(bot, address, token, concurrency, name=name, credentials=credentials,
+                            verbose=verbose)
+            await client.run(stop)
+            return
+        fleet = Fleet(bot, token, concurrency, name=name, credentials=credentials, verbose=verbose)
+        await fleet.run(address, stop)
+
+
+def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop's loop when it is installed (it is not required: the default loop otherwise)."""
+    if sys.platform == "win32":
+        return None
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    factory: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
+    return factory
+
+
+def run(
+    bot: Bot, address: str = DEFAULT_ADDRESS, token: str | None = None, concurrency: int = 4, *,
+    name: str | None = None, stop: StopEvent | None = None,
+    credentials: grpc.ChannelCredentials | None = None, verbose: bool = True,
+) -> None:
+    """Play ``bot`` on the referee at ``address`` until Ctrl-C or ``stop`` (see :func:`run_async`).
+
+    Blocks. Ctrl-C stops cleanly (no traceback).
+    """
+    with _default_logging(verbose):
+        coro = run_async(bot, address, token, concurrency, name=name, stop=stop, credentials=credentials,
+                         verbose=verbose)
+        try:
+            with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+                runner.run(coro)
+        except KeyboardInterrupt:
+            log.log(logging.INFO if verbose else logging.DEBUG, "stopped (interrupted)")
