@@ -130,32 +130,23 @@ async def run_async(
         await fleet.run(address, stop)
 
 
-def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
-    """uvloop's loop when it is installed (it is not required: the default loop otherwise)."""
-    if sys.platform == "win32":
-        return None
-    try:
-        import uvloop
-    except ImportError:
-        return None
-    factory: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
-    return factory
-
-
 def run(
     bot: Bot, address: str = DEFAULT_ADDRESS, token: str | None = None, concurrency: int = 4, *,
     name: str | None = None, stop: StopEvent | None = None,
     credentials: grpc.ChannelCredentials | None = None, verbose: bool = True,
+    loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None,
 ) -> None:
     """Play ``bot`` on the referee at ``address`` until Ctrl-C or ``stop`` (see :func:`run_async`).
 
-    Blocks. Ctrl-C stops cleanly (no traceback).
+    Blocks. Ctrl-C stops cleanly (no traceback). The event loop is asyncio's
+    default one; pass ``loop_factory=uvloop.new_event_loop`` for uvloop's (the
+    SDK itself never imports it).
     """
     with _default_logging(verbose):
         coro = run_async(bot, address, token, concurrency, name=name, stop=stop, credentials=credentials,
                          verbose=verbose)
         try:
-            with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+            with asyncio.Runner(loop_factory=loop_factory) as runner:
                 runner.run(coro)
         except KeyboardInterrupt:
             log.log(logging.INFO if verbose else logging.DEBUG, "stopped (interrupted)")

@@ -2,11 +2,13 @@
 
 A bot author installs grpcio and protobuf; redis, rich, uvloop and the gRPC
 health and reflection services are the referee's. A subprocess blocks them
-(a ``sys.meta_path`` finder that raises ImportError), imports every module of
-``belote_bot``, then plays a built-in bot with :func:`belote_bot.run`, as a
-plain script would, against a referee node in the test process.
-(``import grpc`` itself imports ``grpc_health`` and ``grpc_reflection`` when
-they are installed, hence they are blocked too: grpc does without.)
+(a ``sys.meta_path`` finder that raises ImportError and notes the attempt),
+imports every module of ``belote_bot``, then plays a built-in bot with
+:func:`belote_bot.run`, as a plain script would, against a referee node in
+the test process. ``import grpc`` itself tries ``grpc_health`` and
+``grpc_reflection`` when they are installed, hence they are blocked too (grpc
+does without); nothing else may even try a blocked module: ``run()`` does not
+try uvloop.
 """
 
 from __future__ import annotations
@@ -34,11 +36,15 @@ import sys
 import threading
 
 BLOCKED = ("redis", "rich", "uvloop", "grpc_health", "grpc_reflection")
+#: grpc's own __init__ tries these two (and does without): nobody else may even try a blocked module
+GRPC_TRIES = {"grpc_health", "grpc_reflection"}
+tried = set()
 
 
 class Blocker(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
         if name.split(".")[0] in BLOCKED:
+            tried.add(name)
             raise ImportError(f"{name} is blocked: the SDK must run without it")
         return None
 
@@ -59,6 +65,7 @@ def server_side():
 
 
 assert not server_side(), server_side()
+assert tried <= GRPC_TRIES, tried
 print("imported", RandomBot.__name__, HeuristicBot.__name__, flush=True)
 if len(sys.argv) > 1:
     address, token = sys.argv[1:3]
@@ -71,6 +78,7 @@ if len(sys.argv) > 1:
     threading.Thread(target=stop_when_stdin_closes, daemon=True).start()
     run(HeuristicBot(7), address, token, concurrency=2, stop=stop)  # logging left unconfigured
     assert not server_side(), server_side()
+    assert tried <= GRPC_TRIES, tried  # run() does not even try uvloop
     print("played", flush=True)
 '''
 
