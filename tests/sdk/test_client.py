@@ -212,6 +212,16 @@ def test_a_deal_over_the_stream(loop: str, inline: bool, caplog: pytest.LogCaptu
     assert info[1].startswith("match m1 over: team 0 won, 1010-700 (9 deals; this bot played both sides")
 
 
+def test_quiet_logs_only_warnings_and_errors(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, "belote_bot")
+    bot = RecordingBot()
+    client = Client(bot, token="secret", concurrency=4, verbose=False)
+    arun(play_until_finished(FakeReferee(play_one_deal), client, bot.done))
+    assert [r.levelno for r in caplog.records if r.levelno >= logging.INFO] == [logging.WARNING]  # the strike
+    debug = [r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG]
+    assert any("connected to node" in m for m in debug) and any("match m1 over" in m for m in debug)
+
+
 class Unruly(Bot):
     """Answers by request id: raises, returns illegal things, text, codes.
 

@@ -18,11 +18,15 @@ import threading
 import time
 
 from belote_bot import Action, Bot, HeuristicBot, MatchInfo, Observation
+from belote_bot.client import Client
 
+from arena.engine import Match, Ruleset
 from arena.harness import local_arena
 from arena.referee.runner import TimeControl
 
+from .fake_referee import FakeReferee, Stream, request
 from .records import fetch_records, latencies_us
+from .test_client import arun, bs_match_started, pb_welcome, play_until_finished
 
 SLOW_S = 0.5
 SLOW_ACTS = 2
@@ -104,3 +108,58 @@ def test_a_seat_that_sleeps_in_act_does_not_hold_up_the_other_seats() -> None:
     every = [x for lat in fast.values() for x in lat]
     assert len(every) > 100 and min(every) >= 0  # no fallback
     assert max(every) < SLOW_S * 1e6 / 2, sorted(every)[-5:]
+
+
+# ---------------------------------------------------------------- a stream lost while an act runs
+class Blocking(Bot):
+    """The first act blocks until released; later ones answer at once. Notes the threads of each call."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.blocked = threading.Event()
+        self.first_thread: threading.Thread | None = None
+        self.act_threads: list[str] = []
+        self.hook_threads: list[str] = []
+
+    def act(self, obs: Observation) -> Action:
+        self.act_threads.append(threading.current_thread().name)
+        if obs.request_id == 1:
+            self.first_thread = threading.current_thread()
+            self.blocked.set()
+            self.release.wait(30)
+        return obs.legal_actions[0]
+
+    def on_match_start(self, info: MatchInfo) -> None:
+        self.hook_threads.append(threading.current_thread().name)
+
+
+def test_the_answer_of_an_act_still_running_when_the_stream_drops_is_dropped() -> None:
+    bot = Blocking()
+
+    async def script(referee: FakeReferee, stream: Stream) -> None:
+        await stream.send(welcome=pb_welcome())
+        deal = Match(Ruleset.from_spec("classic"), seed=4).new_deal()
+        if len(referee.streams) == 1:
+            await stream.send(match_started=bs_match_started(0, Ruleset.from_spec("classic")))
+            await stream.send(action_request=request(deal, 1))
+            await asyncio.to_thread(bot.blocked.wait, 30)
+            return  # the referee ends the stream while act 1 is still running
+        # the new stream is answered although act 1 still holds a thread of the old one
+        await stream.send(action_request=request(deal, 2))
+        second = await stream.reply()
+        bot.release.set()
+        assert bot.first_thread is not None
+        # the old stream's pool was shut down: its thread ends once act 1's answer is posted
+        await asyncio.to_thread(bot.first_thread.join, 30)
+        await stream.send(action_request=request(deal, 3))
+        third = await stream.reply()  # act 1's answer, had it been kept, would have come first
+        referee.replies = [second.request_id, third.request_id]  # type: ignore[attr-defined]
+        referee.finished.set()
+        await stream.drain()
+
+    referee = FakeReferee(script)
+    arun(play_until_finished(referee, Client(bot, token="t", concurrency=1)))
+    assert referee.replies == [2, 3]  # type: ignore[attr-defined]
+    assert len(referee.streams) == 2
+    assert all(name.startswith("belote_bot-act-") for name in bot.act_threads)
+    assert bot.hook_threads == [threading.main_thread().name]  # hooks run on the loop
