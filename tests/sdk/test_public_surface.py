@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import inspect
+import re
+from pathlib import Path
 
 import belote_bot
 import belote_bot.action
@@ -46,3 +48,12 @@ def test_a_plain_act_runs_in_a_thread_unless_the_bot_says_inline() -> None:
     assert Bot.act_inline is False
     assert belote_bot.RandomBot.act_inline and belote_bot.HeuristicBot.act_inline
     assert "thread" in (Bot.__doc__ or "") and "act_inline" in (Bot.__doc__ or "")
+
+
+def test_the_readme_documents_every_observation_field() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme[readme.index("## Write a bot"):readme.index("\n## ", readme.index("## Write a bot") + 1)]
+    documented = set(re.findall(r"`(?:obs\.)?([a-z_]+)(?:\(|`)", section))
+    fields = {name for name in dir(belote_bot.Observation) if not name.startswith("_")}
+    fields -= {"from_proto"}  # a constructor for tests and replays
+    assert fields - documented == set()
