@@ -449,7 +449,7 @@ class Client:
         while len(self._ended) > _REMEMBERED_MATCHES:
             del self._ended[next(iter(self._ended))]
         seats = self._seats.pop(result.match_id, None) or {result.seat}
-        log.log(self.info_level, "match %s over: %s", result.match_id,
+        log.log(self.info_level, "match %s ended: %s", result.match_id,
                 _match_end_text(result, {s & 1 for s in seats}))
 
     async def _hook(

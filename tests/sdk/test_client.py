@@ -209,7 +209,7 @@ def test_a_deal_over_the_stream(loop: str, inline: bool, caplog: pytest.LogCaptu
     info = [r.getMessage() for r in caplog.records if r.levelno == logging.INFO]
     assert len(info) == 2, info
     assert "'recorder' (bot b1) connected to node n1 at 127.0.0.1:" in info[0] and "4 seats" in info[0]
-    assert info[1].startswith("match m1 over: team 0 won, 1010-700 (9 deals; this bot played both sides")
+    assert info[1].startswith("match m1 ended: team 0 won, 1010-700 (9 deals; this bot played both sides")
 
 
 def test_quiet_logs_only_warnings_and_errors(caplog: pytest.LogCaptureFixture) -> None:
@@ -219,7 +219,7 @@ def test_quiet_logs_only_warnings_and_errors(caplog: pytest.LogCaptureFixture) -
     arun(play_until_finished(FakeReferee(play_one_deal), client, bot.done))
     assert [r.levelno for r in caplog.records if r.levelno >= logging.INFO] == [logging.WARNING]  # the strike
     debug = [r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG]
-    assert any("connected to node" in m for m in debug) and any("match m1 over" in m for m in debug)
+    assert any("connected to node" in m for m in debug) and any("match m1 ended" in m for m in debug)
 
 
 class Unruly(Bot):

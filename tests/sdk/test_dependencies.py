@@ -126,5 +126,5 @@ def test_a_builtin_bot_plays_a_match_without_the_server_dependencies() -> None:
     # a script that configured no logging still sees one line per connection and per match end
     assert "Traceback" not in err
     assert len(re.findall(r"INFO belote_bot: 'sdk-only' \(bot \S+\) connected to node", err)) == 1, err
-    ends = re.findall(rf"INFO belote_bot: match {match_id} over: (won|lost) \d+-\d+ \(2 deals\)", err)
+    ends = re.findall(rf"INFO belote_bot: match {match_id} ended: (won|lost) \d+-\d+ \(2 deals\)", err)
     assert len(ends) == 1, err
