@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 from arena.engine.cards import Card
 from belote_bot.bot import Bot
-from belote_bot.client import SDK_VERSION, AuthenticationError, BotError, IllegalAnswerError
+from belote_bot.client import SDK_VERSION
+from belote_bot.errors import AuthenticationError, BotError, IllegalAnswerError
 from belote_bot.events import (
     BidMade,
     CardPlayed,

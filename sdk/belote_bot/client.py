@@ -9,10 +9,8 @@ A dropped stream or an unreachable node is retried with exponential backoff
 and jitter (0.2 s doubling to 30 s); a refused token stops for good with
 :class:`AuthenticationError`.
 
-Where ``act`` runs (see :class:`belote_bot.Bot`): a plain ``act`` in a worker
-thread of the stream's pool, its answer posted back to the event loop; with
-``Bot.act_inline`` on the loop itself; an ``async def act`` as a task on the
-loop. Hooks always run on the loop, in message order. The logger is
+Where ``act`` runs is :mod:`belote_bot.acting`'s business; the hooks run on
+the event loop, in message order. The logger is
 ``logging.getLogger("belote_bot")``.
 """
 
@@ -20,14 +18,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import logging
 import os
 import random
 import threading
 import time
 from collections.abc import Awaitable, Callable, Collection
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import grpc
@@ -35,10 +31,11 @@ import grpc.aio
 from belote.arena.v1 import bot_service_pb2 as bs
 from belote.arena.v1 import bot_service_pb2_grpc
 
-from arena.engine.actions import NO_ACTION
-from belote_bot.bot import ActResult, Bot
+from belote_bot.acting import MODE_TEXT, Acts, act_mode, legal_code
+from belote_bot.bot import Bot
+from belote_bot.errors import AuthenticationError, BotError, IllegalAnswerError
 from belote_bot.events import MatchInfo, MatchResult, Strike, event_from_proto
-from belote_bot.types import Action, Observation
+from belote_bot.types import Observation
 
 __all__ = [
     "DEFAULT_ADDRESS",
@@ -65,18 +62,6 @@ _T = TypeVar("_T")
 _M = TypeVar("_M")
 
 
-class BotError(Exception):
-    """Base class of the SDK's errors."""
-
-
-class AuthenticationError(BotError):
-    """The referee refused the token (UNAUTHENTICATED): the client stops for good."""
-
-
-class IllegalAnswerError(BotError, ValueError):
-    """``act`` returned something that is not one of the legal actions."""
-
-
 def _backoff_delay(attempt: int, rng: random.Random) -> float:
     """Seconds to wait before reconnection ``attempt`` (0, 1, ...): 0.2 s doubling to 30 s, jittered.
 
@@ -93,10 +78,6 @@ async def _wait_stop(stop: StopEvent) -> None:
         return
     while not stop.is_set():
         await asyncio.sleep(0.05)
-
-
-def _reply(request_id: int, code: int) -> bs.ActionReply:
-    return bs.ActionReply(request_id=request_id, action=code)
 
 
 #: what waits to be written: whole messages (Hello, Ping) and answers, batched when written
@@ -128,70 +109,6 @@ def _answers(replies: list[bs.ActionReply]) -> bs.ConnectRequest:
 
 class _SessionEnd(Exception):
     """Why a stream ended (internal)."""
-
-
-class _Stream:
-    """What one stream's life holds: its outbox and the acts still running for it.
-
-    When the stream ends it closes: the answers of acts still running (tasks
-    or threads) are dropped, and its thread pool lets its threads go as their
-    acts return.
-    """
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, threads: int, thread_name: str) -> None:
-        self.loop = loop
-        self.outbox: asyncio.Queue[_Outgoing] = asyncio.Queue()
-        self.tasks: set[asyncio.Task[None]] = set()
-        #: acts submitted to the pool and not answered yet
-        self.in_threads = 0
-        self.open = True
-        self._threads = threads
-        self._thread_name = thread_name
-        self._pool: ThreadPoolExecutor | None = None
-
-    @property
-    def pool(self) -> ThreadPoolExecutor:
-        """The act threads, made on first use; each thread starts when no idle one is left."""
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix=self._thread_name)
-        return self._pool
-
-    def answer(self, request_id: int, code: int) -> None:
-        if self.open:
-            self.outbox.put_nowait(_reply(request_id, code))
-
-    def answered_in_thread(self, request_id: int, code: int) -> None:
-        """On the loop: an act that ran in a thread has its answer."""
-        self.in_threads -= 1
-        self.answer(request_id, code)
-
-    def post(self, callback: Callable[..., None], *args: Any) -> None:
-        """From a worker thread: run ``callback(*args)`` on the loop (dropped once it is closed)."""
-        with contextlib.suppress(RuntimeError):  # the loop is closed: the client has stopped
-            self.loop.call_soon_threadsafe(callback, *args)
-
-    async def close(self) -> int:
-        """Drop what is still running; returns how many requests go unanswered."""
-        self.open = False
-        dropped = len(self.tasks) + self.in_threads
-        for task in self.tasks:
-            task.cancel()
-        await asyncio.gather(*self.tasks, return_exceptions=True)
-        self.tasks.clear()
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-        return dropped
-
-
-def _act_mode(bot: Bot) -> str:
-    """Where ``bot.act`` runs: "async" (a task on the loop), "inline" (on the loop), "thread"."""
-    if inspect.iscoroutinefunction(bot.act):
-        return "async"
-    return "inline" if bot.act_inline else "thread"
-
-
-_MODE_TEXT = {"async": "async act on the event loop", "inline": "act inline on the event loop",
-              "thread": "act in worker threads"}
 
 
 class Client:
@@ -236,8 +153,8 @@ class Client:
         self.welcome: bs.Welcome | None = None
         self._welcomed = False
         self._last_received = 0.0
-        self._mode = _act_mode(bot)
-        self._stream: _Stream | None = None
+        self._mode = act_mode(bot)
+        self._acts: Acts | None = None
         #: this bot's seats of each match it heard start, and the matches whose end was logged
         self._seats: dict[str, set[int]] = {}
         self._ended: dict[str, None] = {}
@@ -292,32 +209,34 @@ class Client:
     async def _session(self) -> str:
         """One stream from Hello to its end; returns why it ended."""
         self._welcomed = False
-        stream = self._stream = _Stream(asyncio.get_running_loop(), 2 * self.concurrency,
-                                        f"belote_bot-act-{self.name}")
+        outbox: asyncio.Queue[_Outgoing] = asyncio.Queue()
+        # a plain act may run in as many threads as twice the seats: every seat can act at once, and
+        # acts the referee stopped waiting for (late answers) do not hold up the next ones
+        acts = self._acts = Acts(self.bot, self._mode, outbox, 2 * self.concurrency,
+                                 f"belote_bot-act-{self.name}")
         self._last_received = time.monotonic()
         channel = self._channel()
         helpers: list[asyncio.Task[None]] = []
-        dropped = 0
         try:
             stub = bot_service_pb2_grpc.BotServiceStub(channel)
             call = stub.Connect(metadata=self._metadata())
-            stream.outbox.put_nowait(bs.ConnectRequest(hello=bs.Hello(
+            outbox.put_nowait(bs.ConnectRequest(hello=bs.Hello(
                 token=self.token, name=self.name, version=self.version, concurrency=self.concurrency,
             )))
             reader = asyncio.ensure_future(self._read(call))
-            writer = asyncio.ensure_future(self._write(call, stream.outbox))
+            writer = asyncio.ensure_future(self._write(call, outbox))
             helpers = [reader, writer]
             if self.ping_interval > 0:
-                helpers.append(asyncio.ensure_future(self._keepalive(stream.outbox)))
+                helpers.append(asyncio.ensure_future(self._keepalive(outbox)))
             done, _ = await asyncio.wait(helpers, return_when=asyncio.FIRST_COMPLETED)
             reason = await self._why_ended(call, reader, writer, done)
-            dropped = stream.in_threads + len(stream.tasks)
+            dropped = acts.pending
             return f"{reason}; {dropped} unanswered requests dropped" if dropped else reason
         finally:
             for task in helpers:
                 task.cancel()
             await asyncio.gather(*helpers, return_exceptions=True)
-            await stream.close()
+            await acts.close()
             await channel.close(grace=None)
 
     async def _why_ended(
@@ -434,7 +353,7 @@ class Client:
         self._peers(tuple(w.peer_addresses))
         log.log(self.info_level, "%r (bot %s) connected to node %s at %s: %d seats at once, %s%s",
                 w.bot_name or self.name, w.bot_id, w.node_id, self.address, self.concurrency,
-                _MODE_TEXT[self._mode], "; seats resumed" if w.resumed else "")
+                MODE_TEXT[self._mode], "; seats resumed" if w.resumed else "")
 
     def _remember_seat(self, match_id: str, seat: int) -> None:
         self._seats.setdefault(match_id, set()).add(seat)
@@ -463,78 +382,9 @@ class Client:
         except Exception:
             log.exception("%s.%s raised", type(self.bot).__name__, name)
 
-    # -------------------------------------------------------------- acting
     def _request(self, request: bs.ActionRequest) -> None:
-        stream = self._stream
-        assert stream is not None
-        obs = Observation(request, time.monotonic())
-        if self._mode == "thread":
-            try:
-                stream.pool.submit(self._act_in_thread, stream, obs)
-            except RuntimeError:  # the pool is shut down: the stream is gone
-                return
-            stream.in_threads += 1
-            return
-        try:
-            result = self.bot.act(obs)
-        except Exception:
-            _log_act_error(obs)
-            stream.answer(obs.request_id, NO_ACTION)
-            return
-        if isinstance(result, Awaitable):
-            self._await_act(stream, obs, result)
-            return
-        stream.answer(obs.request_id, self._code(obs, result))
-
-    def _act_in_thread(self, stream: _Stream, obs: Observation) -> None:
-        """In a worker thread: act, then post the answer (or an awaitable act's result) to the loop."""
-        try:
-            result = self.bot.act(obs)
-        except Exception:
-            _log_act_error(obs)
-            stream.post(stream.answered_in_thread, obs.request_id, NO_ACTION)
-            return
-        if isinstance(result, Awaitable):  # a plain act that returned an awaitable: awaited on the loop
-            stream.post(self._await_from_thread, stream, obs, result)
-            return
-        stream.post(stream.answered_in_thread, obs.request_id, self._code(obs, result))
-
-    def _await_from_thread(self, stream: _Stream, obs: Observation, pending: Awaitable[ActResult]) -> None:
-        stream.in_threads -= 1
-        if not stream.open:
-            if inspect.iscoroutine(pending):
-                pending.close()
-            return
-        self._await_act(stream, obs, pending)
-
-    def _await_act(self, stream: _Stream, obs: Observation, pending: Awaitable[ActResult]) -> None:
-        task = asyncio.ensure_future(self._act_later(stream, obs, pending))
-        stream.tasks.add(task)
-        task.add_done_callback(stream.tasks.discard)
-
-    async def _act_later(self, stream: _Stream, obs: Observation, pending: Awaitable[ActResult]) -> None:
-        try:
-            result = await pending
-        except Exception:
-            _log_act_error(obs)
-            code = NO_ACTION
-        else:
-            code = self._code(obs, result)
-        stream.answer(obs.request_id, code)
-
-    def _code(self, obs: Observation, result: object) -> int:
-        """The code of what ``act`` returned, or ``NO_ACTION`` (logged) if it is not legal."""
-        try:
-            return legal_code(obs, result)
-        except Exception:
-            log.exception("act gave no legal action for match %s, seat %d, request %d; answered as illegal",
-                          obs.match_id, obs.seat, obs.request_id)
-            return NO_ACTION
-
-
-def _log_act_error(obs: Observation) -> None:
-    log.exception("act failed for match %s, seat %d, request %d; answered as illegal",
-                  obs.match_id, obs.seat, obs.request_id)
+        assert self._acts is not None
+        self._acts.request(Observation(request, time.monotonic()))
 
 
 def _match_end_text(result: MatchResult, teams: Collection[int]) -> str:
@@ -559,31 +409,3 @@ def _match_end_text(result: MatchResult, teams: Collection[int]) -> str:
     if both:
         notes.append("this bot played both sides; team 0's score first")
     return f"{outcome} ({'; '.join(notes)})"
-
-
-def legal_code(obs: Observation, result: object) -> int:
-    """The wire code of ``result`` (an Action, its text or its code) if it is legal for ``obs``.
-
-    Raises :class:`IllegalAnswerError` (or the parse error of a malformed text).
-    """
-    if isinstance(result, Action):
-        code = result.code
-    elif isinstance(result, str):
-        code = Action.parse(result).code
-    elif isinstance(result, int) and not isinstance(result, bool):
-        code = int(result)
-    else:
-        raise IllegalAnswerError(
-            f"act returned {result!r}; expected an Action, its text (such as 'JH') or its code"
-        )
-    if code not in obs.legal_codes:
-        legal = ", ".join(map(str, obs.legal_actions)) or "none"
-        raise IllegalAnswerError(f"act returned {_text(code)!r}, illegal for seat {obs.seat}; legal: {legal}")
-    return code
-
-
-def _text(code: int) -> str:
-    try:
-        return str(Action.of(code))
-    except ValueError:
-        return f"code {code}"

@@ -3,7 +3,9 @@
 :class:`Fleet` keeps one :class:`~belote_bot.client.Client` per node: the
 first address, then every peer it names. With ``verbose`` (the default) each
 stream logs one line when it is welcomed and one per match end; a script that
-did not configure :mod:`logging` still sees them on stderr.
+calls :func:`run` without configuring :mod:`logging` still sees them on stderr
+(:func:`run_async`, which runs inside someone else's program, leaves logging
+to it).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 import sys
+import threading
 from collections.abc import Callable, Iterator
 
 import grpc
@@ -24,35 +27,44 @@ __all__ = ["Fleet", "run", "run_async"]
 log = logging.getLogger("belote_bot")
 
 _LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
-_stderr_users = 0
-_stderr_handler: logging.Handler | None = None
-_saved_level = logging.NOTSET
+_stderr_lock = threading.Lock()
+#: the handler run() added, how many run() calls use it, and the logger level it replaced
+_stderr: tuple[logging.Handler, int, int] | None = None
 
 
 @contextlib.contextmanager
 def _default_logging(verbose: bool) -> Iterator[None]:
     """While a bot plays: if nothing configured logging (no handler on the ``belote_bot`` logger
     or the root), send the SDK's INFO lines to stderr, so a plain script shows them."""
-    global _stderr_users, _stderr_handler, _saved_level
-    if _stderr_handler is None and (not verbose or log.handlers or logging.getLogger().handlers):
-        yield
-        return
-    if _stderr_handler is None:
-        _stderr_handler = logging.StreamHandler(sys.stderr)
-        _stderr_handler.setFormatter(logging.Formatter(_LOG_FORMAT))
-        log.addHandler(_stderr_handler)
-        _saved_level = log.level
-        if log.getEffectiveLevel() > logging.INFO:
-            log.setLevel(logging.INFO)
-    _stderr_users += 1
+    global _stderr
+    with _stderr_lock:
+        if _stderr is None:
+            if not verbose or log.handlers or logging.getLogger().handlers:
+                joined = False
+            else:
+                stream_handler = logging.StreamHandler(sys.stderr)
+                stream_handler.setFormatter(logging.Formatter(_LOG_FORMAT))
+                log.addHandler(stream_handler)
+                _stderr = (stream_handler, 1, log.level)
+                if log.getEffectiveLevel() > logging.INFO:
+                    log.setLevel(logging.INFO)
+                joined = True
+        else:
+            _stderr = (_stderr[0], _stderr[1] + 1, _stderr[2])
+            joined = True
     try:
         yield
     finally:
-        _stderr_users -= 1
-        if _stderr_users == 0 and _stderr_handler is not None:
-            log.removeHandler(_stderr_handler)
-            log.setLevel(_saved_level)
-            _stderr_handler = None
+        if joined:
+            with _stderr_lock:
+                assert _stderr is not None
+                handler, users, level = _stderr
+                if users > 1:
+                    _stderr = (handler, users - 1, level)
+                else:
+                    log.removeHandler(handler)
+                    log.setLevel(level)
+                    _stderr = None
 
 
 class Fleet:
@@ -117,17 +129,18 @@ async def run_async(
     With ``all_nodes`` (the default) the bot also connects to every other node
     the first one names, so any node of a cluster can seat it. ``verbose``
     logs one line per connection and one per match end (INFO); without it,
-    only warnings (strikes, lost streams) and errors. Raises
-    :class:`~belote_bot.AuthenticationError` when the referee refuses the token.
+    only warnings (strikes, lost streams) and errors. It leaves the logging
+    set-up to the program that runs it (:func:`run` adds a stderr handler when
+    there is none). Raises :class:`~belote_bot.AuthenticationError` when the
+    referee refuses the token.
     """
-    with _default_logging(verbose):
-        if not all_nodes:
-            client = Client(bot, address, token, concurrency, name=name, credentials=credentials,
-                            verbose=verbose)
-            await client.run(stop)
-            return
-        fleet = Fleet(bot, token, concurrency, name=name, credentials=credentials, verbose=verbose)
-        await fleet.run(address, stop)
+    if not all_nodes:
+        client = Client(bot, address, token, concurrency, name=name, credentials=credentials,
+                        verbose=verbose)
+        await client.run(stop)
+        return
+    fleet = Fleet(bot, token, concurrency, name=name, credentials=credentials, verbose=verbose)
+    await fleet.run(address, stop)
 
 
 def run(
@@ -138,7 +151,8 @@ def run(
 ) -> None:
     """Play ``bot`` on the referee at ``address`` until Ctrl-C or ``stop`` (see :func:`run_async`).
 
-    Blocks. Ctrl-C stops cleanly (no traceback). The event loop is asyncio's
+    Blocks. Ctrl-C stops cleanly (no traceback). If nothing configured
+    :mod:`logging`, the SDK's lines go to stderr while it runs. The event loop is asyncio's
     default one; pass ``loop_factory=uvloop.new_event_loop`` for uvloop's (the
     SDK itself never imports it).
     """
