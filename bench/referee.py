@@ -187,11 +187,14 @@ async def _raw_clients(plan: ClientPlan) -> None:
 async def _sdk_clients(plan: ClientPlan) -> None:
     import logging
 
-    from belote_bot import Bot, Client, Observation
+    from belote_bot import Bot, Observation
+    from belote_bot.client import Client
 
     logging.getLogger("belote_bot").setLevel(logging.ERROR)  # no "lost the stream" as the bench ends
 
     class InstantBot(Bot):
+        act_inline = True  # microseconds: no thread hop, as the built-in bots
+
         def act(self, obs: Observation) -> int:
             return instant_action(obs.raw)
 

@@ -14,7 +14,9 @@ The whole job is one class with one method::
 (``bids``, ``plays``, ``trick``, ``tricks``, ``trump``, ``taker``, scores) and
 ``legal_actions``, a list of :class:`Action` that print as the record text
 (``"pass"``, ``"90H"``, ``"coinche"``, ``"JH"``, ``"KH belote"``). ``act`` may
-return an Action, its text or its code, and may be ``async``. Optional hooks:
+return an Action, its text or its code. A plain ``act`` runs in a worker
+thread, so a slow search never holds up the bot's other seats; an ``async
+def act`` runs on the event loop (see :class:`Bot`). Optional hooks:
 ``on_match_start``, ``on_event``, ``on_strike``, ``on_match_end`` (see
 :class:`Bot`). ``obs.to_engine()`` gives the engine's observation, so
 :mod:`arena.engine` players and searchers work unchanged.
@@ -27,16 +29,9 @@ come from ``BELOTE_TOKEN``).
 from typing import TYPE_CHECKING, Any
 
 from arena.engine.cards import Card
-from belote_bot.bot import ActResult, Bot
-from belote_bot.client import (
-    SDK_VERSION,
-    AuthenticationError,
-    BotError,
-    Client,
-    IllegalAnswerError,
-    run,
-    run_async,
-)
+from belote_bot.bot import Bot
+from belote_bot.client import SDK_VERSION
+from belote_bot.errors import AuthenticationError, BotError, IllegalAnswerError
 from belote_bot.events import (
     BidMade,
     CardPlayed,
@@ -50,7 +45,8 @@ from belote_bot.events import (
     StrikeGiven,
     TrickCompleted,
 )
-from belote_bot.types import INVALID_ACTION, Action, Observation, ShownMeld, Trick
+from belote_bot.fleet import run, run_async
+from belote_bot.types import Action, Observation, ShownMeld, Trick
 
 if TYPE_CHECKING:
     from belote_bot.bots.heuristic import HeuristicBot
@@ -68,9 +64,8 @@ def __getattr__(name: str) -> Any:
         return getattr(bots, name)
     raise AttributeError(f"module 'belote_bot' has no attribute {name!r}")
 
+
 __all__ = [
-    "INVALID_ACTION",
-    "ActResult",
     "Action",
     "AuthenticationError",
     "BidMade",
@@ -78,7 +73,6 @@ __all__ = [
     "BotError",
     "Card",
     "CardPlayed",
-    "Client",
     "DealEnded",
     "DealStarted",
     "DeclarationsShown",

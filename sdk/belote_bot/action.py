@@ -7,7 +7,6 @@ prints as the record text (``pass``, ``90H``, ``capotS``, ``coinche``, ``JH``,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from arena.engine import actions as A
@@ -15,11 +14,7 @@ from arena.engine.actions import format_action, parse_action
 from arena.engine.cards import CARDS, SUITS, Card
 from arena.engine.errors import ActionError
 
-__all__ = ["INVALID_ACTION", "Action", "legal_texts"]
-
-
-#: the reply code that says "no legal answer": the referee counts a strike at once
-INVALID_ACTION = 0xFFFFFFFF
+__all__ = ["Action"]
 
 _CARD_CODE_LIMIT = 1 << (A.DECL_SHIFT + 8)  # card, belote, rebelote, four 2-bit declaration counts
 _FIRST_VALUE_BID = A.bid_action(80, 0)
@@ -149,7 +144,3 @@ class Action:
 
 
 _ACTIONS: dict[int, Action] = {}
-
-
-def legal_texts(actions: Sequence[Action]) -> str:
-    return ", ".join(map(str, actions)) or "none"

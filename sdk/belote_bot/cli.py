@@ -9,7 +9,8 @@ import sys
 from collections.abc import Callable, Sequence
 
 from belote_bot.bot import Bot
-from belote_bot.client import DEFAULT_ADDRESS, TOKEN_ENV, AuthenticationError, run
+from belote_bot.client import DEFAULT_ADDRESS, TOKEN_ENV, AuthenticationError
+from belote_bot.fleet import run
 
 __all__ = ["bot_main"]
 

@@ -1,4 +1,4 @@
-"""Connect a bot to a referee node and answer its requests: :func:`run`, :func:`run_async`.
+"""One bot's stream to one referee node: :class:`Client`.
 
 One bidirectional ``BotService.Connect`` stream carries everything: the bot's
 Hello (token, name, version, concurrency), then the referee's action requests
@@ -7,7 +7,11 @@ as ``act`` returns. Requests come one per message or several in one (a
 batch); the answers ready at the same moment go out together in one message.
 A dropped stream or an unreachable node is retried with exponential backoff
 and jitter (0.2 s doubling to 30 s); a refused token stops for good with
-:class:`AuthenticationError`. The logger is ``logging.getLogger("belote_bot")``.
+:class:`AuthenticationError`.
+
+Where ``act`` runs is :mod:`belote_bot.acting`'s business; the hooks run on
+the event loop, in message order. The logger is
+``logging.getLogger("belote_bot")``.
 """
 
 from __future__ import annotations
@@ -17,10 +21,9 @@ import contextlib
 import logging
 import os
 import random
-import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any, TypeVar
 
 import grpc
@@ -28,9 +31,11 @@ import grpc.aio
 from belote.arena.v1 import bot_service_pb2 as bs
 from belote.arena.v1 import bot_service_pb2_grpc
 
-from belote_bot.bot import ActResult, Bot
+from belote_bot.acting import MODE_TEXT, Acts, act_mode, legal_code
+from belote_bot.bot import Bot
+from belote_bot.errors import AuthenticationError, BotError, IllegalAnswerError
 from belote_bot.events import MatchInfo, MatchResult, Strike, event_from_proto
-from belote_bot.types import INVALID_ACTION, Action, Observation, legal_texts
+from belote_bot.types import Observation
 
 __all__ = [
     "DEFAULT_ADDRESS",
@@ -39,9 +44,7 @@ __all__ = [
     "BotError",
     "Client",
     "IllegalAnswerError",
-    "backoff_delay",
-    "run",
-    "run_async",
+    "legal_code",
 ]
 
 log = logging.getLogger("belote_bot")
@@ -51,25 +54,15 @@ DEFAULT_ADDRESS = "localhost:50051"
 TOKEN_ENV = "BELOTE_TOKEN"
 INITIAL_BACKOFF = 0.2
 MAX_BACKOFF = 30.0
+#: match ids remembered to log a match end once when the bot holds several seats of it
+_REMEMBERED_MATCHES = 1024
 
 StopEvent = asyncio.Event | threading.Event
 _T = TypeVar("_T")
 _M = TypeVar("_M")
 
 
-class BotError(Exception):
-    """Base class of the SDK's errors."""
-
-
-class AuthenticationError(BotError):
-    """The referee refused the token (UNAUTHENTICATED): the client stops for good."""
-
-
-class IllegalAnswerError(BotError, ValueError):
-    """``act`` returned something that is not one of the legal actions."""
-
-
-def backoff_delay(attempt: int, rng: random.Random) -> float:
+def _backoff_delay(attempt: int, rng: random.Random) -> float:
     """Seconds to wait before reconnection ``attempt`` (0, 1, ...): 0.2 s doubling to 30 s, jittered.
 
     The jitter draws from the upper half of the step, so many bots dropped at
@@ -85,10 +78,6 @@ async def _wait_stop(stop: StopEvent) -> None:
         return
     while not stop.is_set():
         await asyncio.sleep(0.05)
-
-
-def _reply(request_id: int, code: int) -> bs.ActionReply:
-    return bs.ActionReply(request_id=request_id, action=code)
 
 
 #: what waits to be written: whole messages (Hello, Ping) and answers, batched when written
@@ -125,15 +114,20 @@ class _SessionEnd(Exception):
 class Client:
     """One bot's connection to one referee node, reconnecting until stopped.
 
-    :func:`run_async` is ``Client(...).run(stop)``. What the node said in its
-    Welcome is kept: :attr:`bot_id`, :attr:`node_id`, :attr:`peer_addresses`
-    (the other nodes, for multi-node work to come).
+    :func:`belote_bot.run_async` with ``all_nodes=False`` is
+    ``Client(...).run(stop)``. What the node said in its Welcome is kept:
+    :attr:`welcome`, :attr:`bot_id`, :attr:`node_id`, :attr:`peer_addresses`
+    (the other nodes, for multi-node work to come). A plain ``act`` runs in
+    the stream's pool of ``2 * concurrency`` threads (each started only when
+    no idle one is left): every seat can act at once, and acts the referee
+    stopped waiting for do not hold up the next ones.
     """
 
     def __init__(
         self, bot: Bot, address: str = DEFAULT_ADDRESS, token: str | None = None, concurrency: int = 4,
         *, name: str | None = None, credentials: grpc.ChannelCredentials | None = None,
         ping_interval: float = 20.0, silence_timeout: float = 65.0, rng: random.Random | None = None,
+        verbose: bool = True,
     ) -> None:
         if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
             raise ValueError(
@@ -149,6 +143,8 @@ class Client:
         self.ping_interval = ping_interval
         self.silence_timeout = silence_timeout
         self.rng = rng or random.Random()
+        #: the level of the connection and match-end lines: INFO, or DEBUG when not verbose
+        self.info_level = logging.INFO if verbose else logging.DEBUG
         self.bot_id = ""
         self.node_id = ""
         self.peer_addresses: tuple[str, ...] = ()
@@ -157,8 +153,11 @@ class Client:
         self.welcome: bs.Welcome | None = None
         self._welcomed = False
         self._last_received = 0.0
-        self._outbox: asyncio.Queue[_Outgoing] = asyncio.Queue()
-        self._act_tasks: set[asyncio.Task[None]] = set()
+        self._mode = act_mode(bot)
+        self._acts: Acts | None = None
+        #: this bot's seats of each match it heard start, and the matches whose end was logged
+        self._seats: dict[str, set[int]] = {}
+        self._ended: dict[str, None] = {}
 
     # ------------------------------------------------------------- the loop
     async def run(self, stop: StopEvent | None = None) -> None:
@@ -177,12 +176,12 @@ class Client:
                     waiting.add(stop_task)
                 await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
                 if not session.done():
-                    log.info("stopping")
+                    log.debug("stopping the stream to %s", self.address)
                     return
                 reason = session.result()  # AuthenticationError propagates
                 if self._welcomed:
                     attempt = 0
-                delay = backoff_delay(attempt, self.rng)
+                delay = _backoff_delay(attempt, self.rng)
                 attempt += 1
                 log.warning("%s; reconnecting to %s in %.1f s", reason, self.address, delay)
                 if stop_task is None:
@@ -190,7 +189,7 @@ class Client:
                 else:
                     done, _ = await asyncio.wait({stop_task}, timeout=delay)
                     if done:
-                        log.info("stopping")
+                        log.debug("stopping the stream to %s", self.address)
                         return
         finally:
             for task in (session, stop_task):
@@ -210,31 +209,34 @@ class Client:
     async def _session(self) -> str:
         """One stream from Hello to its end; returns why it ended."""
         self._welcomed = False
-        self._outbox = asyncio.Queue()
+        outbox: asyncio.Queue[_Outgoing] = asyncio.Queue()
+        # a plain act may run in as many threads as twice the seats: every seat can act at once, and
+        # acts the referee stopped waiting for (late answers) do not hold up the next ones
+        acts = self._acts = Acts(self.bot, self._mode, outbox, 2 * self.concurrency,
+                                 f"belote_bot-act-{self.name}")
         self._last_received = time.monotonic()
         channel = self._channel()
         helpers: list[asyncio.Task[None]] = []
         try:
             stub = bot_service_pb2_grpc.BotServiceStub(channel)
             call = stub.Connect(metadata=self._metadata())
-            self._outbox.put_nowait(bs.ConnectRequest(hello=bs.Hello(
+            outbox.put_nowait(bs.ConnectRequest(hello=bs.Hello(
                 token=self.token, name=self.name, version=self.version, concurrency=self.concurrency,
             )))
             reader = asyncio.ensure_future(self._read(call))
-            writer = asyncio.ensure_future(self._write(call))
+            writer = asyncio.ensure_future(self._write(call, outbox))
             helpers = [reader, writer]
             if self.ping_interval > 0:
-                helpers.append(asyncio.ensure_future(self._keepalive()))
+                helpers.append(asyncio.ensure_future(self._keepalive(outbox)))
             done, _ = await asyncio.wait(helpers, return_when=asyncio.FIRST_COMPLETED)
-            return await self._why_ended(call, reader, writer, done)
+            reason = await self._why_ended(call, reader, writer, done)
+            dropped = acts.pending
+            return f"{reason}; {dropped} unanswered requests dropped" if dropped else reason
         finally:
-            tasks = [*helpers, *self._act_tasks]
-            for task in tasks:
+            for task in helpers:
                 task.cancel()
-            if self._act_tasks:
-                log.info("dropping %d unanswered requests of the lost stream", len(self._act_tasks))
-            await asyncio.gather(*tasks, return_exceptions=True)
-            self._act_tasks.clear()
+            await asyncio.gather(*helpers, return_exceptions=True)
+            await acts.close()
             await channel.close(grace=None)
 
     async def _why_ended(
@@ -274,9 +276,11 @@ class Client:
             return f"cannot reach the referee at {self.address} ({code.name}: {details})"
         return f"the referee at {self.address} refused the stream ({code.name}: {details})"
 
-    async def _write(self, call: grpc.aio.StreamStreamCall[bs.ConnectRequest, bs.ConnectResponse]) -> None:
+    async def _write(
+        self, call: grpc.aio.StreamStreamCall[bs.ConnectRequest, bs.ConnectResponse],
+        outbox: asyncio.Queue[_Outgoing],
+    ) -> None:
         """Write what is queued; the answers pending at each write go out in one message."""
-        outbox = self._outbox
         while True:
             items = [await outbox.get()]
             await asyncio.sleep(0)  # one pass of the loop: the answers already due join this write
@@ -285,7 +289,7 @@ class Client:
             for message in _messages(items):
                 await call.write(message)
 
-    async def _keepalive(self) -> None:
+    async def _keepalive(self, outbox: asyncio.Queue[_Outgoing]) -> None:
         """Ping when the stream is quiet; give up on a referee silent for ``silence_timeout``."""
         nonce = 0
         while True:
@@ -295,7 +299,7 @@ class Client:
                 raise _SessionEnd(f"no message from the referee for {quiet:.0f} s")
             if quiet >= self.ping_interval:
                 nonce += 1
-                self._outbox.put_nowait(bs.ConnectRequest(ping=bs.Ping(nonce=nonce)))
+                outbox.put_nowait(bs.ConnectRequest(ping=bs.Ping(nonce=nonce)))
 
     async def _read(self, call: grpc.aio.StreamStreamCall[bs.ConnectRequest, bs.ConnectResponse]) -> None:
         while True:
@@ -303,10 +307,10 @@ class Client:
             if not isinstance(message, bs.ConnectResponse):  # grpc.aio.EOF: the referee closed the stream
                 return
             self._last_received = time.monotonic()
-            await self.handle(message)
+            await self._handle(message)
 
     # ------------------------------------------------------------ messages
-    async def handle(self, message: bs.ConnectResponse) -> None:
+    async def _handle(self, message: bs.ConnectResponse) -> None:
         """Deliver one message from the referee: its events first, then its main part, then
         its batch of action requests (``action_requests``), in order."""
         for event in message.events:
@@ -318,20 +322,20 @@ class Client:
             self._welcome(message.welcome)
         elif kind == "match_started":
             m = message.match_started
-            log.info("match %s started: seat %d, players %s", m.match_id, m.seat, ", ".join(m.players))
+            self._remember_seat(m.match_id, m.seat)
+            log.debug("match %s started: seat %d, players %s", m.match_id, m.seat, ", ".join(m.players))
             await self._hook("on_match_start", self.bot.on_match_start, MatchInfo.from_proto, m)
         elif kind == "match_ended":
-            e = message.match_ended
-            r = e.result
-            log.info("match %s ended for seat %d: %s %s%s", e.match_id, e.seat, r.reason,
-                     "-".join(map(str, r.totals)), f" ({r.detail})" if r.detail else "")
-            await self._hook("on_match_end", self.bot.on_match_end, MatchResult.from_proto, e)
+            result = MatchResult.from_proto(message.match_ended)
+            self._log_match_end(result)
+            await self._hook("on_match_end", self.bot.on_match_end, lambda r: r, result)
         elif kind == "strike":
-            s = message.strike
-            log.warning("strike %d of %d in match %s, seat %d, request %d: %s (fallback %s played)",
-                        s.strikes, s.max_strikes, s.match_id, s.seat, s.request_id, s.reason,
-                        _text(s.fallback_action))
-            await self._hook("on_strike", self.bot.on_strike, Strike.from_proto, s)
+            strike = Strike.from_proto(message.strike)
+            log.warning("strike %d of %d in match %s, seat %d, request %d (%s): %s%s; fallback %s played",
+                        strike.strikes, strike.max_strikes, strike.match_id, strike.seat, strike.request_id,
+                        strike.kind, strike.reason, f" ({strike.detail})" if strike.detail else "",
+                        strike.fallback_action or "none")
+            await self._hook("on_strike", self.bot.on_strike, lambda s: s, strike)
         elif kind == "peers":
             self._peers(tuple(message.peers.addresses))
         for request in message.action_requests:
@@ -347,8 +351,25 @@ class Client:
         self.welcome = w
         self.bot_id, self.node_id = w.bot_id, w.node_id
         self._peers(tuple(w.peer_addresses))
-        log.info("connected to %s as %r (bot %s, node %s)%s", self.address, w.bot_name or self.name,
-                 w.bot_id, w.node_id, "; seats resumed" if w.resumed else "")
+        log.log(self.info_level, "%r (bot %s) connected to node %s at %s: %d seats at once, %s%s",
+                w.bot_name or self.name, w.bot_id, w.node_id, self.address, self.concurrency,
+                MODE_TEXT[self._mode], "; seats resumed" if w.resumed else "")
+
+    def _remember_seat(self, match_id: str, seat: int) -> None:
+        self._seats.setdefault(match_id, set()).add(seat)
+        while len(self._seats) > _REMEMBERED_MATCHES:  # matches whose end never came (a lost stream)
+            del self._seats[next(iter(self._seats))]
+
+    def _log_match_end(self, result: MatchResult) -> None:
+        """One line per match, however many of its seats this bot holds."""
+        if result.match_id in self._ended:
+            return
+        self._ended[result.match_id] = None
+        while len(self._ended) > _REMEMBERED_MATCHES:
+            del self._ended[next(iter(self._ended))]
+        seats = self._seats.pop(result.match_id, None) or {result.seat}
+        log.log(self.info_level, "match %s ended: %s", result.match_id,
+                _match_end_text(result, {s & 1 for s in seats}))
 
     async def _hook(
         self, name: str, hook: Callable[[_T], Awaitable[None] | None], convert: Callable[[_M], _T], msg: _M,
@@ -362,164 +383,29 @@ class Client:
             log.exception("%s.%s raised", type(self.bot).__name__, name)
 
     def _request(self, request: bs.ActionRequest) -> None:
-        received = time.monotonic()
-        obs: Observation | None = None
-        try:
-            obs = Observation(request, received)
-            result = self.bot.act(obs)
-        except Exception:
-            log.exception("act failed for match %s, seat %d, request %d; answered as illegal",
-                          request.match_id, request.seat, request.request_id)
-            self._outbox.put_nowait(_reply(request.request_id, INVALID_ACTION))
-            return
-        if isinstance(result, Awaitable):
-            task = asyncio.ensure_future(self._act_later(obs, result))
-            self._act_tasks.add(task)
-            task.add_done_callback(self._act_tasks.discard)
-            return
-        self._outbox.put_nowait(_reply(request.request_id, self._code(obs, result)))
-
-    async def _act_later(self, obs: Observation, pending: Awaitable[ActResult]) -> None:
-        try:
-            result = await pending
-        except Exception:
-            log.exception("act failed for match %s, seat %d, request %d; answered as illegal",
-                          obs.match_id, obs.seat, obs.request_id)
-            code = INVALID_ACTION
-        else:
-            code = self._code(obs, result)
-        self._outbox.put_nowait(_reply(obs.request_id, code))
-
-    def _code(self, obs: Observation, result: object) -> int:
-        """The code of what ``act`` returned, or :data:`INVALID_ACTION` (logged) if it is not legal."""
-        try:
-            return legal_code(obs, result)
-        except Exception:
-            log.exception("act gave no legal action for match %s, seat %d, request %d; answered as illegal",
-                          obs.match_id, obs.seat, obs.request_id)
-            return INVALID_ACTION
+        assert self._acts is not None
+        self._acts.request(Observation(request, time.monotonic()))
 
 
-def legal_code(obs: Observation, result: object) -> int:
-    """The wire code of ``result`` (an Action, its text or its code) if it is legal for ``obs``.
-
-    Raises :class:`IllegalAnswerError` (or the parse error of a malformed text).
-    """
-    if isinstance(result, Action):
-        code = result.code
-    elif isinstance(result, str):
-        code = Action.parse(result).code
-    elif isinstance(result, int) and not isinstance(result, bool):
-        code = int(result)
+def _match_end_text(result: MatchResult, teams: Collection[int]) -> str:
+    """How a match ended, from the side of the bot's team (both sides: from team 0's)."""
+    both = len(teams) > 1
+    team = 0 if both else next(iter(teams))
+    totals = list(result.totals) + [0] * (2 - len(result.totals))
+    score = f"{totals[team]}-{totals[1 - team]}"
+    if result.reason == "aborted":
+        outcome = f"aborted at {score}"
+    elif result.winner is None:
+        outcome = f"drawn {score}"
+    elif both:
+        outcome = f"team {result.winner} won, {score}"
     else:
-        raise IllegalAnswerError(
-            f"act returned {result!r}; expected an Action, its text (such as 'JH') or its code"
-        )
-    if code not in obs.legal_codes:
-        legal = legal_texts(obs.legal_actions)
-        raise IllegalAnswerError(f"act returned {_text(code)!r}, illegal for seat {obs.seat}; legal: {legal}")
-    return code
-
-
-def _text(code: int) -> str:
-    try:
-        return str(Action.of(code))
-    except ValueError:
-        return f"code {code}"
-
-
-async def run_async(
-    bot: Bot, address: str = DEFAULT_ADDRESS, token: str | None = None, concurrency: int = 4, *,
-    name: str | None = None, stop: StopEvent | None = None,
-    credentials: grpc.ChannelCredentials | None = None, all_nodes: bool = True,
-) -> None:
-    """Play ``bot`` on the referee at ``address`` until ``stop`` is set or the task is cancelled.
-
-    ``token`` defaults to the ``BELOTE_TOKEN`` environment variable;
-    ``concurrency`` is how many seats this process plays at once; ``name``
-    overrides ``bot.name``; ``credentials`` makes the channel TLS. With
-    ``all_nodes`` (the default) the bot also connects to every other node the
-    first one names, so any node of a cluster can seat it. Raises
-    :class:`AuthenticationError` when the referee refuses the token.
-    """
-    if not all_nodes:
-        await Client(bot, address, token, concurrency, name=name, credentials=credentials).run(stop)
-        return
-    fleet = Fleet(bot, token, concurrency, name=name, credentials=credentials)
-    await fleet.run(address, stop)
-
-
-class Fleet:
-    """One :class:`Client` per referee node: the first address, then every peer it names.
-
-    Any node can then seat the bot. Each node gets ``concurrency`` seats.
-    """
-
-    def __init__(
-        self, bot: Bot, token: str | None, concurrency: int, *, name: str | None = None,
-        credentials: grpc.ChannelCredentials | None = None,
-    ) -> None:
-        self.bot = bot
-        self.token = token
-        self.concurrency = concurrency
-        self.name = name
-        self.credentials = credentials
-        self.clients: dict[str, Client] = {}
-        self._tasks: dict[str, asyncio.Task[None]] = {}
-        self._stop: StopEvent | None = None
-
-    def _add(self, address: str) -> None:
-        if address in self.clients:
-            return
-        client = Client(self.bot, address, self.token, self.concurrency, name=self.name,
-                        credentials=self.credentials)
-        client.on_peers = self._on_peers
-        self.clients[address] = client
-        self._tasks[address] = asyncio.ensure_future(client.run(self._stop))
-        if len(self.clients) > 1:
-            log.info("also connecting to node %s", address)
-
-    def _on_peers(self, addresses: tuple[str, ...]) -> None:
-        for address in addresses:
-            self._add(address)
-
-    async def run(self, address: str, stop: StopEvent | None = None) -> None:
-        self._stop = stop
-        self._add(address)
-        try:
-            first = self._tasks[address]
-            await first  # AuthenticationError on the first node propagates
-            await asyncio.gather(*self._tasks.values(), return_exceptions=True)
-        finally:
-            for task in self._tasks.values():
-                if not task.done():
-                    task.cancel()
-            await asyncio.gather(*self._tasks.values(), return_exceptions=True)
-
-
-def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
-    if sys.platform == "win32":
-        return None
-    try:
-        import uvloop
-    except ImportError:
-        return None
-    factory: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
-    return factory
-
-
-def run(
-    bot: Bot, address: str = DEFAULT_ADDRESS, token: str | None = None, concurrency: int = 4, *,
-    name: str | None = None, stop: StopEvent | None = None,
-    credentials: grpc.ChannelCredentials | None = None,
-) -> None:
-    """Play ``bot`` on the referee at ``address`` until Ctrl-C or ``stop`` (see :func:`run_async`).
-
-    Blocks. Ctrl-C stops cleanly (no traceback); uses uvloop when installed.
-    """
-    coro = run_async(bot, address, token, concurrency, name=name, stop=stop, credentials=credentials)
-    try:
-        with asyncio.Runner(loop_factory=_loop_factory()) as runner:
-            runner.run(coro)
-    except KeyboardInterrupt:
-        log.info("stopped (interrupted)")
+        outcome = f"{'won' if result.winner == team else 'lost'} {score}"
+    if result.reason == "forfeit" and result.forfeit_seat is not None:
+        outcome += f" by forfeit of seat {result.forfeit_seat}"
+    notes = [f"{result.deals} deals"]
+    if result.detail:
+        notes.append(result.detail)
+    if both:
+        notes.append("this bot played both sides; team 0's score first")
+    return f"{outcome} ({'; '.join(notes)})"

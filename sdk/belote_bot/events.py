@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, TypeAlias
 
 from belote.arena.v1 import bot_service_pb2, game_pb2
 
@@ -41,6 +41,7 @@ __all__ = [
     "MatchResult",
     "Strike",
     "StrikeGiven",
+    "StrikeKind",
     "TrickCompleted",
     "event_from_proto",
     "ruleset_from_proto",
@@ -52,6 +53,22 @@ def _action(code: int) -> Action | None:
         return Action.of(code)
     except EngineError:
         return None
+
+
+#: why a seat got a strike: no answer in time, an answer not among the legal actions, the
+#: no-action code (what the SDK answers when ``act`` raises or returns something illegal),
+#: or a reason this SDK does not know
+StrikeKind: TypeAlias = Literal["late", "illegal", "no_action", "unspecified"]
+
+_STRIKE_KINDS: dict[int, StrikeKind] = {
+    game_pb2.STRIKE_REASON_LATE: "late",
+    game_pb2.STRIKE_REASON_ILLEGAL: "illegal",
+    game_pb2.STRIKE_REASON_NO_ACTION: "no_action",
+}
+
+
+def _strike_kind(value: int) -> StrikeKind:
+    return _STRIKE_KINDS.get(value, "unspecified")
 
 
 def ruleset_from_proto(msg: game_pb2.Ruleset) -> Ruleset | None:
@@ -145,8 +162,14 @@ class Strike:
     match_id: str
     seat: int
     request_id: int
+    #: "late", "illegal", "no_action" or "unspecified"
+    kind: StrikeKind
+    #: the public sentence, as in :class:`StrikeGiven`
     reason: str
+    #: for this bot only: what it answered and what was legal ("answered 'AS'; legal: 7H, KH")
+    detail: str
     fallback_action: Action | None
+    #: the strikes of this seat's team so far, and how many forfeit the match
     strikes: int
     max_strikes: int
     raw: bot_service_pb2.Strike = field(repr=False, compare=False)
@@ -154,9 +177,9 @@ class Strike:
     @classmethod
     def from_proto(cls, msg: bot_service_pb2.Strike) -> Strike:
         return cls(
-            match_id=msg.match_id, seat=msg.seat, request_id=msg.request_id, reason=msg.reason,
-            fallback_action=_action(msg.fallback_action), strikes=msg.strikes,
-            max_strikes=msg.max_strikes, raw=msg,
+            match_id=msg.match_id, seat=msg.seat, request_id=msg.request_id, kind=_strike_kind(msg.kind),
+            reason=msg.reason, detail=msg.detail, fallback_action=_action(msg.fallback_action),
+            strikes=msg.strikes, max_strikes=msg.max_strikes, raw=msg,
         )
 
 
@@ -222,6 +245,8 @@ class DealEnded(Event):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StrikeGiven(Event):
     seat: int
+    #: "late", "illegal", "no_action" or "unspecified"
+    kind: StrikeKind
     reason: str
     fallback_action: Action | None
     strikes: int
@@ -267,6 +292,6 @@ def event_from_proto(msg: game_pb2.PublicEvent) -> Event:
                          outcome=_outcome(e.outcome_json), outcome_json=e.outcome_json)
     if kind == "strike_given":
         g = msg.strike_given
-        return StrikeGiven(**base, seat=g.seat, reason=g.reason,
+        return StrikeGiven(**base, seat=g.seat, kind=_strike_kind(g.kind), reason=g.reason,
                            fallback_action=_action(g.fallback_action), strikes=g.strikes)
     return Event(**base)

@@ -30,9 +30,9 @@ from arena.engine.errors import ActionError
 from arena.engine.observation import Observation as EngineObservation
 from belote_bot.action import Action
 
-__all__ = ["PHASE_NAMES", "Observation", "ShownMeld", "Trick", "shown_melds"]
+__all__ = ["Observation", "ShownMeld", "Trick", "shown_melds"]
 
-PHASE_NAMES = {
+_PHASE_NAMES = {
     game_pb2.PHASE_BIDDING: "bidding",
     game_pb2.PHASE_PLAY: "play",
     game_pb2.PHASE_OVER: "over",
@@ -162,7 +162,7 @@ class Observation:
     @cached_property
     def phase(self) -> str:
         """"bidding", "play" or "over"."""
-        return PHASE_NAMES.get(self.proto.phase, "over")
+        return _PHASE_NAMES.get(self.proto.phase, "over")
 
     @property
     def deal_index(self) -> int:

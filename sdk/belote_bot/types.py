@@ -3,15 +3,7 @@
 See :mod:`belote_bot.action` and :mod:`belote_bot.observation`.
 """
 
-from belote_bot.action import INVALID_ACTION, Action, legal_texts
-from belote_bot.observation import PHASE_NAMES, Observation, ShownMeld, Trick
+from belote_bot.action import Action
+from belote_bot.observation import Observation, ShownMeld, Trick
 
-__all__ = [
-    "INVALID_ACTION",
-    "PHASE_NAMES",
-    "Action",
-    "Observation",
-    "ShownMeld",
-    "Trick",
-    "legal_texts",
-]
+__all__ = ["Action", "Observation", "ShownMeld", "Trick"]

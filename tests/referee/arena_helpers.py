@@ -20,7 +20,8 @@ from belote.arena.v1 import arena_service_pb2_grpc as agrpc
 from belote.arena.v1 import bot_service_pb2 as bpb
 from belote.arena.v1 import bot_service_pb2_grpc as bgrpc
 from belote.arena.v1 import game_pb2 as gpb
-from belote_bot import Action, Bot, Client, HeuristicBot, MatchResult, Observation, RandomBot, Strike
+from belote_bot import Action, Bot, HeuristicBot, MatchResult, Observation, RandomBot, Strike
+from belote_bot.client import Client
 
 from arena.harness import LocalArena
 from arena.records import MatchRecord, TimeControl

@@ -7,7 +7,8 @@ from typing import Any
 
 from belote.arena.v1 import bot_service_pb2 as bs
 from belote.arena.v1 import game_pb2 as pb
-from belote_bot import Client, Event, Observation, RandomBot
+from belote_bot import Event, Observation, RandomBot
+from belote_bot.client import Client
 
 from arena.engine import Match, Ruleset, format_action
 
@@ -73,7 +74,7 @@ async def slow_answers(referee: FakeReferee, stream: Stream) -> None:
 
 def test_answers_that_come_at_different_times_are_all_sent() -> None:
     class Async(RandomBot):
-        async def act(self, obs: Observation) -> Any:
+        async def act(self, obs: Observation) -> Any:  # type: ignore[override]
             await asyncio.sleep(0.002 * (obs.request_id % 3))
             return super().act(obs)
 

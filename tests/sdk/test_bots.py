@@ -9,7 +9,7 @@ import sys
 
 import pytest
 from belote_bot import Bot, HeuristicBot, Observation, RandomBot
-from belote_bot.client import legal_code
+from belote_bot.acting import legal_code
 
 from arena.engine import Match, Ruleset, observe
 from arena.engine.bots import HeuristicPlayer

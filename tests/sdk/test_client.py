@@ -20,13 +20,11 @@ import pytest
 import uvloop
 from belote.arena.v1 import game_pb2 as pb
 from belote_bot import (
-    INVALID_ACTION,
     Action,
     AuthenticationError,
     BidMade,
     Bot,
     CardPlayed,
-    Client,
     DealEnded,
     Event,
     MatchInfo,
@@ -37,7 +35,7 @@ from belote_bot import (
     run,
     run_async,
 )
-from belote_bot.client import MAX_BACKOFF, backoff_delay
+from belote_bot.client import MAX_BACKOFF, Client, _backoff_delay
 
 from arena.engine import Match, Ruleset, format_action
 from arena.engine import actions as A
@@ -80,8 +78,9 @@ class RecordingBot(RandomBot):
     name = "recorder"
     version = "9.9"
 
-    def __init__(self) -> None:
+    def __init__(self, inline: bool = True) -> None:
         super().__init__(seed=1)
+        self.act_inline = inline
         self.log: list[Any] = []
         self.done = asyncio.Event()  # set when the last seat hears the match end
 
@@ -159,7 +158,7 @@ def bs_strike() -> Any:
     from belote.arena.v1 import bot_service_pb2 as bs
 
     return bs.Strike(match_id="m1", seat=1, request_id=5, reason="late answer", fallback_action=A.PASS,
-                     strikes=1, max_strikes=3)
+                     strikes=1, max_strikes=3, kind=pb.STRIKE_REASON_LATE, detail="no answer in 1 s")
 
 
 def bs_match_ended(seat: int) -> Any:
@@ -169,10 +168,11 @@ def bs_match_ended(seat: int) -> Any:
         totals=[1010, 700], winner=0, reason="finished", deals=9))
 
 
+@pytest.mark.parametrize("inline", [True, False], ids=["inline", "thread"])
 @pytest.mark.parametrize("loop", list(LOOPS))
-def test_a_deal_over_the_stream(loop: str, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_deal_over_the_stream(loop: str, inline: bool, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, "belote_bot")
-    bot = RecordingBot()
+    bot = RecordingBot(inline)
     referee = FakeReferee(play_one_deal)
     client = Client(bot, token="secret", concurrency=4)
     arun(play_until_finished(referee, client, bot.done), loop)
@@ -198,18 +198,40 @@ def test_a_deal_over_the_stream(loop: str, caplog: pytest.LogCaptureFixture) -> 
     assert isinstance(events[-1], DealEnded) and events[-1].outcome == {"score": [90, 72]}
     strikes = [x for x in bot.log if isinstance(x, Strike)]
     assert len(strikes) == 1 and strikes[0].reason == "late answer"
+    assert (strikes[0].kind, strikes[0].detail) == ("late", "no answer in 1 s")
     assert strikes[0].fallback_action == Action(A.PASS)
     ends = [x for x in bot.log if isinstance(x, MatchResult)]
     assert [(r.seat, r.won) for r in ends] == [(0, True), (1, False), (2, True), (3, False)]
     assert bot.log[-1] is ends[-1]
-    assert any(r.levelno == logging.WARNING and "late answer" in r.getMessage() for r in caplog.records)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("late answer" in w and "no answer in 1 s" in w and "(late)" in w for w in warnings)
+    # one line for the connection, one for the match end (not one per seat), nothing else at INFO
+    info = [r.getMessage() for r in caplog.records if r.levelno == logging.INFO]
+    assert len(info) == 2, info
+    assert "'recorder' (bot b1) connected to node n1 at 127.0.0.1:" in info[0] and "4 seats" in info[0]
+    assert info[1].startswith("match m1 ended: team 0 won, 1010-700 (9 deals; this bot played both sides")
+
+
+def test_quiet_logs_only_warnings_and_errors(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, "belote_bot")
+    bot = RecordingBot()
+    client = Client(bot, token="secret", concurrency=4, verbose=False)
+    arun(play_until_finished(FakeReferee(play_one_deal), client, bot.done))
+    assert [r.levelno for r in caplog.records if r.levelno >= logging.INFO] == [logging.WARNING]  # the strike
+    debug = [r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG]
+    assert any("connected to node" in m for m in debug) and any("match m1 ended" in m for m in debug)
 
 
 class Unruly(Bot):
-    """Answers by request id: raises, returns illegal things, text, codes; async when asked."""
+    """Answers by request id: raises, returns illegal things, text, codes.
 
-    def __init__(self, asynchronous: bool = False) -> None:
-        self.asynchronous = asynchronous
+    ``mode``: "thread" (a plain act, in worker threads), "inline" (a plain act on the loop),
+    "async" (a plain act that returns a coroutine).
+    """
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        self.act_inline = mode == "inline"
 
     def answer(self, obs: Observation) -> Any:
         kind = obs.request_id % 10
@@ -220,7 +242,7 @@ class Unruly(Bot):
         return answers[kind]
 
     def act(self, obs: Observation) -> Any:
-        if not self.asynchronous:
+        if self.mode != "async":
             return self.answer(obs)
 
         async def later() -> Any:
@@ -230,8 +252,8 @@ class Unruly(Bot):
         return later()
 
 
-EXPECTED = {1: INVALID_ACTION, 2: INVALID_ACTION, 3: A.PASS, 4: A.bid_action(90, 1), 5: INVALID_ACTION,
-            6: INVALID_ACTION, 7: A.bid_action(80, 0), 8: INVALID_ACTION}
+EXPECTED = {1: A.NO_ACTION, 2: A.NO_ACTION, 3: A.PASS, 4: A.bid_action(90, 1), 5: A.NO_ACTION,
+            6: A.NO_ACTION, 7: A.bid_action(80, 0), 8: A.NO_ACTION}
 
 
 async def ask_everything(referee: FakeReferee, stream: Stream) -> None:
@@ -246,16 +268,16 @@ async def ask_everything(referee: FakeReferee, stream: Stream) -> None:
     await stream.drain()
 
 
-@pytest.mark.parametrize("asynchronous", [False, True])
+@pytest.mark.parametrize("mode", ["thread", "inline", "async"])
 def test_errors_and_illegal_answers_are_answered_as_illegal_at_once(
-    asynchronous: bool, caplog: pytest.LogCaptureFixture,
+    mode: str, caplog: pytest.LogCaptureFixture,
 ) -> None:
     referee = FakeReferee(ask_everything)
-    arun(play_until_finished(referee, Client(Unruly(asynchronous), token="t")))
+    arun(play_until_finished(referee, Client(Unruly(mode), token="t")))
     assert referee.answers == EXPECTED  # type: ignore[attr-defined]
-    if asynchronous:
+    if mode == "async":
         assert referee.order != sorted(EXPECTED)  # type: ignore[attr-defined]
-    else:
+    elif mode == "inline":
         assert referee.order == sorted(EXPECTED)  # type: ignore[attr-defined]
     errors = [r for r in caplog.records if r.name == "belote_bot" and r.levelno == logging.ERROR]
     assert len(errors) == 5 and all(r.exc_info for r in errors)
@@ -347,10 +369,10 @@ def test_backoff_doubles_from_a_fifth_of_a_second_to_thirty_seconds_with_jitter(
     rng = random.Random(0)
     for attempt in range(40):
         step = min(MAX_BACKOFF, 0.2 * 2**attempt)
-        delays = [backoff_delay(attempt, rng) for _ in range(50)]
+        delays = [_backoff_delay(attempt, rng) for _ in range(50)]
         assert all(step / 2 <= d <= step for d in delays)
         assert len(set(delays)) > 1
-    assert backoff_delay(100, rng) <= 30
+    assert _backoff_delay(100, rng) <= 30
 
 
 def test_run_blocks_until_a_threading_stop_event() -> None:

@@ -62,9 +62,9 @@ def test_each_public_event_becomes_its_dataclass() -> None:
     bad = event_from_proto(event(deal_ended=pb.DealEnded(outcome_json="not json")))
     assert isinstance(bad, DealEnded) and bad.outcome == {}
 
-    strike = event_from_proto(event(strike_given=pb.StrikeGiven(seat=2, reason="late", fallback_action=12,
-                                                                strikes=2)))
-    assert strike == StrikeGiven(match_id="m", deal_index=3, seat=2, reason="late",
+    strike = event_from_proto(event(strike_given=pb.StrikeGiven(
+        seat=2, reason="late", fallback_action=12, strikes=2, kind=pb.STRIKE_REASON_LATE)))
+    assert strike == StrikeGiven(match_id="m", deal_index=3, seat=2, kind="late", reason="late",
                                  fallback_action=Action.parse("JH"), strikes=2, raw=pb.PublicEvent())
 
 
@@ -97,5 +97,18 @@ def test_match_messages() -> None:
     assert (forfeit.won, forfeit.reason, forfeit.forfeit_seat) == (False, "forfeit", 2)
 
     strike = Strike.from_proto(bs.Strike(match_id="m", seat=0, request_id=9, reason="illegal answer",
-                                         fallback_action=0xFFFFFFFF, strikes=1, max_strikes=5))
+                                         fallback_action=0xFFFFFFFF, strikes=1, max_strikes=5,
+                                         kind=pb.STRIKE_REASON_ILLEGAL, detail="answered 'AS'; legal: 7H"))
     assert strike.fallback_action is None and (strike.strikes, strike.max_strikes) == (1, 5)
+    assert (strike.kind, strike.detail) == ("illegal", "answered 'AS'; legal: 7H")
+
+
+def test_a_strike_says_its_kind_and_an_unknown_kind_is_unspecified() -> None:
+    kinds = {pb.STRIKE_REASON_UNSPECIFIED: "unspecified", pb.STRIKE_REASON_LATE: "late",
+             pb.STRIKE_REASON_ILLEGAL: "illegal", pb.STRIKE_REASON_NO_ACTION: "no_action", 99: "unspecified"}
+    assert set(kinds) >= set(pb.StrikeReason.values())
+    for value, kind in kinds.items():
+        strike = Strike.from_proto(bs.Strike(kind=value))  # type: ignore[arg-type]
+        given = event_from_proto(event(strike_given=pb.StrikeGiven(kind=value)))  # type: ignore[arg-type]
+        assert strike.kind == kind and isinstance(given, StrikeGiven) and given.kind == kind
+        assert strike.detail == ""

@@ -21,7 +21,7 @@ from belote_bot import Action, Observation
 from arena.engine import Deal, Match, Ruleset, cards_of, observe, parse_cards
 from arena.engine import actions as A
 from arena.engine.bots import HeuristicPlayer, Player, RandomPlayer
-from arena.engine.cards import CARDS, SUITS, Card
+from arena.engine.cards import CARDS, SUITS, Card, card_strength, card_value, trick_winner
 from arena.referee.convert import observation_to_proto
 
 RULESETS: dict[str, str | dict[str, Any]] = {
@@ -113,6 +113,54 @@ def test_readable_fields_match_the_deal(name: str) -> None:
         for trick in obs.tricks:
             assert [c for _, c in trick.by_seat] == list(trick.cards)
             assert all(deal.initial_hands[s] >> c & 1 for s, c in trick.by_seat)
+
+
+@pytest.mark.parametrize("name", ["classic", "coinche", "classic, declared belote, annonces"])
+def test_card_helpers_agree_with_the_engine(name: str) -> None:
+    """trick_winner, card_points, card_strength and wins_trick say what the engine's rules say,
+    at every step of random deals; wins_trick is checked by playing the card into the trick."""
+    checked = 0
+    for deal, match, index in states(RULESETS[name], DEALS // 2, seed=2 + zlib.crc32(name.encode())):
+        if deal.to_act < 0:
+            continue
+        seat = deal.to_act
+        obs = sdk_observation(deal, match, index, seat)
+        for card in CARDS:
+            assert obs.card_points(card) == card_value(card, deal.trump)
+            assert obs.card_points(str(card)) == obs.card_points(card)
+            assert obs.card_strength(card) == card_strength(card, deal.trump)
+        if deal.phase != "play" or not deal.trick:
+            assert obs.trick_winner is None
+            assert all(obs.wins_trick(c) for c in obs.legal_cards)
+            continue
+        assert obs.trick_winner == deal.trick_winner
+        assert obs.trick_winner == trick_winner(deal.trick_leader, deal.trick, deal.trump)
+        for card in obs.legal_cards:
+            after = trick_winner(deal.trick_leader, [*deal.trick, card], deal.trump)
+            assert obs.wins_trick(card) == (after == seat), (str(card), obs)
+            assert obs.wins_trick(str(card)) == obs.wins_trick(card)
+            checked += 1
+    assert checked > 500
+
+
+def test_card_helpers_read_like_the_rules() -> None:
+    # hearts are trump; seat 0 led the ace of spades, seat 1 cut with the 7 of hearts
+    plays = [int(c) for c in parse_cards("AS 7H")]
+    hand = Card.parse("JH").mask | Card.parse("9H").mask | Card.parse("8H").mask
+    msg = pb.Observation(seat=2, dealer=3, phase=pb.PHASE_PLAY, hand=hand, plays=plays, trump=1, taker=0,
+                         multiplier=1)
+    obs = Observation.from_proto(msg, [int(Card.parse(c)) for c in ("JH", "9H", "8H")])
+    assert obs.trick_winner == 1
+    assert (obs.card_points("JH"), obs.card_points("9H"), obs.card_points("AS"), obs.card_points("9S")) == (
+        20, 14, 11, 0)
+    strength = obs.card_strength
+    assert strength("JH") > strength("9H") > strength("AH") > strength("AS")
+    assert obs.wins_trick("JH") and obs.wins_trick("9H") and obs.wins_trick("8H")
+    # had seat 1 cut with the 9, only the jack would overtrump it
+    msg.ClearField("plays")
+    msg.plays.extend(int(c) for c in parse_cards("AS 9H"))
+    cut_with_nine = Observation.from_proto(msg, [])
+    assert cut_with_nine.wins_trick("JH") and not cut_with_nine.wins_trick("8H")
 
 
 def test_tricks_are_rebuilt_from_plays_and_winners() -> None:
