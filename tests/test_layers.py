@@ -1,0 +1,165 @@
+"""Imports point one way (docs/architecture.md#packages-and-their-imports).
+
+Every ``import`` of every module under ``arena/`` and ``sdk/belote_bot/`` is
+read with ``ast``, the ones inside functions too, and each package may import
+only the packages below it:
+
+    engine <- records <- tournament <- queue <- node
+    engine <- records <- referee <- node
+    engine <- the SDK (belote_bot), which also knows the generated code
+
+The entry points (the command line, the demo, the harness, the remote client)
+sit on top. The commands that read records (``replay``, ``selfplay``) load
+neither grpc, redis nor the referee.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: what each part may import, of the project's own code ("belote" is the generated wire code)
+ALLOWED: dict[str, set[str]] = {
+    "arena.engine": set(),
+    "arena.records": {"arena.engine"},
+    "arena.tournament": {"arena.engine", "arena.records"},
+    "arena.queue": {"arena.engine", "arena.records", "arena.tournament"},
+    "arena.referee": {"arena.engine", "arena.records", "belote"},
+    "arena.node": {"arena.engine", "arena.records", "arena.tournament", "arena.queue", "arena.referee"},
+    "arena.remote": {"arena.engine", "belote"},
+    "arena.harness": {"arena.engine", "arena.records", "arena.referee", "belote_bot"},
+    "arena.demo": {"arena.engine", "arena.records", "arena.tournament", "arena.queue", "arena.node",
+                   "arena.referee", "belote_bot"},
+    "arena.tournament_cli": {"arena.engine", "arena.records", "arena.tournament", "arena.queue"},
+    "arena.cli": {"arena.engine", "arena.records", "arena.tournament", "arena.queue", "arena.node",
+                  "arena.referee", "arena.remote", "arena.demo", "arena.tournament_cli"},
+    "belote_bot": {"arena.engine", "belote"},
+}
+#: third-party packages that a part must not load at all
+FORBIDDEN_THIRD_PARTY: dict[str, set[str]] = {
+    "arena.engine": {"grpc", "google", "redis", "rich", "uvloop", "grpc_health", "grpc_reflection"},
+    "arena.records": {"grpc", "google", "redis", "rich", "uvloop"},
+    "arena.tournament": {"grpc", "google", "redis", "rich", "uvloop"},
+    "arena.referee": {"redis", "rich"},
+    "arena.queue": {"grpc", "google", "rich", "uvloop"},
+    "belote_bot": {"redis", "rich", "uvloop", "grpc_health", "grpc_reflection"},
+}
+OWN = ("arena", "belote_bot", "belote")
+
+
+def modules() -> Iterator[tuple[str, Path]]:
+    for base, top in ((ROOT, "arena"), (ROOT / "sdk", "belote_bot")):
+        for path in sorted((base / top).rglob("*.py")):
+            parts = path.relative_to(base).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            yield ".".join(parts), path
+
+
+def part_of(module: str) -> str:
+    """The part of ``module``: the longest key of ALLOWED it falls under."""
+    if module == "arena":
+        return "arena.engine"  # the root package's own module imports nothing
+    best = ""
+    for part in ALLOWED:
+        if (module == part or module.startswith(part + ".")) and len(part) > len(best):
+            best = part
+    assert best, f"{module} belongs to no part of the layering: add it to ALLOWED"
+    return best
+
+
+def imports_of(module: str, path: Path) -> Iterator[tuple[int, str]]:
+    """Every module ``module`` imports, absolute, with its line (relative imports resolved)."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                name = ".".join([*base, node.module] if node.module else base)
+            else:
+                name = node.module or ""
+            yield node.lineno, name
+
+
+def test_every_import_points_down_the_layers() -> None:
+    wrong = []
+    for module, path in modules():
+        part = part_of(module)
+        for line, name in imports_of(module, path):
+            top = name.split(".")[0]
+            where = f"{path.relative_to(ROOT)}:{line} imports {name}"
+            if top in OWN:
+                target = top if top in ("belote", "belote_bot") else part_of(name)
+                if target != part and target not in ALLOWED[part]:
+                    wrong.append(f"{where} ({part} may import {sorted(ALLOWED[part]) or 'nothing of ours'})")
+            elif top in FORBIDDEN_THIRD_PARTY.get(part, ()):
+                wrong.append(f"{where} ({part} must not load {top})")
+    assert not wrong, "imports against the layering:\n" + "\n".join(wrong)
+
+
+def test_the_layering_has_no_cycle() -> None:
+    """The allowed arrows themselves form no cycle, so no change to ALLOWED can sneak one in."""
+    seen: dict[str, int] = {}
+
+    def visit(part: str, path: tuple[str, ...]) -> None:
+        assert part not in path, f"a cycle: {' -> '.join((*path, part))}"
+        if seen.get(part) == 2:
+            return
+        for below in ALLOWED.get(part, ()):
+            visit(below, (*path, part))
+        seen[part] = 2
+
+    for part in ALLOWED:
+        visit(part, ())
+
+
+def test_the_checker_catches_an_arrow_that_points_up(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f():\n    from arena.queue import open_broker\n")
+    [(line, name)] = list(imports_of("arena.tournament.bad", bad))
+    assert (line, name) == (2, "arena.queue")
+    assert part_of(name) not in ALLOWED[part_of("arena.tournament.bad")]
+    rel = tmp_path / "rel.py"
+    rel.write_text("from ..referee import node\nfrom . import sessions\n")
+    assert [n for _, n in imports_of("arena.node.rel", rel)] == ["arena.referee", "arena.node"]
+
+
+def _loaded_after(*code: str) -> set[str]:
+    """The modules a fresh interpreter has loaded after running ``code``."""
+    script = "\n".join([*code, "import json, sys", "print(json.dumps(sorted(sys.modules)))"])
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                         cwd=ROOT, timeout=60)
+    loaded: set[str] = set(json.loads(out.stdout.strip().splitlines()[-1]))
+    return loaded
+
+
+HEAVY = ("grpc", "redis", "rich", "uvloop", "arena.referee", "arena.queue", "arena.node", "belote_bot")
+
+
+@pytest.mark.parametrize("command", ["replay", "selfplay"])
+def test_replay_and_selfplay_load_neither_grpc_nor_redis_nor_the_referee(
+    command: str, tmp_path: Path,
+) -> None:
+    record = tmp_path / "match.json"
+    setup = ["import contextlib, io", "from arena.cli import main",
+             "with contextlib.redirect_stdout(io.StringIO()):",
+             f"    assert main(['selfplay', '--deals', '2', '--record', {str(record)!r}]) == 0"]
+    if command == "replay":
+        setup += ["with contextlib.redirect_stdout(io.StringIO()):",
+                  f"    assert main(['replay', {str(record)!r}, '--json']) == 0"]
+    loaded = _loaded_after(*setup)
+    assert record.is_file()
+    heavy = sorted(m for m in loaded if m.split(".")[0] in HEAVY or m.startswith(HEAVY))
+    assert heavy == [], f"belote-arena {command} loaded {heavy[:8]}"
