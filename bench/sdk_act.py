@@ -281,14 +281,12 @@ async def run_all(args: argparse.Namespace, cpus: int, server_cpus: list[int] | 
     proc.start()
     try:
         deadline = time.monotonic() + 30
-        links = [node.hub.links.get(e.bot_id) for e, _ in node.bots()]
-        while not all(link is not None and link.connected for link in links):
+        while not all(b.connected for b in node.bots()):
             if not proc.is_alive():
                 raise RuntimeError(f"the bot process died (exit code {proc.exitcode})")
             if time.monotonic() > deadline:
                 raise RuntimeError("the bots did not connect within 30 s")
             await asyncio.sleep(0.02)
-            links = [node.hub.links.get(e.bot_id) for e, _ in node.bots()]
         reference = await measure(node, address, "reference", None, args)
         slow = await measure(node, address, "slow seat", SLEEPER_FOIL, args)
     finally:
