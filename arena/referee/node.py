@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import logging
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,13 +28,15 @@ from arena.referee.live import LiveMatch, MatchState, MatchSummary, WatchQueue
 from arena.referee.registry import BotEntry, BotRegistry, DuplicateBotError, RegistryError, UnknownBotError
 from arena.referee.runner import MatchSpec, Seat
 from arena.referee.sessions import BotLink, Hub, Writer
-from arena.referee.store import MatchStore
+from arena.referee.store import MatchStore, RecordExistsError
 
 __all__ = [
     "AlreadyExists", "BotNotConnected", "BotStatus", "FailedPrecondition", "InvalidArgument", "LiveMatch",
     "MatchState", "MatchSummary", "NoFreeSeats", "Node", "NodeConfig", "NodeError", "NotFound",
     "ResourceExhausted", "SeatingError", "UnknownBot",
 ]
+
+log = logging.getLogger("arena.referee")
 
 
 class NodeError(Exception):
@@ -243,12 +246,17 @@ class Node:
             for link in links:
                 link.seats_in_use -= 2
             record = live.runner.record
-            if record is not None and record.result.reason is not ResultReason.ABORTED:
-                self._store.put(record)
-            live.end()
-            self._recent.append(live.match_id)
-            while len(self._recent) > KEEP_RECENT:
-                self._matches.pop(self._recent.popleft(), None)
+            try:
+                if record is not None and record.result.reason is not ResultReason.ABORTED:
+                    self._store.put(record)
+            except (OSError, RecordExistsError) as e:
+                # its waiters still get the record (the queue worker writes the result from it)
+                log.error("match %s: its record could not be kept here: %s", live.match_id, e)
+            finally:
+                live.end()
+                self._recent.append(live.match_id)
+                while len(self._recent) > KEEP_RECENT:
+                    self._matches.pop(self._recent.popleft(), None)
 
     def is_running(self, match_id: str) -> bool:
         live = self._matches.get(match_id)

@@ -14,6 +14,8 @@ from arena.engine.record import replay_match
 from arena.harness import local_arena
 from arena.records import MatchRecord, ResultReason
 from arena.referee.node import MatchState, Node, NodeConfig
+from arena.referee.service import start_server, stop_server
+from arena.referee.store import MatchStore
 
 from .arena_helpers import FAST, DelayBot, RecordingBot, arena_stub, arun, connect_client, connect_pair, until
 
@@ -281,5 +283,33 @@ def test_a_match_the_node_cancels_ends_as_aborted_for_its_bots() -> None:
             assert seats_in_use(arena.node, "alpha") == 0
             again = await arena.play("alpha", "beta", "coinche", seed=2, deals=1)
             assert again.result.reason is ResultReason.FINISHED
+
+    arun(main())
+
+
+class FullDisk(MatchStore):
+    """A store whose disk is full: every record write fails."""
+
+    def put(self, record: MatchRecord) -> Path | None:
+        raise OSError(28, "No space left on device")
+
+
+def test_a_record_the_store_cannot_keep_still_reaches_the_waiters() -> None:
+    async def main() -> None:
+        node = Node(NodeConfig(time=FAST), store=FullDisk(None))
+        server, port = await start_server(node)
+        address = f"127.0.0.1:{port}"
+        try:
+            clients = [await connect_client(node, address, HeuristicBot(1), "alpha"),
+                       await connect_client(node, address, RandomBot(2), "beta")]
+            mid = node.start_match("alpha", "beta", "coinche", seed=1, deals=1)
+            record = await asyncio.wait_for(node.wait(mid), 20)
+            assert record.result.reason is ResultReason.FINISHED
+            assert not node.is_running(mid) and node.summary(mid).state is MatchState.FINISHED
+            assert seats_in_use(node, "alpha") == 0
+            for client in clients:
+                await client.disconnect()
+        finally:
+            await stop_server(server, node, grace=0.2)
 
     arun(main())
