@@ -66,12 +66,12 @@ class TimeControl:
     #: seconds a disconnected bot keeps its seats
     grace: float = 10.0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"deadline_s": self.deadline, "time_bank_s": self.time_bank,
                 "max_strikes": self.max_strikes, "grace_s": self.grace}
 
     @classmethod
-    def from_json(cls, data: Any) -> Self:
+    def from_dict(cls, data: Any) -> Self:
         d = _object(data, "time_control")
         return cls(deadline=_number(d, "deadline_s"), time_bank=_number(d, "time_bank_s"),
                    max_strikes=_int(d, "max_strikes"), grace=_number(d, "grace_s"))
@@ -105,12 +105,12 @@ class StrikeEntry:
     #: the record text of the action the referee played instead
     fallback: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"deal": self.deal, "decision": self.decision, "seat": self.seat, "kind": str(self.kind),
                 "reason": self.reason, "detail": self.detail, "fallback": self.fallback}
 
     @classmethod
-    def from_json(cls, data: Any) -> Self:
+    def from_dict(cls, data: Any) -> Self:
         d = _object(data, "strike")
         return cls(deal=_int(d, "deal"), decision=_int(d, "decision"), seat=_seat(d, "seat"),
                    kind=_enum(StrikeReason, d, "kind"), reason=_str(d, "reason"),
@@ -132,12 +132,12 @@ class MatchEnd:
         """Team 0's match score: 1 won, 0.5 drawn, 0 lost."""
         return 0.5 if self.winner is None else 1.0 if self.winner == 0 else 0.0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"totals": list(self.totals), "winner": self.winner, "reason": str(self.reason),
                 "detail": self.detail, "forfeit_seat": self.forfeit_seat}
 
     @classmethod
-    def from_json(cls, data: Any) -> Self:
+    def from_dict(cls, data: Any) -> Self:
         d = _object(data, "result")
         totals = d.get("totals")
         if (not isinstance(totals, list) or len(totals) != 2
@@ -236,10 +236,10 @@ class MatchRecord:
         data = self.engine_record()
         data["match_id"] = self.match_id
         data["bots"] = [{"seat": b.seat, "bot_id": b.bot_id, "name": b.name} for b in self.bots]
-        data["time_control"] = self.time_control.to_json()
+        data["time_control"] = self.time_control.to_dict()
         data["latencies_us"] = [list(d) for d in self.latencies_us]
-        data["strikes"] = [s.to_json() for s in self.strikes]
-        data["result"] = self.result.to_json()
+        data["strikes"] = [s.to_dict() for s in self.strikes]
+        data["result"] = self.result.to_dict()
         if self.unfinished_deal is not None:
             data["unfinished_deal"] = dict(self.unfinished_deal)
         return data
@@ -279,10 +279,10 @@ class MatchRecord:
                 SeatBot(seat=_seat(b, "seat"), bot_id=_str(b, "bot_id"), name=_str(b, "name"))
                 for b in (_object(x, "bots[]") for x in _list(d, "bots"))
             ),
-            time_control=TimeControl.from_json(d.get("time_control")),
+            time_control=TimeControl.from_dict(d.get("time_control")),
             latencies_us=tuple(tuple(x) for x in latencies),
-            strikes=tuple(StrikeEntry.from_json(x) for x in _list(d, "strikes")),
-            result=MatchEnd.from_json(d.get("result")), target=target,
+            strikes=tuple(StrikeEntry.from_dict(x) for x in _list(d, "strikes")),
+            result=MatchEnd.from_dict(d.get("result")), target=target,
             unfinished_deal=unfinished,  # type: ignore[arg-type]  # an object: its shape is the engine's to check
         )
 
