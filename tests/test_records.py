@@ -50,7 +50,7 @@ def test_a_team_s_match_score_is_one_half_or_zero() -> None:
 
 
 def spoiled(change: Any) -> dict[str, Any]:
-    data = json.loads(played().to_json())
+    data: dict[str, Any] = json.loads(played().to_json())
     change(data)
     return data
 
