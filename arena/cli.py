@@ -27,7 +27,7 @@ from arena.engine.record import (
 )
 from arena.engine.rules import spec_from_text
 from arena.engine.scoring import DealOutcome
-from arena.tournament_cli import TournamentCliError
+from arena.tournament_cli import TournamentCliError, add_verify_parser
 from arena.tournament_cli import add_parser as add_tournament_parser
 
 # replay and selfplay need the engine alone: every other command imports what it needs itself
@@ -181,30 +181,35 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import logging
     from pathlib import Path
 
+    from arena.credentials import CredentialError, node_admin_token
     from arena.node.run import NodeSettings, serve_forever
     from arena.queue import BrokerError, open_broker
     from arena.records import TimeControl
+    from arena.referee.access import AccessPolicy, Registration
+    from arena.referee.registry import digest
     from arena.referee.serve import install_uvloop
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     install_uvloop()
-    register = []
-    for item in args.register or []:
-        name, _, token = item.partition("=")
-        if not token:
-            raise CliError(f"--register takes NAME=TOKEN, not {item!r}")
-        register.append((name, token))
     tc = TimeControl(deadline=args.deadline, time_bank=args.time_bank, max_strikes=args.max_strikes,
                      grace=args.grace)
     data = None if args.data_dir == "" else Path(args.data_dir)
+    with _one_line(CredentialError, OSError):
+        admin, where = node_admin_token(args.admin_token_file, data)
+    access = AccessPolicy(admin_sha256=digest(admin), registration=Registration(args.registration),
+                          private_reads=args.private_reads)
     settings = NodeSettings(
         listen=args.listen, advertise=args.advertise, data_dir=data, time=tc, capacity=args.capacity,
-        lease_s=args.lease, drain_s=args.drain, replace_streams=args.replace_streams,
+        lease_s=args.lease, drain_s=args.drain, replace_streams=args.replace_streams, access=access,
+        absent_timeout_s=args.absent_timeout,
     )
     with _one_line(BrokerError):
         broker = open_broker(_redis_url(args), data)
+    logging.getLogger("arena.node").info(
+        "admin credential in %s; bot registration: %s; reads: %s", where, args.registration,
+        "need a credential" if args.private_reads else "public")
     try:
-        asyncio.run(serve_forever(broker, settings, register=register))
+        asyncio.run(serve_forever(broker, settings))
     finally:
         broker.close()
     return 0
@@ -228,51 +233,103 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return demo_main(args.data_dir, args.deals or None, args.rounds, args.seed, rulesets)
 
 
-def cmd_bot(args: argparse.Namespace) -> int:
-    from arena import remote
+def _admin(args: argparse.Namespace) -> str:
+    from arena.credentials import CredentialError, admin_token
 
-    with _one_line(remote.RemoteError):
-        if args.action == "register":
-            if not args.name:
-                raise CliError("bot register needs a NAME")
-            bot_id, token = remote.register_bot(args.address, args.name)
+    with _one_line(CredentialError):
+        return admin_token(getattr(args, "admin_token_file", None), getattr(args, "data_dir", None))
+
+
+def _bot_token(args: argparse.Namespace) -> str:
+    """A bot's own token: ``$BELOTE_TOKEN`` or ``--token-file`` (never the command line)."""
+    import os
+    from pathlib import Path
+
+    from arena.credentials import CredentialError, read_secret
+
+    if args.token_file:
+        with _one_line(CredentialError):
+            return read_secret(Path(args.token_file))
+    token = os.environ.get("BELOTE_TOKEN", "").strip()
+    if not token:
+        raise CliError("give the bot's token in $BELOTE_TOKEN or with --token-file")
+    return token
+
+
+def cmd_bot(args: argparse.Namespace) -> int:
+    from arena.remote import Remote, RemoteError
+
+    action = args.action
+    if action == "register" and not args.name:
+        raise CliError("bot register needs a NAME")
+    mine = action == "rotate" or (action == "revoke" and not args.name)
+    token = _bot_token(args) if mine else _admin(args)
+    with _one_line(RemoteError), Remote(args.address, token) as remote:
+        if action == "register":
+            bot_id, new = remote.register_bot(args.name, args.invite)
+            _print_token(args, {"bot_id": bot_id, "name": args.name, "token": new},
+                         f"registered {args.name} as {bot_id}")
+        elif action == "rotate":
+            reply = remote.call("RotateBotToken", apb_request("RotateBotTokenRequest"))
+            _print_token(args, {"token": reply.token}, "the bot's new token (the old one no longer works)")
+        elif action == "revoke":
+            remote.call("RevokeBot", apb_request("RevokeBotRequest", name=args.name or ""))
+            print(f"revoked {args.name or 'the bot'}: its token no longer works")
+        elif action == "invite":
+            code = remote.call("CreateInvite", apb_request("CreateInviteRequest")).invite
+            print(json.dumps({"invite": code}) if args.json else
+                  f"invite code (good for one registration, shown once): {code}")
+        else:
+            bots = remote.list_bots()
             if args.json:
-                print(json.dumps({"bot_id": bot_id, "name": args.name, "token": token}))
-            else:
-                print(f"registered {args.name} as {bot_id}\ntoken (shown once): {token}")
-                # --token=T: a generated token may start with "-", which argparse takes for an option
-                print(f"run it: python -m belote_bot.bots.random --address {args.address} --token={token}")
-            return 0
-        bots = remote.list_bots(args.address)
-        if args.json:
-            print(json.dumps([{"bot_id": b.bot_id, "name": b.name, "connected": b.connected,
-                               "concurrency": b.concurrency, "seats_in_use": b.seats_in_use} for b in bots]))
-            return 0
-        for b in bots:
-            state = f"connected, {b.seats_in_use}/{b.concurrency} seats" if b.connected else "offline"
-            print(f"{b.name:20} {b.bot_id:14} {state}")
-        return 0
+                print(json.dumps([{"bot_id": b.bot_id, "name": b.name, "connected": b.connected,
+                                   "concurrency": b.concurrency, "seats_in_use": b.seats_in_use,
+                                   "revoked": b.revoked} for b in bots]))
+                return 0
+            for b in bots:
+                state = ("revoked" if b.revoked else
+                         f"connected, {b.seats_in_use}/{b.concurrency} seats" if b.connected else "offline")
+                print(f"{b.name:20} {b.bot_id:14} {state}")
+    return 0
+
+
+def apb_request(message: str, **fields: Any) -> Any:
+    """An ArenaService request message (the proto modules load only when a remote command runs)."""
+    from belote.arena.v1 import arena_service_pb2 as apb
+
+    return getattr(apb, message)(**fields)
+
+
+def _print_token(args: argparse.Namespace, reply: dict[str, str], what: str) -> None:
+    if args.json:
+        print(json.dumps(reply))
+        return
+    print(f"{what}\ntoken (shown once): {reply['token']}")
+    print(f"run it: BELOTE_TOKEN={reply['token']} python -m belote_bot.bots.random --address {args.address}")
 
 
 def cmd_match(args: argparse.Namespace) -> int:
-    from arena import remote
+    from arena.remote import Remote, RemoteError
 
-    with _one_line(remote.RemoteError):
+    with _one_line(RemoteError), Remote(args.address, _admin(args)) as remote:
         if args.action == "start":
             if len(args.ids) != 2:
                 raise CliError("match start takes two bots: TEAM0 TEAM1")
-            match_id = remote.start_match(args.address, args.ids[0], args.ids[1], args.ruleset,
-                                          seed=str(args.seed or ""), deals=args.deals or 0)
+            match_id = remote.start_match(args.ids[0], args.ids[1], args.ruleset, seed=str(args.seed or ""),
+                                          deals=args.deals or 0)
             print(match_id, flush=True)
             if args.watch:
-                _print_result(remote.watch(args.address, match_id))
+                _print_result(remote.watch(match_id))
             return 0
         if len(args.ids) != 1:
             raise CliError(f"match {args.action} takes one MATCH_ID")
         if args.action == "watch":
-            _print_result(remote.watch(args.address, args.ids[0]))
-            return 0
-        print(json.dumps(remote.get_record(args.address, args.ids[0])))
+            _print_result(remote.watch(args.ids[0]))
+        elif args.action == "cancel":
+            remote.call("CancelMatch", apb_request("CancelMatchRequest", match_id=args.ids[0]))
+            print(f"match {args.ids[0]} cancelled: it is not recorded")
+        else:
+            print(json.dumps(remote.get_record(args.ids[0])))
         return 0
 
 
@@ -285,6 +342,17 @@ def _print_result(result: Any) -> None:
 
 
 # -------------------------------------------------------------------- main
+def credentials(p: argparse.ArgumentParser, *, bot: bool) -> None:
+    """The flags that say where credentials are: files and variables, never their values."""
+    p.add_argument("--admin-token-file", metavar="FILE",
+                   help="the admin credential (default: $BELOTE_ADMIN_TOKEN, else DATA_DIR/admin.token)")
+    if not any(a.dest == "data_dir" for a in p._actions):
+        p.add_argument("--data-dir", default="arena-data",
+                       help="the node's data directory on this machine, where admin.token is")
+    if bot:
+        p.add_argument("--token-file", metavar="FILE", help="the bot's own token (default: $BELOTE_TOKEN)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="belote-arena", description="Belote Arena: referee, tournaments, ratings"
@@ -312,8 +380,6 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--time-bank", type=float, default=10.0, help="extra seconds per seat per match")
     v.add_argument("--max-strikes", type=int, default=3, help="strikes that forfeit a match")
     v.add_argument("--grace", type=float, default=10.0, help="seconds a disconnected bot keeps its seats")
-    v.add_argument("--register", action="append", metavar="NAME=TOKEN",
-                   help="register a bot with a known token at start (repeatable)")
     v.add_argument("--redis", metavar="URL", help="share jobs and results through Redis "
                    "(default: $BELOTE_REDIS, else an embedded queue in --data-dir)")
     v.add_argument("--advertise", default="", help="the address bots use for this node (host:port)")
@@ -323,6 +389,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="on SIGTERM, seconds running matches may take to finish before being requeued")
     v.add_argument("--replace-streams", action="store_true",
                    help="a new stream with a connected token takes over (default: refused)")
+    v.add_argument("--registration", choices=["admin", "invite", "open"], default="admin",
+                   help="who may register a bot: an admin (default), anyone with an invite code, anyone")
+    v.add_argument("--private-reads", action="store_true",
+                   help="reading bots, matches and tournaments needs a credential (default: public)")
+    v.add_argument("--absent-timeout", type=float, default=600.0,
+                   help="seconds a tournament's bot may be connected to no node before it forfeits its "
+                        "matches (default: %(default)s)")
+    credentials(v, bot=False)
     v.set_defaults(func=cmd_serve)
 
     d = sub.add_parser("demo", help="a node, the built-in bots over gRPC, a round-robin, a leaderboard")
@@ -335,22 +409,27 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_tournament_parser(sub)
 
-    b = sub.add_parser("bot", help="register or list bots on a node")
-    b.add_argument("action", choices=["register", "list"])
-    b.add_argument("name", nargs="?")
+    b = sub.add_parser("bot", help="register, list, rotate or revoke bots, or make an invite")
+    b.add_argument("action", choices=["register", "list", "rotate", "revoke", "invite"])
+    b.add_argument("name", nargs="?", help="register: the new bot's name; revoke: a bot (admin)")
+    b.add_argument("--invite", default="", help="register: an invite code (a node whose policy is invite)")
     b.add_argument("--address", default="127.0.0.1:50051")
     b.add_argument("--json", action="store_true")
+    credentials(b, bot=True)
     b.set_defaults(func=cmd_bot)
 
-    m = sub.add_parser("match", help="start, watch or fetch the record of a match on a node")
-    m.add_argument("action", choices=["start", "watch", "record"])
-    m.add_argument("ids", nargs="*", help="start: TEAM0 TEAM1 (bot names or ids); watch/record: MATCH_ID")
+    m = sub.add_parser("match", help="start, cancel, watch or fetch the record of a match on a node")
+    m.add_argument("action", choices=["start", "cancel", "watch", "record"])
+    m.add_argument("ids", nargs="*", help="start: TEAM0 TEAM1 (bot names or ids); the others: MATCH_ID")
     m.add_argument("--address", default="127.0.0.1:50051")
     m.add_argument("--ruleset", default="classic")
     m.add_argument("--deals", type=int, default=0, help="a fixed number of deals (default: to the target)")
-    m.add_argument("--seed", default="")
+    m.add_argument("--seed", default="", help="for tests and reproductions (default: the node's secret)")
     m.add_argument("--watch", action="store_true", help="follow the match once started")
+    credentials(m, bot=False)
     m.set_defaults(func=cmd_match)
+
+    add_verify_parser(sub)
     return p
 
 

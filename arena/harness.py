@@ -21,7 +21,9 @@ from typing import Any
 from belote_bot import Bot, HeuristicBot, RandomBot, run_async
 
 from arena.records import MatchRecord, TimeControl
+from arena.referee.access import AccessPolicy
 from arena.referee.node import Node, NodeConfig
+from arena.referee.registry import digest, new_token
 from arena.referee.service import start_server, stop_server
 
 BUILTIN_BOTS: dict[str, type[Bot]] = {"random": RandomBot, "heuristic": HeuristicBot}
@@ -33,6 +35,8 @@ class LocalArena:
 
     node: Node
     address: str
+    #: this node's admin credential (for the ArenaService calls that need one)
+    admin_token: str = ""
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
     stop: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -63,11 +67,18 @@ class LocalArena:
 @contextlib.asynccontextmanager
 async def local_arena(
     data_dir: Path | None = None, time: TimeControl | None = None, listen: str = "127.0.0.1:0",
+    access: AccessPolicy | None = None,
 ) -> AsyncIterator[LocalArena]:
-    """Start a node on an ephemeral loopback port; stop it and its bots on exit."""
-    node = Node(NodeConfig(data_dir=data_dir, time=time or TimeControl()))
+    """Start a node on an ephemeral loopback port; stop it and its bots on exit.
+
+    The node gets a fresh admin credential (``arena.admin_token``) unless
+    ``access`` says otherwise.
+    """
+    admin = new_token("adm")
+    access = access or AccessPolicy(admin_sha256=digest(admin))
+    node = Node(NodeConfig(data_dir=data_dir, time=time or TimeControl(), access=access))
     server, port = await start_server(node, listen)
-    arena = LocalArena(node, f"127.0.0.1:{port}")
+    arena = LocalArena(node, f"127.0.0.1:{port}", admin if access.admin_sha256 == digest(admin) else "")
     try:
         yield arena
     finally:

@@ -19,52 +19,68 @@ class RemoteError(Exception):
     """A gRPC call failed: printed as one line by the CLI."""
 
 
-def _stub(address: str) -> tuple[grpc.Channel, agrpc.ArenaServiceStub]:
-    channel = grpc.insecure_channel(address)
-    return channel, agrpc.ArenaServiceStub(channel)
+class Remote:
+    """One node's ArenaService, called with ``token`` (the admin credential or a bot's) if any."""
 
+    def __init__(self, address: str, token: str = "", timeout: float = 10.0) -> None:
+        self.address = address
+        self.timeout = timeout
+        self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
+        self._channel = grpc.insecure_channel(address)
+        self.stub = agrpc.ArenaServiceStub(self._channel)
 
-def _call(fn: Any, request: Any, address: str, timeout: float = 10.0) -> Any:
-    try:
-        return fn(request, timeout=timeout)
-    except grpc.RpcError as e:
-        code = e.code().name if hasattr(e, "code") else "UNKNOWN"
-        detail = e.details() if hasattr(e, "details") else str(e)
-        if code == "UNAVAILABLE":
-            detail = f"no referee answers at {address}"
-        raise RemoteError(f"{code}: {detail}") from None
+    def __enter__(self) -> Remote:
+        return self
 
+    def __exit__(self, *exc: object) -> None:
+        self._channel.close()
 
-def register_bot(address: str, name: str) -> tuple[str, str]:
-    channel, stub = _stub(address)
-    with channel:
-        r = _call(stub.RegisterBot, apb.RegisterBotRequest(name=name), address)
+    def call(self, method: str, request: Any) -> Any:
+        """``method`` of ArenaService with ``request``; a failure is a :class:`RemoteError`."""
+        try:
+            return getattr(self.stub, method)(request, timeout=self.timeout, metadata=self._metadata)
+        except grpc.RpcError as e:
+            raise self._error(e) from None
+
+    def _error(self, e: grpc.RpcError) -> RemoteError:
+        code = e.code() if hasattr(e, "code") else grpc.StatusCode.UNKNOWN
+        detail = (e.details() if hasattr(e, "details") else "") or ""
+        if code == grpc.StatusCode.UNAVAILABLE and not detail.startswith("the tournament queue"):
+            detail = f"no referee answers at {self.address}"
+        return RemoteError(f"{code.name}: {detail}")
+
+    # bots
+    def register_bot(self, name: str, invite: str = "") -> tuple[str, str]:
+        r = self.call("RegisterBot", apb.RegisterBotRequest(name=name, invite=invite))
         return r.bot_id, r.token
 
+    def list_bots(self) -> list[apb.BotInfo]:
+        return list(self.call("ListBots", apb.ListBotsRequest()).bots)
 
-def list_bots(address: str) -> list[apb.BotInfo]:
-    channel, stub = _stub(address)
-    with channel:
-        return list(_call(stub.ListBots, apb.ListBotsRequest(), address).bots)
-
-
-def start_match(address: str, team0: str, team1: str, ruleset: str, seed: str = "",
-                deals: int = 0, target: int = 0) -> str:
-    channel, stub = _stub(address)
-    with channel:
-        r = _call(stub.StartMatch, apb.StartMatchRequest(
-            team0_bot=team0, team1_bot=team1, ruleset=ruleset, seed=seed, deals=deals,
-            target=target,
-        ), address)
+    # matches
+    def start_match(self, team0: str, team1: str, ruleset: str, seed: str = "", deals: int = 0,
+                    target: int = 0) -> str:
+        r = self.call("StartMatch", apb.StartMatchRequest(
+            team0_bot=team0, team1_bot=team1, ruleset=ruleset, seed=seed, deals=deals, target=target))
         return str(r.match_id)
 
-
-def get_record(address: str, match_id: str) -> dict[str, Any]:
-    channel, stub = _stub(address)
-    with channel:
-        r = _call(stub.GetMatchRecord, apb.GetMatchRecordRequest(match_id=match_id), address)
+    def get_record(self, match_id: str) -> dict[str, Any]:
+        r = self.call("GetMatchRecord", apb.GetMatchRecordRequest(match_id=match_id))
         data: dict[str, Any] = json.loads(r.record_json)
         return data
+
+    def watch(self, match_id: str, out: TextIO = sys.stdout) -> pb.MatchResult | None:
+        result = None
+        try:
+            request = apb.WatchMatchRequest(match_id=match_id)
+            for msg in self.stub.WatchMatch(request, metadata=self._metadata):
+                if msg.HasField("event"):
+                    print(describe_event(msg.event), file=out, flush=True)
+                if msg.HasField("result"):
+                    result = msg.result
+        except grpc.RpcError as e:
+            raise self._error(e) from None
+        return result
 
 
 def describe_event(ev: pb.PublicEvent) -> str:
@@ -89,18 +105,3 @@ def describe_event(ev: pb.PublicEvent) -> str:
         s = ev.strike_given
         return f"  STRIKE seat {s.seat} ({s.strikes}): {s.reason}; played {format_action(s.fallback_action)}"
     return f"  {kind}"
-
-
-def watch(address: str, match_id: str, out: TextIO = sys.stdout) -> pb.MatchResult | None:
-    channel, stub = _stub(address)
-    result = None
-    with channel:
-        try:
-            for msg in stub.WatchMatch(apb.WatchMatchRequest(match_id=match_id)):
-                if msg.HasField("event"):
-                    print(describe_event(msg.event), file=out, flush=True)
-                if msg.HasField("result"):
-                    result = msg.result
-        except grpc.RpcError as e:
-            raise RemoteError(f"{e.code().name}: {e.details()}") from None
-    return result

@@ -1,101 +1,105 @@
-"""``belote-arena tournament``: create, follow, cancel and resume tournaments.
+"""``belote-arena tournament``: create, follow, cancel and resume tournaments; ``verify`` their deals.
 
-The tournament lives in the broker (Redis with ``--redis`` or $BELOTE_REDIS,
-else the embedded queue in ``--data-dir``); any referee node sharing that
-broker plays its matches.
+Every command talks to a node (``--address``) through ArenaService: the
+queue (Redis, or the embedded one) stays private to the nodes. Creating,
+cancelling and resuming need the admin credential ($BELOTE_ADMIN_TOKEN,
+``--admin-token-file``, or ``admin.token`` in ``--data-dir``); following a
+tournament and verifying it do not, unless the node requires a credential
+for reads.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
-import secrets
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # the command line imports the queue only when a tournament command runs
-    from arena.queue import Broker
-    from arena.tournament import Progress, Standing, Tournaments
+if TYPE_CHECKING:  # the command line imports grpc only when one of these commands runs
+    from belote.arena.v1 import arena_service_pb2 as apb
+
+    from arena.remote import Remote
 
 
 class TournamentCliError(Exception):
     """Printed as one line by the CLI, exit 1."""
 
 
-@contextlib.contextmanager
-def _tournaments(args: argparse.Namespace) -> Iterator[Tournaments]:
-    """The tournaments of the broker the arguments name; its errors become one line."""
-    from arena.engine import EngineError
-    from arena.queue import BrokerError, open_broker
-    from arena.tournament import TournamentError, Tournaments
+def _remote(args: argparse.Namespace) -> Remote:
+    from arena.credentials import CredentialError, admin_token
+    from arena.remote import Remote
 
-    url = getattr(args, "redis", None) or os.environ.get("BELOTE_REDIS") or None
-    data = None if args.data_dir == "" else Path(args.data_dir)
     try:
-        broker: Broker = open_broker(url, data)
-        with broker:
-            yield Tournaments(broker)
-    except (BrokerError, TournamentError, EngineError) as e:
+        token = admin_token(args.admin_token_file, args.data_dir)
+    except CredentialError as e:
+        raise TournamentCliError(str(e)) from None
+    return Remote(args.address, token)
+
+
+def _call(args: argparse.Namespace, method: str, **fields: Any) -> Any:
+    from belote.arena.v1 import arena_service_pb2 as apb
+
+    from arena.remote import RemoteError
+
+    request = getattr(apb, f"{method}Request")(**fields)
+    try:
+        with _remote(args) as remote:
+            return remote.call(method, request)
+    except RemoteError as e:
         raise TournamentCliError(str(e)) from None
 
 
 def create(args: argparse.Namespace) -> int:
-    from arena.engine.rules import spec_from_text
-    from arena.tournament import TournamentSpec
+    from belote.arena.v1 import arena_service_pb2 as apb
 
-    with _tournaments(args) as tournaments:
-        spec_json: dict[str, Any] = {
-            "tournament_id": args.id or f"t-{secrets.token_hex(4)}",
-            "format": args.format,
-            "bots": [b.strip() for b in args.bots.split(",") if b.strip()],
-            "ruleset": spec_from_text(args.ruleset, "--ruleset"),
-            "duplicate": args.duplicate or args.format == "sprt",
-            "seed": args.seed or "",
-        }
-        for key in ("candidate", "deals", "target", "rounds"):
-            value = getattr(args, key)
-            if value:
-                spec_json[key] = value
-        if args.format == "sprt":
-            spec_json["sprt"] = {"elo0": args.elo0, "elo1": args.elo1, "alpha": args.alpha,
-                                 "beta": args.beta, "batch_pairs": args.batch_pairs,
-                                 "max_pairs": args.max_pairs}
-        spec = TournamentSpec.from_dict(spec_json)
-        tournaments.create(spec)  # stored, and its first stage enqueued
-        jobs = tournaments.store.pending_count(spec.tournament_id)
+    spec = apb.TournamentSpec(
+        tournament_id=args.id, format=args.format,
+        bots=[b.strip() for b in args.bots.split(",") if b.strip()], candidate=args.candidate or "",
+        ruleset=args.ruleset, deals=args.deals or 0, target=args.target or 0, duplicate=args.duplicate,
+        rounds=args.rounds or 0, seed=args.seed,
+    )
+    if args.format == "sprt":
+        spec.sprt.CopyFrom(apb.SprtOptions(elo0=args.elo0, elo1=args.elo1, alpha=args.alpha, beta=args.beta,
+                                           batch_pairs=args.batch_pairs, max_pairs=args.max_pairs))
+    reply = _call(args, "CreateTournament", spec=spec)
+    out = {"tournament_id": reply.tournament_id, "jobs": reply.jobs_queued, "commitment": reply.commitment,
+           "unrated_reason": reply.unrated_reason}
     if args.json:
-        print(json.dumps({"tournament_id": spec.tournament_id, "jobs": jobs}))
-    else:
-        print(f"tournament {spec.tournament_id}: {spec.format} of {', '.join(spec.bots)}, "
-              f"{jobs} matches queued")
-        print(f"follow it: belote-arena tournament status {spec.tournament_id} --watch")
+        print(json.dumps(out))
+        return 0
+    print(f"tournament {reply.tournament_id}: {args.format} of {', '.join(spec.bots)}, "
+          f"{reply.jobs_queued} matches queued")
+    print(f"commitment to its secret: {reply.commitment} (keep it: `belote-arena verify` checks the "
+          f"deals against it once the tournament is over)")
+    if reply.unrated_reason:
+        print(f"unrated: {reply.unrated_reason}")
+    print(f"follow it: belote-arena tournament status {reply.tournament_id} --watch")
     return 0
 
 
-def status_json(progress: Progress) -> dict[str, Any]:
-    spec = progress.spec
+def status_json(t: apb.TournamentStatus) -> dict[str, Any]:
+    spec = t.spec
     out: dict[str, Any] = {
-        "tournament_id": spec.tournament_id, "state": str(progress.state), "format": spec.format,
-        "matches_done": progress.matches_done, "matches_scheduled": progress.matches_scheduled,
-        "matches_queued": progress.matches_queued,
-        "standings": [_standing_json(s, spec.duplicate) for s in progress.standings],
+        "tournament_id": spec.tournament_id, "state": t.state, "format": spec.format,
+        "matches_done": t.matches_done, "matches_scheduled": t.matches_scheduled,
+        "matches_queued": t.matches_queued,
+        "standings": [_standing_json(s) for s in t.standings],
+        "commitment": t.commitment, "secret": t.secret, "unrated_reason": t.unrated_reason,
+        "waiting_for": list(t.waiting_for),
     }
-    st = progress.sprt
-    if st is not None:
+    if t.HasField("sprt"):
+        st = t.sprt
         out["sprt"] = {"llr": round(st.llr, 4), "lower": round(st.lower, 4), "upper": round(st.upper, 4),
-                       "decision": st.decision, "pairs": st.pairs, "pentanomial": list(st.pentanomial)}
+                       "decision": st.decision or None, "pairs": st.pairs,
+                       "pentanomial": list(st.pentanomial)}
     return out
 
 
-def _standing_json(s: Standing, duplicate: bool) -> dict[str, Any]:
+def _standing_json(s: apb.Standing) -> dict[str, Any]:
     return {"rank": s.rank, "bot": s.bot, "played": s.played, "wins": s.wins, "draws": s.draws,
             "losses": s.losses, "byes": s.byes, "score": s.score, "points_for": s.points_for,
-            "points_against": s.points_against, "duplicate_diff": s.duplicate_diff,
-            "diff": s.duplicate_diff if duplicate else s.point_diff, "buchholz": s.buchholz}
+            "points_against": s.points_against, "duplicate_diff": s.duplicate_diff, "diff": s.diff,
+            "buchholz": s.buchholz if s.HasField("buchholz") else None}
 
 
 def print_standings(status: dict[str, Any]) -> None:
@@ -108,68 +112,67 @@ def print_standings(status: dict[str, Any]) -> None:
     for col in ("#", "bot", "played", "won", "drawn", "lost", "score", "for", "against", "diff"):
         table.add_column(col, justify="left" if col == "bot" else "right", no_wrap=True)
     for s in status["standings"]:
-        diff = s["diff"]
         table.add_row(str(s["rank"]), s["bot"], str(s["played"]), str(s["wins"]), str(s["draws"]),
                       str(s["losses"]), f"{s['score']:g}", str(s["points_for"]), str(s["points_against"]),
-                      str(diff))
+                      str(s["diff"]))
     Console().print(table)
     if "sprt" in status:
         sp = status["sprt"]
         print(f"SPRT: LLR {sp['llr']} in [{sp['lower']}, {sp['upper']}], {sp['pairs']} pairs, "
               f"decision {sp['decision'] or 'none yet'}")
+    if status["waiting_for"]:
+        print(f"waiting for {', '.join(status['waiting_for'])}: connected to no node")
+    if status["unrated_reason"]:
+        print(f"unrated: {status['unrated_reason']}")
+    if status["secret"]:
+        print(f"secret {status['secret']} (check the deals: belote-arena verify {status['tournament_id']})")
+
+
+def _status(args: argparse.Namespace) -> dict[str, Any]:
+    return status_json(_call(args, "GetTournament", tournament_id=args.id).tournament)
 
 
 def status(args: argparse.Namespace) -> int:
-    with _tournaments(args) as tournaments:
-        if args.json:
-            print(json.dumps(status_json(tournaments.progress(args.id))))
-            return 0
-        if not args.watch:
-            print_standings(status_json(tournaments.progress(args.id)))
-            return 0
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    if args.json:
+        print(json.dumps(_status(args)))
+        return 0
+    if not args.watch:
+        print_standings(_status(args))
+        return 0
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn()) as bar:
-            task = bar.add_task(args.id, total=None)
-            while True:
-                progress = tournaments.progress(args.id)
-                bar.update(task, completed=progress.matches_done, total=progress.matches_scheduled,
-                           description=f"{args.id} ({progress.state})")
-                if not progress.state.is_open:
-                    break
-                time.sleep(args.interval)
-        print_standings(status_json(progress))
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn()) as bar:
+        task = bar.add_task(args.id, total=None)
+        while True:
+            st = _status(args)
+            bar.update(task, completed=st["matches_done"], total=st["matches_scheduled"],
+                       description=f"{args.id} ({st['state']})")
+            if st["state"] in ("finished", "cancelled"):
+                break
+            time.sleep(args.interval)
+    print_standings(st)
     return 0
 
 
 def cancel(args: argparse.Namespace) -> int:
-    with _tournaments(args) as tournaments:
-        tournaments.cancel(args.id)
+    _call(args, "CancelTournament", tournament_id=args.id)
     print(f"tournament {args.id} cancelled: its queued matches will not be played")
     return 0
 
 
 def resume(args: argparse.Namespace) -> int:
     """After a cluster restart: enqueue (once) whatever the results so far call for."""
-    with _tournaments(args) as tournaments:
-        tournaments.progress(args.id)  # an unknown id is an error
-        tournaments.advance(args.id)
-        progress = tournaments.progress(args.id)
-    print(f"tournament {args.id} ({progress.state}): {progress.matches_done}/"
-          f"{progress.matches_scheduled} matches done, {progress.matches_queued} queued")
+    st = status_json(_call(args, "ResumeTournament", tournament_id=args.id).tournament)
+    print(f"tournament {args.id} ({st['state']}): {st['matches_done']}/{st['matches_scheduled']} "
+          f"matches done, {st['matches_queued']} queued")
     return 0
 
 
 def list_(args: argparse.Namespace) -> int:
-    with _tournaments(args) as tournaments:
-        store = tournaments.store
-        rows = []
-        for tid in store.list_tournaments():
-            found = store.get_tournament(tid)
-            if found is not None:
-                rows.append({"tournament_id": tid, "format": found[0].format, "state": str(found[1]),
-                             "matches_done": len(store.results(tid))})
+    rows = [{"tournament_id": t.tournament_id, "format": t.format, "state": t.state,
+             "matches_done": t.matches_done}
+            for t in _call(args, "ListTournaments").tournaments]
     if args.json:
         print(json.dumps(rows))
     else:
@@ -179,14 +182,46 @@ def list_(args: argparse.Namespace) -> int:
     return 0
 
 
+def verify(args: argparse.Namespace) -> int:
+    """Check a finished tournament's deals against the commitment it published when it was created."""
+    from arena.records import MatchRecord
+    from arena.remote import RemoteError
+    from arena.tournament.verify import verify_tournament
+
+    t = _call(args, "GetTournament", tournament_id=args.id).tournament
+    if not t.secret:
+        raise TournamentCliError(f"tournament {args.id} is {t.state}: its secret is revealed once it is over")
+    committed = args.commitment or t.commitment
+    try:
+        with _remote(args) as remote:
+            records = [MatchRecord.from_dict(remote.get_record(m)) for m in t.finished_matches]
+    except RemoteError as e:
+        raise TournamentCliError(str(e)) from None
+    result = verify_tournament(args.id, t.secret, committed, records)
+    if args.json:
+        print(json.dumps({"tournament_id": args.id, "ok": result.ok, "matches": result.matches,
+                          "deals": result.deals, "commitment": committed, "problems": result.problems}))
+    elif result.ok:
+        print(f"tournament {args.id}: the secret matches the commitment {committed}, and the "
+              f"{result.deals} deals of its {result.matches} matches are the ones it dealt")
+    else:
+        print(f"tournament {args.id}: NOT verified")
+        for problem in result.problems:
+            print(f"  {problem}")
+    return 0 if result.ok else 1
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--address", default="127.0.0.1:50051", help="a node of the tournament's cluster")
+    p.add_argument("--admin-token-file", metavar="FILE",
+                   help="the admin credential (default: $BELOTE_ADMIN_TOKEN, else DATA_DIR/admin.token)")
+    p.add_argument("--data-dir", default="arena-data", help="the node's data directory on this machine")
+    p.add_argument("--json", action="store_true")
+
+
 def add_parser(sub: Any) -> None:
     t = sub.add_parser("tournament", help="create, follow, cancel or resume a tournament")
     tsub = t.add_subparsers(dest="tournament_command", required=True)
-
-    def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--redis", metavar="URL", help="the cluster's Redis (default: $BELOTE_REDIS)")
-        p.add_argument("--data-dir", default="arena-data", help="the embedded queue's folder (no Redis)")
-        p.add_argument("--json", action="store_true")
 
     c = tsub.add_parser("create", help="queue a tournament")
     c.add_argument("--format", required=True,
@@ -198,7 +233,9 @@ def add_parser(sub: Any) -> None:
     c.add_argument("--target", type=int, help="play each match to this score instead")
     c.add_argument("--duplicate", action="store_true", help="play each deal twice with the hands exchanged")
     c.add_argument("--rounds", type=int, help="repeats (round-robin, gauntlet) or Swiss rounds")
-    c.add_argument("--seed", default="", help="the root of every deal (default: the tournament id)")
+    c.add_argument("--seed", default="",
+                   help="for tests and reproductions: the deals are then known in advance and the "
+                        "tournament is unrated (default: a secret of the node's)")
     c.add_argument("--id", default="", help="the tournament id (default: generated)")
     c.add_argument("--elo0", type=float, default=0.0)
     c.add_argument("--elo1", type=float, default=5.0)
@@ -206,23 +243,33 @@ def add_parser(sub: Any) -> None:
     c.add_argument("--beta", type=float, default=0.05)
     c.add_argument("--batch-pairs", type=int, default=16)
     c.add_argument("--max-pairs", type=int, default=1000)
-    common(c)
+    _common(c)
     c.set_defaults(func=create)
 
     s = tsub.add_parser("status", help="progress and standings")
     s.add_argument("id")
     s.add_argument("--watch", action="store_true", help="a progress bar until it is over")
     s.add_argument("--interval", type=float, default=1.0)
-    common(s)
+    _common(s)
     s.set_defaults(func=status)
 
     for name, fn, text in (("cancel", cancel, "stop a tournament: queued matches are dropped"),
                            ("resume", resume, "re-enqueue what the results call for (after a restart)")):
         p = tsub.add_parser(name, help=text)
         p.add_argument("id")
-        common(p)
+        _common(p)
         p.set_defaults(func=fn)
 
     ls = tsub.add_parser("list", help="every tournament")
-    common(ls)
+    _common(ls)
     ls.set_defaults(func=list_)
+
+
+def add_verify_parser(sub: Any) -> None:
+    v = sub.add_parser("verify", help="check that a finished tournament's deals follow from its "
+                                      "committed secret")
+    v.add_argument("id", help="the tournament id")
+    v.add_argument("--commitment", default="",
+                   help="the commitment printed when the tournament was created (default: the node's)")
+    _common(v)
+    v.set_defaults(func=verify)

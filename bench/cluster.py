@@ -29,13 +29,13 @@ through redis-py: a job costs so many PINGs.
 
 * each node is ``python -m arena.cli serve --redis redis://HOST:PORT/<--redis-db> --listen
   127.0.0.1:<port> --capacity N`` (``arena.cli`` is what the ``belote-arena`` script runs), with
-  the two bots registered by ``--register NAME=TOKEN``. The nodes' keys have the arena's
+  the two bots registered in the queue's shared registry by the bench itself. The nodes' keys have the arena's
   default prefix, so the database must be empty (default 6, one no test here uses); the
   bench refuses a database with keys in it, marks it (key ``bench-cluster:owner``), stops if a
   node that is not its own sends heartbeats there, and flushes it (``FLUSHDB``, that database
   only) at the end. With ``--skip-redis`` the
   nodes share one embedded sqlite file (``--data-dir``) instead;
-* two bots, each one ``python -m belote_bot.bots.random --address <node 1> --token T
+* two bots, each one ``BELOTE_TOKEN=T python -m belote_bot.bots.random --address <node 1>
   --concurrency 2N`` process; the SDK connects each to every live node it is told of, with 2N
   seats on each, so every node can fill its N match slots (a match takes two seats of each bot);
 * the matches: the jobs of a ``round-robin`` of the two bots (``rounds`` = M/2: M matches, both
@@ -390,8 +390,8 @@ class Proc:
     err: Path
 
     @classmethod
-    def start(cls, name: str, argv: list[str], logs: Path) -> Proc:
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+    def start(cls, name: str, argv: list[str], logs: Path, **extra: str) -> Proc:
+        env = {**os.environ, **extra, "PYTHONPATH": os.pathsep.join(
             [str(_ROOT), str(_ROOT / "sdk"), *filter(None, [os.environ.get("PYTHONPATH")])])}
         out, err = logs / f"{name}.out", logs / f"{name}.err"
         with out.open("wb") as o, err.open("wb") as e:
@@ -496,7 +496,8 @@ class Cluster:
         self.tmp = tmp
         self.logs = tmp / "logs"
         self.logs.mkdir()
-        self.tokens = {name: secrets.token_hex(16) for name in BOTS}
+        #: the bots' tokens, made when the shared bot registry is first opened (in add_node)
+        self.tokens: dict[str, str] = {}
         self.set = NodeSet()
         self.url: str | None = None
         if args.skip_redis:
@@ -576,6 +577,13 @@ class Cluster:
         i = len(self.set.procs)
         address = f"127.0.0.1:{free_port()}"
         data_dir = str(self.data_dir if self.url is None else self.tmp / f"node{i}")
+        if self.broker is None:  # the bots are registered in the queue the nodes share, before any node
+            from arena.node.run import BrokerRegistryBackend
+            from arena.referee.registry import BotRegistry
+
+            self.broker = open_broker(self.url, None if self.url else self.data_dir)
+            registry = BotRegistry(BrokerRegistryBackend(self.broker))
+            self.tokens = {name: registry.register(name)[1] for name in BOTS}
         argv: list[str]
         if a.poll is None:
             argv = [sys.executable, "-m", "arena.cli", "serve", "--listen", address,
@@ -584,34 +592,31 @@ class Cluster:
                     "--deadline", str(DEADLINE_S), "--time-bank", str(TIME_BANK_S), "--grace", str(GRACE_S)]
             argv += ["--redis", self.url] if self.url else []
             argv += ["--data-dir", data_dir]
-            for name, token in self.tokens.items():
-                argv += ["--register", f"{name}={token}"]
         else:  # the CLI has no option for the worker's poll interval: serve_forever with our config
             plan = {"url": self.url, "listen": address, "data_dir": data_dir, "capacity": a.capacity,
-                    "poll_s": a.poll, "register": sorted(self.tokens.items())}
+                    "poll_s": a.poll}
             argv = [sys.executable, str(Path(__file__).resolve()), NODE_FLAG, json.dumps(plan)]
         proc = Proc.start(f"node{i}", argv, self.logs)
         self.set.procs.append(proc)
         self.set.addresses.append(address)
         wait_for(f"node {i} serving", lambda: "listening on port" in proc.out.read_text(errors="replace"),
                  [proc])
-        if self.broker is None:
-            self.broker = open_broker(self.url, None if self.url else self.data_dir)
 
     def start_bots(self) -> None:
         for k, name in enumerate(BOTS):
             argv = [sys.executable, "-m", "belote_bot.bots.random", "--address", self.set.addresses[0],
-                    f"--token={self.tokens[name]}", "--concurrency", str(2 * self.args.capacity),
+                    "--concurrency", str(2 * self.args.capacity),
                     "--name", name, "--seed", str(k), "--log-level", "WARNING"]
-            self.set.bots.append(Proc.start(f"bot-{name}", argv, self.logs))
+            self.set.bots.append(Proc.start(f"bot-{name}", argv, self.logs, BELOTE_TOKEN=self.tokens[name]))
 
     def wait_bots(self) -> None:
         """Until both bots are connected to every node."""
-        from arena import remote
+        from arena.remote import Remote
 
         def connected(address: str) -> bool:
             try:
-                return {b.name for b in remote.list_bots(address) if b.connected} >= set(BOTS)
+                with Remote(address) as remote:
+                    return {b.name for b in remote.list_bots() if b.connected} >= set(BOTS)
             except Exception:
                 return False
 
@@ -980,7 +985,7 @@ def node_main(plan_json: str) -> int:
     )
     broker = open_broker(plan["url"], data_dir)
     try:
-        asyncio.run(serve_forever(broker, config, register=[(n, t) for n, t in plan["register"]]))
+        asyncio.run(serve_forever(broker, config))
     finally:
         broker.close()
     return 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import signal
 import socket
@@ -42,15 +43,17 @@ RESULT_LINE = re.compile(r"^match (\w+): \[(-?\d+), (-?\d+)\], (?:team (\d) wins
 
 
 # ------------------------------------------------------------------ helpers
-def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def cli(*args: str, timeout: float = 60, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``belote-arena ARGS`` run from ``cwd``: from the folder of a node's ``arena-data``, the command
+    finds the node's admin credential by itself, as on one machine."""
     assert BELOTE_ARENA is not None
-    done = subprocess.run([BELOTE_ARENA, *args], capture_output=True, text=True, timeout=timeout)
+    done = subprocess.run([BELOTE_ARENA, *args], capture_output=True, text=True, timeout=timeout, cwd=cwd)
     assert "Traceback" not in done.stderr, done.stderr
     return done
 
 
-def cli_ok(*args: str, timeout: float = 60) -> str:
-    done = cli(*args, timeout=timeout)
+def cli_ok(*args: str, timeout: float = 60, cwd: Path | None = None) -> str:
+    done = cli(*args, timeout=timeout, cwd=cwd)
     assert done.returncode == 0, f"belote-arena {' '.join(args)}: exit {done.returncode}\n{done.stderr}"
     return done.stdout
 
@@ -72,11 +75,11 @@ class Proc:
     err: Path
 
     @classmethod
-    def start(cls, name: str, argv: list[str], logs: Path) -> Proc:
+    def start(cls, name: str, argv: list[str], logs: Path, **env: str) -> Proc:
         out, err = logs / f"{name}.out", logs / f"{name}.err"
         with out.open("wb") as o, err.open("wb") as e:
             popen = subprocess.Popen([*SIGINT_DEFAULT, *argv], stdout=o, stderr=e,
-                                     stdin=subprocess.DEVNULL)
+                                     stdin=subprocess.DEVNULL, env={**os.environ, **env})
         return cls(name, popen, out, err)
 
     def stdout(self) -> str:
@@ -149,7 +152,7 @@ def running_node(tmp_path: Path) -> Iterator[Node]:
     """A node with alpha (the random bot) and beta (the heuristic) connected; everything killed after."""
     assert BELOTE_ARENA is not None
     address = f"127.0.0.1:{free_port()}"
-    data_dir = tmp_path / "data"
+    data_dir = tmp_path / "arena-data"  # the default folder, seen from tmp_path
     logs = tmp_path / "logs"
     logs.mkdir()
     server = Proc.start("serve", [BELOTE_ARENA, "serve", "--listen", address, "--data-dir", str(data_dir),
@@ -159,12 +162,12 @@ def running_node(tmp_path: Path) -> Iterator[Node]:
         wait_until_serving(address, server)
         tokens = {}
         for name in ("alpha", "beta"):
-            reply = json.loads(cli_ok("bot", "register", name, "--address", address, "--json"))
+            reply = json.loads(cli_ok("bot", "register", name, "--address", address, "--json", cwd=tmp_path))
             assert reply["name"] == name and reply["bot_id"] and reply["token"]
             tokens[name] = reply["token"]
         for name, module in (("alpha", "belote_bot.bots.random"), ("beta", "belote_bot.bots.heuristic")):
-            node.bots[name] = Proc.start(name, [sys.executable, "-m", module, "--address", address,
-                                                "--token", tokens[name]], logs)
+            node.bots[name] = Proc.start(name, [sys.executable, "-m", module, "--address", address],
+                                         logs, BELOTE_TOKEN=tokens[name])
         wait_until_connected(address, {"alpha", "beta"}, list(node.bots.values()))
         yield node
     finally:
@@ -195,7 +198,7 @@ def test_serve_register_run_bots_start_watch_record_replay_and_stop(tmp_path: Pa
     with running_node(tmp_path) as node:
         a = node.address
         out = cli_ok("match", "start", "alpha", "beta", "--ruleset", "coinche", "--deals", "2", "--watch",
-                     "--address", a)
+                     "--address", a, cwd=tmp_path)
         match_id, events, (reason, totals, winner) = watched(out)
         assert reason == "finished"
         assert events, f"the watch printed no event:\n{out}"
@@ -240,7 +243,7 @@ def test_match_start_watch_shows_the_match_from_its_first_event(tmp_path: Path) 
         incomplete = []
         for i in range(6):
             out = cli_ok("match", "start", "alpha", "beta", "--ruleset", "coinche", "--deals", "2",
-                         "--seed", str(i), "--watch", "--address", node.address)
+                         "--seed", str(i), "--watch", "--address", node.address, cwd=tmp_path)
             match_id, events, _ = watched(out)
             record = json.loads(cli_ok("match", "record", match_id, "--address", node.address))
             actions = [e for e in events if re.match(r"  seat [0-3]: ", e)]

@@ -1,57 +1,200 @@
-"""`belote-arena tournament` on the embedded queue: create, status, cancel, errors."""
+"""`belote-arena tournament` and `verify`: through a node, with the admin credential, on the embedded queue.
+
+A node runs in this process (its own event loop thread); the command line
+talks to it over gRPC from another thread, exactly as from another process.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from belote_bot import RandomBot, run_async
 
 from arena.cli import main
+from arena.credentials import ADMIN_ENV
+from arena.engine.dealing import commitment
+from arena.node.run import NodeSettings, running_node
+from arena.queue import EmbeddedBroker
+from arena.referee.access import AccessPolicy
+from arena.referee.registry import digest
+from tests.referee.arena_helpers import until
+
+Capsys = pytest.CaptureFixture[str]
+ADMIN = "adm_cli-tests-credential"
 
 
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+@dataclass
+class NodeThread:
+    address: str
+    tokens: dict[str, str]
+
+
+@contextmanager
+def node_with_bots(tmp_path: Path, bots: tuple[str, ...] = ("a", "b", "c"), connect: bool = False,
+                   ) -> Iterator[NodeThread]:
+    """A node on an embedded queue in a thread of its own, with ``bots`` registered (and connected)."""
+    ready = threading.Event()
+    stop_box: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
+    out: list[NodeThread] = []
+    failed: list[BaseException] = []
+
+    async def serve() -> None:
+        stop = asyncio.Event()
+        stop_box.append((asyncio.get_running_loop(), stop))
+        settings = NodeSettings(data_dir=tmp_path / "node", poll_s=0.05, heartbeat_s=0.2,
+                                access=AccessPolicy(admin_sha256=digest(ADMIN)))
+        with EmbeddedBroker(tmp_path / "queue.sqlite3") as broker:
+            async with running_node(broker, settings, stop) as node:
+                tokens = {name: node.node.register_bot(name)[1] for name in bots}
+                tasks = []
+                if connect:
+                    tasks = [asyncio.create_task(run_async(RandomBot(i), node.address, tokens[n], 4,
+                                                           stop=stop, all_nodes=False, verbose=False))
+                             for i, n in enumerate(bots)]
+                    await until(lambda: all(b.connected for b in node.node.bots()), 10, "the bots")
+                out.append(NodeThread(node.address, tokens))
+                ready.set()
+                await stop.wait()
+                await asyncio.gather(*tasks, return_exceptions=True)
+
+    def thread() -> None:
+        try:
+            asyncio.run(serve())
+        except BaseException as e:  # the test thread reports it
+            failed.append(e)
+            ready.set()
+
+    t = threading.Thread(target=thread, daemon=True)
+    t.start()
+    assert ready.wait(30), "the node did not start"
+    if failed:
+        raise failed[0]
+    try:
+        yield out[0]
+    finally:
+        loop, stop = stop_box[0]
+        loop.call_soon_threadsafe(stop.set)
+        t.join(30)
+
+
+def run(capsys: Capsys, *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
 
 
-Capsys = pytest.CaptureFixture[str]
+@pytest.fixture
+def admin(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ADMIN_ENV, ADMIN)
 
 
-def test_create_with_a_json_ruleset_queues_every_match(tmp_path: Path, capsys: Capsys) -> None:
-    code, out, _ = run(capsys, "tournament", "create", "--format", "round-robin", "--bots", "a,b,c",
-                       "--ruleset", '{"preset": "coinche", "must_undertrump": true}', "--deals", "2",
-                       "--seed", "7", "--id", "rr", "--data-dir", str(tmp_path), "--json")
-    assert code == 0 and json.loads(out) == {"tournament_id": "rr", "jobs": 6}
-    code, out, _ = run(capsys, "tournament", "status", "rr", "--data-dir", str(tmp_path), "--json")
-    status = json.loads(out)
+def test_create_with_a_json_ruleset_queues_every_match(tmp_path: Path, capsys: Capsys, admin: None) -> None:
+    with node_with_bots(tmp_path) as node:
+        code, out, err = run(capsys, "tournament", "create", "--format", "round-robin", "--bots", "a,b,c",
+                             "--ruleset", '{"preset": "coinche", "must_undertrump": true}', "--deals", "2",
+                             "--id", "rr", "--address", node.address, "--json")
+        assert code == 0, err
+        created = json.loads(out)
+        assert (created["tournament_id"], created["jobs"], created["unrated_reason"]) == ("rr", 6, "")
+        code, out, _ = run(capsys, "tournament", "status", "rr", "--address", node.address, "--json")
+        status = json.loads(out)
     assert status["state"] == "running" and status["matches_scheduled"] == 6
     assert status["matches_done"] == 0 and status["matches_queued"] == 6
     assert [s["bot"] for s in status["standings"]] == ["a", "b", "c"]
+    # the commitment is public from the start, the secret only once the tournament is over
+    assert status["commitment"] == created["commitment"] and status["secret"] == ""
+    assert sorted(status["waiting_for"]) == ["a", "b", "c"]  # registered, connected nowhere
 
 
-def test_cancel_stops_a_tournament_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    run(capsys, "tournament", "create", "--format", "swiss", "--bots", "a,b,c,d", "--deals", "1",
-        "--id", "sw", "--data-dir", str(tmp_path))
-    assert run(capsys, "tournament", "cancel", "sw", "--data-dir", str(tmp_path))[0] == 0
-    code, _, err = run(capsys, "tournament", "cancel", "sw", "--data-dir", str(tmp_path))
-    assert code == 1 and "already cancelled" in err
+@pytest.mark.security
+def test_a_seed_given_by_the_caller_makes_the_tournament_unrated(
+    tmp_path: Path, capsys: Capsys, admin: None,
+) -> None:
+    with node_with_bots(tmp_path) as node:
+        code, out, _ = run(capsys, "tournament", "create", "--format", "round-robin", "--bots", "a,b",
+                           "--deals", "1", "--seed", "7", "--id", "seeded", "--address", node.address,
+                           "--json")
+    assert code == 0 and "known in advance" in json.loads(out)["unrated_reason"]
+    assert json.loads(out)["commitment"] == commitment("7")
+
+
+def test_cancel_stops_a_tournament_once(tmp_path: Path, capsys: Capsys, admin: None) -> None:
+    with node_with_bots(tmp_path, ("a", "b", "c", "d")) as node:
+        a = node.address
+        assert run(capsys, "tournament", "create", "--format", "swiss", "--bots", "a,b,c,d", "--deals", "1",
+                   "--id", "sw", "--address", a)[0] == 0
+        assert run(capsys, "tournament", "cancel", "sw", "--address", a)[0] == 0
+        code, _, err = run(capsys, "tournament", "cancel", "sw", "--address", a)
+        assert code == 1 and "already cancelled" in err
+        status = json.loads(run(capsys, "tournament", "status", "sw", "--address", a, "--json")[1])
+    assert status["state"] == "cancelled" and status["secret"]  # over: its secret is revealed
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--ruleset", "{bad"], "--ruleset is not valid JSON"),
+    (["--ruleset", "{bad"], "ruleset is not valid JSON"),
     (["--ruleset", "bridge"], "unknown preset 'bridge'"),
     (["--duplicate"], "duplicate"),
-], ids=["bad JSON", "unknown preset", "duplicate without deals"])
+    (["--bots", "a,ghost"], "no bot named ghost: register it first"),
+], ids=["bad JSON", "unknown preset", "duplicate without deals", "unknown bot"])
 def test_a_bad_tournament_is_one_error_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str,
+    tmp_path: Path, capsys: Capsys, admin: None, args: list[str], message: str,
 ) -> None:
-    code, _, err = run(capsys, "tournament", "create", "--format", "round-robin", "--bots", "a,b",
-                       "--data-dir", str(tmp_path), *args)
-    assert code == 1 and message in err and len(err.strip().splitlines()) == 1
+    with node_with_bots(tmp_path) as node:
+        code, _, err = run(capsys, "tournament", "create", "--format", "round-robin", "--bots", "a,b",
+                           "--address", node.address, *args)
+    assert code == 1 and message in err and len(err.strip().splitlines()) == 1, err
 
 
-def test_status_of_an_unknown_tournament_is_an_error(tmp_path: Path, capsys: Capsys) -> None:
-    code, _, err = run(capsys, "tournament", "status", "nope", "--data-dir", str(tmp_path))
+def test_status_of_an_unknown_tournament_is_an_error(tmp_path: Path, capsys: Capsys, admin: None) -> None:
+    with node_with_bots(tmp_path) as node:
+        code, _, err = run(capsys, "tournament", "status", "nope", "--address", node.address)
     assert code == 1 and "no tournament 'nope'" in err
+
+
+@pytest.mark.security
+def test_creating_a_tournament_needs_the_admin_credential(
+    tmp_path: Path, capsys: Capsys, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with node_with_bots(tmp_path) as node:
+        argv = ["tournament", "create", "--format", "round-robin", "--bots", "a,b", "--deals", "1",
+                "--address", node.address, "--data-dir", str(tmp_path / "elsewhere")]
+        monkeypatch.delenv(ADMIN_ENV, raising=False)
+        code, _, err = run(capsys, *argv)
+        assert code == 1 and err.startswith("error: UNAUTHENTICATED: creating a tournament needs the admin")
+        monkeypatch.setenv(ADMIN_ENV, node.tokens["a"])  # a bot's token is a credential, not an admin's
+        code, _, err = run(capsys, *argv)
+        assert code == 1 and err.startswith("error: PERMISSION_DENIED"), err
+        monkeypatch.setenv(ADMIN_ENV, "adm_wrong")
+        code, _, err = run(capsys, *argv)
+        assert code == 1 and err.startswith("error: UNAUTHENTICATED"), err
+
+
+@pytest.mark.security
+def test_a_finished_tournament_s_deals_verify_against_its_commitment(
+    tmp_path: Path, capsys: Capsys, admin: None,
+) -> None:
+    with node_with_bots(tmp_path, ("a", "b"), connect=True) as node:
+        a = node.address
+        code, out, err = run(capsys, "tournament", "create", "--format", "round-robin", "--bots", "a,b",
+                             "--deals", "2", "--duplicate", "--id", "fair", "--address", a, "--json")
+        assert code == 0, err
+        committed = json.loads(out)["commitment"]
+
+        def finished() -> bool:
+            status = json.loads(run(capsys, "tournament", "status", "fair", "--address", a, "--json")[1])
+            return bool(status["state"] == "finished")
+
+        asyncio.run(until(finished, 60, "the tournament to finish"))
+        code, out, err = run(capsys, "verify", "fair", "--address", a, "--commitment", committed)
+        assert code == 0, out + err
+        assert f"the secret matches the commitment {committed}" in out and "4 deals of its 2 matches" in out
+        code, out, _ = run(capsys, "verify", "fair", "--address", a, "--commitment", "0" * 64, "--json")
+    assert code == 1
+    assert json.loads(out)["problems"] == ["the revealed secret does not hash to the commitment"]

@@ -7,6 +7,8 @@ identically and no global random state is touched.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import random
 
 from arena.engine.deal import PACKETS, Deal
@@ -20,6 +22,20 @@ def deal_rng(match_seed: int | str, index: int) -> random.Random:
     is the same on every platform and Python version.
     """
     return random.Random(f"belote-arena/{match_seed}/{index}")
+
+
+def derive_seed(secret: str, label: str) -> str:
+    """A match seed derived from a secret: HMAC-SHA256 over ``label`` (a match or pair id), as hex.
+
+    Knowing the seeds of some matches (their records are public once over)
+    tells nothing of the secret, nor of the seeds of the other matches.
+    """
+    return hmac.new(secret.encode(), label.encode(), hashlib.sha256).hexdigest()
+
+
+def commitment(secret: str) -> str:
+    """The SHA-256 (hex) of a secret: published first, it lets anyone check the secret revealed later."""
+    return hashlib.sha256(secret.encode()).hexdigest()
 
 
 def first_dealer(match_seed: int | str) -> int:

@@ -14,13 +14,16 @@ import asyncio
 import contextlib
 import json
 import logging
+import secrets
 from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from arena.node.service import ClusterArenaServicer
 from arena.node.worker import Worker
 from arena.queue import Broker, BrokerError
 from arena.records import TimeControl
+from arena.referee.access import AccessPolicy
 from arena.referee.node import Node, NodeConfig
 from arena.referee.registry import BotEntry, BotRegistry
 from arena.referee.service import start_server, stop_server
@@ -42,6 +45,15 @@ class BrokerRegistryBackend:
     def add(self, entry: BotEntry) -> bool:
         return self.broker.add_bot(entry.name, json.dumps(asdict(entry)))
 
+    def replace(self, entry: BotEntry) -> None:
+        self.broker.replace_bot(entry.name, json.dumps(asdict(entry)))
+
+    def add_invite(self, code_sha256: str) -> None:
+        self.broker.add_invite(code_sha256)
+
+    def take_invite(self, code_sha256: str) -> bool:
+        return self.broker.take_invite(code_sha256)
+
 
 @dataclass(frozen=True)
 class NodeSettings:
@@ -57,6 +69,12 @@ class NodeSettings:
     heartbeat_s: float = 2.0
     replace_streams: bool = False
     node_id: str = ""
+    #: who may call what
+    access: AccessPolicy = field(default_factory=AccessPolicy)
+    #: the secret this node derives its matches' and tournaments' secrets from ("": a fresh one)
+    secret: str = ""
+    #: seconds a tournament's bot may stay connected to no node before it forfeits its matches
+    absent_timeout_s: float = 600.0
 
 
 @dataclass
@@ -72,7 +90,8 @@ class RunningNode:
 async def _heartbeat(node: Node, broker: Broker, address: str, every: float) -> None:
     while True:
         try:
-            await asyncio.to_thread(broker.heartbeat, node.node_id, address, every * 5)
+            connected = [b.name for b in node.bots() if b.connected]
+            await asyncio.to_thread(broker.heartbeat, node.node_id, address, every * 5, connected)
             peers = await asyncio.to_thread(broker.live_nodes)
             await node.set_peers([a for nid, a in peers.items() if nid != node.node_id])
         except BrokerError as e:
@@ -87,14 +106,18 @@ async def running_node(
     """Run a node until the block exits; then drain its matches and stop it."""
     registry = BotRegistry(BrokerRegistryBackend(broker))
     store = MatchStore(config.data_dir / "matches" if config.data_dir else None)
+    secret = config.secret or secrets.token_hex(32)
     node = Node(NodeConfig(data_dir=None, time=config.time, replace_streams=config.replace_streams,
-                           node_id=config.node_id), registry=registry, store=store)
-    server, port = await start_server(node, config.listen)
+                           node_id=config.node_id, access=config.access, secret=secret),
+                registry=registry, store=store)
+    tournaments = Tournaments(broker)
+    server, port = await start_server(
+        node, config.listen, arena=ClusterArenaServicer(node, broker, tournaments, secret))
     host = config.listen.rsplit(":", 1)[0]
     address = config.advertise or f"{'127.0.0.1' if host in ('0.0.0.0', '[::]', '') else host}:{port}"
-    tournaments = Tournaments(broker)
     worker = Worker(node, broker, capacity=config.capacity, lease_s=config.lease_s,
-                    poll_s=config.poll_s, drain_s=config.drain_s, tournaments=tournaments)
+                    poll_s=config.poll_s, drain_s=config.drain_s, tournaments=tournaments,
+                    absent_timeout_s=config.absent_timeout_s)
     worker_task = asyncio.create_task(worker.run(stop), name="worker")
     beat = asyncio.create_task(_heartbeat(node, broker, address, config.heartbeat_s), name="heartbeat")
     log.info("node %s serving on %s (advertised %s), %d match slots", node.node_id, config.listen,
@@ -111,9 +134,7 @@ async def running_node(
         await stop_server(server, node, grace=1.0)
 
 
-async def serve_forever(
-    broker: Broker, config: NodeSettings, *, register: list[tuple[str, str]] | None = None,
-) -> None:
+async def serve_forever(broker: Broker, config: NodeSettings) -> None:
     """``belote-arena serve``: run a node until SIGINT or SIGTERM, then drain it."""
     import signal
 
@@ -123,9 +144,6 @@ async def serve_forever(
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
     async with running_node(broker, config, stop) as running:
-        for name, token in register or []:
-            if running.node.bot_named(name) is None:
-                running.node.register_bot(name, token)
         print(f"belote-arena node {running.node.node_id} listening on port {running.port} "
               f"(bots connect to {running.address})", flush=True)
         await stop.wait()

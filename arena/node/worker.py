@@ -21,9 +21,9 @@ import time
 from dataclasses import dataclass, field
 
 from arena.queue import Broker, BrokerError, Claim, LeaseLost
-from arena.records import MatchRecord, ResultReason
+from arena.records import MatchEnd, MatchRecord, ResultReason, SeatBot
 from arena.referee.node import InvalidArgument, Node, NodeError, SeatingError
-from arena.tournament import MatchResult, Tournaments
+from arena.tournament import MatchJob, MatchResult, Tournaments
 
 log = logging.getLogger("arena.node")
 
@@ -39,10 +39,16 @@ class Worker:
     def __init__(
         self, node: Node, broker: Broker, *, capacity: int = 4, lease_s: float = 30.0,
         poll_s: float = 0.25, drain_s: float = 60.0, tournaments: Tournaments | None = None,
+        absent_timeout_s: float = 600.0, scan_budget: int = 64,
     ) -> None:
         self.node = node
         self.broker = broker
         self.tournaments = tournaments or Tournaments(broker)
+        #: a job's bot connected to no live node for this long forfeits the job
+        self.absent_timeout_s = absent_timeout_s
+        #: jobs a poll may claim and give back (their bots are not here) before it rests: so that
+        #: the jobs of bots connected here are found behind those of bots away
+        self.scan_budget = scan_budget
         self.capacity = capacity
         self.lease_s = lease_s
         self.poll_s = poll_s
@@ -61,16 +67,21 @@ class Worker:
         try:
             while not stop.is_set():
                 started = 0
+                budget = self.scan_budget
                 free = self.capacity - len(self.running)
-                if free > 0:
+                while free > 0 and budget > 0 and not stop.is_set():
                     try:
                         claims = await asyncio.to_thread(
                             self.broker.claim, self.node.node_id, free, self.lease_s)
                     except BrokerError as e:
                         log.warning("claim failed: %s", e)
                         claims = []
+                    if not claims:
+                        break
+                    budget -= len(claims)
                     for claim in claims:
                         started += await self._start(claim)
+                    free = self.capacity - len(self.running)
                 if started == 0:
                     # sleep until the poll, a freed slot (claim again at once) or the stop
                     self._slot_freed.clear()
@@ -117,8 +128,15 @@ class Worker:
                 deals=job.deals, match_id=job.match_id,
             )
         except SeatingError as e:
-            # its bots are not here (or not yet, or busy): another node, or a later claim, seats them
-            log.info("releasing %s: %s", job.match_id, e)
+            # its bots are not here (or not yet, or busy): another node, or a later claim, seats
+            # them; unless a bot has been connected to no node for too long: then it forfeits
+            absent = await self._long_absent(job)
+            if absent:
+                task = asyncio.create_task(self._finish(claim, self._absent_forfeit(job, absent)),
+                                           name=f"job-{job.match_id}")
+                self.running[job.match_id] = Running(claim, task)
+                return 1
+            log.debug("releasing %s: %s", job.match_id, e)
             await self._release(claim)
             return 0
         except InvalidArgument as e:
@@ -155,6 +173,43 @@ class Worker:
         finally:
             self.running.pop(job.match_id, None)
             self._slot_freed.set()
+
+    async def _long_absent(self, job: MatchJob) -> list[str]:
+        """The job's bots that have been connected to no live node for the absent timeout."""
+        try:
+            present = await asyncio.to_thread(self.broker.present_bots)
+            away = [b for b in dict.fromkeys((job.team0, job.team1)) if b not in present]
+            now = time.time()
+            return [b for b in away
+                    if now - await asyncio.to_thread(self.broker.absent_since, b) > self.absent_timeout_s]
+        except BrokerError as e:
+            log.warning("cannot tell whether the bots of %s are away: %s", job.match_id, e)
+            return []
+
+    def _absent_forfeit(self, job: MatchJob, absent: list[str]) -> MatchRecord:
+        """The record of a match not played because ``absent`` stayed away: the other team wins it
+        (nobody, when both teams are away). It holds no deal, and no seed: the pairing's deals may
+        still be played in its other leg."""
+        team0_away = job.team0 in absent
+        team1_away = job.team1 in absent
+        winner = None if team0_away and team1_away else 1 if team0_away else 0
+        players = (job.team0, job.team1, job.team0, job.team1)
+        bots = []
+        for seat, name in enumerate(players):
+            entry = self.node.bot_named(name)
+            bots.append(SeatBot(seat, entry.bot_id if entry else "", name))
+        log.info("match %s: %s connected to no node for %.0f s: forfeited unplayed", job.match_id,
+                 ", ".join(absent), self.absent_timeout_s)
+        return MatchRecord(
+            match_id=job.match_id, ruleset=job.ruleset, seed="", players=players, deals=(),
+            bots=tuple(bots), time_control=self.node.config.time, latencies_us=(), strikes=(),
+            result=MatchEnd(
+                totals=(0, 0), winner=winner, reason=ResultReason.FORFEIT,
+                forfeit_seat=0 if team0_away else 1,
+                detail=f"{' and '.join(absent)} connected to no node for more than "
+                       f"{self.absent_timeout_s:g} s",
+            ),
+        )
 
     async def _release(self, claim: Claim) -> None:
         try:

@@ -133,8 +133,18 @@ class Broker(abc.ABC):
 
     # the cluster: live nodes (for the bots' discovery) and the shared bot registry
     @abc.abstractmethod
-    def heartbeat(self, node_id: str, address: str, ttl_s: float) -> None:
-        """This node is alive at ``address`` for ``ttl_s`` seconds more."""
+    def heartbeat(self, node_id: str, address: str, ttl_s: float, bots: Sequence[str] = ()) -> None:
+        """This node is alive at ``address`` for ``ttl_s`` seconds more, with ``bots`` connected:
+        they are seen now."""
+
+    @abc.abstractmethod
+    def present_bots(self) -> set[str]:
+        """The bots connected to some live node."""
+
+    @abc.abstractmethod
+    def absent_since(self, bot: str) -> float:
+        """When ``bot`` was last seen connected (unix seconds); a bot never seen counts from the
+        first time this is asked of it."""
 
     @abc.abstractmethod
     def live_nodes(self) -> dict[str, str]:
@@ -143,6 +153,18 @@ class Broker(abc.ABC):
     @abc.abstractmethod
     def add_bot(self, name: str, entry_json: str) -> bool:
         """Store a bot registry entry under its name; False if the name is taken."""
+
+    @abc.abstractmethod
+    def replace_bot(self, name: str, entry_json: str) -> None:
+        """Overwrite the entry stored under ``name`` (a rotated token, a revocation)."""
+
+    @abc.abstractmethod
+    def add_invite(self, code_sha256: str) -> None:
+        """Keep an invite code's hash, good for one registration."""
+
+    @abc.abstractmethod
+    def take_invite(self, code_sha256: str) -> bool:
+        """Use an invite: True once (atomically, across nodes), then False."""
 
     @abc.abstractmethod
     def bot_entries(self) -> list[str]:

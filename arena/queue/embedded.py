@@ -85,9 +85,21 @@ CREATE TABLE IF NOT EXISTS nodes (
     address TEXT NOT NULL,
     expires REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS node_bots (
+    node_id TEXT NOT NULL,
+    bot TEXT NOT NULL,
+    PRIMARY KEY (node_id, bot)
+);
+CREATE TABLE IF NOT EXISTS bot_presence (
+    bot TEXT PRIMARY KEY,
+    seen REAL NOT NULL                     -- last seen connected, or first missed
+);
 CREATE TABLE IF NOT EXISTS bots (
     name TEXT PRIMARY KEY,
     entry TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS invites (
+    code_sha256 TEXT PRIMARY KEY
 );
 """
 
@@ -396,22 +408,56 @@ class EmbeddedBroker(Broker):
         return int(row[0])
 
     # the cluster
-    def heartbeat(self, node_id: str, address: str, ttl_s: float) -> None:
+    def heartbeat(self, node_id: str, address: str, ttl_s: float, bots: Sequence[str] = ()) -> None:
+        now = self._clock()
         with self._errors(), self._tx() as db:
             db.execute(
                 "INSERT INTO nodes (id, address, expires) VALUES (?, ?, ?) "
                 "ON CONFLICT(id) DO UPDATE SET address = excluded.address, expires = excluded.expires",
-                (node_id, address, self._clock() + ttl_s),
+                (node_id, address, now + ttl_s),
             )
+            db.execute("DELETE FROM node_bots WHERE node_id = ?", (node_id,))
+            db.executemany("INSERT OR IGNORE INTO node_bots (node_id, bot) VALUES (?, ?)",
+                           [(node_id, b) for b in bots])
+            db.executemany("INSERT OR REPLACE INTO bot_presence (bot, seen) VALUES (?, ?)",
+                           [(b, now) for b in bots])
 
     def live_nodes(self) -> dict[str, str]:
         with self._errors(), self._tx() as db:
-            db.execute("DELETE FROM nodes WHERE expires < ?", (self._clock(),))
+            self._forget_dead_nodes(db)
             return {i: a for i, a in db.execute("SELECT id, address FROM nodes ORDER BY id")}
+
+    def _forget_dead_nodes(self, db: sqlite3.Connection) -> None:
+        db.execute("DELETE FROM nodes WHERE expires < ?", (self._clock(),))
+        db.execute("DELETE FROM node_bots WHERE node_id NOT IN (SELECT id FROM nodes)")
+
+    def present_bots(self) -> set[str]:
+        with self._errors(), self._tx() as db:
+            self._forget_dead_nodes(db)
+            return {b for (b,) in db.execute("SELECT DISTINCT bot FROM node_bots")}
+
+    def absent_since(self, bot: str) -> float:
+        with self._errors(), self._tx() as db:
+            db.execute("INSERT OR IGNORE INTO bot_presence (bot, seen) VALUES (?, ?)", (bot, self._clock()))
+            row = db.execute("SELECT seen FROM bot_presence WHERE bot = ?", (bot,)).fetchone()
+        return float(row[0])
 
     def add_bot(self, name: str, entry_json: str) -> bool:
         with self._errors(), self._tx() as db:
             cur = db.execute("INSERT OR IGNORE INTO bots (name, entry) VALUES (?, ?)", (name, entry_json))
+            return cur.rowcount == 1
+
+    def replace_bot(self, name: str, entry_json: str) -> None:
+        with self._errors(), self._tx() as db:
+            db.execute("INSERT OR REPLACE INTO bots (name, entry) VALUES (?, ?)", (name, entry_json))
+
+    def add_invite(self, code_sha256: str) -> None:
+        with self._errors(), self._tx() as db:
+            db.execute("INSERT OR IGNORE INTO invites (code_sha256) VALUES (?)", (code_sha256,))
+
+    def take_invite(self, code_sha256: str) -> bool:
+        with self._errors(), self._tx() as db:
+            cur = db.execute("DELETE FROM invites WHERE code_sha256 = ?", (code_sha256,))
             return cur.rowcount == 1
 
     def bot_entries(self) -> list[str]:

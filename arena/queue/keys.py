@@ -14,6 +14,9 @@ With the default prefix ``belote-arena`` the keys are::
     belote-arena:node:<id>              a live node's address (expires with its heartbeat)
     belote-arena:nodes                  set of node ids that sent a heartbeat
     belote-arena:bots                   hash: bot name -> registry entry JSON (token hash only)
+    belote-arena:invites                set of the SHA-256 of unused invite codes
+    belote-arena:nodebots:<id>          set of the bots connected to a live node (expires with it)
+    belote-arena:presence               hash: bot name -> when last seen connected (or first missed)
 
 plus the consumer group ``belote-arena:referees`` on the jobs stream (a group name,
 not a key, but named here so that it lives with the rest). Several arenas can share
@@ -96,6 +99,17 @@ class Keys:
     @property
     def bots(self) -> str:
         return self._key("bots")
+
+    @property
+    def invites(self) -> str:
+        return self._key("invites")
+
+    def node_bots(self, node_id: str) -> str:
+        return self._key("nodebots", node_id)
+
+    @property
+    def bot_presence(self) -> str:
+        return self._key("presence")
 
     def pattern(self) -> str:
         """A SCAN MATCH pattern for every key of this arena (the prefix holds no glob characters)."""

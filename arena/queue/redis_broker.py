@@ -383,11 +383,18 @@ class RedisBroker(Broker):
             return max(0, int(cast("str | None", self._redis.get(self.keys.pending(tournament_id))) or 0))
 
     # the cluster
-    def heartbeat(self, node_id: str, address: str, ttl_s: float) -> None:
+    def heartbeat(self, node_id: str, address: str, ttl_s: float, bots: Sequence[str] = ()) -> None:
+        ttl_ms = max(1, round(ttl_s * 1000))
+        now = time.time()
         with self._errors():
             pipe = self._redis.pipeline(transaction=True)
-            pipe.set(self.keys.node(node_id), address, px=max(1, round(ttl_s * 1000)))
+            pipe.set(self.keys.node(node_id), address, px=ttl_ms)
             pipe.sadd(self.keys.nodes, node_id)
+            pipe.delete(self.keys.node_bots(node_id))
+            if bots:
+                pipe.sadd(self.keys.node_bots(node_id), *bots)
+                pipe.pexpire(self.keys.node_bots(node_id), ttl_ms)
+                pipe.hset(self.keys.bot_presence, mapping=dict.fromkeys(bots, repr(now)))
             pipe.execute()
 
     def live_nodes(self) -> dict[str, str]:
@@ -401,9 +408,33 @@ class RedisBroker(Broker):
                 self._redis.srem(self.keys.nodes, *gone)
         return {i: a for i, a in zip(ids, addresses, strict=True) if a is not None}
 
+    def present_bots(self) -> set[str]:
+        ids = list(self.live_nodes())
+        if not ids:
+            return set()
+        with self._errors():
+            return set(cast("set[str]", self._redis.sunion([self.keys.node_bots(i) for i in ids])))
+
+    def absent_since(self, bot: str) -> float:
+        with self._errors():
+            self._redis.hsetnx(self.keys.bot_presence, bot, repr(time.time()))
+            return float(cast("str", self._redis.hget(self.keys.bot_presence, bot)))
+
     def add_bot(self, name: str, entry_json: str) -> bool:
         with self._errors():
             return bool(self._redis.hsetnx(self.keys.bots, name, entry_json))
+
+    def replace_bot(self, name: str, entry_json: str) -> None:
+        with self._errors():
+            self._redis.hset(self.keys.bots, name, entry_json)
+
+    def add_invite(self, code_sha256: str) -> None:
+        with self._errors():
+            self._redis.sadd(self.keys.invites, code_sha256)
+
+    def take_invite(self, code_sha256: str) -> bool:
+        with self._errors():
+            return bool(self._redis.srem(self.keys.invites, code_sha256))
 
     def bot_entries(self) -> list[str]:
         with self._errors():

@@ -39,6 +39,7 @@ class MatchSummary:
     ruleset: RulesetSpec
     totals: tuple[int, int]
     deals_played: int
+    #: "" while the match runs: its deals follow from it
     seed: str
     result: MatchEnd | None
 
@@ -76,7 +77,7 @@ class LiveMatch:
         return MatchSummary(
             match_id=self.match_id, state=MatchState.RUNNING, players=tuple(s.name for s in spec.seats),
             ruleset=spec.rules.to_spec(), totals=self.runner.totals, deals_played=self.runner.deals_played,
-            seed=str(spec.seed), result=None,
+            seed="", result=None,  # the deals follow from the seed: it is shown once the match is over
         )
 
     def publish(self, event: pb.PublicEvent) -> None:

@@ -23,9 +23,18 @@ from belote.arena.v1 import bot_service_pb2 as bpb
 from belote.arena.v1 import game_pb2 as pb
 
 from arena.engine import EngineError, Ruleset
+from arena.engine.dealing import derive_seed
 from arena.records import MatchRecord, ResultReason, RulesetSpec, TimeControl
+from arena.referee.access import AccessPolicy, Gate
 from arena.referee.live import LiveMatch, MatchState, MatchSummary, WatchQueue
-from arena.referee.registry import BotEntry, BotRegistry, DuplicateBotError, RegistryError, UnknownBotError
+from arena.referee.registry import (
+    NAME_RE,
+    BotEntry,
+    BotRegistry,
+    DuplicateBotError,
+    RegistryError,
+    UnknownBotError,
+)
 from arena.referee.runner import MatchSpec, Seat
 from arena.referee.sessions import BotLink, Hub, Writer
 from arena.referee.store import MatchStore, RecordExistsError
@@ -87,6 +96,10 @@ class NodeConfig:
     #: over the bot's seats from the first (a bot restarted before the node noticed)
     replace_streams: bool = False
     node_id: str = ""
+    #: who may call what (docs/protocol.md#arenaservice)
+    access: AccessPolicy = field(default_factory=AccessPolicy)
+    #: the secret the seeds of this node's own matches derive from ("": a fresh one per start)
+    secret: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +112,7 @@ class BotStatus:
     version: str
     concurrency: int
     seats_in_use: int
+    revoked: bool
 
 
 #: finished matches kept in memory: their summary, and the public events for late watchers
@@ -116,6 +130,8 @@ class Node:
         self.node_id = config.node_id or f"node-{secrets.token_hex(3)}"
         data = config.data_dir
         self._registry = registry or BotRegistry(data / "bots.json" if data else None)
+        self.gate = Gate(config.access, self._registry)
+        self._secret = config.secret or secrets.token_hex(32)
         self._store = store or MatchStore(data / "matches" if data else None)
         # a bot that cannot take a message within its own time for a decision is gone
         self._hub = Hub(write_timeout=config.time.deadline + config.time.time_bank)
@@ -130,14 +146,42 @@ class Node:
         return self._hub.requests_sent
 
     # ----------------------------------------------------------------- bots
-    def register_bot(self, name: str, token: str | None = None) -> tuple[BotEntry, str]:
-        """Register a bot; its entry and its token (generated unless given)."""
+    def register_bot(self, name: str) -> tuple[BotEntry, str]:
+        """Register a bot; its entry and its token (made here, shown once)."""
         try:
-            return self._registry.register(name, token)
+            return self._registry.register(name)
         except DuplicateBotError as e:
             raise AlreadyExists(str(e)) from None
         except RegistryError as e:
             raise InvalidArgument(str(e)) from None
+
+    def check_new_bot(self, name: str) -> None:
+        """Raise unless ``name`` could be registered now (before an invite is spent on it)."""
+        if not isinstance(name, str) or not NAME_RE.match(name):
+            raise InvalidArgument(
+                f"bad bot name {name!r}: 1 to 64 letters, digits, '_', '.' or '-', starting "
+                "with a letter or digit")
+        if self._registry.by_name(name) is not None:
+            raise AlreadyExists(f"a bot named {name!r} is already registered")
+
+    def rotate_token(self, entry: BotEntry) -> str:
+        """A new token for the bot; the old one stops working (its stream here stays up)."""
+        _, token = self._registry.rotate(entry)
+        return token
+
+    def revoke_bot(self, name: str) -> BotEntry:
+        """Revoke a bot for good: its token stops working and its stream here is cut."""
+        entry = self._registry.by_name(name)
+        if entry is None:
+            raise UnknownBot(f"no bot named {name!r}")
+        revoked = self._registry.revoke(entry)
+        link = self._hub.links.get(entry.bot_id)
+        if link is not None:
+            link.disconnect("the bot was revoked")
+        return revoked
+
+    def create_invite(self) -> str:
+        return self._registry.create_invite()
 
     def bot_named(self, name: str) -> BotEntry | None:
         return self._registry.by_name(name)
@@ -171,7 +215,7 @@ class Node:
             out.append(BotStatus(
                 bot_id=entry.bot_id, name=entry.name, connected=connected,
                 version=link.version if link else "", concurrency=link.concurrency if link else 0,
-                seats_in_use=link.seats_in_use if link else 0,
+                seats_in_use=link.seats_in_use if link else 0, revoked=entry.revoked,
             ))
         return out
 
@@ -229,7 +273,7 @@ class Node:
         links = [link for _, link in teams]
         spec = MatchSpec(
             match_id=match_id, rules=rules,
-            seed=secrets.randbits(48) if seed is None or seed == "" else seed,
+            seed=derive_seed(self._secret, f"match/{match_id}") if seed is None or seed == "" else seed,
             seats=seats, target=target or None, time=self.config.time,
         )
         live = LiveMatch(self._hub, spec)

@@ -1,12 +1,17 @@
-"""Registered bots and their tokens.
+"""Registered bots, their tokens, and invite codes.
 
-A token is shown once, at registration; only its SHA-256 is kept: in
-``bots.json`` of the node's data directory, or in Redis when nodes share their
-bots (see :mod:`arena.queue`), so a restarted node still knows them.
+Tokens are made by the node (192 random bits), shown once, and kept only as
+their SHA-256: in ``bots.json`` of the node's data directory, or in the broker
+when nodes share their bots (see :mod:`arena.node`), so a restarted node still
+knows them. A bot's owner may rotate its token or revoke the bot with that
+token; a revoked bot keeps its name (its history stays its own) but can no
+longer connect. An invite code, made by an admin, is good for one
+registration; it is kept hashed too.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -16,6 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Protocol
 
+#: a bot's name: 1 to 64 letters, digits, "_", "." or "-", starting with a letter or a digit
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -35,15 +41,23 @@ class UnknownBotError(RegistryError):
 class BotEntry:
     bot_id: str
     name: str
+    #: the SHA-256 of its token ("" once revoked)
     token_sha256: str
+    revoked: bool = False
 
 
-def _digest(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
+def digest(secret: str) -> str:
+    """The SHA-256 (hex) under which a token or an invite code is kept."""
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def new_token(prefix: str) -> str:
+    """A fresh secret of 192 random bits; the prefix keeps it from starting with '-' (an option)."""
+    return f"{prefix}_{secrets.token_urlsafe(24)}"
 
 
 class RegistryBackend(Protocol):
-    """Where bot entries are kept: a file for one node, Redis for a cluster."""
+    """Where bot entries and invites are kept: a file for one node, the broker for a cluster."""
 
     def load(self) -> list[BotEntry]: ...
 
@@ -51,17 +65,34 @@ class RegistryBackend(Protocol):
         """Store a new entry; False if its name is taken (atomically, across nodes)."""
         ...
 
+    def replace(self, entry: BotEntry) -> None:
+        """Overwrite the entry of that name (a rotated token, a revocation)."""
+        ...
+
+    def add_invite(self, code_sha256: str) -> None: ...
+
+    def take_invite(self, code_sha256: str) -> bool:
+        """Use an invite: True once per invite (atomically, across nodes), False after or if unknown."""
+        ...
+
 
 class FileBackend:
-    """``bots.json`` in the node's data directory (or nothing kept, with no path)."""
+    """``bots.json`` (and ``invites.json``) in the node's data directory, or memory with no path."""
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
         self._entries: dict[str, BotEntry] = {}
+        self._invites: set[str] = set()
         if path is not None and path.exists():
             for item in json.loads(path.read_text()):
                 e = BotEntry(**item)
                 self._entries[e.name] = e
+        invites = self._invites_path()
+        if invites is not None and invites.exists():
+            self._invites = set(json.loads(invites.read_text()))
+
+    def _invites_path(self) -> Path | None:
+        return None if self.path is None else self.path.with_name("invites.json")
 
     def load(self) -> list[BotEntry]:
         return list(self._entries.values())
@@ -70,12 +101,41 @@ class FileBackend:
         if entry.name in self._entries:
             return False
         self._entries[entry.name] = entry
-        if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_suffix(".tmp")
-            tmp.write_text(json.dumps([asdict(e) for e in self._entries.values()], indent=1))
-            os.replace(tmp, self.path)
+        self._save()
         return True
+
+    def replace(self, entry: BotEntry) -> None:
+        self._entries[entry.name] = entry
+        self._save()
+
+    def add_invite(self, code_sha256: str) -> None:
+        self._invites.add(code_sha256)
+        self._save()
+
+    def take_invite(self, code_sha256: str) -> bool:
+        if code_sha256 not in self._invites:
+            return False
+        self._invites.remove(code_sha256)
+        self._save()
+        return True
+
+    def _save(self) -> None:
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        _write_private(self.path, json.dumps([asdict(e) for e in self._entries.values()], indent=1))
+        invites = self._invites_path()
+        assert invites is not None
+        _write_private(invites, json.dumps(sorted(self._invites)))
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically, readable by this user only."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
 
 
 class BotRegistry:
@@ -88,38 +148,57 @@ class BotRegistry:
         self._reload()
 
     def _reload(self) -> None:
-        for entry in self._backend.load():
-            self._add(entry)
+        """The entries as the backend has them now (another node may have added, rotated or revoked)."""
+        entries = self._backend.load()
+        self._by_id = {e.bot_id: e for e in entries}
+        self._by_digest = {e.token_sha256: e for e in entries if not e.revoked}
 
-    def _add(self, entry: BotEntry) -> None:
-        self._by_id[entry.bot_id] = entry
-        self._by_digest[entry.token_sha256] = entry
-
-    def register(self, name: str, token: str | None = None) -> tuple[BotEntry, str]:
-        """Register a bot; returns its entry and its token (generated unless given)."""
+    def register(self, name: str) -> tuple[BotEntry, str]:
+        """Register a bot under ``name``; its entry and its token, made here and shown once."""
         if not isinstance(name, str) or not NAME_RE.match(name):
             raise RegistryError(
                 f"bad bot name {name!r}: 1 to 64 letters, digits, '_', '.' or '-', starting "
                 "with a letter or digit"
             )
-        # a prefix keeps a token from starting with '-' (a command line would read it as an option)
-        token = token or f"bt_{secrets.token_urlsafe(24)}"
-        self._reload()
-        if _digest(token) in self._by_digest:
-            raise DuplicateBotError("that token is already in use")
-        entry = BotEntry(bot_id=f"bot-{secrets.token_hex(4)}", name=name, token_sha256=_digest(token))
+        token = new_token("bt")
+        entry = BotEntry(bot_id=f"bot-{secrets.token_hex(4)}", name=name, token_sha256=digest(token))
         if not self._backend.add(entry):
             raise DuplicateBotError(f"a bot named {name!r} is already registered")
-        self._add(entry)
+        self._reload()
         return entry, token
 
     def authenticate(self, token: str) -> BotEntry | None:
+        """The bot whose token this is (not revoked), checked against the backend as it is now."""
         if not token:
             return None
-        digest = _digest(token)
-        if digest not in self._by_digest:
-            self._reload()  # registered on another node since
-        return self._by_digest.get(digest)
+        self._reload()
+        return self._by_digest.get(digest(token))
+
+    def known(self, token: str) -> BotEntry | None:
+        """:meth:`authenticate` against the entries read last, without asking the backend."""
+        return self._by_digest.get(digest(token)) if token else None
+
+    def rotate(self, entry: BotEntry) -> tuple[BotEntry, str]:
+        """A new token for the bot; the old one stops working."""
+        token = new_token("bt")
+        rotated = dataclasses.replace(entry, token_sha256=digest(token))
+        self._backend.replace(rotated)
+        self._reload()
+        return rotated, token
+
+    def revoke(self, entry: BotEntry) -> BotEntry:
+        revoked = dataclasses.replace(entry, token_sha256="", revoked=True)
+        self._backend.replace(revoked)
+        self._reload()
+        return revoked
+
+    def create_invite(self) -> str:
+        code = new_token("inv")
+        self._backend.add_invite(digest(code))
+        return code
+
+    def take_invite(self, code: str) -> bool:
+        return bool(code) and self._backend.take_invite(digest(code))
 
     def resolve(self, key: str) -> BotEntry:
         """A bot by id or by name."""

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from collections.abc import AsyncIterator
-from typing import Any, NoReturn
 
 import grpc
 from belote.arena.v1 import arena_service_pb2 as apb
@@ -22,54 +20,12 @@ from belote.arena.v1 import bot_service_pb2_grpc as bgrpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from arena.engine.errors import RulesetError
-from arena.engine.rules import spec_from_text
-from arena.referee.convert import result_to_proto
-from arena.referee.node import (
-    AlreadyExists,
-    FailedPrecondition,
-    InvalidArgument,
-    MatchSummary,
-    Node,
-    NodeError,
-    NotFound,
-    ResourceExhausted,
-)
+from arena.referee.access import AccessError
+from arena.referee.arena_service import ArenaServicer
+from arena.referee.edge import Context, abort, address_of, token_of
+from arena.referee.node import Node, NodeError
 
 log = logging.getLogger("arena.referee")
-
-Context = grpc.aio.ServicerContext[Any, Any]
-
-#: the status of each kind of node error (a subclass takes its nearest listed base's)
-STATUS_OF: dict[type[NodeError], grpc.StatusCode] = {
-    NotFound: grpc.StatusCode.NOT_FOUND,
-    InvalidArgument: grpc.StatusCode.INVALID_ARGUMENT,
-    FailedPrecondition: grpc.StatusCode.FAILED_PRECONDITION,
-    ResourceExhausted: grpc.StatusCode.RESOURCE_EXHAUSTED,
-    AlreadyExists: grpc.StatusCode.ALREADY_EXISTS,
-}
-
-
-def status_of(err: NodeError) -> grpc.StatusCode:
-    for cls in type(err).__mro__:
-        code = STATUS_OF.get(cls)
-        if code is not None:
-            return code
-    return grpc.StatusCode.INTERNAL
-
-
-def _token_from_metadata(context: Context) -> str:
-    for key, value in context.invocation_metadata() or ():
-        if key == "authorization" and isinstance(value, str) and value.lower().startswith("bearer "):
-            return value[7:].strip()
-        if key == "x-bot-token" and isinstance(value, str):
-            return value.strip()
-    return ""
-
-
-async def _abort(context: Context, err: NodeError) -> NoReturn:
-    await context.abort(status_of(err), str(err))
-    raise AssertionError("context.abort returns only by raising")
 
 
 class BotServicer(bgrpc.BotServiceServicer):
@@ -85,19 +41,17 @@ class BotServicer(bgrpc.BotServiceServicer):
                                 "the first message on the stream must be Hello")
             return
         hello = first.hello
-        token = hello.token or _token_from_metadata(context)
-        entry = self.node.authenticate(token)
-        if entry is None:
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED,
-                                "missing or unknown bot token" if token else "missing bot token")
-            return
+        try:
+            entry = self.node.gate.bot_stream(hello.token or token_of(context), address_of(context))
+        except AccessError as e:
+            await abort(context, e)
         # the link writes ConnectResponse bytes it assembled (see _add_bot_service)
         try:
             link, stream_id, resumed = self.node.attach_stream(
                 entry, context.write, name=hello.name, version=hello.version,
                 concurrency=hello.concurrency or 1)
         except NodeError as e:
-            await _abort(context, e)
+            await abort(context, e)
         log.info("bot %s connected (stream %d, %d seats)", entry.name, stream_id, link.concurrency)
         try:
             link.post(bpb.ConnectResponse(welcome=bpb.Welcome(
@@ -127,104 +81,6 @@ class BotServicer(bgrpc.BotServiceServicer):
             log.info("bot %s disconnected (stream %d)", entry.name, stream_id)
 
 
-def summary_to_proto(summary: MatchSummary) -> apb.MatchSummary:
-    msg = apb.MatchSummary(
-        match_id=summary.match_id, state=summary.state, players=summary.players,
-        ruleset=json.dumps(summary.ruleset), totals=summary.totals, deals_played=summary.deals_played,
-        seed=summary.seed,
-    )
-    if summary.result is not None:
-        msg.result.CopyFrom(result_to_proto(summary.result, summary.deals_played))
-    return msg
-
-
-class ArenaServicer(agrpc.ArenaServiceServicer):
-    def __init__(self, node: Node) -> None:
-        self.node = node
-
-    async def RegisterBot(
-        self, request: apb.RegisterBotRequest, context: Context,
-    ) -> apb.RegisterBotResponse:
-        try:
-            entry, token = self.node.register_bot(request.name)
-        except NodeError as e:
-            await _abort(context, e)
-        return apb.RegisterBotResponse(bot_id=entry.bot_id, token=token)
-
-    async def ListBots(
-        self, request: apb.ListBotsRequest, context: Context,
-    ) -> apb.ListBotsResponse:
-        return apb.ListBotsResponse(bots=[
-            apb.BotInfo(bot_id=b.bot_id, name=b.name, connected=b.connected, version=b.version,
-                        concurrency=b.concurrency, seats_in_use=b.seats_in_use)
-            for b in self.node.bots()
-        ])
-
-    async def StartMatch(
-        self, request: apb.StartMatchRequest, context: Context,
-    ) -> apb.StartMatchResponse:
-        try:
-            ruleset = spec_from_text(request.ruleset or "classic")
-        except RulesetError as e:
-            await _abort(context, InvalidArgument(str(e)))
-        try:
-            match_id = self.node.start_match(
-                request.team0_bot, request.team1_bot, ruleset, seed=request.seed or None,
-                target=request.target or None, deals=request.deals or None,
-            )
-        except NodeError as e:
-            await _abort(context, e)
-        return apb.StartMatchResponse(match_id=match_id)
-
-    async def ListMatches(
-        self, request: apb.ListMatchesRequest, context: Context,
-    ) -> apb.ListMatchesResponse:
-        return apb.ListMatchesResponse(matches=[summary_to_proto(s) for s in self.node.summaries()])
-
-    async def GetMatch(
-        self, request: apb.GetMatchRequest, context: Context,
-    ) -> apb.GetMatchResponse:
-        try:
-            summary = self.node.summary(request.match_id)
-        except NodeError as e:
-            await _abort(context, e)
-        return apb.GetMatchResponse(match=summary_to_proto(summary))
-
-    async def GetMatchRecord(
-        self, request: apb.GetMatchRecordRequest, context: Context,
-    ) -> apb.GetMatchRecordResponse:
-        try:
-            record = self.node.record(request.match_id)
-        except NodeError as e:
-            await _abort(context, e)
-        return apb.GetMatchRecordResponse(record_json=record.to_json())
-
-    async def WatchMatch(
-        self, request: apb.WatchMatchRequest, context: Context,
-    ) -> AsyncIterator[apb.WatchMatchResponse]:
-        try:
-            history, q = self.node.watch(request.match_id)
-        except NodeError as e:
-            await _abort(context, e)
-        for ev in history:
-            yield apb.WatchMatchResponse(event=ev)
-        if q is not None:
-            try:
-                while True:
-                    event = await q.get()
-                    if event is None:
-                        break
-                    yield apb.WatchMatchResponse(event=event)
-            finally:
-                self.node.unwatch(request.match_id, q)
-        try:
-            summary = self.node.summary(request.match_id)
-        except NotFound:
-            return  # aborted, and forgotten since
-        if summary.result is not None:
-            yield apb.WatchMatchResponse(result=result_to_proto(summary.result, summary.deals_played))
-
-
 def _add_bot_service(servicer: BotServicer, server: grpc.aio.Server) -> None:
     """``bgrpc.add_BotServiceServicer_to_server`` with a pass-through response serializer.
 
@@ -244,8 +100,11 @@ def _add_bot_service(servicer: BotServicer, server: grpc.aio.Server) -> None:
     server.add_registered_method_handlers(name, handlers)
 
 
-async def start_server(node: Node, address: str = "127.0.0.1:0") -> tuple[grpc.aio.Server, int]:
-    """Start a gRPC server for ``node``; returns it and the bound port."""
+async def start_server(
+    node: Node, address: str = "127.0.0.1:0", *, arena: ArenaServicer | None = None,
+) -> tuple[grpc.aio.Server, int]:
+    """Start a gRPC server for ``node`` (with ``arena`` as its ArenaService, or the node's own);
+    returns it and the bound port."""
     server = grpc.aio.server(options=[
         ("grpc.keepalive_time_ms", 20_000),
         ("grpc.keepalive_timeout_ms", 10_000),
@@ -253,7 +112,7 @@ async def start_server(node: Node, address: str = "127.0.0.1:0") -> tuple[grpc.a
         ("grpc.keepalive_permit_without_calls", 1),
     ])
     _add_bot_service(BotServicer(node), server)
-    agrpc.add_ArenaServiceServicer_to_server(ArenaServicer(node), server)
+    agrpc.add_ArenaServiceServicer_to_server(arena or ArenaServicer(node), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     names = [

@@ -222,6 +222,11 @@ class BotLink:
         if handler is not None and handler is not asyncio.current_task():
             handler.cancel()
 
+    def disconnect(self, why: str) -> None:
+        """End the current stream, if any, from the referee's side (a revoked bot)."""
+        if self._writer is not None:
+            self.cut(self._stream_id, why)
+
     # ---------------------------------------------------------------- outbox
     def queue_event(self, event: pb.PublicEvent | bytes) -> None:
         """A public event for this bot: it rides on the next message (it wakes no writer).

@@ -76,6 +76,8 @@ class Progress:
     matches_queued: int
     standings: list[Standing]
     sprt: SprtState | None
+    #: the ids of its matches with a result, in order
+    finished: tuple[str, ...] = ()
 
     @property
     def tournament_id(self) -> str:
@@ -156,4 +158,5 @@ class Tournaments:
             matches_scheduled=scheduled, matches_queued=self.store.pending_count(tournament_id),
             standings=tour.standings(results),
             sprt=tour.sprt_state(results) if spec.format == "sprt" else None,
+            finished=tuple(sorted({r.match_id for r in results})),
         )

@@ -97,7 +97,13 @@ class TournamentSpec:
       the bots swapped between the teams (needs ``deals``; always on for sprt).
     - ``rounds``: round-robin and gauntlet repeats (default 1); Swiss rounds
       (default ceil(log2(bots))); not used by knockout and sprt.
-    - ``seed``: the root of every match seed (default: the tournament id).
+    - ``seed``: the tournament's secret, the root of every match seed
+      (:func:`arena.engine.dealing.derive_seed` over each pairing's id). A
+      node makes it from its own secret and publishes only its commitment
+      until the tournament is over; one given by a person (a test, a
+      reproduction) makes the deals known in advance, and ``unrated_reason``
+      says so. Default, for pure uses of this class: the tournament id.
+    - ``unrated_reason``: why the results should not count for ratings ("": rated).
     """
 
     tournament_id: str
@@ -111,6 +117,7 @@ class TournamentSpec:
     rounds: int | None = None
     seed: str = ""
     sprt: SprtOptions | None = None
+    unrated_reason: str = ""
 
     def __post_init__(self) -> None:
         tid = self.tournament_id
@@ -127,6 +134,8 @@ class TournamentSpec:
         self._check_rounds()
         if not isinstance(self.seed, str):
             raise TournamentError(f"seed must be a string, not {self.seed!r}")
+        if not isinstance(self.unrated_reason, str):
+            raise TournamentError(f"unrated_reason must be a string, not {self.unrated_reason!r}")
         if self.seed == "":
             object.__setattr__(self, "seed", tid)
         if self.format == "sprt":
@@ -234,6 +243,7 @@ class TournamentSpec:
             "rounds": self.rounds,
             "seed": self.seed,
             "sprt": None if self.sprt is None else self.sprt.to_dict(),
+            "unrated_reason": self.unrated_reason,
         }
 
     @classmethod
@@ -278,10 +288,11 @@ class TournamentSpec:
             rounds=data.get("rounds"),
             seed="" if seed is None else seed,
             sprt=None if sprt is None else SprtOptions.from_dict(sprt),
+            unrated_reason=data.get("unrated_reason", ""),
         )
 
 
 _KEYS: tuple[str, ...] = (
     "tournament_id", "format", "bots", "candidate", "ruleset", "deals", "target", "duplicate",
-    "rounds", "seed", "sprt",
+    "rounds", "seed", "sprt", "unrated_reason",
 )

@@ -9,7 +9,11 @@ Identifiers (all deterministic, so regenerating a round gives the same jobs):
 - a pairing of round ``r`` (batch ``b`` for sprt), board ``i``:
   match id ``{tid}-r{r}-{i}``; in duplicate play its two legs are
   ``{tid}-r{r}-{i}-leg0`` (A at team 0) and ``-leg1`` (A at team 1);
-- its seed ``{spec.seed}/{r}/{i}``, shared by both legs;
+- its seed ``derive_seed(spec.seed, "r{r}-{i}")`` (HMAC-SHA256 of the
+  pairing's place under the tournament's secret, itself made by the node from
+  its own secret and the tournament id), shared by both legs: a seed made
+  public tells nothing of the others, and a tournament given the same seed
+  deals the same decks;
 - the idempotency key of what to enqueue: ``{tid}/all`` (round-robin,
   gauntlet), ``{tid}/round/{r}`` (Swiss, knockout), ``{tid}/batch/{b}``
   (sprt). Rounds and batches count from 1.
@@ -22,17 +26,40 @@ and a result whose teams differ from its job's raises :class:`TournamentError`.
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from arena.engine.dealing import derive_seed
 from arena.tournament.duplicate import DealScores, check_legs, deal_scores, pair_score, score_difference
 from arena.tournament.jobs import MatchJob, MatchResult
 from arena.tournament.pairing import circle_rounds, first_round, swiss_pairings
 from arena.tournament.spec import TournamentError, TournamentSpec
 from arena.tournament.sprt import SequentialTest, SprtState, run_sprt
 from arena.tournament.standings import Game, Order, Standing, compute_standings
+
+_LEG = re.compile(r"(.+-r\d+-\d+)-leg([01])")
+
+
+def pairing_id(match_id: str) -> str:
+    """The id of the pairing a match belongs to: the match's own, or its duplicate pair's."""
+    found = _LEG.fullmatch(match_id)
+    return found.group(1) if found else match_id
+
+
+def seed_label(tournament_id: str, match_id: str) -> str:
+    """What a match's seed is derived from under its tournament's secret: its pairing's place."""
+    pairing = pairing_id(match_id)
+    prefix = f"{tournament_id}-"
+    return pairing[len(prefix):] if pairing.startswith(prefix) else pairing
+
+
+def duplicate_legs(match_id: str) -> tuple[str, str] | None:
+    """Both legs' match ids when ``match_id`` is a leg of a duplicate pair, else None."""
+    found = _LEG.fullmatch(match_id)
+    return None if found is None else (f"{found.group(1)}-leg0", f"{found.group(1)}-leg1")
 
 
 @dataclass(frozen=True)
@@ -299,7 +326,7 @@ class Tournament:
     def _pairing(self, rnd: int, index: int, a: str, b: str) -> Pairing:
         spec = self.spec
         base = f"{spec.tournament_id}-r{rnd}-{index}"
-        seed = f"{spec.seed}/{rnd}/{index}"
+        seed = derive_seed(spec.seed, f"r{rnd}-{index}")
 
         def job(match_id: str, team0: str, team1: str, tags: dict[str, Any]) -> MatchJob:
             ruleset = dict(self._ruleset) if isinstance(self._ruleset, dict) else self._ruleset

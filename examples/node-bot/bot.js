@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // A Belote Arena bot in JavaScript: it plays a random legal action.
 //
-//   node bot.js --address HOST:PORT --token TOKEN [--concurrency N] [--name NAME] [--seed N]
+//   BELOTE_TOKEN=TOKEN node bot.js --address HOST:PORT [--concurrency N] [--name NAME] [--seed N]
 //
-// (the token may also come from the BELOTE_TOKEN environment variable).
+// (or --token-file FILE: never the token itself on the command line, where
+// other users of the machine see it).
 // Everything goes over one BotService.Connect stream: Hello first, then an
 // answer to every ActionRequest, matched by its request_id. The protocol is
 // in ../../proto/belote/arena/v1/*.proto and docs/protocol.md.
@@ -17,13 +18,13 @@ const protoLoader = require('@grpc/proto-loader');
 const VERSION = 'node-bot/0.1.0';
 const PROTO_DIR = path.join(__dirname, '..', '..', 'proto');
 
-const USAGE = 'usage: node bot.js --address HOST:PORT --token TOKEN [--concurrency N] [--name NAME] [--seed N]';
+const USAGE = 'usage: BELOTE_TOKEN=TOKEN node bot.js --address HOST:PORT [--token-file FILE] [--concurrency N] [--name NAME] [--seed N]';
 let opts;
 try {
   opts = parseArgs({
     options: {
       address: { type: 'string', default: 'localhost:50051' },
-      token: { type: 'string', default: process.env.BELOTE_TOKEN ?? '' },
+      'token-file': { type: 'string' },
       concurrency: { type: 'string', default: '4' },
       name: { type: 'string', default: 'node-bot' },
       seed: { type: 'string' },
@@ -36,7 +37,10 @@ const concurrency = Number(opts.concurrency);
 if (!Number.isInteger(concurrency) || concurrency < 1) {
   usage(`--concurrency is how many seats to play at once (at least 1), not ${opts.concurrency}`);
 }
-if (!opts.token) usage('no token: pass --token or set BELOTE_TOKEN (register the bot first)');
+opts.token = opts['token-file']
+  ? require('node:fs').readFileSync(opts['token-file'], 'utf8').trim()
+  : (process.env.BELOTE_TOKEN ?? '').trim();
+if (!opts.token) usage('no token: set BELOTE_TOKEN or pass --token-file (register the bot first)');
 
 // request_id is a uint64, too big for a JavaScript number: `longs: String`
 // reads it as a string, which we send back as is. `oneofs: true` names the

@@ -19,8 +19,9 @@ def _parser(prog: str, description: str) -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog=prog, description=description)
     ap.add_argument("--address", default=os.environ.get("BELOTE_ADDRESS", DEFAULT_ADDRESS),
                     help="the referee node, HOST:PORT (default: $BELOTE_ADDRESS or %(default)s)")
-    ap.add_argument("--token", default=None,
-                    help=f"the bot's token from RegisterBot (default: ${TOKEN_ENV})")
+    ap.add_argument("--token-file", default=None, metavar="FILE",
+                    help=f"a file holding the bot's token (default: ${TOKEN_ENV}); never the token "
+                         "itself on the command line, where other users of the machine see it")
     ap.add_argument("--concurrency", type=int, default=4,
                     help="how many seats this process plays at once (default: %(default)s)")
     ap.add_argument("--name", default=None, help="the name shown by the referee")
@@ -39,8 +40,16 @@ def bot_main(
         print(f"{prog}: --concurrency must be at least 1", file=sys.stderr)
         return 2
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    token = None  # run() reads $BELOTE_TOKEN
+    if args.token_file:
+        try:
+            with open(args.token_file, encoding="utf-8") as f:
+                token = f.read().strip()
+        except OSError as exc:
+            print(f"{prog}: cannot read {args.token_file}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
     try:
-        run(make_bot(args.seed), args.address, args.token, args.concurrency, name=args.name)
+        run(make_bot(args.seed), args.address, token, args.concurrency, name=args.name)
     except AuthenticationError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2

@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import re
+import secrets
 import signal
 import socket
 import subprocess
@@ -42,10 +43,17 @@ def redis_url(db: int) -> str:
     return f"redis://{REDIS_HOST}:{REDIS_PORT}/{db}"
 
 
-def child_env() -> dict[str, str]:
-    """The environment of every child: unbuffered, and no $BELOTE_REDIS of the caller's."""
+#: the admin credential of every node these tests start, and of their command lines
+ADMIN_TOKEN = f"adm_tests_{secrets.token_urlsafe(18)}"
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    """The environment of every child: unbuffered, no $BELOTE_REDIS of the caller's, the tests'
+    admin credential."""
     env = {k: v for k, v in os.environ.items() if k not in ("BELOTE_REDIS", "BELOTE_TOKEN", "BELOTE_ADDRESS")}
     env["PYTHONUNBUFFERED"] = "1"
+    env["BELOTE_ADMIN_TOKEN"] = ADMIN_TOKEN
+    env.update(extra)
     return env
 
 
@@ -117,11 +125,11 @@ class Procs:
     root: Path
     started: list[Proc] = field(default_factory=list)
 
-    def spawn(self, name: str, argv: Sequence[str]) -> Proc:
+    def spawn(self, name: str, argv: Sequence[str], **env: str) -> Proc:
         log = self.root / f"{name}.log"
         with log.open("ab") as out:
             popen = subprocess.Popen(list(argv), stdout=out, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, env=child_env(), cwd=self.root)
+                                     stdin=subprocess.DEVNULL, env=child_env(**env), cwd=self.root)
         proc = Proc(name, popen, log)
         self.started.append(proc)
         return proc
@@ -167,9 +175,8 @@ class Procs:
     def start_bot(self, name: str, kind: str, address: str, token: str, concurrency: int = 4) -> Proc:
         return self.spawn(f"bot-{name}", [
             sys.executable, "-m", f"belote_bot.bots.{kind}", "--address", address,
-            # --token=T: a token may start with "-", which argparse would take for an option
-            f"--token={token}", "--concurrency", str(concurrency), "--name", name, "--seed", name,
-        ])
+            "--concurrency", str(concurrency), "--name", name, "--seed", name,
+        ], BELOTE_TOKEN=token)  # a token never goes on a command line
 
     def close(self) -> None:
         """Kill every process still running (by its pid), then reap them all."""
@@ -208,13 +215,14 @@ def register_bots(address: str, names: Sequence[str]) -> dict[str, str]:
 
 def wait_connected(addresses: Sequence[str], names: Sequence[str], timeout: float = 30.0) -> None:
     """Until every node lists every bot as connected (the bots found the other nodes)."""
-    from arena import remote
+    from arena.remote import Remote, RemoteError
 
     def check() -> bool:
         for address in addresses:
             try:
-                bots = remote.list_bots(address)
-            except remote.RemoteError:
+                with Remote(address) as remote:
+                    bots = remote.list_bots()
+            except RemoteError:
                 return False
             connected = {b.name for b in bots if b.connected}
             if not set(names) <= connected:

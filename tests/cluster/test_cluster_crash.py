@@ -60,10 +60,12 @@ def test_crash_of_a_node_mid_tournament_reclaims_its_matches_exactly_once(
 
     broker = RedisBroker(url)
     try:
-        created = cli_json("tournament", "create", "--redis", url, "--format", "round-robin",
+        created = cli_json("tournament", "create", "--address", survivors[0].address,
+                           "--format", "round-robin",
                            "--bots", ",".join(BOTS), "--ruleset", "coinche", "--deals", "3",
                            "--rounds", "2", "--seed", "crash-seed", "--id", "crash")
-        assert created == {"tournament_id": "crash", "jobs": 24}
+        assert (created["tournament_id"], created["jobs"]) == ("crash", 24)
+        assert "given by the caller" in created["unrated_reason"]  # a seed given: its deals were known
 
         # some matches done, and the victim holds at least one: kill it right there
         k = Keys()
@@ -90,7 +92,7 @@ def test_crash_of_a_node_mid_tournament_reclaims_its_matches_exactly_once(
               f"{time.monotonic() - killed_at:.1f} s later")
 
         results = check_finished_tournament(broker, "crash", redis_client=client,
-                                            db_arg=("--redis", url), expect_matches=24)
+                                            db_arg=("--address", survivors[0].address), expect_matches=24)
         by_id = {r.match_id: r for r in results}
         # the orphaned matches were played again by a survivor (unless their result was in already)
         for mid in orphans - done_at_kill:

@@ -56,7 +56,8 @@ def test_sigterm_drain_finishes_or_releases_each_match_exactly_once(
     wait_connected([n.address for n in nodes], list(BOTS))
     broker = RedisBroker(url)
     try:
-        cli_json("tournament", "create", "--redis", url, "--format", "round-robin", "--bots", ",".join(BOTS),
+        cli_json("tournament", "create", "--address", other.address, "--format", "round-robin",
+                 "--bots", ",".join(BOTS),
                  "--ruleset", "coinche", "--deals", "3", "--rounds", "2", "--seed", "drain-seed",
                  "--id", "drain")
         k = Keys()
@@ -85,8 +86,8 @@ def test_sigterm_drain_finishes_or_releases_each_match_exactly_once(
         finished_after = time.monotonic() - signalled
         assert finished_after < LEASE, "a released match waited for the lease"
 
-        results = check_finished_tournament(broker, "drain", redis_client=client, db_arg=("--redis", url),
-                                            expect_matches=24)
+        results = check_finished_tournament(broker, "drain", redis_client=client,
+                                            db_arg=("--address", other.address), expect_matches=24)
         check_recorded_once(nodes, results)  # nobody was killed: every result has its one line
         by_id = {r.match_id: r for r in results}
         mine = set(drained.recorded())

@@ -46,7 +46,8 @@ def test_crash_of_the_whole_cluster_then_resume_on_fresh_nodes(
     wait_connected([n.address for n in old], list(BOTS))
     broker = RedisBroker(url)
     try:
-        cli_json("tournament", "create", "--redis", url, "--format", "swiss", "--bots", ",".join(BOTS),
+        cli_json("tournament", "create", "--address", old[0].address, "--format", "swiss",
+                 "--bots", ",".join(BOTS),
                  "--rounds", "3", "--ruleset", "coinche", "--deals", "3", "--seed", "swiss-seed",
                  "--id", "swiss")
         k = Keys()
@@ -69,22 +70,22 @@ def test_crash_of_the_whole_cluster_then_resume_on_fresh_nodes(
         fresh = procs.nodes(2, tmp_path, redis=url, lease=2, capacity=4, prefix="fresh")
         assert {n.port for n in fresh}.isdisjoint({n.port for n in old})
         # resumed before any bot is back: nothing can be played yet, the tournament is mid-way
-        out = cli("tournament", "resume", "swiss", "--redis", url).stdout
+        out = cli("tournament", "resume", "swiss", "--address", fresh[0].address).stdout
         assert out.startswith("tournament swiss (running):"), out
         for name, kind in BOTS.items():
             procs.start_bot(name, kind, fresh[0].address, tokens[name])
         wait_connected([n.address for n in fresh], list(BOTS))
 
         wait_state(broker, "swiss", "finished", timeout=60)
-        results = check_finished_tournament(broker, "swiss", redis_client=client, db_arg=("--redis", url),
-                                            expect_matches=MATCHES)
+        results = check_finished_tournament(broker, "swiss", redis_client=client,
+                                            db_arg=("--address", fresh[0].address), expect_matches=MATCHES)
         _, ids = schedule_of(broker, "swiss")
         assert sorted({int(m.split("-r")[1].split("-")[0]) for m in ids}) == [1, 2, 3]
         check_recorded_once([*old, *fresh], results, may_be_unlogged=[n.node_id for n in old])
         fresh_ids = {n.node_id for n in fresh}
         assert sum(r.node_id in fresh_ids for r in results) >= MATCHES - done_at_kill
         # resuming a finished tournament changes nothing
-        again = cli("tournament", "resume", "swiss", "--redis", url).stdout
+        again = cli("tournament", "resume", "swiss", "--address", fresh[1].address).stdout
         assert again.startswith("tournament swiss (finished): 6/6 matches done, 0 queued"), again
         assert len(broker.results("swiss")) == MATCHES
     finally:

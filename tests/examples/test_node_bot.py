@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -90,8 +91,8 @@ async def play_both_seatings(bot_js: Path, out: Path, err: Path) -> None:
         await arena.connect("heuristic", HeuristicBot(1))
         with out.open("wb") as stdout, err.open("wb") as stderr:
             proc = await asyncio.create_subprocess_exec(
-                "node", str(bot_js), "--address", arena.address, "--token", token, "--concurrency", "2",
-                stdout=stdout, stderr=stderr, cwd=ROOT,
+                "node", str(bot_js), "--address", arena.address, "--concurrency", "2",
+                stdout=stdout, stderr=stderr, cwd=ROOT, env={**os.environ, "BELOTE_TOKEN": token},
             )
         try:
             async with arena_stub(arena.address) as stub:

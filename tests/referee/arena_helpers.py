@@ -72,9 +72,27 @@ async def node_server(config: NodeConfig) -> AsyncIterator[tuple[Node, str]]:
 
 
 @contextlib.asynccontextmanager
-async def arena_stub(address: str) -> AsyncIterator[agrpc.ArenaServiceAsyncStub]:
-    async with grpc.aio.insecure_channel(address) as channel:
+async def arena_stub(address: str, token: str = "") -> AsyncIterator[agrpc.ArenaServiceAsyncStub]:
+    """ArenaService at ``address``, each call showing ``token`` (the admin credential, say) if given."""
+    interceptors = [Bearer(token)] if token else []
+    async with grpc.aio.insecure_channel(address, interceptors=interceptors) as channel:
         yield agrpc.ArenaServiceStub(channel)
+
+
+class Bearer(grpc.aio.UnaryUnaryClientInterceptor, grpc.aio.UnaryStreamClientInterceptor):
+    """Adds ``authorization: Bearer <token>`` to every call."""
+
+    def __init__(self, token: str) -> None:
+        self.metadata = (("authorization", f"Bearer {token}"),)
+
+    def _with_token(self, details: Any) -> Any:
+        return details._replace(metadata=tuple(details.metadata or ()) + self.metadata)
+
+    async def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        return await continuation(self._with_token(details), request)
+
+    async def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
+        return await continuation(self._with_token(details), request)
 
 
 # ------------------------------------------------------------------ bots

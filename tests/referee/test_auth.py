@@ -170,7 +170,7 @@ def test_with_replace_streams_a_second_stream_takes_over() -> None:
 # ----------------------------------------------------------- ArenaService
 def test_register_bot_with_a_taken_name_is_already_exists() -> None:
     async def body(arena: LocalArena) -> None:
-        async with arena_stub(arena.address) as stub:
+        async with arena_stub(arena.address, arena.admin_token) as stub:
             first = await stub.RegisterBot(apb.RegisterBotRequest(name="alpha"))
             assert first.bot_id and first.token
             err = await rpc_error(stub.RegisterBot(apb.RegisterBotRequest(name="alpha")))
@@ -184,7 +184,7 @@ def test_register_bot_with_a_taken_name_is_already_exists() -> None:
 @pytest.mark.parametrize("name", ["", "two words", "-dash", "x" * 65, "caf\u00e9", "a/b", "\x00"])
 def test_register_bot_with_a_bad_name_is_invalid_argument(name: str) -> None:
     async def body(arena: LocalArena) -> None:
-        async with arena_stub(arena.address) as stub:
+        async with arena_stub(arena.address, arena.admin_token) as stub:
             err = await rpc_error(stub.RegisterBot(apb.RegisterBotRequest(name=name)))
             assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
             assert "name" in (err.details() or "")
@@ -194,7 +194,7 @@ def test_register_bot_with_a_bad_name_is_invalid_argument(name: str) -> None:
 
 
 async def _start_error(arena: LocalArena, **fields: Any) -> grpc.aio.AioRpcError:
-    async with arena_stub(arena.address) as stub:
+    async with arena_stub(arena.address, arena.admin_token) as stub:
         return await rpc_error(stub.StartMatch(apb.StartMatchRequest(**fields)))
 
 
@@ -285,7 +285,7 @@ def test_get_match_record_of_a_running_match_is_failed_precondition() -> None:
     async def body(arena: LocalArena) -> None:
         await arena.connect("slow", DelayBot(0.01))
         await arena.connect("beta", RandomBot(2))
-        async with arena_stub(arena.address) as stub:
+        async with arena_stub(arena.address, arena.admin_token) as stub:
             started = await stub.StartMatch(apb.StartMatchRequest(
                 team0_bot="slow", team1_bot="beta", ruleset="coinche", deals=1))
             err = await rpc_error(stub.GetMatchRecord(apb.GetMatchRecordRequest(match_id=started.match_id)))

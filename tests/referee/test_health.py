@@ -84,5 +84,7 @@ def test_reflection_describes_the_methods_of_the_services() -> None:
     methods = arun(main())
     assert methods[BOT_SERVICE] == ["Connect"]
     assert set(methods[ARENA_SERVICE]) == {
-        "RegisterBot", "ListBots", "StartMatch", "ListMatches", "GetMatch", "GetMatchRecord", "WatchMatch",
+        "RegisterBot", "RotateBotToken", "RevokeBot", "CreateInvite", "ListBots", "StartMatch", "CancelMatch",
+        "ListMatches", "GetMatch", "GetMatchRecord", "WatchMatch", "CreateTournament", "GetTournament",
+        "ListTournaments", "CancelTournament", "ResumeTournament",
     }

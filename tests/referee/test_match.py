@@ -193,7 +193,7 @@ def test_ten_matches_at_once_all_finish_with_valid_records() -> None:
 def test_a_match_started_over_grpc_runs_to_its_record() -> None:
     """Register, start and fetch over ArenaService; the bots use the tokens RegisterBot gave."""
     async def main() -> None:
-        async with local_arena(time=FAST) as arena, arena_stub(arena.address) as stub:
+        async with local_arena(time=FAST) as arena, arena_stub(arena.address, arena.admin_token) as stub:
             alpha = await stub.RegisterBot(apb.RegisterBotRequest(name="alpha"))
             beta = await stub.RegisterBot(apb.RegisterBotRequest(name="beta"))
             clients = [

@@ -69,7 +69,7 @@ async def watched_match(
     gate = asyncio.Event()
     await arena.connect("alpha", held_at_first_decision(gate, HeuristicBot(1), first))
     await arena.connect("beta", held_at_first_decision(gate, RandomBot(2)))
-    async with arena_stub(arena.address) as stub:
+    async with arena_stub(arena.address, arena.admin_token) as stub:
         started = await stub.StartMatch(apb.StartMatchRequest(
             team0_bot="alpha", team1_bot="beta", ruleset=ruleset, seed=seed, deals=deals))
         mid = started.match_id

@@ -111,7 +111,7 @@ def test_legs_that_are_not_a_pair_are_refused() -> None:
     with pytest.raises(TournamentError, match="not the two legs of a duplicate pair: teams"):
         duplicate_score(r0, r0)
     other_seed = dataclasses.replace(r1, record=dataclasses.replace(r1.record, seed="elsewhere"))
-    with pytest.raises(TournamentError, match="seeds 'dup/1/0' and 'elsewhere' differ"):
+    with pytest.raises(TournamentError, match=f"seeds '{r0.record.seed}' and 'elsewhere' differ"):
         duplicate_score(r0, other_seed)
 
 

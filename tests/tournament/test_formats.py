@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arena.engine.dealing import derive_seed
 from arena.tournament import MatchJob, MatchResult, Tournament, TournamentError, TournamentSpec
 from arena.tournament.pairing import bracket_seeds, circle_rounds, first_round
 from tests.factories import result_of_job
@@ -126,7 +127,8 @@ def test_same_spec_same_jobs_ids_and_seeds(fields: dict[str, Any]) -> None:
         stem = job.match_id.removesuffix("-leg0").removesuffix("-leg1")
         assert stem.startswith("t-r")
         assert stem == f"t-r{job.round}-{job.tags['index']}"
-        assert job.seed == f"s/{job.round}/{job.tags['index']}"
+        # the HMAC of the pairing's place under the tournament's secret (its spec's seed, "s")
+        assert job.seed == derive_seed("s", f"r{job.round}-{job.tags['index']}")
         assert job.tournament_id == "t"
     assert len(set(ids(jobs))) == len(jobs)
 

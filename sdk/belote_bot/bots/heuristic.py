@@ -1,6 +1,8 @@
 """The engine's rule-based player as a bot (see :mod:`arena.engine.bots`).
 
-    python -m belote_bot.bots.heuristic --address HOST:PORT --token TOKEN [--concurrency N] [--name NAME]
+    python -m belote_bot.bots.heuristic --address HOST:PORT [--token-file FILE] [--concurrency N]
+
+(the token from $BELOTE_TOKEN, or the file)
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """A bot that plays any legal action, uniformly.
 
-    python -m belote_bot.bots.random --address HOST:PORT --token TOKEN [--concurrency N] [--name NAME]
+    python -m belote_bot.bots.random --address HOST:PORT [--token-file FILE] [--concurrency N] [--name NAME]
+
+(the token from $BELOTE_TOKEN, or the file)
 """
 
 from __future__ import annotations

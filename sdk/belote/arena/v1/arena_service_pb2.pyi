@@ -29,12 +29,15 @@ class BotInfo(_message.Message):
     VERSION_FIELD_NUMBER: _builtins.int
     CONCURRENCY_FIELD_NUMBER: _builtins.int
     SEATS_IN_USE_FIELD_NUMBER: _builtins.int
+    REVOKED_FIELD_NUMBER: _builtins.int
     bot_id: _builtins.str
     name: _builtins.str
     connected: _builtins.bool
     version: _builtins.str
     concurrency: _builtins.int
     seats_in_use: _builtins.int
+    revoked: _builtins.bool
+    """Revoked bots keep their name and history but can no longer connect."""
     def __init__(
         self,
         *,
@@ -44,10 +47,11 @@ class BotInfo(_message.Message):
         version: _builtins.str = ...,
         concurrency: _builtins.int = ...,
         seats_in_use: _builtins.int = ...,
+        revoked: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_id", b"bot_id", "concurrency", b"concurrency", "connected", b"connected", "name", b"name", "seats_in_use", b"seats_in_use", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_id", b"bot_id", "concurrency", b"concurrency", "connected", b"connected", "name", b"name", "revoked", b"revoked", "seats_in_use", b"seats_in_use", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -58,15 +62,20 @@ class RegisterBotRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     NAME_FIELD_NUMBER: _builtins.int
+    INVITE_FIELD_NUMBER: _builtins.int
     name: _builtins.str
+    """1 to 64 letters, digits, "_", "." or "-", starting with a letter or digit."""
+    invite: _builtins.str
+    """Under the node's "invite" registration policy: a code from CreateInvite."""
     def __init__(
         self,
         *,
         name: _builtins.str = ...,
+        invite: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["invite", b"invite", "name", b"name"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -93,6 +102,109 @@ class RegisterBotResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___RegisterBotResponse: _TypeAlias = RegisterBotResponse  # noqa: Y015
+
+@_typing.final
+class RotateBotTokenRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RotateBotTokenRequest: _TypeAlias = RotateBotTokenRequest  # noqa: Y015
+
+@_typing.final
+class RotateBotTokenResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOKEN_FIELD_NUMBER: _builtins.int
+    token: _builtins.str
+    def __init__(
+        self,
+        *,
+        token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["token", b"token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RotateBotTokenResponse: _TypeAlias = RotateBotTokenResponse  # noqa: Y015
+
+@_typing.final
+class RevokeBotRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The bot to revoke, by name (an admin); empty: the bot whose token calls."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RevokeBotRequest: _TypeAlias = RevokeBotRequest  # noqa: Y015
+
+@_typing.final
+class RevokeBotResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RevokeBotResponse: _TypeAlias = RevokeBotResponse  # noqa: Y015
+
+@_typing.final
+class CreateInviteRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateInviteRequest: _TypeAlias = CreateInviteRequest  # noqa: Y015
+
+@_typing.final
+class CreateInviteResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INVITE_FIELD_NUMBER: _builtins.int
+    invite: _builtins.str
+    def __init__(
+        self,
+        *,
+        invite: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["invite", b"invite"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateInviteResponse: _TypeAlias = CreateInviteResponse  # noqa: Y015
 
 @_typing.final
 class ListBotsRequest(_message.Message):
@@ -145,7 +257,9 @@ class StartMatchRequest(_message.Message):
     ruleset: _builtins.str
     """A preset name or a JSON object overriding options (docs/rules.md#ruleset-options)."""
     seed: _builtins.str
-    """Empty: drawn by the node."""
+    """Empty: derived from the node's secret. A given seed is for tests and
+    reproductions.
+    """
     target: _builtins.int
     """0: the ruleset's."""
     deals: _builtins.int
@@ -187,6 +301,40 @@ class StartMatchResponse(_message.Message):
 Global___StartMatchResponse: _TypeAlias = StartMatchResponse  # noqa: Y015
 
 @_typing.final
+class CancelMatchRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CancelMatchRequest: _TypeAlias = CancelMatchRequest  # noqa: Y015
+
+@_typing.final
+class CancelMatchResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CancelMatchResponse: _TypeAlias = CancelMatchResponse  # noqa: Y015
+
+@_typing.final
 class MatchSummary(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -206,6 +354,9 @@ class MatchSummary(_message.Message):
     ruleset: _builtins.str
     deals_played: _builtins.int
     seed: _builtins.str
+    """Empty until the match is over (and, for a leg of a duplicate pair, until
+    both legs are): the deals follow from it.
+    """
     @_builtins.property
     def players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -388,3 +539,503 @@ class WatchMatchResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___WatchMatchResponse: _TypeAlias = WatchMatchResponse  # noqa: Y015
+
+@_typing.final
+class TournamentSpec(_message.Message):
+    """What a tournament is (docs/architecture.md#many-nodes)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    FORMAT_FIELD_NUMBER: _builtins.int
+    BOTS_FIELD_NUMBER: _builtins.int
+    CANDIDATE_FIELD_NUMBER: _builtins.int
+    RULESET_FIELD_NUMBER: _builtins.int
+    DEALS_FIELD_NUMBER: _builtins.int
+    TARGET_FIELD_NUMBER: _builtins.int
+    DUPLICATE_FIELD_NUMBER: _builtins.int
+    ROUNDS_FIELD_NUMBER: _builtins.int
+    SEED_FIELD_NUMBER: _builtins.int
+    SPRT_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    """Empty: generated. 1 to 128 letters, digits, "_", ".", ":", "@" or "-"."""
+    format: _builtins.str
+    """"round-robin", "gauntlet", "swiss", "knockout" or "sprt"."""
+    candidate: _builtins.str
+    """Gauntlet: the bot that meets the field; sprt: the first bot."""
+    ruleset: _builtins.str
+    """A preset name or a JSON object overriding options."""
+    deals: _builtins.int
+    """A fixed number of deals per match; 0: play to the target."""
+    target: _builtins.int
+    """0: the ruleset's target."""
+    duplicate: _builtins.bool
+    """Every deal played twice with the hands exchanged (needs deals)."""
+    rounds: _builtins.int
+    """Round-robin and gauntlet repeats, or Swiss rounds; 0: the default."""
+    seed: _builtins.str
+    """A seed given by the caller, for a test or a reproduction: the deals are
+    then known in advance, and the tournament is unrated. Empty (the rule):
+    the node derives a secret and commits to it.
+    """
+    @_builtins.property
+    def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def sprt(self) -> Global___SprtOptions: ...
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+        format: _builtins.str = ...,
+        bots: _abc.Iterable[_builtins.str] | None = ...,
+        candidate: _builtins.str = ...,
+        ruleset: _builtins.str = ...,
+        deals: _builtins.int = ...,
+        target: _builtins.int = ...,
+        duplicate: _builtins.bool = ...,
+        rounds: _builtins.int = ...,
+        seed: _builtins.str = ...,
+        sprt: Global___SprtOptions | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["sprt", b"sprt"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "candidate", b"candidate", "deals", b"deals", "duplicate", b"duplicate", "format", b"format", "rounds", b"rounds", "ruleset", b"ruleset", "seed", b"seed", "sprt", b"sprt", "target", b"target", "tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TournamentSpec: _TypeAlias = TournamentSpec  # noqa: Y015
+
+@_typing.final
+class SprtOptions(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ELO0_FIELD_NUMBER: _builtins.int
+    ELO1_FIELD_NUMBER: _builtins.int
+    ALPHA_FIELD_NUMBER: _builtins.int
+    BETA_FIELD_NUMBER: _builtins.int
+    BATCH_PAIRS_FIELD_NUMBER: _builtins.int
+    MAX_PAIRS_FIELD_NUMBER: _builtins.int
+    elo0: _builtins.float
+    elo1: _builtins.float
+    alpha: _builtins.float
+    beta: _builtins.float
+    batch_pairs: _builtins.int
+    max_pairs: _builtins.int
+    def __init__(
+        self,
+        *,
+        elo0: _builtins.float = ...,
+        elo1: _builtins.float = ...,
+        alpha: _builtins.float = ...,
+        beta: _builtins.float = ...,
+        batch_pairs: _builtins.int = ...,
+        max_pairs: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["alpha", b"alpha", "batch_pairs", b"batch_pairs", "beta", b"beta", "elo0", b"elo0", "elo1", b"elo1", "max_pairs", b"max_pairs"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SprtOptions: _TypeAlias = SprtOptions  # noqa: Y015
+
+@_typing.final
+class CreateTournamentRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SPEC_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def spec(self) -> Global___TournamentSpec: ...
+    def __init__(
+        self,
+        *,
+        spec: Global___TournamentSpec | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["spec", b"spec"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["spec", b"spec"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateTournamentRequest: _TypeAlias = CreateTournamentRequest  # noqa: Y015
+
+@_typing.final
+class CreateTournamentResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    COMMITMENT_FIELD_NUMBER: _builtins.int
+    JOBS_QUEUED_FIELD_NUMBER: _builtins.int
+    UNRATED_REASON_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    commitment: _builtins.str
+    """The SHA-256 (hex) of the tournament's secret: every match seed derives
+    from the secret, which GetTournament reveals once the tournament is over.
+    """
+    jobs_queued: _builtins.int
+    unrated_reason: _builtins.str
+    """Why the tournament's results are not rated (a seed given by the caller);
+    empty: rated.
+    """
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+        commitment: _builtins.str = ...,
+        jobs_queued: _builtins.int = ...,
+        unrated_reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "jobs_queued", b"jobs_queued", "tournament_id", b"tournament_id", "unrated_reason", b"unrated_reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateTournamentResponse: _TypeAlias = CreateTournamentResponse  # noqa: Y015
+
+@_typing.final
+class Standing(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RANK_FIELD_NUMBER: _builtins.int
+    BOT_FIELD_NUMBER: _builtins.int
+    PLAYED_FIELD_NUMBER: _builtins.int
+    WINS_FIELD_NUMBER: _builtins.int
+    DRAWS_FIELD_NUMBER: _builtins.int
+    LOSSES_FIELD_NUMBER: _builtins.int
+    BYES_FIELD_NUMBER: _builtins.int
+    SCORE_FIELD_NUMBER: _builtins.int
+    POINTS_FOR_FIELD_NUMBER: _builtins.int
+    POINTS_AGAINST_FIELD_NUMBER: _builtins.int
+    DUPLICATE_DIFF_FIELD_NUMBER: _builtins.int
+    DIFF_FIELD_NUMBER: _builtins.int
+    BUCHHOLZ_FIELD_NUMBER: _builtins.int
+    rank: _builtins.int
+    bot: _builtins.str
+    played: _builtins.int
+    wins: _builtins.int
+    draws: _builtins.int
+    losses: _builtins.int
+    byes: _builtins.int
+    score: _builtins.float
+    points_for: _builtins.int
+    points_against: _builtins.int
+    duplicate_diff: _builtins.int
+    diff: _builtins.int
+    """The tie-break difference: duplicate_diff in duplicate play, else
+    points_for - points_against.
+    """
+    buchholz: _builtins.float
+    """Swiss only."""
+    def __init__(
+        self,
+        *,
+        rank: _builtins.int = ...,
+        bot: _builtins.str = ...,
+        played: _builtins.int = ...,
+        wins: _builtins.int = ...,
+        draws: _builtins.int = ...,
+        losses: _builtins.int = ...,
+        byes: _builtins.int = ...,
+        score: _builtins.float = ...,
+        points_for: _builtins.int = ...,
+        points_against: _builtins.int = ...,
+        duplicate_diff: _builtins.int = ...,
+        diff: _builtins.int = ...,
+        buchholz: _builtins.float | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_buchholz", b"_buchholz", "buchholz", b"buchholz"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_buchholz", b"_buchholz", "bot", b"bot", "buchholz", b"buchholz", "byes", b"byes", "diff", b"diff", "draws", b"draws", "duplicate_diff", b"duplicate_diff", "losses", b"losses", "played", b"played", "points_against", b"points_against", "points_for", b"points_for", "rank", b"rank", "score", b"score", "wins", b"wins"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__buchholz: _TypeAlias = _typing.Literal["buchholz"]  # noqa: Y015
+    _WhichOneofArgType__buchholz: _TypeAlias = _typing.Literal["_buchholz", b"_buchholz"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__buchholz) -> _WhichOneofReturnType__buchholz | None: ...
+
+Global___Standing: _TypeAlias = Standing  # noqa: Y015
+
+@_typing.final
+class SprtStatus(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LLR_FIELD_NUMBER: _builtins.int
+    LOWER_FIELD_NUMBER: _builtins.int
+    UPPER_FIELD_NUMBER: _builtins.int
+    DECISION_FIELD_NUMBER: _builtins.int
+    PAIRS_FIELD_NUMBER: _builtins.int
+    PENTANOMIAL_FIELD_NUMBER: _builtins.int
+    llr: _builtins.float
+    lower: _builtins.float
+    upper: _builtins.float
+    decision: _builtins.str
+    """"H0", "H1", or empty while undecided."""
+    pairs: _builtins.int
+    @_builtins.property
+    def pentanomial(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Counts of pair scores 0, 0.25, 0.5, 0.75, 1 (the candidate's mean over the legs)."""
+
+    def __init__(
+        self,
+        *,
+        llr: _builtins.float = ...,
+        lower: _builtins.float = ...,
+        upper: _builtins.float = ...,
+        decision: _builtins.str = ...,
+        pairs: _builtins.int = ...,
+        pentanomial: _abc.Iterable[_builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["decision", b"decision", "llr", b"llr", "lower", b"lower", "pairs", b"pairs", "pentanomial", b"pentanomial", "upper", b"upper"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SprtStatus: _TypeAlias = SprtStatus  # noqa: Y015
+
+@_typing.final
+class TournamentStatus(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SPEC_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    MATCHES_DONE_FIELD_NUMBER: _builtins.int
+    MATCHES_SCHEDULED_FIELD_NUMBER: _builtins.int
+    MATCHES_QUEUED_FIELD_NUMBER: _builtins.int
+    STANDINGS_FIELD_NUMBER: _builtins.int
+    SPRT_FIELD_NUMBER: _builtins.int
+    COMMITMENT_FIELD_NUMBER: _builtins.int
+    SECRET_FIELD_NUMBER: _builtins.int
+    UNRATED_REASON_FIELD_NUMBER: _builtins.int
+    WAITING_FOR_FIELD_NUMBER: _builtins.int
+    FINISHED_MATCHES_FIELD_NUMBER: _builtins.int
+    state: _builtins.str
+    """"created", "running", "finished" or "cancelled"."""
+    matches_done: _builtins.int
+    matches_scheduled: _builtins.int
+    matches_queued: _builtins.int
+    commitment: _builtins.str
+    secret: _builtins.str
+    """Empty until the tournament is finished or cancelled: then the secret
+    whose SHA-256 is the commitment (`belote-arena verify` checks the deals).
+    """
+    unrated_reason: _builtins.str
+    @_builtins.property
+    def spec(self) -> Global___TournamentSpec:
+        """The spec, its seed left out."""
+
+    @_builtins.property
+    def standings(self) -> _containers.RepeatedCompositeFieldContainer[Global___Standing]: ...
+    @_builtins.property
+    def sprt(self) -> Global___SprtStatus:
+        """The sprt format only."""
+
+    @_builtins.property
+    def waiting_for(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The tournament's bots that no live node has connected now: its matches
+        with them wait (a bot away too long forfeits them).
+        """
+
+    @_builtins.property
+    def finished_matches(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The ids of its matches with a result, in order (their records are public
+        once played, a duplicate leg once its pair is).
+        """
+
+    def __init__(
+        self,
+        *,
+        spec: Global___TournamentSpec | None = ...,
+        state: _builtins.str = ...,
+        matches_done: _builtins.int = ...,
+        matches_scheduled: _builtins.int = ...,
+        matches_queued: _builtins.int = ...,
+        standings: _abc.Iterable[Global___Standing] | None = ...,
+        sprt: Global___SprtStatus | None = ...,
+        commitment: _builtins.str = ...,
+        secret: _builtins.str = ...,
+        unrated_reason: _builtins.str = ...,
+        waiting_for: _abc.Iterable[_builtins.str] | None = ...,
+        finished_matches: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["spec", b"spec", "sprt", b"sprt"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "finished_matches", b"finished_matches", "matches_done", b"matches_done", "matches_queued", b"matches_queued", "matches_scheduled", b"matches_scheduled", "secret", b"secret", "spec", b"spec", "sprt", b"sprt", "standings", b"standings", "state", b"state", "unrated_reason", b"unrated_reason", "waiting_for", b"waiting_for"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TournamentStatus: _TypeAlias = TournamentStatus  # noqa: Y015
+
+@_typing.final
+class GetTournamentRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetTournamentRequest: _TypeAlias = GetTournamentRequest  # noqa: Y015
+
+@_typing.final
+class GetTournamentResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def tournament(self) -> Global___TournamentStatus: ...
+    def __init__(
+        self,
+        *,
+        tournament: Global___TournamentStatus | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetTournamentResponse: _TypeAlias = GetTournamentResponse  # noqa: Y015
+
+@_typing.final
+class ListTournamentsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListTournamentsRequest: _TypeAlias = ListTournamentsRequest  # noqa: Y015
+
+@_typing.final
+class TournamentSummary(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    FORMAT_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    MATCHES_DONE_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    format: _builtins.str
+    state: _builtins.str
+    matches_done: _builtins.int
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+        format: _builtins.str = ...,
+        state: _builtins.str = ...,
+        matches_done: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["format", b"format", "matches_done", b"matches_done", "state", b"state", "tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TournamentSummary: _TypeAlias = TournamentSummary  # noqa: Y015
+
+@_typing.final
+class ListTournamentsResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def tournaments(self) -> _containers.RepeatedCompositeFieldContainer[Global___TournamentSummary]: ...
+    def __init__(
+        self,
+        *,
+        tournaments: _abc.Iterable[Global___TournamentSummary] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournaments", b"tournaments"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListTournamentsResponse: _TypeAlias = ListTournamentsResponse  # noqa: Y015
+
+@_typing.final
+class CancelTournamentRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CancelTournamentRequest: _TypeAlias = CancelTournamentRequest  # noqa: Y015
+
+@_typing.final
+class CancelTournamentResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CancelTournamentResponse: _TypeAlias = CancelTournamentResponse  # noqa: Y015
+
+@_typing.final
+class ResumeTournamentRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ResumeTournamentRequest: _TypeAlias = ResumeTournamentRequest  # noqa: Y015
+
+@_typing.final
+class ResumeTournamentResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def tournament(self) -> Global___TournamentStatus: ...
+    def __init__(
+        self,
+        *,
+        tournament: Global___TournamentStatus | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ResumeTournamentResponse: _TypeAlias = ResumeTournamentResponse  # noqa: Y015

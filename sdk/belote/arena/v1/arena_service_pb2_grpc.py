@@ -26,7 +26,16 @@ if _version_not_supported:
 
 
 class ArenaServiceStub:
-    """Bots, matches and spectators.
+    """Bots, matches, tournaments and spectators.
+
+    Credentials travel in the "authorization: Bearer <token>" metadata: the
+    node's admin credential, or a bot's token. Reading (bots, matches, finished
+    records, tournaments) needs none unless the node requires a token for
+    reads; what changes the arena needs the admin credential, except what the
+    registration policy opens. A missing or wrong credential gets
+    UNAUTHENTICATED; a right credential for the wrong thing (a bot token for an
+    admin call) gets PERMISSION_DENIED. docs/protocol.md#arenaservice lists
+    who may call what.
     """
 
     def __init__(self, channel):
@@ -40,6 +49,21 @@ class ArenaServiceStub:
                 request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.RegisterBotRequest.SerializeToString,
                 response_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.RegisterBotResponse.FromString,
                 _registered_method=True)
+        self.RotateBotToken = channel.unary_unary(
+                '/belote.arena.v1.ArenaService/RotateBotToken',
+                request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.RotateBotTokenRequest.SerializeToString,
+                response_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.RotateBotTokenResponse.FromString,
+                _registered_method=True)
+        self.RevokeBot = channel.unary_unary(
+                '/belote.arena.v1.ArenaService/RevokeBot',
+                request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.RevokeBotRequest.SerializeToString,
+                response_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.RevokeBotResponse.FromString,
+                _registered_method=True)
+        self.CreateInvite = channel.unary_unary(
+                '/belote.arena.v1.ArenaService/CreateInvite',
+                request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.CreateInviteRequest.SerializeToString,
+                response_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.CreateInviteResponse.FromString,
+                _registered_method=True)
         self.ListBots = channel.unary_unary(
                 '/belote.arena.v1.ArenaService/ListBots',
                 request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.ListBotsRequest.SerializeToString,
@@ -49,6 +73,11 @@ class ArenaServiceStub:
                 '/belote.arena.v1.ArenaService/StartMatch',
                 request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.StartMatchRequest.SerializeToString,
                 response_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.StartMatchResponse.FromString,
+                _registered_method=True)
+        self.CancelMatch = channel.unary_unary(
+                '/belote.arena.v1.ArenaService/CancelMatch',
+                request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.CancelMatchRequest.SerializeToString,
+                response_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.CancelMatchResponse.FromString,
                 _registered_method=True)
         self.ListMatches = channel.unary_unary(
                 '/belote.arena.v1.ArenaService/ListMatches',
@@ -70,14 +99,73 @@ class ArenaServiceStub:
                 request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.WatchMatchRequest.SerializeToString,
                 response_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.WatchMatchResponse.FromString,
                 _registered_method=True)
+        self.CreateTournament = channel.unary_unary(
+                '/belote.arena.v1.ArenaService/CreateTournament',
+                request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.CreateTournamentRequest.SerializeToString,
+                response_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.CreateTournamentResponse.FromString,
+                _registered_method=True)
+        self.GetTournament = channel.unary_unary(
+                '/belote.arena.v1.ArenaService/GetTournament',
+                request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.GetTournamentRequest.SerializeToString,
+                response_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.GetTournamentResponse.FromString,
+                _registered_method=True)
+        self.ListTournaments = channel.unary_unary(
+                '/belote.arena.v1.ArenaService/ListTournaments',
+                request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.ListTournamentsRequest.SerializeToString,
+                response_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.ListTournamentsResponse.FromString,
+                _registered_method=True)
+        self.CancelTournament = channel.unary_unary(
+                '/belote.arena.v1.ArenaService/CancelTournament',
+                request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.CancelTournamentRequest.SerializeToString,
+                response_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.CancelTournamentResponse.FromString,
+                _registered_method=True)
+        self.ResumeTournament = channel.unary_unary(
+                '/belote.arena.v1.ArenaService/ResumeTournament',
+                request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.ResumeTournamentRequest.SerializeToString,
+                response_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.ResumeTournamentResponse.FromString,
+                _registered_method=True)
 
 
 class ArenaServiceServicer:
-    """Bots, matches and spectators.
+    """Bots, matches, tournaments and spectators.
+
+    Credentials travel in the "authorization: Bearer <token>" metadata: the
+    node's admin credential, or a bot's token. Reading (bots, matches, finished
+    records, tournaments) needs none unless the node requires a token for
+    reads; what changes the arena needs the admin credential, except what the
+    registration policy opens. A missing or wrong credential gets
+    UNAUTHENTICATED; a right credential for the wrong thing (a bot token for an
+    admin call) gets PERMISSION_DENIED. docs/protocol.md#arenaservice lists
+    who may call what.
     """
 
     def RegisterBot(self, request, context):
-        """Register a bot; its token is returned once and never shown again.
+        """Register a bot; its token is returned once and never shown again. Who
+        may: an admin, or under the node's "invite" policy anyone with an invite
+        code, or under "open" anyone (rate-limited per address).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RotateBotToken(self, request, context):
+        """A new token for the bot whose token authorizes the call; the old one
+        stops working at once.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RevokeBot(self, request, context):
+        """Revoke a bot for good: by its own token, or by an admin naming it. Its
+        name stays taken.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CreateInvite(self, request, context):
+        """An invite code good for one registration (admin).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -90,7 +178,14 @@ class ArenaServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def StartMatch(self, request, context):
-        """Start one match between connected bots on this node.
+        """Start one match between connected bots on this node (admin).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CancelMatch(self, request, context):
+        """Stop a running match on this node, unrecorded (admin).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -109,8 +204,9 @@ class ArenaServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetMatchRecord(self, request, context):
-        """The full record of a finished match (docs/records.md#arena-match-record: deals plus seed, bots,
-        latencies, strikes, forfeits), as JSON.
+        """The full record of a finished match (docs/records.md#arena-match-record:
+        deals plus seed, bots, latencies, strikes, forfeits), as JSON. A leg of a
+        duplicate pair is served once both legs are over (they share their deals).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -118,6 +214,41 @@ class ArenaServiceServicer:
 
     def WatchMatch(self, request, context):
         """The public events of a match, live; ends when the match ends.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CreateTournament(self, request, context):
+        """Queue a tournament on the nodes sharing this node's queue (admin).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetTournament(self, request, context):
+        """A tournament's progress and standings; its secret once it is over.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListTournaments(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CancelTournament(self, request, context):
+        """Stop a tournament: its queued matches are dropped (admin).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ResumeTournament(self, request, context):
+        """Enqueue, once, what the results so far call for: after a whole cluster
+        restarted (admin).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -131,6 +262,21 @@ def add_ArenaServiceServicer_to_server(servicer, server):
                     request_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.RegisterBotRequest.FromString,
                     response_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.RegisterBotResponse.SerializeToString,
             ),
+            'RotateBotToken': grpc.unary_unary_rpc_method_handler(
+                    servicer.RotateBotToken,
+                    request_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.RotateBotTokenRequest.FromString,
+                    response_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.RotateBotTokenResponse.SerializeToString,
+            ),
+            'RevokeBot': grpc.unary_unary_rpc_method_handler(
+                    servicer.RevokeBot,
+                    request_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.RevokeBotRequest.FromString,
+                    response_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.RevokeBotResponse.SerializeToString,
+            ),
+            'CreateInvite': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateInvite,
+                    request_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.CreateInviteRequest.FromString,
+                    response_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.CreateInviteResponse.SerializeToString,
+            ),
             'ListBots': grpc.unary_unary_rpc_method_handler(
                     servicer.ListBots,
                     request_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.ListBotsRequest.FromString,
@@ -140,6 +286,11 @@ def add_ArenaServiceServicer_to_server(servicer, server):
                     servicer.StartMatch,
                     request_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.StartMatchRequest.FromString,
                     response_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.StartMatchResponse.SerializeToString,
+            ),
+            'CancelMatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.CancelMatch,
+                    request_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.CancelMatchRequest.FromString,
+                    response_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.CancelMatchResponse.SerializeToString,
             ),
             'ListMatches': grpc.unary_unary_rpc_method_handler(
                     servicer.ListMatches,
@@ -161,6 +312,31 @@ def add_ArenaServiceServicer_to_server(servicer, server):
                     request_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.WatchMatchRequest.FromString,
                     response_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.WatchMatchResponse.SerializeToString,
             ),
+            'CreateTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateTournament,
+                    request_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.CreateTournamentRequest.FromString,
+                    response_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.CreateTournamentResponse.SerializeToString,
+            ),
+            'GetTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTournament,
+                    request_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.GetTournamentRequest.FromString,
+                    response_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.GetTournamentResponse.SerializeToString,
+            ),
+            'ListTournaments': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListTournaments,
+                    request_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.ListTournamentsRequest.FromString,
+                    response_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.ListTournamentsResponse.SerializeToString,
+            ),
+            'CancelTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.CancelTournament,
+                    request_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.CancelTournamentRequest.FromString,
+                    response_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.CancelTournamentResponse.SerializeToString,
+            ),
+            'ResumeTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResumeTournament,
+                    request_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.ResumeTournamentRequest.FromString,
+                    response_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.ResumeTournamentResponse.SerializeToString,
+            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'belote.arena.v1.ArenaService', rpc_method_handlers)
@@ -170,7 +346,16 @@ def add_ArenaServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class ArenaService:
-    """Bots, matches and spectators.
+    """Bots, matches, tournaments and spectators.
+
+    Credentials travel in the "authorization: Bearer <token>" metadata: the
+    node's admin credential, or a bot's token. Reading (bots, matches, finished
+    records, tournaments) needs none unless the node requires a token for
+    reads; what changes the arena needs the admin credential, except what the
+    registration policy opens. A missing or wrong credential gets
+    UNAUTHENTICATED; a right credential for the wrong thing (a bot token for an
+    admin call) gets PERMISSION_DENIED. docs/protocol.md#arenaservice lists
+    who may call what.
     """
 
     @staticmethod
@@ -190,6 +375,87 @@ class ArenaService:
             '/belote.arena.v1.ArenaService/RegisterBot',
             belote_dot_arena_dot_v1_dot_arena__service__pb2.RegisterBotRequest.SerializeToString,
             belote_dot_arena_dot_v1_dot_arena__service__pb2.RegisterBotResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RotateBotToken(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/belote.arena.v1.ArenaService/RotateBotToken',
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.RotateBotTokenRequest.SerializeToString,
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.RotateBotTokenResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RevokeBot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/belote.arena.v1.ArenaService/RevokeBot',
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.RevokeBotRequest.SerializeToString,
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.RevokeBotResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateInvite(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/belote.arena.v1.ArenaService/CreateInvite',
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.CreateInviteRequest.SerializeToString,
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.CreateInviteResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -244,6 +510,33 @@ class ArenaService:
             '/belote.arena.v1.ArenaService/StartMatch',
             belote_dot_arena_dot_v1_dot_arena__service__pb2.StartMatchRequest.SerializeToString,
             belote_dot_arena_dot_v1_dot_arena__service__pb2.StartMatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CancelMatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/belote.arena.v1.ArenaService/CancelMatch',
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.CancelMatchRequest.SerializeToString,
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.CancelMatchResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -352,6 +645,141 @@ class ArenaService:
             '/belote.arena.v1.ArenaService/WatchMatch',
             belote_dot_arena_dot_v1_dot_arena__service__pb2.WatchMatchRequest.SerializeToString,
             belote_dot_arena_dot_v1_dot_arena__service__pb2.WatchMatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/belote.arena.v1.ArenaService/CreateTournament',
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.CreateTournamentRequest.SerializeToString,
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.CreateTournamentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/belote.arena.v1.ArenaService/GetTournament',
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.GetTournamentRequest.SerializeToString,
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.GetTournamentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListTournaments(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/belote.arena.v1.ArenaService/ListTournaments',
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.ListTournamentsRequest.SerializeToString,
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.ListTournamentsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CancelTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/belote.arena.v1.ArenaService/CancelTournament',
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.CancelTournamentRequest.SerializeToString,
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.CancelTournamentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResumeTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/belote.arena.v1.ArenaService/ResumeTournament',
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.ResumeTournamentRequest.SerializeToString,
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.ResumeTournamentResponse.FromString,
             options,
             channel_credentials,
             insecure,

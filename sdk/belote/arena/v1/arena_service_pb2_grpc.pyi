@@ -27,47 +27,131 @@ GRPC_GENERATED_VERSION: str
 GRPC_VERSION: str
 
 class ArenaServiceStub:
-    """Bots, matches and spectators."""
+    """Bots, matches, tournaments and spectators.
+
+    Credentials travel in the "authorization: Bearer <token>" metadata: the
+    node's admin credential, or a bot's token. Reading (bots, matches, finished
+    records, tournaments) needs none unless the node requires a token for
+    reads; what changes the arena needs the admin credential, except what the
+    registration policy opens. A missing or wrong credential gets
+    UNAUTHENTICATED; a right credential for the wrong thing (a bot token for an
+    admin call) gets PERMISSION_DENIED. docs/protocol.md#arenaservice lists
+    who may call what.
+    """
 
     @_typing.overload
     def __new__(cls, channel: _grpc.Channel) -> _Self: ...
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> ArenaServiceAsyncStub: ...
     RegisterBot: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.RegisterBotRequest, _arena_service_pb2.RegisterBotResponse]
-    """Register a bot; its token is returned once and never shown again."""
+    """Register a bot; its token is returned once and never shown again. Who
+    may: an admin, or under the node's "invite" policy anyone with an invite
+    code, or under "open" anyone (rate-limited per address).
+    """
+    RotateBotToken: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.RotateBotTokenRequest, _arena_service_pb2.RotateBotTokenResponse]
+    """A new token for the bot whose token authorizes the call; the old one
+    stops working at once.
+    """
+    RevokeBot: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.RevokeBotRequest, _arena_service_pb2.RevokeBotResponse]
+    """Revoke a bot for good: by its own token, or by an admin naming it. Its
+    name stays taken.
+    """
+    CreateInvite: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.CreateInviteRequest, _arena_service_pb2.CreateInviteResponse]
+    """An invite code good for one registration (admin)."""
     ListBots: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.ListBotsRequest, _arena_service_pb2.ListBotsResponse]
     StartMatch: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.StartMatchRequest, _arena_service_pb2.StartMatchResponse]
-    """Start one match between connected bots on this node."""
+    """Start one match between connected bots on this node (admin)."""
+    CancelMatch: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.CancelMatchRequest, _arena_service_pb2.CancelMatchResponse]
+    """Stop a running match on this node, unrecorded (admin)."""
     ListMatches: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.ListMatchesRequest, _arena_service_pb2.ListMatchesResponse]
     GetMatch: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.GetMatchRequest, _arena_service_pb2.GetMatchResponse]
     GetMatchRecord: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.GetMatchRecordRequest, _arena_service_pb2.GetMatchRecordResponse]
-    """The full record of a finished match (docs/records.md#arena-match-record: deals plus seed, bots,
-    latencies, strikes, forfeits), as JSON.
+    """The full record of a finished match (docs/records.md#arena-match-record:
+    deals plus seed, bots, latencies, strikes, forfeits), as JSON. A leg of a
+    duplicate pair is served once both legs are over (they share their deals).
     """
     WatchMatch: _grpc.UnaryStreamMultiCallable[_arena_service_pb2.WatchMatchRequest, _arena_service_pb2.WatchMatchResponse]
     """The public events of a match, live; ends when the match ends."""
+    CreateTournament: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.CreateTournamentRequest, _arena_service_pb2.CreateTournamentResponse]
+    """Queue a tournament on the nodes sharing this node's queue (admin)."""
+    GetTournament: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.GetTournamentRequest, _arena_service_pb2.GetTournamentResponse]
+    """A tournament's progress and standings; its secret once it is over."""
+    ListTournaments: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.ListTournamentsRequest, _arena_service_pb2.ListTournamentsResponse]
+    CancelTournament: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.CancelTournamentRequest, _arena_service_pb2.CancelTournamentResponse]
+    """Stop a tournament: its queued matches are dropped (admin)."""
+    ResumeTournament: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.ResumeTournamentRequest, _arena_service_pb2.ResumeTournamentResponse]
+    """Enqueue, once, what the results so far call for: after a whole cluster
+    restarted (admin).
+    """
 
 @_typing.type_check_only
 class ArenaServiceAsyncStub(ArenaServiceStub):
-    """Bots, matches and spectators."""
+    """Bots, matches, tournaments and spectators.
+
+    Credentials travel in the "authorization: Bearer <token>" metadata: the
+    node's admin credential, or a bot's token. Reading (bots, matches, finished
+    records, tournaments) needs none unless the node requires a token for
+    reads; what changes the arena needs the admin credential, except what the
+    registration policy opens. A missing or wrong credential gets
+    UNAUTHENTICATED; a right credential for the wrong thing (a bot token for an
+    admin call) gets PERMISSION_DENIED. docs/protocol.md#arenaservice lists
+    who may call what.
+    """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
     RegisterBot: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.RegisterBotRequest, _arena_service_pb2.RegisterBotResponse]  # type: ignore[assignment]
-    """Register a bot; its token is returned once and never shown again."""
+    """Register a bot; its token is returned once and never shown again. Who
+    may: an admin, or under the node's "invite" policy anyone with an invite
+    code, or under "open" anyone (rate-limited per address).
+    """
+    RotateBotToken: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.RotateBotTokenRequest, _arena_service_pb2.RotateBotTokenResponse]  # type: ignore[assignment]
+    """A new token for the bot whose token authorizes the call; the old one
+    stops working at once.
+    """
+    RevokeBot: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.RevokeBotRequest, _arena_service_pb2.RevokeBotResponse]  # type: ignore[assignment]
+    """Revoke a bot for good: by its own token, or by an admin naming it. Its
+    name stays taken.
+    """
+    CreateInvite: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.CreateInviteRequest, _arena_service_pb2.CreateInviteResponse]  # type: ignore[assignment]
+    """An invite code good for one registration (admin)."""
     ListBots: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.ListBotsRequest, _arena_service_pb2.ListBotsResponse]  # type: ignore[assignment]
     StartMatch: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.StartMatchRequest, _arena_service_pb2.StartMatchResponse]  # type: ignore[assignment]
-    """Start one match between connected bots on this node."""
+    """Start one match between connected bots on this node (admin)."""
+    CancelMatch: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.CancelMatchRequest, _arena_service_pb2.CancelMatchResponse]  # type: ignore[assignment]
+    """Stop a running match on this node, unrecorded (admin)."""
     ListMatches: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.ListMatchesRequest, _arena_service_pb2.ListMatchesResponse]  # type: ignore[assignment]
     GetMatch: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.GetMatchRequest, _arena_service_pb2.GetMatchResponse]  # type: ignore[assignment]
     GetMatchRecord: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.GetMatchRecordRequest, _arena_service_pb2.GetMatchRecordResponse]  # type: ignore[assignment]
-    """The full record of a finished match (docs/records.md#arena-match-record: deals plus seed, bots,
-    latencies, strikes, forfeits), as JSON.
+    """The full record of a finished match (docs/records.md#arena-match-record:
+    deals plus seed, bots, latencies, strikes, forfeits), as JSON. A leg of a
+    duplicate pair is served once both legs are over (they share their deals).
     """
     WatchMatch: _aio.UnaryStreamMultiCallable[_arena_service_pb2.WatchMatchRequest, _arena_service_pb2.WatchMatchResponse]  # type: ignore[assignment]
     """The public events of a match, live; ends when the match ends."""
+    CreateTournament: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.CreateTournamentRequest, _arena_service_pb2.CreateTournamentResponse]  # type: ignore[assignment]
+    """Queue a tournament on the nodes sharing this node's queue (admin)."""
+    GetTournament: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.GetTournamentRequest, _arena_service_pb2.GetTournamentResponse]  # type: ignore[assignment]
+    """A tournament's progress and standings; its secret once it is over."""
+    ListTournaments: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.ListTournamentsRequest, _arena_service_pb2.ListTournamentsResponse]  # type: ignore[assignment]
+    CancelTournament: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.CancelTournamentRequest, _arena_service_pb2.CancelTournamentResponse]  # type: ignore[assignment]
+    """Stop a tournament: its queued matches are dropped (admin)."""
+    ResumeTournament: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.ResumeTournamentRequest, _arena_service_pb2.ResumeTournamentResponse]  # type: ignore[assignment]
+    """Enqueue, once, what the results so far call for: after a whole cluster
+    restarted (admin).
+    """
 
 class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
-    """Bots, matches and spectators."""
+    """Bots, matches, tournaments and spectators.
+
+    Credentials travel in the "authorization: Bearer <token>" metadata: the
+    node's admin credential, or a bot's token. Reading (bots, matches, finished
+    records, tournaments) needs none unless the node requires a token for
+    reads; what changes the arena needs the admin credential, except what the
+    registration policy opens. A missing or wrong credential gets
+    UNAUTHENTICATED; a right credential for the wrong thing (a bot token for an
+    admin call) gets PERMISSION_DENIED. docs/protocol.md#arenaservice lists
+    who may call what.
+    """
 
     @_abc_1.abstractmethod
     def RegisterBot(
@@ -75,7 +159,38 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _arena_service_pb2.RegisterBotRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_arena_service_pb2.RegisterBotResponse, _abc.Awaitable[_arena_service_pb2.RegisterBotResponse]]:
-        """Register a bot; its token is returned once and never shown again."""
+        """Register a bot; its token is returned once and never shown again. Who
+        may: an admin, or under the node's "invite" policy anyone with an invite
+        code, or under "open" anyone (rate-limited per address).
+        """
+
+    @_abc_1.abstractmethod
+    def RotateBotToken(
+        self,
+        request: _arena_service_pb2.RotateBotTokenRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.RotateBotTokenResponse, _abc.Awaitable[_arena_service_pb2.RotateBotTokenResponse]]:
+        """A new token for the bot whose token authorizes the call; the old one
+        stops working at once.
+        """
+
+    @_abc_1.abstractmethod
+    def RevokeBot(
+        self,
+        request: _arena_service_pb2.RevokeBotRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.RevokeBotResponse, _abc.Awaitable[_arena_service_pb2.RevokeBotResponse]]:
+        """Revoke a bot for good: by its own token, or by an admin naming it. Its
+        name stays taken.
+        """
+
+    @_abc_1.abstractmethod
+    def CreateInvite(
+        self,
+        request: _arena_service_pb2.CreateInviteRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.CreateInviteResponse, _abc.Awaitable[_arena_service_pb2.CreateInviteResponse]]:
+        """An invite code good for one registration (admin)."""
 
     @_abc_1.abstractmethod
     def ListBots(
@@ -90,7 +205,15 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _arena_service_pb2.StartMatchRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_arena_service_pb2.StartMatchResponse, _abc.Awaitable[_arena_service_pb2.StartMatchResponse]]:
-        """Start one match between connected bots on this node."""
+        """Start one match between connected bots on this node (admin)."""
+
+    @_abc_1.abstractmethod
+    def CancelMatch(
+        self,
+        request: _arena_service_pb2.CancelMatchRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.CancelMatchResponse, _abc.Awaitable[_arena_service_pb2.CancelMatchResponse]]:
+        """Stop a running match on this node, unrecorded (admin)."""
 
     @_abc_1.abstractmethod
     def ListMatches(
@@ -112,8 +235,9 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _arena_service_pb2.GetMatchRecordRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_arena_service_pb2.GetMatchRecordResponse, _abc.Awaitable[_arena_service_pb2.GetMatchRecordResponse]]:
-        """The full record of a finished match (docs/records.md#arena-match-record: deals plus seed, bots,
-        latencies, strikes, forfeits), as JSON.
+        """The full record of a finished match (docs/records.md#arena-match-record:
+        deals plus seed, bots, latencies, strikes, forfeits), as JSON. A leg of a
+        duplicate pair is served once both legs are over (they share their deals).
         """
 
     @_abc_1.abstractmethod
@@ -123,5 +247,46 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_arena_service_pb2.WatchMatchResponse], _abc.AsyncIterator[_arena_service_pb2.WatchMatchResponse]]:
         """The public events of a match, live; ends when the match ends."""
+
+    @_abc_1.abstractmethod
+    def CreateTournament(
+        self,
+        request: _arena_service_pb2.CreateTournamentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.CreateTournamentResponse, _abc.Awaitable[_arena_service_pb2.CreateTournamentResponse]]:
+        """Queue a tournament on the nodes sharing this node's queue (admin)."""
+
+    @_abc_1.abstractmethod
+    def GetTournament(
+        self,
+        request: _arena_service_pb2.GetTournamentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.GetTournamentResponse, _abc.Awaitable[_arena_service_pb2.GetTournamentResponse]]:
+        """A tournament's progress and standings; its secret once it is over."""
+
+    @_abc_1.abstractmethod
+    def ListTournaments(
+        self,
+        request: _arena_service_pb2.ListTournamentsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.ListTournamentsResponse, _abc.Awaitable[_arena_service_pb2.ListTournamentsResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def CancelTournament(
+        self,
+        request: _arena_service_pb2.CancelTournamentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.CancelTournamentResponse, _abc.Awaitable[_arena_service_pb2.CancelTournamentResponse]]:
+        """Stop a tournament: its queued matches are dropped (admin)."""
+
+    @_abc_1.abstractmethod
+    def ResumeTournament(
+        self,
+        request: _arena_service_pb2.ResumeTournamentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.ResumeTournamentResponse, _abc.Awaitable[_arena_service_pb2.ResumeTournamentResponse]]:
+        """Enqueue, once, what the results so far call for: after a whole cluster
+        restarted (admin).
+        """
 
 def add_ArenaServiceServicer_to_server(servicer: ArenaServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1,0 +1,266 @@
+"""``ArenaService`` on a node of a queue: the referee's calls, tournaments, and records from the queue.
+
+- Tournaments: created (admin) with a secret the node derives and commits to,
+  followed by anyone, cancelled and resumed (admin). Their bots must be
+  registered, and the status names the bots no live node has connected.
+- Records: a tournament's match recorded on another node is read from the
+  queue's results, so any node answers for any of them.
+- Duplicate pairs share their deals: a leg's record, seed and public events
+  stay hidden until both legs are over.
+- The queue's errors are UNAVAILABLE, with the one-line reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+from collections.abc import AsyncIterator, Callable
+from typing import Any, TypeVar
+
+import grpc
+from belote.arena.v1 import arena_service_pb2 as apb
+
+from arena.engine import EngineError
+from arena.engine.dealing import commitment, derive_seed
+from arena.engine.rules import spec_from_text
+from arena.queue import Broker, BrokerError
+from arena.referee.arena_service import ArenaServicer, summary_to_proto
+from arena.referee.edge import EDGE_ERRORS, Context, abort
+from arena.referee.node import FailedPrecondition, InvalidArgument, Node, NotFound
+from arena.tournament import (
+    Progress,
+    Standing,
+    TournamentError,
+    TournamentExists,
+    Tournaments,
+    TournamentSpec,
+    UnknownTournament,
+)
+from arena.tournament.tournament import duplicate_legs
+
+_T = TypeVar("_T")
+
+#: why a tournament made with a seed given by a person is not rated
+GIVEN_SEED = "its seed was given by the caller, so its deals were known in advance"
+
+
+class ClusterArenaServicer(ArenaServicer):
+    def __init__(self, node: Node, broker: Broker, tournaments: Tournaments, secret: str) -> None:
+        super().__init__(node)
+        self.broker = broker
+        self.tournaments = tournaments
+        self._secret = secret or secrets.token_hex(32)
+
+    async def _queue(self, context: Context, call: Callable[..., _T], *args: Any) -> _T:
+        """``call(*args)`` on the queue, in a thread; its errors become statuses."""
+        try:
+            return await asyncio.to_thread(call, *args)
+        except UnknownTournament as e:
+            await abort(context, NotFound(str(e)))
+        except TournamentExists as e:
+            await context.abort(grpc.StatusCode.ALREADY_EXISTS, str(e))
+        except (TournamentError, EngineError) as e:
+            await abort(context, InvalidArgument(str(e)))
+        except BrokerError as e:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, f"the tournament queue: {e}")
+        raise AssertionError("context.abort returns only by raising")
+
+    # ------------------------------------------------- duplicate legs and records
+    def _sealed(self, match_id: str) -> bool:
+        """A leg of a duplicate pair whose other leg is not over: its deals are still in play."""
+        legs = duplicate_legs(match_id)
+        return legs is not None and any(self.broker.get_result(leg) is None for leg in legs)
+
+    async def _is_sealed(self, context: Context, match_id: str) -> bool:
+        sealed: bool = await self._queue(context, self._sealed, match_id)
+        return sealed
+
+    async def _check_unsealed(self, context: Context, match_id: str) -> None:
+        if await self._is_sealed(context, match_id):
+            await abort(context, FailedPrecondition(
+                f"{match_id} is a leg of a duplicate pair: it is shown once both legs are over"))
+
+    async def GetMatchRecord(
+        self, request: apb.GetMatchRecordRequest, context: Context,
+    ) -> apb.GetMatchRecordResponse:
+        await self.reader(context)
+        await self._check_unsealed(context, request.match_id)
+        try:
+            record = self.node.record(request.match_id)
+        except NotFound:
+            result = await self._queue(context, self.broker.get_result, request.match_id)
+            if result is None:
+                await abort(context, NotFound(f"no match {request.match_id!r} on this node or in the queue"))
+            record = result.record
+        except EDGE_ERRORS as e:
+            await abort(context, e)
+        return apb.GetMatchRecordResponse(record_json=record.to_json())
+
+    async def GetMatch(self, request: apb.GetMatchRequest, context: Context) -> apb.GetMatchResponse:
+        reply = await super().GetMatch(request, context)
+        if reply.match.seed and await self._is_sealed(context, request.match_id):
+            reply.match.seed = ""
+        return reply
+
+    async def ListMatches(
+        self, request: apb.ListMatchesRequest, context: Context,
+    ) -> apb.ListMatchesResponse:
+        await self.reader(context)
+        out = []
+        for summary in self.node.summaries():
+            msg = summary_to_proto(summary)
+            if msg.seed and await self._is_sealed(context, msg.match_id):
+                msg.seed = ""
+            out.append(msg)
+        return apb.ListMatchesResponse(matches=out)
+
+    async def WatchMatch(
+        self, request: apb.WatchMatchRequest, context: Context,
+    ) -> AsyncIterator[apb.WatchMatchResponse]:
+        await self.reader(context)
+        await self._check_unsealed(context, request.match_id)
+        async for reply in super().WatchMatch(request, context):
+            yield reply
+
+    # ---------------------------------------------------------- tournaments
+    async def CreateTournament(
+        self, request: apb.CreateTournamentRequest, context: Context,
+    ) -> apb.CreateTournamentResponse:
+        await self.admin(context, "creating a tournament")
+        try:
+            spec = self._spec_of(request.spec)
+            self._check_bots(spec)
+        except (TournamentError, EngineError) as e:
+            await abort(context, InvalidArgument(str(e)))
+        except EDGE_ERRORS as e:
+            await abort(context, e)
+        await self._queue(context, self.tournaments.create, spec)
+        queued = await self._queue(context, self.broker.pending_count, spec.tournament_id)
+        return apb.CreateTournamentResponse(
+            tournament_id=spec.tournament_id, commitment=commitment(spec.seed), jobs_queued=queued,
+            unrated_reason=spec.unrated_reason,
+        )
+
+    def _spec_of(self, msg: apb.TournamentSpec) -> TournamentSpec:
+        tid = msg.tournament_id or f"t-{secrets.token_hex(4)}"
+        data: dict[str, Any] = {
+            "tournament_id": tid, "format": msg.format, "bots": list(msg.bots),
+            "ruleset": spec_from_text(msg.ruleset or "classic", "ruleset"),
+            "duplicate": msg.duplicate or msg.format == "sprt",
+            "seed": msg.seed or derive_seed(self._secret, f"tournament/{tid}"),
+            "unrated_reason": GIVEN_SEED if msg.seed else "",
+        }
+        for key in ("candidate", "deals", "target", "rounds"):
+            value = getattr(msg, key)
+            if value:
+                data[key] = value
+        if msg.format == "sprt" and msg.HasField("sprt"):
+            o = msg.sprt
+            data["sprt"] = {"elo0": o.elo0, "elo1": o.elo1, "alpha": o.alpha, "beta": o.beta,
+                            "batch_pairs": o.batch_pairs, "max_pairs": o.max_pairs}
+        return TournamentSpec.from_dict(data)
+
+    def _check_bots(self, spec: TournamentSpec) -> None:
+        unknown, revoked = [], []
+        for name in spec.bots:
+            entry = self.node.bot_named(name)
+            if entry is None:
+                unknown.append(name)
+            elif entry.revoked:
+                revoked.append(name)
+        if unknown:
+            raise InvalidArgument(f"no bot named {', '.join(unknown)}: register it first")
+        if revoked:
+            raise InvalidArgument(f"bot {', '.join(revoked)} is revoked")
+
+    async def GetTournament(
+        self, request: apb.GetTournamentRequest, context: Context,
+    ) -> apb.GetTournamentResponse:
+        await self.reader(context)
+        return apb.GetTournamentResponse(tournament=await self._status(context, request.tournament_id))
+
+    async def _status(self, context: Context, tournament_id: str) -> apb.TournamentStatus:
+        progress = await self._queue(context, self.tournaments.progress, tournament_id)
+        present: set[str] = set()
+        if progress.state.is_open:
+            present = await self._queue(context, self.broker.present_bots)
+        return status_to_proto(progress, present)
+
+    async def ListTournaments(
+        self, request: apb.ListTournamentsRequest, context: Context,
+    ) -> apb.ListTournamentsResponse:
+        await self.reader(context)
+        rows = await self._queue(context, self._summaries)
+        return apb.ListTournamentsResponse(tournaments=rows)
+
+    def _summaries(self) -> list[apb.TournamentSummary]:
+        out = []
+        for tid in self.broker.list_tournaments():
+            found = self.broker.get_tournament(tid)
+            if found is not None:
+                out.append(apb.TournamentSummary(
+                    tournament_id=tid, format=found[0].format, state=found[1],
+                    matches_done=len(self.broker.results(tid))))
+        return out
+
+    async def CancelTournament(
+        self, request: apb.CancelTournamentRequest, context: Context,
+    ) -> apb.CancelTournamentResponse:
+        await self.admin(context, "cancelling a tournament")
+        await self._queue(context, self.tournaments.cancel, request.tournament_id)
+        return apb.CancelTournamentResponse()
+
+    async def ResumeTournament(
+        self, request: apb.ResumeTournamentRequest, context: Context,
+    ) -> apb.ResumeTournamentResponse:
+        await self.admin(context, "resuming a tournament")
+        await self._queue(context, self.tournaments.progress, request.tournament_id)  # unknown: NOT_FOUND
+        await self._queue(context, self.tournaments.advance, request.tournament_id)
+        return apb.ResumeTournamentResponse(tournament=await self._status(context, request.tournament_id))
+
+
+def status_to_proto(progress: Progress, present: set[str]) -> apb.TournamentStatus:
+    """A tournament's status; its secret only once it is over."""
+    spec = progress.spec
+    over = not progress.state.is_open
+    msg = apb.TournamentStatus(
+        spec=spec_to_proto(spec), state=progress.state, matches_done=progress.matches_done,
+        matches_scheduled=progress.matches_scheduled, matches_queued=progress.matches_queued,
+        standings=[standing_to_proto(s, spec.duplicate) for s in progress.standings],
+        commitment=commitment(spec.seed), secret=spec.seed if over else "",
+        unrated_reason=spec.unrated_reason,
+        waiting_for=[] if over else [b for b in spec.bots if b not in present],
+        finished_matches=progress.finished,
+    )
+    st = progress.sprt
+    if st is not None:
+        msg.sprt.CopyFrom(apb.SprtStatus(
+            llr=st.llr, lower=st.lower, upper=st.upper, decision=st.decision or "", pairs=st.pairs,
+            pentanomial=st.pentanomial))
+    return msg
+
+
+def spec_to_proto(spec: TournamentSpec) -> apb.TournamentSpec:
+    """The spec as anyone may see it: its seed (the secret) left out."""
+    msg = apb.TournamentSpec(
+        tournament_id=spec.tournament_id, format=spec.format, bots=spec.bots,
+        candidate=spec.candidate or "", ruleset=json.dumps(spec.ruleset.to_spec()), deals=spec.deals or 0,
+        target=spec.target or 0, duplicate=spec.duplicate, rounds=spec.rounds or 0,
+    )
+    if spec.sprt is not None:
+        o = spec.sprt
+        msg.sprt.CopyFrom(apb.SprtOptions(elo0=o.elo0, elo1=o.elo1, alpha=o.alpha, beta=o.beta,
+                                          batch_pairs=o.batch_pairs, max_pairs=o.max_pairs))
+    return msg
+
+
+def standing_to_proto(s: Standing, duplicate: bool) -> apb.Standing:
+    msg = apb.Standing(
+        rank=s.rank, bot=s.bot, played=s.played, wins=s.wins, draws=s.draws, losses=s.losses, byes=s.byes,
+        score=s.score, points_for=s.points_for, points_against=s.points_against,
+        duplicate_diff=s.duplicate_diff, diff=s.duplicate_diff if duplicate else s.point_diff,
+    )
+    if s.buchholz is not None:
+        msg.buchholz = s.buchholz
+    return msg

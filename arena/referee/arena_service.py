@@ -1,0 +1,232 @@
+"""``ArenaService``: bots, matches and spectators, each call checked by the node's access gate.
+
+Reading is open unless the node requires a credential for reads; registering
+follows the node's policy; what changes the arena (starting and cancelling
+matches, invites) needs the admin credential; a bot's token may rotate itself
+or revoke itself. A node alone has no tournament queue: its tournament calls
+are UNIMPLEMENTED (:mod:`arena.node` gives the nodes of a queue theirs).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import NoReturn
+
+import grpc
+from belote.arena.v1 import arena_service_pb2 as apb
+from belote.arena.v1 import arena_service_pb2_grpc as agrpc
+
+from arena.engine.errors import RulesetError
+from arena.engine.rules import spec_from_text
+from arena.referee.access import AccessError, Caller, PermissionDenied, Role, Unauthenticated
+from arena.referee.convert import result_to_proto
+from arena.referee.edge import EDGE_ERRORS, Context, abort, address_of, token_of
+from arena.referee.node import InvalidArgument, MatchSummary, Node, NotFound
+
+
+def summary_to_proto(summary: MatchSummary) -> apb.MatchSummary:
+    msg = apb.MatchSummary(
+        match_id=summary.match_id, state=summary.state, players=summary.players,
+        ruleset=json.dumps(summary.ruleset), totals=summary.totals, deals_played=summary.deals_played,
+        seed=summary.seed,
+    )
+    if summary.result is not None:
+        msg.result.CopyFrom(result_to_proto(summary.result, summary.deals_played))
+    return msg
+
+
+class ArenaServicer(agrpc.ArenaServiceServicer):
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        self.gate = node.gate
+
+    # ------------------------------------------------------------ callers
+    async def caller(self, context: Context) -> Caller:
+        try:
+            return self.gate.caller(token_of(context), address_of(context))
+        except AccessError as e:
+            await abort(context, e)
+
+    async def reader(self, context: Context) -> Caller:
+        who = await self.caller(context)
+        try:
+            self.gate.require_reader(who)
+        except AccessError as e:
+            await abort(context, e)
+        return who
+
+    async def admin(self, context: Context, what: str) -> Caller:
+        who = await self.caller(context)
+        try:
+            self.gate.require_admin(who, what)
+        except AccessError as e:
+            await abort(context, e)
+        return who
+
+    # --------------------------------------------------------------- bots
+    async def RegisterBot(
+        self, request: apb.RegisterBotRequest, context: Context,
+    ) -> apb.RegisterBotResponse:
+        who = await self.caller(context)
+        try:
+            self.node.check_new_bot(request.name)  # before an invite is spent on a name that cannot be
+            self.gate.register(who, address_of(context), request.invite)
+            entry, token = self.node.register_bot(request.name)
+        except EDGE_ERRORS as e:
+            await abort(context, e)
+        return apb.RegisterBotResponse(bot_id=entry.bot_id, token=token)
+
+    async def RotateBotToken(
+        self, request: apb.RotateBotTokenRequest, context: Context,
+    ) -> apb.RotateBotTokenResponse:
+        who = await self.caller(context)
+        if who.bot is None:
+            await abort(context, PermissionDenied("only a bot's own token rotates it")
+                        if who.role is Role.ADMIN else Unauthenticated("rotating a token needs that token"))
+        return apb.RotateBotTokenResponse(token=self.node.rotate_token(who.bot))
+
+    async def RevokeBot(
+        self, request: apb.RevokeBotRequest, context: Context,
+    ) -> apb.RevokeBotResponse:
+        who = await self.caller(context)
+        name = request.name
+        try:
+            if who.role is Role.ADMIN:
+                if not name:
+                    raise InvalidArgument("name the bot to revoke")
+            elif who.bot is not None:
+                if name and name != who.bot.name:
+                    raise PermissionDenied("a bot's token revokes that bot only")
+                name = who.bot.name
+            else:
+                raise Unauthenticated("revoking a bot needs its token or the admin credential")
+            self.node.revoke_bot(name)
+        except EDGE_ERRORS as e:
+            await abort(context, e)
+        return apb.RevokeBotResponse()
+
+    async def CreateInvite(
+        self, request: apb.CreateInviteRequest, context: Context,
+    ) -> apb.CreateInviteResponse:
+        await self.admin(context, "making an invite")
+        return apb.CreateInviteResponse(invite=self.node.create_invite())
+
+    async def ListBots(
+        self, request: apb.ListBotsRequest, context: Context,
+    ) -> apb.ListBotsResponse:
+        await self.reader(context)
+        return apb.ListBotsResponse(bots=[
+            apb.BotInfo(bot_id=b.bot_id, name=b.name, connected=b.connected, version=b.version,
+                        concurrency=b.concurrency, seats_in_use=b.seats_in_use, revoked=b.revoked)
+            for b in self.node.bots()
+        ])
+
+    # ------------------------------------------------------------ matches
+    async def StartMatch(
+        self, request: apb.StartMatchRequest, context: Context,
+    ) -> apb.StartMatchResponse:
+        await self.admin(context, "starting a match")
+        try:
+            ruleset = spec_from_text(request.ruleset or "classic")
+        except RulesetError as e:
+            await abort(context, InvalidArgument(str(e)))
+        try:
+            match_id = self.node.start_match(
+                request.team0_bot, request.team1_bot, ruleset, seed=request.seed or None,
+                target=request.target or None, deals=request.deals or None,
+            )
+        except EDGE_ERRORS as e:
+            await abort(context, e)
+        return apb.StartMatchResponse(match_id=match_id)
+
+    async def CancelMatch(
+        self, request: apb.CancelMatchRequest, context: Context,
+    ) -> apb.CancelMatchResponse:
+        await self.admin(context, "cancelling a match")
+        if not self.node.cancel_match(request.match_id):
+            await abort(context, NotFound(f"no running match {request.match_id!r} on this node"))
+        return apb.CancelMatchResponse()
+
+    async def ListMatches(
+        self, request: apb.ListMatchesRequest, context: Context,
+    ) -> apb.ListMatchesResponse:
+        await self.reader(context)
+        return apb.ListMatchesResponse(matches=[summary_to_proto(s) for s in self.node.summaries()])
+
+    async def GetMatch(
+        self, request: apb.GetMatchRequest, context: Context,
+    ) -> apb.GetMatchResponse:
+        await self.reader(context)
+        try:
+            summary = self.node.summary(request.match_id)
+        except EDGE_ERRORS as e:
+            await abort(context, e)
+        return apb.GetMatchResponse(match=summary_to_proto(summary))
+
+    async def GetMatchRecord(
+        self, request: apb.GetMatchRecordRequest, context: Context,
+    ) -> apb.GetMatchRecordResponse:
+        await self.reader(context)
+        try:
+            record = self.node.record(request.match_id)
+        except EDGE_ERRORS as e:
+            await abort(context, e)
+        return apb.GetMatchRecordResponse(record_json=record.to_json())
+
+    async def WatchMatch(
+        self, request: apb.WatchMatchRequest, context: Context,
+    ) -> AsyncIterator[apb.WatchMatchResponse]:
+        await self.reader(context)
+        try:
+            history, q = self.node.watch(request.match_id)
+        except EDGE_ERRORS as e:
+            await abort(context, e)
+        for ev in history:
+            yield apb.WatchMatchResponse(event=ev)
+        if q is not None:
+            try:
+                while True:
+                    event = await q.get()
+                    if event is None:
+                        break
+                    yield apb.WatchMatchResponse(event=event)
+            finally:
+                self.node.unwatch(request.match_id, q)
+        try:
+            summary = self.node.summary(request.match_id)
+        except NotFound:
+            return  # aborted, and forgotten since
+        if summary.result is not None:
+            yield apb.WatchMatchResponse(result=result_to_proto(summary.result, summary.deals_played))
+
+    # -------------------------------------------------------- tournaments
+    async def _no_queue(self, context: Context) -> NoReturn:
+        await context.abort(grpc.StatusCode.UNIMPLEMENTED,
+                            "this node runs alone, with no tournament queue: ask a node of a cluster")
+        raise AssertionError("context.abort returns only by raising")
+
+    async def CreateTournament(
+        self, request: apb.CreateTournamentRequest, context: Context,
+    ) -> apb.CreateTournamentResponse:
+        await self._no_queue(context)
+
+    async def GetTournament(
+        self, request: apb.GetTournamentRequest, context: Context,
+    ) -> apb.GetTournamentResponse:
+        await self._no_queue(context)
+
+    async def ListTournaments(
+        self, request: apb.ListTournamentsRequest, context: Context,
+    ) -> apb.ListTournamentsResponse:
+        await self._no_queue(context)
+
+    async def CancelTournament(
+        self, request: apb.CancelTournamentRequest, context: Context,
+    ) -> apb.CancelTournamentResponse:
+        await self._no_queue(context)
+
+    async def ResumeTournament(
+        self, request: apb.ResumeTournamentRequest, context: Context,
+    ) -> apb.ResumeTournamentResponse:
+        await self._no_queue(context)
