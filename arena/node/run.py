@@ -25,6 +25,7 @@ from arena.referee.node import Node, NodeConfig
 from arena.referee.registry import BotEntry, BotRegistry
 from arena.referee.service import start_server, stop_server
 from arena.referee.store import MatchStore
+from arena.referee.tls import TlsError, server_credentials
 from arena.tournament import Tournaments
 
 log = logging.getLogger("arena.node")
@@ -57,6 +58,14 @@ class NodeSettings:
     heartbeat_s: float = 2.0
     replace_streams: bool = False
     node_id: str = ""
+    #: TLS for the gRPC port: the server's certificate (PEM, with any intermediates) and its key;
+    #: both or neither (neither: plaintext, for loopback)
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+
+    def __post_init__(self) -> None:
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise TlsError("TLS needs both a certificate and its key (--tls-cert and --tls-key)")
 
 
 @dataclass
@@ -84,12 +93,18 @@ async def _heartbeat(node: Node, broker: Broker, address: str, every: float) -> 
 async def running_node(
     broker: Broker, config: NodeSettings, stop: asyncio.Event,
 ) -> AsyncIterator[RunningNode]:
-    """Run a node until the block exits; then drain its matches and stop it."""
+    """Run a node until the block exits; then drain its matches and stop it.
+
+    Raises :class:`~arena.referee.tls.TlsError` for a TLS certificate or key it cannot use.
+    """
+    credentials = None
+    if config.tls_cert is not None and config.tls_key is not None:
+        credentials = server_credentials(config.tls_cert, config.tls_key)
     registry = BotRegistry(BrokerRegistryBackend(broker))
     store = MatchStore(config.data_dir / "matches" if config.data_dir else None)
     node = Node(NodeConfig(data_dir=None, time=config.time, replace_streams=config.replace_streams,
                            node_id=config.node_id), registry=registry, store=store)
-    server, port = await start_server(node, config.listen)
+    server, port = await start_server(node, config.listen, credentials=credentials)
     host = config.listen.rsplit(":", 1)[0]
     address = config.advertise or f"{'127.0.0.1' if host in ('0.0.0.0', '[::]', '') else host}:{port}"
     tournaments = Tournaments(broker)
@@ -97,8 +112,8 @@ async def running_node(
                     poll_s=config.poll_s, drain_s=config.drain_s, tournaments=tournaments)
     worker_task = asyncio.create_task(worker.run(stop), name="worker")
     beat = asyncio.create_task(_heartbeat(node, broker, address, config.heartbeat_s), name="heartbeat")
-    log.info("node %s serving on %s (advertised %s), %d match slots", node.node_id, config.listen,
-             address, config.capacity)
+    log.info("node %s serving on %s (advertised %s, %s), %d match slots", node.node_id, config.listen,
+             address, "TLS" if credentials else "plaintext", config.capacity)
     try:
         yield RunningNode(node, worker, tournaments, address, port)
     finally:
@@ -126,7 +141,8 @@ async def serve_forever(
         for name, token in register or []:
             if running.node.bot_named(name) is None:
                 running.node.register_bot(name, token)
-        print(f"belote-arena node {running.node.node_id} listening on port {running.port} "
+        tls = " with TLS" if config.tls_cert is not None else ""
+        print(f"belote-arena node {running.node.node_id} listening on port {running.port}{tls} "
               f"(bots connect to {running.address})", flush=True)
         await stop.wait()
         log.info("stopping: draining %d running matches", len(running.worker.running))
