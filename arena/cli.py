@@ -14,7 +14,7 @@ import random
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena.engine import EngineError, Match, Ruleset, observe
 from arena.engine.bots import PLAYERS
@@ -31,6 +31,8 @@ from arena.tournament_cli import TournamentCliError
 from arena.tournament_cli import add_parser as add_tournament_parser
 
 # replay and selfplay need the engine alone: every other command imports what it needs itself
+if TYPE_CHECKING:
+    import grpc
 
 
 class CliError(Exception):
@@ -179,13 +181,25 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     import asyncio
     import logging
+    import os
     from pathlib import Path
+
+    # gRPC's core logs a line at INFO for every failed TLS handshake: any stranger could fill the
+    # node's log. Its errors still show; read once, when grpc loads (just below)
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
     from arena.node.run import NodeSettings, serve_forever
     from arena.queue import BrokerError, open_broker
     from arena.records import TimeControl
     from arena.referee.serve import install_uvloop
+    from arena.referee.tls import TlsError, server_credentials
 
+    if (args.tls_cert is None) != (args.tls_key is None):
+        raise CliError("--tls-cert and --tls-key go together: the node serves TLS with both, plaintext "
+                       "with neither")
+    if args.tls_cert is not None:
+        with _one_line(TlsError):  # checked before anything starts: a bad pair is one line, exit 1
+            server_credentials(args.tls_cert, args.tls_key)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     install_uvloop()
     register = []
@@ -200,11 +214,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings = NodeSettings(
         listen=args.listen, advertise=args.advertise, data_dir=data, time=tc, capacity=args.capacity,
         lease_s=args.lease, drain_s=args.drain, replace_streams=args.replace_streams,
+        tls_cert=None if args.tls_cert is None else Path(args.tls_cert),
+        tls_key=None if args.tls_key is None else Path(args.tls_key),
     )
     with _one_line(BrokerError):
         broker = open_broker(_redis_url(args), data)
     try:
-        asyncio.run(serve_forever(broker, settings, register=register))
+        with _one_line(TlsError):
+            asyncio.run(serve_forever(broker, settings, register=register))
     finally:
         broker.close()
     return 0
@@ -228,22 +245,32 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return demo_main(args.data_dir, args.deals or None, args.rounds, args.seed, rulesets)
 
 
+def _dial(args: argparse.Namespace) -> grpc.ChannelCredentials | None:
+    """The remote commands' channel credentials: TLS with ``--tls-ca`` or ``--tls``, else plaintext."""
+    from arena import remote
+
+    return remote.channel_credentials(args.tls_ca or None, args.tls)
+
+
 def cmd_bot(args: argparse.Namespace) -> int:
     from arena import remote
 
     with _one_line(remote.RemoteError):
+        creds = _dial(args)
         if args.action == "register":
             if not args.name:
                 raise CliError("bot register needs a NAME")
-            bot_id, token = remote.register_bot(args.address, args.name)
+            bot_id, token = remote.register_bot(args.address, args.name, credentials=creds)
             if args.json:
                 print(json.dumps({"bot_id": bot_id, "name": args.name, "token": token}))
             else:
                 print(f"registered {args.name} as {bot_id}\ntoken (shown once): {token}")
                 # --token=T: a generated token may start with "-", which argparse takes for an option
-                print(f"run it: python -m belote_bot.bots.random --address {args.address} --token={token}")
+                tls = f" --tls-ca {args.tls_ca}" if args.tls_ca else " --tls" if args.tls else ""
+                print(f"run it: python -m belote_bot.bots.random --address {args.address}{tls} "
+                      f"--token={token}")
             return 0
-        bots = remote.list_bots(args.address)
+        bots = remote.list_bots(args.address, credentials=creds)
         if args.json:
             print(json.dumps([{"bot_id": b.bot_id, "name": b.name, "connected": b.connected,
                                "concurrency": b.concurrency, "seats_in_use": b.seats_in_use} for b in bots]))
@@ -258,21 +285,23 @@ def cmd_match(args: argparse.Namespace) -> int:
     from arena import remote
 
     with _one_line(remote.RemoteError):
+        creds = _dial(args)
         if args.action == "start":
             if len(args.ids) != 2:
                 raise CliError("match start takes two bots: TEAM0 TEAM1")
             match_id = remote.start_match(args.address, args.ids[0], args.ids[1], args.ruleset,
-                                          seed=str(args.seed or ""), deals=args.deals or 0)
+                                          seed=str(args.seed or ""), deals=args.deals or 0,
+                                          credentials=creds)
             print(match_id, flush=True)
             if args.watch:
-                _print_result(remote.watch(args.address, match_id))
+                _print_result(remote.watch(args.address, match_id, credentials=creds))
             return 0
         if len(args.ids) != 1:
             raise CliError(f"match {args.action} takes one MATCH_ID")
         if args.action == "watch":
-            _print_result(remote.watch(args.address, args.ids[0]))
+            _print_result(remote.watch(args.address, args.ids[0], credentials=creds))
             return 0
-        print(json.dumps(remote.get_record(args.address, args.ids[0])))
+        print(json.dumps(remote.get_record(args.address, args.ids[0], credentials=creds)))
         return 0
 
 
@@ -285,6 +314,17 @@ def _print_result(result: Any) -> None:
 
 
 # -------------------------------------------------------------------- main
+def _add_tls_arguments(p: argparse.ArgumentParser) -> None:
+    """How a remote command dials a node on TLS (the same choice as the bots' ``--tls-ca``)."""
+    import os
+
+    p.add_argument("--tls-ca", metavar="PEM", default=os.environ.get("BELOTE_TLS_CA", ""),
+                   help="dial the node over TLS, trusting the CA certificates in PEM "
+                        "(default: $BELOTE_TLS_CA; neither this nor --tls: plaintext)")
+    p.add_argument("--tls", action="store_true",
+                   help="dial the node over TLS, trusting the system's CA certificates")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="belote-arena", description="Belote Arena: referee, tournaments, ratings"
@@ -323,6 +363,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="on SIGTERM, seconds running matches may take to finish before being requeued")
     v.add_argument("--replace-streams", action="store_true",
                    help="a new stream with a connected token takes over (default: refused)")
+    v.add_argument("--tls-cert", metavar="PEM", help="serve TLS with this certificate (the server's "
+                   "first, then any intermediates); needs --tls-key. Without both: plaintext, for loopback")
+    v.add_argument("--tls-key", metavar="PEM", help="the certificate's private key (unencrypted)")
     v.set_defaults(func=cmd_serve)
 
     d = sub.add_parser("demo", help="a node, the built-in bots over gRPC, a round-robin, a leaderboard")
@@ -339,6 +382,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("action", choices=["register", "list"])
     b.add_argument("name", nargs="?")
     b.add_argument("--address", default="127.0.0.1:50051")
+    _add_tls_arguments(b)
     b.add_argument("--json", action="store_true")
     b.set_defaults(func=cmd_bot)
 
@@ -346,6 +390,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("action", choices=["start", "watch", "record"])
     m.add_argument("ids", nargs="*", help="start: TEAM0 TEAM1 (bot names or ids); watch/record: MATCH_ID")
     m.add_argument("--address", default="127.0.0.1:50051")
+    _add_tls_arguments(m)
     m.add_argument("--ruleset", default="classic")
     m.add_argument("--deals", type=int, default=0, help="a fixed number of deals (default: to the target)")
     m.add_argument("--seed", default="")
