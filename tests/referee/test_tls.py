@@ -138,6 +138,64 @@ def test_a_plaintext_bot_cannot_talk_to_a_tls_port_and_is_told_to_use_tls(pki: P
     assert "if it serves TLS, pass tls_ca= or tls=True" in arun(main())
 
 
+class Eavesdropper:
+    """A relay on the path between bots and the node that keeps every byte it passes on."""
+
+    def __init__(self, target_port: int) -> None:
+        self.target_port = target_port
+        self.seen = bytearray()
+        self.server: asyncio.Server | None = None
+
+    async def start(self) -> str:
+        self.server = await asyncio.start_server(self._relay, "127.0.0.1", 0)
+        port = self.server.sockets[0].getsockname()[1]
+        return f"127.0.0.1:{port}"
+
+    async def _relay(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
+
+        async def pump(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+            try:
+                while data := await src.read(65536):
+                    self.seen += data
+                    dst.write(data)
+                    await dst.drain()
+            except ConnectionError:
+                pass
+            finally:
+                dst.close()
+
+        await asyncio.gather(pump(reader, up_writer), pump(up_reader, writer))
+
+    def close(self) -> None:
+        if self.server is not None:
+            self.server.close()
+
+
+@pytest.mark.parametrize("tls", [False, True], ids=["plaintext", "tls"])
+def test_an_eavesdropper_on_the_path_reads_the_bots_tokens_only_without_tls(pki: Pki, tls: bool) -> None:
+    async def main() -> list[bool]:
+        async with local_arena(time=FAST, tls=(pki.cert, pki.key, pki.ca) if tls else None) as arena:
+            spy = Eavesdropper(int(arena.address.rsplit(":", 1)[1]))
+            through_spy = await spy.start()
+            tokens = [arena.node.register_bot(name)[1] for name in ("alpha", "beta")]
+            stop = asyncio.Event()
+            bots = [asyncio.create_task(run_async(bot, through_spy, token, stop=stop, tls_ca=arena.tls_ca))
+                    for bot, token in zip((HeuristicBot(1), RandomBot(2)), tokens, strict=True)]
+            try:
+                await until(lambda: all(link_of(arena.node, n).connected for n in ("alpha", "beta")), 15,
+                            "both bots through the spy")
+                record = await arena.play("alpha", "beta", "coinche", seed=5, deals=1)
+                assert record.result.reason == "finished"
+            finally:
+                stop.set()
+                await asyncio.gather(*bots, return_exceptions=True)
+                spy.close()
+            return [token.encode() in spy.seen for token in tokens]
+
+    assert arun(main()) == [not tls, not tls]
+
+
 def test_the_health_check_over_tls_answers_serving(pki: Pki) -> None:
     async def main() -> int:
         async with local_arena(time=FAST, tls=(pki.cert, pki.key, pki.ca)) as arena:
