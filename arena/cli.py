@@ -178,15 +178,23 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
 
 
 # ------------------------------------------------------------ node, remote
+def _quiet_grpc() -> None:
+    """Keep gRPC core's INFO lines off (unless ``$GRPC_VERBOSITY`` says otherwise); its errors show.
+
+    It logs a line for every failed TLS handshake: on a node any stranger could fill the log with
+    them, and a command would print two lines for one refusal. gRPC reads the variable once, when
+    it loads, so this runs before a command imports it.
+    """
+    import os
+
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
+    _quiet_grpc()
     import asyncio
     import logging
-    import os
     from pathlib import Path
-
-    # gRPC's core logs a line at INFO for every failed TLS handshake: any stranger could fill the
-    # node's log. Its errors still show; read once, when grpc loads (just below)
-    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
     from arena.node.run import NodeSettings, serve_forever
     from arena.queue import BrokerError, open_broker
@@ -253,6 +261,7 @@ def _dial(args: argparse.Namespace) -> grpc.ChannelCredentials | None:
 
 
 def cmd_bot(args: argparse.Namespace) -> int:
+    _quiet_grpc()
     from arena import remote
 
     with _one_line(remote.RemoteError):
@@ -282,6 +291,7 @@ def cmd_bot(args: argparse.Namespace) -> int:
 
 
 def cmd_match(args: argparse.Namespace) -> int:
+    _quiet_grpc()
     from arena import remote
 
     with _one_line(remote.RemoteError):
