@@ -14,7 +14,7 @@ import random
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena.engine import EngineError, Match, Ruleset, observe
 from arena.engine.bots import PLAYERS
@@ -31,6 +31,8 @@ from arena.tournament_cli import TournamentCliError, add_verify_parser
 from arena.tournament_cli import add_parser as add_tournament_parser
 
 # replay and selfplay need the engine alone: every other command imports what it needs itself
+if TYPE_CHECKING:
+    import grpc
 
 
 class CliError(Exception):
@@ -176,6 +178,18 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
 
 
 # ------------------------------------------------------------ node, remote
+def _quiet_grpc() -> None:
+    """Keep gRPC core's INFO lines off (unless ``$GRPC_VERBOSITY`` says otherwise); its errors show.
+
+    It logs a line for every failed TLS handshake: on a node any stranger could fill the log with
+    them, and a command would print two lines for one refusal. gRPC reads the variable once, when
+    it loads, so this runs before a command imports it.
+    """
+    import os
+
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import asyncio
     import logging
@@ -188,7 +202,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from arena.referee.access import AccessPolicy, Registration
     from arena.referee.registry import digest
     from arena.referee.serve import install_uvloop
+    from arena.referee.tls import TlsError, server_credentials
 
+    if (args.tls_cert is None) != (args.tls_key is None):
+        raise CliError("--tls-cert and --tls-key go together: the node serves TLS with both, plaintext "
+                       "with neither")
+    if args.tls_cert is not None:
+        with _one_line(TlsError):  # checked before anything starts: a bad pair is one line, exit 1
+            server_credentials(args.tls_cert, args.tls_key)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     install_uvloop()
     tc = TimeControl(deadline=args.deadline, time_bank=args.time_bank, max_strikes=args.max_strikes,
@@ -202,6 +223,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         listen=args.listen, advertise=args.advertise, data_dir=data, time=tc, capacity=args.capacity,
         lease_s=args.lease, drain_s=args.drain, replace_streams=args.replace_streams, access=access,
         absent_timeout_s=args.absent_timeout,
+        tls_cert=None if args.tls_cert is None else Path(args.tls_cert),
+        tls_key=None if args.tls_key is None else Path(args.tls_key),
     )
     with _one_line(BrokerError):
         broker = open_broker(_redis_url(args), data)
@@ -209,7 +232,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         "admin credential in %s; bot registration: %s; reads: %s", where, args.registration,
         "need a credential" if args.private_reads else "public")
     try:
-        asyncio.run(serve_forever(broker, settings))
+        with _one_line(TlsError):
+            asyncio.run(serve_forever(broker, settings))
     finally:
         broker.close()
     return 0
@@ -256,6 +280,13 @@ def _bot_token(args: argparse.Namespace) -> str:
     return token
 
 
+def _dial(args: argparse.Namespace) -> grpc.ChannelCredentials | None:
+    """The remote commands' channel credentials: TLS with ``--tls-ca`` or ``--tls``, else plaintext."""
+    from arena.remote import channel_credentials
+
+    return channel_credentials(args.tls_ca or None, args.tls)
+
+
 def cmd_bot(args: argparse.Namespace) -> int:
     from arena.remote import Remote, RemoteError
 
@@ -264,7 +295,7 @@ def cmd_bot(args: argparse.Namespace) -> int:
         raise CliError("bot register needs a NAME")
     mine = action == "rotate" or (action == "revoke" and not args.name)
     token = _bot_token(args) if mine else _admin(args)
-    with _one_line(RemoteError), Remote(args.address, token) as remote:
+    with _one_line(RemoteError), Remote(args.address, token, credentials=_dial(args)) as remote:
         if action == "register":
             bot_id, new = remote.register_bot(args.name, args.invite)
             _print_token(args, {"bot_id": bot_id, "name": args.name, "token": new},
@@ -305,13 +336,15 @@ def _print_token(args: argparse.Namespace, reply: dict[str, str], what: str) -> 
         print(json.dumps(reply))
         return
     print(f"{what}\ntoken (shown once): {reply['token']}")
-    print(f"run it: BELOTE_TOKEN={reply['token']} python -m belote_bot.bots.random --address {args.address}")
+    tls = f" --tls-ca {args.tls_ca}" if args.tls_ca else " --tls" if args.tls else ""
+    print(f"run it: BELOTE_TOKEN={reply['token']} python -m belote_bot.bots.random "
+          f"--address {args.address}{tls}")
 
 
 def cmd_match(args: argparse.Namespace) -> int:
     from arena.remote import Remote, RemoteError
 
-    with _one_line(RemoteError), Remote(args.address, _admin(args)) as remote:
+    with _one_line(RemoteError), Remote(args.address, _admin(args), credentials=_dial(args)) as remote:
         if args.action == "start":
             if len(args.ids) != 2:
                 raise CliError("match start takes two bots: TEAM0 TEAM1")
@@ -351,6 +384,17 @@ def credentials(p: argparse.ArgumentParser, *, bot: bool) -> None:
                        help="the node's data directory on this machine, where admin.token is")
     if bot:
         p.add_argument("--token-file", metavar="FILE", help="the bot's own token (default: $BELOTE_TOKEN)")
+
+
+def _add_tls_arguments(p: argparse.ArgumentParser) -> None:
+    """How a remote command dials a node on TLS (the same choice as the bots' ``--tls-ca``)."""
+    import os
+
+    p.add_argument("--tls-ca", metavar="PEM", default=os.environ.get("BELOTE_TLS_CA", ""),
+                   help="dial the node over TLS, trusting the CA certificates in PEM "
+                        "(default: $BELOTE_TLS_CA; neither this nor --tls: plaintext)")
+    p.add_argument("--tls", action="store_true",
+                   help="dial the node over TLS, trusting the system's CA certificates")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -397,6 +441,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seconds a tournament's bot may be connected to no node before it forfeits its "
                         "matches (default: %(default)s)")
     credentials(v, bot=False)
+    v.add_argument("--tls-cert", metavar="PEM", help="serve TLS with this certificate (the server's "
+                   "first, then any intermediates); needs --tls-key. Without both: plaintext, for loopback")
+    v.add_argument("--tls-key", metavar="PEM", help="the certificate's private key (unencrypted)")
     v.set_defaults(func=cmd_serve)
 
     d = sub.add_parser("demo", help="a node, the built-in bots over gRPC, a round-robin, a leaderboard")
@@ -414,6 +461,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("name", nargs="?", help="register: the new bot's name; revoke: a bot (admin)")
     b.add_argument("--invite", default="", help="register: an invite code (a node whose policy is invite)")
     b.add_argument("--address", default="127.0.0.1:50051")
+    _add_tls_arguments(b)
     b.add_argument("--json", action="store_true")
     credentials(b, bot=True)
     b.set_defaults(func=cmd_bot)
@@ -422,6 +470,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("action", choices=["start", "cancel", "watch", "record"])
     m.add_argument("ids", nargs="*", help="start: TEAM0 TEAM1 (bot names or ids); the others: MATCH_ID")
     m.add_argument("--address", default="127.0.0.1:50051")
+    _add_tls_arguments(m)
     m.add_argument("--ruleset", default="classic")
     m.add_argument("--deals", type=int, default=0, help="a fixed number of deals (default: to the target)")
     m.add_argument("--seed", default="", help="for tests and reproductions (default: the node's secret)")
@@ -435,6 +484,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command not in ("replay", "selfplay"):
+        _quiet_grpc()  # before any command loads gRPC
     if (hasattr(args, "seed") and isinstance(args.seed, str) and args.seed.lstrip("-").isdigit()
             and args.command != "tournament"):  # a tournament's seed is a string, kept as typed
         args.seed = int(args.seed)

@@ -25,6 +25,7 @@ from arena.referee.access import AccessPolicy
 from arena.referee.node import Node, NodeConfig
 from arena.referee.registry import digest, new_token
 from arena.referee.service import start_server, stop_server
+from arena.referee.tls import server_credentials
 
 BUILTIN_BOTS: dict[str, type[Bot]] = {"random": RandomBot, "heuristic": HeuristicBot}
 
@@ -37,6 +38,8 @@ class LocalArena:
     address: str
     #: this node's admin credential (for the ArenaService calls that need one)
     admin_token: str = ""
+    #: the CA the bots check the node's certificate against (None: the node is plaintext)
+    tls_ca: Path | None = None
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
     stop: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -44,7 +47,7 @@ class LocalArena:
         """Register ``bot`` under ``name``, connect it, and wait until it is seated."""
         entry, token = self.node.register_bot(name)
         task = asyncio.get_running_loop().create_task(
-            run_async(bot, self.address, token, concurrency, name=name, stop=self.stop),
+            run_async(bot, self.address, token, concurrency, name=name, stop=self.stop, tls_ca=self.tls_ca),
             name=f"bot-{name}",
         )
         self.tasks.append(task)
@@ -66,19 +69,24 @@ class LocalArena:
 
 @contextlib.asynccontextmanager
 async def local_arena(
-    data_dir: Path | None = None, time: TimeControl | None = None, listen: str = "127.0.0.1:0",
-    access: AccessPolicy | None = None,
+    data_dir: Path | None = None, time: TimeControl | None = None, listen: str = "127.0.0.1:0", *,
+    access: AccessPolicy | None = None, tls: tuple[Path, Path, Path] | None = None,
 ) -> AsyncIterator[LocalArena]:
     """Start a node on an ephemeral loopback port; stop it and its bots on exit.
 
     The node gets a fresh admin credential (``arena.admin_token``) unless
-    ``access`` says otherwise.
+    ``access`` says otherwise. With ``tls`` = (certificate, key, CA), all PEM
+    files, the node serves TLS and the bots :meth:`LocalArena.connect`
+    connects check its certificate against the CA (the certificate must name
+    127.0.0.1).
     """
     admin = new_token("adm")
     access = access or AccessPolicy(admin_sha256=digest(admin))
+    credentials = None if tls is None else server_credentials(tls[0], tls[1])
     node = Node(NodeConfig(data_dir=data_dir, time=time or TimeControl(), access=access))
-    server, port = await start_server(node, listen)
-    arena = LocalArena(node, f"127.0.0.1:{port}", admin if access.admin_sha256 == digest(admin) else "")
+    server, port = await start_server(node, listen, credentials=credentials)
+    arena = LocalArena(node, f"127.0.0.1:{port}", admin if access.admin_sha256 == digest(admin) else "",
+                       tls_ca=None if tls is None else tls[2])
     try:
         yield arena
     finally:

@@ -1,4 +1,8 @@
-"""Client side of ArenaService for the command line: bots, matches, watching."""
+"""Client side of ArenaService for the command line: bots, matches, watching.
+
+Every call takes ``credentials``: None dials plaintext, and
+:func:`channel_credentials` makes them for a node on TLS.
+"""
 
 from __future__ import annotations
 
@@ -19,14 +23,51 @@ class RemoteError(Exception):
     """A gRPC call failed: printed as one line by the CLI."""
 
 
-class Remote:
-    """One node's ArenaService, called with ``token`` (the admin credential or a bot's) if any."""
+Credentials = grpc.ChannelCredentials | None
 
-    def __init__(self, address: str, token: str = "", timeout: float = 10.0) -> None:
+
+def channel_credentials(ca: str | None = None, tls: bool = False) -> Credentials:
+    """TLS trusting the CA certificates in the PEM file ``ca``; with ``tls`` and no ``ca``, TLS
+    trusting the system's roots (gRPC's own, or ``$GRPC_DEFAULT_SSL_ROOTS_FILE_PATH``); else None
+    (plaintext)."""
+    if not ca:
+        return grpc.ssl_channel_credentials() if tls else None
+    try:
+        with open(ca, "rb") as f:
+            pem = f.read()
+    except OSError as e:
+        raise RemoteError(f"cannot read the TLS CA file {ca}: {e.strerror or e}") from None
+    if b"-----BEGIN CERTIFICATE-----" not in pem:
+        raise RemoteError(f"the TLS CA file {ca} holds no PEM certificate (no BEGIN CERTIFICATE line)")
+    return grpc.ssl_channel_credentials(root_certificates=pem)
+
+
+def unreachable(address: str, detail: str, tls: bool) -> str:
+    """Why no referee answered at ``address``, in words: a TLS failure is named as one."""
+    if "CERTIFICATE_VERIFY_FAILED" in detail:
+        return (f"the referee at {address} has a certificate that no trusted CA signed "
+                f"(give the CA that signed it: --tls-ca)")
+    if "Hostname Verification" in detail or "Peer name" in detail:
+        return f"the referee's certificate does not name {address.rsplit(':', 1)[0]}"
+    if "WRONG_VERSION_NUMBER" in detail:
+        return f"the referee at {address} does not speak TLS (dial it without --tls-ca/--tls)"
+    if not tls and "Socket closed" in detail:
+        return f"the referee at {address} closed the connection: if it serves TLS, pass --tls-ca or --tls"
+    return f"no referee answers at {address}"
+
+
+class Remote:
+    """One node's ArenaService, called with ``token`` (the admin credential or a bot's) if any,
+    over TLS with ``credentials`` (:func:`channel_credentials`), else plaintext."""
+
+    def __init__(self, address: str, token: str = "", *, credentials: Credentials = None,
+                 timeout: float = 10.0) -> None:
         self.address = address
         self.timeout = timeout
+        self.tls = credentials is not None
         self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
-        self._channel = grpc.insecure_channel(address)
+        self._channel = (grpc.insecure_channel(address) if credentials is None
+                         else grpc.secure_channel(address, credentials))
         self.stub = agrpc.ArenaServiceStub(self._channel)
 
     def __enter__(self) -> Remote:
@@ -42,11 +83,13 @@ class Remote:
         except grpc.RpcError as e:
             raise self._error(e) from None
 
-    def _error(self, e: grpc.RpcError) -> RemoteError:
+    def _error(self, e: grpc.RpcError, answered: bool = False) -> RemoteError:
         code = e.code() if hasattr(e, "code") else grpc.StatusCode.UNKNOWN
         detail = (e.details() if hasattr(e, "details") else "") or ""
-        if code == grpc.StatusCode.UNAVAILABLE and not detail.startswith("the tournament queue"):
-            detail = f"no referee answers at {self.address}"
+        # the node's own words (it answered, or its queue is down), else why nobody answered
+        ours = answered or detail.startswith("the tournament queue")
+        if code == grpc.StatusCode.UNAVAILABLE and not ours:
+            detail = unreachable(self.address, detail, self.tls)
         return RemoteError(f"{code.name}: {detail}")
 
     # bots
@@ -71,15 +114,17 @@ class Remote:
 
     def watch(self, match_id: str, out: TextIO = sys.stdout) -> pb.MatchResult | None:
         result = None
+        answered = False
         try:
             request = apb.WatchMatchRequest(match_id=match_id)
             for msg in self.stub.WatchMatch(request, metadata=self._metadata):
+                answered = True
                 if msg.HasField("event"):
                     print(describe_event(msg.event), file=out, flush=True)
                 if msg.HasField("result"):
                     result = msg.result
         except grpc.RpcError as e:
-            raise self._error(e) from None
+            raise self._error(e, answered) from None
         return result
 
 

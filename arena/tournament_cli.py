@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -27,13 +28,14 @@ class TournamentCliError(Exception):
 
 def _remote(args: argparse.Namespace) -> Remote:
     from arena.credentials import CredentialError, admin_token
-    from arena.remote import Remote
+    from arena.remote import Remote, RemoteError, channel_credentials
 
     try:
         token = admin_token(args.admin_token_file, args.data_dir)
-    except CredentialError as e:
+        credentials = channel_credentials(args.tls_ca or None, args.tls)
+    except (CredentialError, RemoteError) as e:
         raise TournamentCliError(str(e)) from None
-    return Remote(args.address, token)
+    return Remote(args.address, token, credentials=credentials)
 
 
 def _call(args: argparse.Namespace, method: str, **fields: Any) -> Any:
@@ -216,6 +218,10 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--admin-token-file", metavar="FILE",
                    help="the admin credential (default: $BELOTE_ADMIN_TOKEN, else DATA_DIR/admin.token)")
     p.add_argument("--data-dir", default="arena-data", help="the node's data directory on this machine")
+    p.add_argument("--tls-ca", metavar="PEM", default=os.environ.get("BELOTE_TLS_CA", ""),
+                   help="dial the node over TLS, trusting the CA certificates in PEM "
+                        "(default: $BELOTE_TLS_CA)")
+    p.add_argument("--tls", action="store_true", help="dial the node over TLS, trusting the system's CAs")
     p.add_argument("--json", action="store_true")
 
 

@@ -28,6 +28,7 @@ from arena.referee.node import Node, NodeConfig
 from arena.referee.registry import BotEntry, BotRegistry
 from arena.referee.service import start_server, stop_server
 from arena.referee.store import MatchStore
+from arena.referee.tls import TlsError, server_credentials
 from arena.tournament import Tournaments
 
 log = logging.getLogger("arena.node")
@@ -75,6 +76,14 @@ class NodeSettings:
     secret: str = ""
     #: seconds a tournament's bot may stay connected to no node before it forfeits its matches
     absent_timeout_s: float = 600.0
+    #: TLS for the gRPC port: the server's certificate (PEM, with any intermediates) and its key;
+    #: both or neither (neither: plaintext, for loopback)
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+
+    def __post_init__(self) -> None:
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise TlsError("TLS needs both a certificate and its key (--tls-cert and --tls-key)")
 
 
 @dataclass
@@ -103,7 +112,13 @@ async def _heartbeat(node: Node, broker: Broker, address: str, every: float) -> 
 async def running_node(
     broker: Broker, config: NodeSettings, stop: asyncio.Event,
 ) -> AsyncIterator[RunningNode]:
-    """Run a node until the block exits; then drain its matches and stop it."""
+    """Run a node until the block exits; then drain its matches and stop it.
+
+    Raises :class:`~arena.referee.tls.TlsError` for a TLS certificate or key it cannot use.
+    """
+    credentials = None
+    if config.tls_cert is not None and config.tls_key is not None:
+        credentials = server_credentials(config.tls_cert, config.tls_key)
     registry = BotRegistry(BrokerRegistryBackend(broker))
     store = MatchStore(config.data_dir / "matches" if config.data_dir else None)
     secret = config.secret or secrets.token_hex(32)
@@ -112,7 +127,8 @@ async def running_node(
                 registry=registry, store=store)
     tournaments = Tournaments(broker)
     server, port = await start_server(
-        node, config.listen, arena=ClusterArenaServicer(node, broker, tournaments, secret))
+        node, config.listen, arena=ClusterArenaServicer(node, broker, tournaments, secret),
+        credentials=credentials)
     host = config.listen.rsplit(":", 1)[0]
     address = config.advertise or f"{'127.0.0.1' if host in ('0.0.0.0', '[::]', '') else host}:{port}"
     worker = Worker(node, broker, capacity=config.capacity, lease_s=config.lease_s,
@@ -120,8 +136,8 @@ async def running_node(
                     absent_timeout_s=config.absent_timeout_s)
     worker_task = asyncio.create_task(worker.run(stop), name="worker")
     beat = asyncio.create_task(_heartbeat(node, broker, address, config.heartbeat_s), name="heartbeat")
-    log.info("node %s serving on %s (advertised %s), %d match slots", node.node_id, config.listen,
-             address, config.capacity)
+    log.info("node %s serving on %s (advertised %s, %s), %d match slots", node.node_id, config.listen,
+             address, "TLS" if credentials else "plaintext", config.capacity)
     try:
         yield RunningNode(node, worker, tournaments, address, port)
     finally:
@@ -144,7 +160,8 @@ async def serve_forever(broker: Broker, config: NodeSettings) -> None:
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
     async with running_node(broker, config, stop) as running:
-        print(f"belote-arena node {running.node.node_id} listening on port {running.port} "
+        tls = " with TLS" if config.tls_cert is not None else ""
+        print(f"belote-arena node {running.node.node_id} listening on port {running.port}{tls} "
               f"(bots connect to {running.address})", flush=True)
         await stop.wait()
         log.info("stopping: draining %d running matches", len(running.worker.running))

@@ -102,9 +102,14 @@ def _add_bot_service(servicer: BotServicer, server: grpc.aio.Server) -> None:
 
 async def start_server(
     node: Node, address: str = "127.0.0.1:0", *, arena: ArenaServicer | None = None,
+    credentials: grpc.ServerCredentials | None = None,
 ) -> tuple[grpc.aio.Server, int]:
     """Start a gRPC server for ``node`` (with ``arena`` as its ArenaService, or the node's own);
-    returns it and the bound port."""
+    returns it and the bound port.
+
+    With ``credentials`` (:func:`arena.referee.tls.server_credentials`) the port
+    speaks TLS only; without, plaintext (for loopback).
+    """
     server = grpc.aio.server(options=[
         ("grpc.keepalive_time_ms", 20_000),
         ("grpc.keepalive_timeout_ms", 10_000),
@@ -122,7 +127,13 @@ async def start_server(
         reflection.SERVICE_NAME,
     ]
     reflection.enable_server_reflection(names, server)
-    port = server.add_insecure_port(address)
+    try:
+        if credentials is None:
+            port = server.add_insecure_port(address)
+        else:
+            port = server.add_secure_port(address, credentials)
+    except RuntimeError:  # grpc's "Failed to bind": the address is taken or not ours
+        port = 0
     if port == 0:
         raise OSError(f"cannot listen on {address}")
     await server.start()

@@ -10,7 +10,9 @@ from collections.abc import Callable, Sequence
 
 from belote_bot.bot import Bot
 from belote_bot.client import DEFAULT_ADDRESS, TOKEN_ENV, AuthenticationError
+from belote_bot.errors import TlsConfigError
 from belote_bot.fleet import run
+from belote_bot.tls import TLS_CA_ENV
 
 __all__ = ["bot_main"]
 
@@ -22,6 +24,11 @@ def _parser(prog: str, description: str) -> argparse.ArgumentParser:
     ap.add_argument("--token-file", default=None, metavar="FILE",
                     help=f"a file holding the bot's token (default: ${TOKEN_ENV}); never the token "
                          "itself on the command line, where other users of the machine see it")
+    ap.add_argument("--tls-ca", default=os.environ.get(TLS_CA_ENV) or None, metavar="PEM",
+                    help="connect over TLS and check the node's certificate against the CA "
+                         f"certificates in PEM (default: ${TLS_CA_ENV}; without it nor --tls: plaintext)")
+    ap.add_argument("--tls", action="store_true",
+                    help="connect over TLS, checking the node's certificate against the system's roots")
     ap.add_argument("--concurrency", type=int, default=4,
                     help="how many seats this process plays at once (default: %(default)s)")
     ap.add_argument("--name", default=None, help="the name shown by the referee")
@@ -49,8 +56,9 @@ def bot_main(
             print(f"{prog}: cannot read {args.token_file}: {exc.strerror or exc}", file=sys.stderr)
             return 2
     try:
-        run(make_bot(args.seed), args.address, token, args.concurrency, name=args.name)
-    except AuthenticationError as exc:
+        run(make_bot(args.seed), args.address, token, args.concurrency, name=args.name,
+            tls_ca=args.tls_ca, tls=args.tls)
+    except (AuthenticationError, TlsConfigError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
     return 0

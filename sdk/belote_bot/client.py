@@ -35,6 +35,7 @@ from belote_bot.acting import MODE_TEXT, Acts, act_mode, legal_code
 from belote_bot.bot import Bot
 from belote_bot.errors import AuthenticationError, BotError, IllegalAnswerError
 from belote_bot.events import MatchInfo, MatchResult, Strike, event_from_proto
+from belote_bot.tls import unreachable_hint
 from belote_bot.types import Observation
 
 __all__ = [
@@ -273,7 +274,10 @@ class Client:
         if self._welcomed:
             return f"lost the stream ({code.name}: {details})"
         if code == grpc.StatusCode.UNAVAILABLE:
-            return f"cannot reach the referee at {self.address} ({code.name}: {details})"
+            hint = unreachable_hint(self.address, details, self.credentials is not None)
+            why = f": {hint}" if hint else ""
+            details = " ".join(details.split())  # one log line, whatever gRPC wrote
+            return f"cannot reach the referee at {self.address}{why} ({code.name}: {details})"
         return f"the referee at {self.address} refused the stream ({code.name}: {details})"
 
     async def _write(

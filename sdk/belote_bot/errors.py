@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["AuthenticationError", "BotError", "IllegalAnswerError"]
+__all__ = ["AuthenticationError", "BotError", "IllegalAnswerError", "TlsConfigError"]
 
 
 class BotError(Exception):
@@ -15,3 +15,7 @@ class AuthenticationError(BotError):
 
 class IllegalAnswerError(BotError, ValueError):
     """``act`` returned something that is not one of the legal actions."""
+
+
+class TlsConfigError(BotError, ValueError):
+    """The TLS CA file given to the SDK cannot be read or holds no PEM certificate."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -21,6 +22,7 @@ import grpc
 
 from belote_bot.bot import Bot
 from belote_bot.client import DEFAULT_ADDRESS, Client, StopEvent
+from belote_bot.tls import credentials_for
 
 __all__ = ["Fleet", "run", "run_async"]
 
@@ -70,7 +72,9 @@ def _default_logging(verbose: bool) -> Iterator[None]:
 class Fleet:
     """One :class:`Client` per referee node: the first address, then every peer it names.
 
-    Any node can then seat the bot. Each node gets ``concurrency`` seats.
+    Any node can then seat the bot. Each node gets ``concurrency`` seats. Every
+    node is dialed with the same ``credentials``: the peers of a node on TLS
+    are checked against the same CA.
     """
 
     def __init__(
@@ -119,13 +123,21 @@ class Fleet:
 async def run_async(
     bot: Bot, address: str = DEFAULT_ADDRESS, token: str | None = None, concurrency: int = 4, *,
     name: str | None = None, stop: StopEvent | None = None,
+    tls_ca: str | os.PathLike[str] | None = None, tls: bool = False,
     credentials: grpc.ChannelCredentials | None = None, all_nodes: bool = True, verbose: bool = True,
 ) -> None:
     """Play ``bot`` on the referee at ``address`` until ``stop`` is set or the task is cancelled.
 
     ``token`` defaults to the ``BELOTE_TOKEN`` environment variable;
     ``concurrency`` is how many seats this process plays at once on each node;
-    ``name`` overrides ``bot.name``; ``credentials`` makes the channel TLS.
+    ``name`` overrides ``bot.name``. ``tls_ca`` (a PEM file of CA
+    certificates) connects over TLS and checks the node's certificate against
+    it; ``tls=True`` alone checks it against the system's roots (a certificate
+    from a public CA); ``credentials`` is any other ``grpc.ChannelCredentials``
+    (not with ``tls_ca``/``tls``). Without any of them the channel is
+    plaintext. A CA file that cannot be read raises
+    :class:`~belote_bot.errors.TlsConfigError` at once; a certificate the CA does
+    not verify is a failed connection, logged in one line and retried.
     With ``all_nodes`` (the default) the bot also connects to every other node
     the first one names, so any node of a cluster can seat it. ``verbose``
     logs one line per connection and one per match end (INFO); without it,
@@ -134,6 +146,7 @@ async def run_async(
     there is none). Raises :class:`~belote_bot.AuthenticationError` when the
     referee refuses the token.
     """
+    credentials = credentials_for(credentials, tls_ca, tls)
     if not all_nodes:
         client = Client(bot, address, token, concurrency, name=name, credentials=credentials,
                         verbose=verbose)
@@ -146,17 +159,22 @@ async def run_async(
 def run(
     bot: Bot, address: str = DEFAULT_ADDRESS, token: str | None = None, concurrency: int = 4, *,
     name: str | None = None, stop: StopEvent | None = None,
+    tls_ca: str | os.PathLike[str] | None = None, tls: bool = False,
     credentials: grpc.ChannelCredentials | None = None, verbose: bool = True,
     loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None,
 ) -> None:
     """Play ``bot`` on the referee at ``address`` until Ctrl-C or ``stop`` (see :func:`run_async`).
 
-    Blocks. Ctrl-C stops cleanly (no traceback). If nothing configured
-    :mod:`logging`, the SDK's lines go to stderr while it runs. The event loop is asyncio's
-    default one; pass ``loop_factory=uvloop.new_event_loop`` for uvloop's (the
-    SDK itself never imports it).
+    ``run(bot, "arena.example.org:50051", token, tls_ca="ca.pem")`` plays over
+    TLS, checking the node's certificate against ``ca.pem``; ``tls=True``
+    against the system's roots. Blocks. Ctrl-C stops cleanly (no traceback).
+    If nothing configured :mod:`logging`, the SDK's lines go to stderr while it
+    runs. The event loop is asyncio's default one; pass
+    ``loop_factory=uvloop.new_event_loop`` for uvloop's (the SDK itself never
+    imports it).
     """
     with _default_logging(verbose):
+        credentials = credentials_for(credentials, tls_ca, tls)  # a bad CA file raises before the loop
         coro = run_async(bot, address, token, concurrency, name=name, stop=stop, credentials=credentials,
                          verbose=verbose)
         try:
