@@ -13,6 +13,7 @@ from pathlib import Path
 
 from arena.queue.broker import (
     Broker,
+    BrokerDataLost,
     BrokerError,
     BrokerUnavailable,
     Claim,
@@ -24,6 +25,7 @@ from arena.queue.keys import DEFAULT_PREFIX
 __all__ = [
     "DATABASE_NAME",
     "Broker",
+    "BrokerDataLost",
     "BrokerError",
     "BrokerUnavailable",
     "Claim",

@@ -20,7 +20,8 @@ from typing import Self
 
 from arena.tournament import MatchJob, MatchResult, TournamentError, TournamentSpec, TournamentState
 
-__all__ = ["Broker", "BrokerError", "BrokerUnavailable", "Claim", "LeaseLost", "stored_tournament"]
+__all__ = ["Broker", "BrokerDataLost", "BrokerError", "BrokerUnavailable", "Claim", "LeaseLost",
+           "stored_tournament"]
 
 
 class BrokerError(Exception):
@@ -29,6 +30,10 @@ class BrokerError(Exception):
 
 class LeaseLost(BrokerError):
     """The claim's lease expired and another node took the job."""
+
+
+class BrokerDataLost(BrokerError):
+    """The backend forgot the arena's data under this node (a Redis restarted empty)."""
 
 
 class BrokerUnavailable(BrokerError):

@@ -17,6 +17,7 @@ With the default prefix ``belote-arena`` the keys are::
     belote-arena:invites                set of the SHA-256 of unused invite codes
     belote-arena:nodebots:<id>          set of the bots connected to a live node (expires with it)
     belote-arena:presence               hash: bot name -> when last seen connected (or first missed)
+    belote-arena:epoch                  a random mark set once: if it vanishes, Redis lost the data
 
 plus the consumer group ``belote-arena:referees`` on the jobs stream (a group name,
 not a key, but named here so that it lives with the rest). Several arenas can share
@@ -110,6 +111,10 @@ class Keys:
     @property
     def bot_presence(self) -> str:
         return self._key("presence")
+
+    @property
+    def epoch(self) -> str:
+        return self._key("epoch")
 
     def pattern(self) -> str:
         """A SCAN MATCH pattern for every key of this arena (the prefix holds no glob characters)."""

@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import secrets
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -46,6 +47,7 @@ import redis.exceptions
 
 from arena.queue.broker import (
     Broker,
+    BrokerDataLost,
     BrokerError,
     BrokerUnavailable,
     Claim,
@@ -133,6 +135,19 @@ class RedisBroker(Broker):
         with self._errors():
             r.ping()
             self._ensure_group()
+            # a mark of this arena's data in this Redis: a Redis restarted empty loses it, and a
+            # node that saw it says so instead of answering as if nothing had ever been there
+            r.set(self.keys.epoch, secrets.token_hex(8), nx=True)
+            self._epoch = cast("str", r.get(self.keys.epoch))
+
+    def check_data(self) -> None:
+        """Raise :class:`BrokerDataLost` if Redis no longer holds the data this broker started on."""
+        with self._errors():
+            now = self._redis.get(self.keys.epoch)
+        if now != self._epoch:
+            raise BrokerDataLost(
+                f"Redis at {redact(self.url)} lost the arena's data (it restarted empty, or was flushed): "
+                "restart the nodes on it, then resume the tournaments")
 
     def __repr__(self) -> str:
         return f"RedisBroker({redact(self.url)!r}, prefix={self.keys.prefix!r})"
@@ -361,6 +376,7 @@ class RedisBroker(Broker):
                 "list[str | None]", self._redis.hmget(self.keys.tournament(tournament_id), ["spec", "state"])
             )
         if spec is None or state is None:
+            self.check_data()  # "no such tournament", unless Redis forgot them all
             return None
         return stored_tournament(tournament_id, spec, state)
 
@@ -384,6 +400,7 @@ class RedisBroker(Broker):
 
     # the cluster
     def heartbeat(self, node_id: str, address: str, ttl_s: float, bots: Sequence[str] = ()) -> None:
+        self.check_data()  # every few seconds: a Redis restarted empty is noticed and named in the log
         ttl_ms = max(1, round(ttl_s * 1000))
         now = time.time()
         with self._errors():

@@ -50,6 +50,37 @@ def test_messages_never_show_the_password() -> None:
     assert redact("redis://host:6379/0") == "redis://host:6379/0"
 
 
+@pytest.mark.reliability
+def test_a_redis_that_lost_the_arena_s_data_is_named_not_taken_for_an_empty_one() -> None:
+    why = redis_unavailable()
+    if why:
+        pytest.skip(why)
+    import redis
+
+    from arena.queue import BrokerDataLost
+
+    prefix = f"test-arena-{uuid.uuid4().hex[:12]}"
+    client = redis.Redis.from_url(REDIS_URL)
+    try:
+        with RedisBroker(REDIS_URL, prefix=prefix) as broker:
+            broker.put_tournament(tournament_spec("t1"))
+            assert broker.get_tournament("nope") is None  # unknown, and nothing was lost
+            # Redis restarts empty: every key of the arena is gone
+            client.delete(*client.scan_iter(match=f"{prefix}:*"))
+            with pytest.raises(BrokerDataLost, match="lost the arena's data"):
+                broker.get_tournament("t1")
+            with pytest.raises(BrokerDataLost):
+                broker.heartbeat("n1", "127.0.0.1:1", 5.0)
+            # a node started now, on the empty Redis, begins afresh
+            with RedisBroker(REDIS_URL, prefix=prefix) as fresh:
+                assert fresh.get_tournament("t1") is None
+    finally:
+        own = list(client.scan_iter(match=f"{prefix}:*"))
+        if own:
+            client.delete(*own)
+        client.close()
+
+
 def test_a_flushed_stream_recreates_its_consumer_group() -> None:
     why = redis_unavailable()
     if why:
