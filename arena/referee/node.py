@@ -96,7 +96,7 @@ class NodeConfig:
     #: over the bot's seats from the first (a bot restarted before the node noticed)
     replace_streams: bool = False
     node_id: str = ""
-    #: who may call what (docs/protocol.md#arenaservice)
+    #: who may call what (docs/protocol.md#arenaservice-for-bot-authors)
     access: AccessPolicy = field(default_factory=AccessPolicy)
     #: the secret the seeds of this node's own matches derive from ("": a fresh one per start)
     secret: str = ""

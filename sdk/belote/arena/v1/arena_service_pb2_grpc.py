@@ -34,7 +34,7 @@ class ArenaServiceStub:
     reads; what changes the arena needs the admin credential, except what the
     registration policy opens. A missing or wrong credential gets
     UNAUTHENTICATED; a right credential for the wrong thing (a bot token for an
-    admin call) gets PERMISSION_DENIED. docs/protocol.md#arenaservice lists
+    admin call) gets PERMISSION_DENIED. docs/protocol.md#arenaservice-for-bot-authors lists
     who may call what.
     """
 
@@ -135,7 +135,7 @@ class ArenaServiceServicer:
     reads; what changes the arena needs the admin credential, except what the
     registration policy opens. A missing or wrong credential gets
     UNAUTHENTICATED; a right credential for the wrong thing (a bot token for an
-    admin call) gets PERMISSION_DENIED. docs/protocol.md#arenaservice lists
+    admin call) gets PERMISSION_DENIED. docs/protocol.md#arenaservice-for-bot-authors lists
     who may call what.
     """
 
@@ -354,7 +354,7 @@ class ArenaService:
     reads; what changes the arena needs the admin credential, except what the
     registration policy opens. A missing or wrong credential gets
     UNAUTHENTICATED; a right credential for the wrong thing (a bot token for an
-    admin call) gets PERMISSION_DENIED. docs/protocol.md#arenaservice lists
+    admin call) gets PERMISSION_DENIED. docs/protocol.md#arenaservice-for-bot-authors lists
     who may call what.
     """
 

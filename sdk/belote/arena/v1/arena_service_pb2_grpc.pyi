@@ -35,7 +35,7 @@ class ArenaServiceStub:
     reads; what changes the arena needs the admin credential, except what the
     registration policy opens. A missing or wrong credential gets
     UNAUTHENTICATED; a right credential for the wrong thing (a bot token for an
-    admin call) gets PERMISSION_DENIED. docs/protocol.md#arenaservice lists
+    admin call) gets PERMISSION_DENIED. docs/protocol.md#arenaservice-for-bot-authors lists
     who may call what.
     """
 
@@ -94,7 +94,7 @@ class ArenaServiceAsyncStub(ArenaServiceStub):
     reads; what changes the arena needs the admin credential, except what the
     registration policy opens. A missing or wrong credential gets
     UNAUTHENTICATED; a right credential for the wrong thing (a bot token for an
-    admin call) gets PERMISSION_DENIED. docs/protocol.md#arenaservice lists
+    admin call) gets PERMISSION_DENIED. docs/protocol.md#arenaservice-for-bot-authors lists
     who may call what.
     """
 
@@ -149,7 +149,7 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
     reads; what changes the arena needs the admin credential, except what the
     registration policy opens. A missing or wrong credential gets
     UNAUTHENTICATED; a right credential for the wrong thing (a bot token for an
-    admin call) gets PERMISSION_DENIED. docs/protocol.md#arenaservice lists
+    admin call) gets PERMISSION_DENIED. docs/protocol.md#arenaservice-for-bot-authors lists
     who may call what.
     """
 
