@@ -73,6 +73,7 @@ async def run_demo(
                     tournament_id=f"{ruleset}-round-robin", format="round-robin",
                     bots=tuple(bots), ruleset=Ruleset.from_spec(ruleset), deals=deals, rounds=rounds,
                     seed=f"demo/{seed}/{ruleset}",
+                    unrated_reason="the demo's seed is given on its command line, so its deals are known",
                 )
                 tournaments.create(spec)
                 ids.append(spec.tournament_id)

@@ -145,6 +145,7 @@ class Node:
     data_dir: Path
     server: Proc
     bots: dict[str, Proc]
+    tokens: dict[str, str]
 
 
 @contextlib.contextmanager
@@ -157,10 +158,10 @@ def running_node(tmp_path: Path) -> Iterator[Node]:
     logs.mkdir()
     server = Proc.start("serve", [BELOTE_ARENA, "serve", "--listen", address, "--data-dir", str(data_dir),
                                   "--deadline", "0.5"], logs)
-    node = Node(address, data_dir, server, {})
+    node = Node(address, data_dir, server, {}, {})
     try:
         wait_until_serving(address, server)
-        tokens = {}
+        tokens = node.tokens
         for name in ("alpha", "beta"):
             reply = json.loads(cli_ok("bot", "register", name, "--address", address, "--json", cwd=tmp_path))
             assert reply["name"] == name and reply["bot_id"] and reply["token"]
@@ -233,6 +234,11 @@ def test_serve_register_run_bots_start_watch_record_replay_and_stop(tmp_path: Pa
         code = node.server.stop(signal.SIGTERM)
         assert code == 0, f"the node exited {code} on SIGTERM\n{node.server.describe()}"
         assert "Traceback" not in node.server.stderr(), node.server.describe()
+        # no credential ever reaches a log: the bots' tokens, the node's admin credential
+        admin = (node.data_dir / "admin.token").read_text().strip()
+        logs = node.server.stdout() + node.server.stderr() + "".join(
+            b.stdout() + b.stderr() for b in node.bots.values())
+        assert all(secret not in logs for secret in (admin, *node.tokens.values()))
         assert "listening on port" in node.server.stdout()
 
 
