@@ -1,14 +1,17 @@
-"""One match on a node, from its start until it leaves the node's memory: :class:`LiveMatch`.
+"""One match on a node while it runs: :class:`LiveMatch`; and what anyone may ask of a match.
 
 A live match holds its runner and task, the public events so far (a
 spectator who comes late sees the match from its first event), the queues of
-its watchers, and its record once it is over. :class:`MatchSummary` is what
-anyone may ask of a match, running or recorded.
+its watchers, and its record once it is over, for those waiting on it. Then
+the node lets it go, keeping only its :class:`MatchSummary` (what anyone may
+ask of a match, running or recorded) among the recent ones.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -57,14 +60,32 @@ WatchQueue = asyncio.Queue[pb.PublicEvent | None]
 
 
 class LiveMatch:
-    """One match on this node: its runner and task, its public events and watchers, its record."""
+    """One match on this node while it runs: its runner and task, its public events and watchers.
+
+    The events so far are kept serialized (a few dozen bytes each, against
+    about a kilobyte for a message object), for the watchers who come late.
+    Once the match is over the node forgets it: its record is in the store,
+    and a late watcher gets the events rebuilt from it
+    (:mod:`arena.referee.replay_events`).
+    """
 
     def __init__(self, hub: Hub, spec: MatchSpec) -> None:
-        self.runner = MatchRunner(hub, spec, publish=self.publish)
+        # the runner's publisher holds the lists, not this object: no reference cycle, so a
+        # finished match is freed as soon as the node lets go of it, without waiting for the
+        # garbage collector
+        history: list[bytes] = []
+        watchers: list[WatchQueue] = []
+
+        def publish(event: pb.PublicEvent) -> None:
+            history.append(event.SerializeToString())
+            for q in watchers:
+                q.put_nowait(event)
+
+        self.runner = MatchRunner(hub, spec, publish=publish)
         self.match_id = spec.match_id
-        #: every public event so far, for the watchers who come late
-        self.history: list[pb.PublicEvent] = []
-        self.watchers: list[WatchQueue] = []
+        #: every public event so far, serialized
+        self.history = history
+        self.watchers = watchers
         self.record: MatchRecord | None = None
         self.done = asyncio.Event()
         self.task: asyncio.Task[MatchRecord] | None = None
@@ -79,15 +100,14 @@ class LiveMatch:
             seed=str(spec.seed), result=None,
         )
 
-    def publish(self, event: pb.PublicEvent) -> None:
-        self.history.append(event)
-        for q in self.watchers:
-            q.put_nowait(event)
+    def events_so_far(self) -> Iterator[pb.PublicEvent]:
+        """The public events published until now (not those that come while they are read)."""
+        return (pb.PublicEvent.FromString(b) for b in itertools.islice(self.history, len(self.history)))
 
     def end(self) -> None:
-        """The match is over: its record is kept and its watchers hear the end."""
+        """The match is over: its waiters get the record, its watchers hear the end."""
         self.record = self.runner.record
         for q in self.watchers:
             q.put_nowait(None)
-        self.watchers = []
+        self.watchers.clear()
         self.done.set()
