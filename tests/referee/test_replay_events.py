@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import grpc.aio
 import pytest
 from belote.arena.v1 import arena_service_pb2 as apb
 from belote.arena.v1 import bot_service_pb2 as bpb
@@ -36,7 +35,7 @@ from arena.referee.replay_events import public_events
 from arena.referee.runner import MatchRunner, MatchSpec, Seat
 from arena.referee.sessions import BotLink, Hub
 
-from .arena_helpers import FAST, ScriptedBot, arena_stub, arun, fail, node_server, result_pb
+from .arena_helpers import FAST, ScriptedBot, arena_stub, arun, collect, fail, node_server, result_pb
 
 pytestmark = pytest.mark.reliability
 
@@ -166,13 +165,6 @@ def test_a_record_whose_actions_do_not_replay_is_a_record_error() -> None:
 
 
 # ----------------------------------------------------------- over gRPC
-async def collect(call: Any) -> list[apb.WatchMatchResponse]:
-    out = []
-    while (msg := await call.read()) is not grpc.aio.EOF:
-        out.append(msg)
-    return out
-
-
 def gated(gate: asyncio.Event, inner: Bot, script: Callable[[int, Observation], Any] | None = None) -> Bot:
     """``inner``, whose first decision waits for ``gate`` (the live watcher is in before any action),
     and whose decisions ``script`` may replace (a failure: a strike)."""
