@@ -16,7 +16,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Protocol
 
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+#: a bot's name: 1 to 64 ASCII letters, digits, ``_``, ``.`` or ``-``, starting with a letter or digit
+#: (README, docs/protocol.md#string-fields-and-their-values); the whole name must match
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+NAME_RULE = "1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit"
+
+
+def valid_name(name: object) -> bool:
+    return isinstance(name, str) and NAME_RE.fullmatch(name) is not None
 
 
 class RegistryError(ValueError):
@@ -97,11 +104,8 @@ class BotRegistry:
 
     def register(self, name: str, token: str | None = None) -> tuple[BotEntry, str]:
         """Register a bot; returns its entry and its token (generated unless given)."""
-        if not isinstance(name, str) or not NAME_RE.match(name):
-            raise RegistryError(
-                f"bad bot name {name!r}: 1 to 64 letters, digits, '_', '.' or '-', starting "
-                "with a letter or digit"
-            )
+        if not valid_name(name):
+            raise RegistryError(f"bad bot name {name!r}: {NAME_RULE}")
         # a prefix keeps a token from starting with '-' (a command line would read it as an option)
         token = token or f"bt_{secrets.token_urlsafe(24)}"
         self._reload()
