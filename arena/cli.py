@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import json
 import random
+import re
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -175,6 +176,79 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
     return 0
 
 
+# --------------------------------------------------------- argument checks
+# What a command is given is checked before it does anything: a bad value is one ``error:``
+# line and exit 1. The limits of a match are the node's (arena.referee.node.MAX_DEALS and
+# MAX_TARGET; tests/test_cli.py checks they agree); the others keep a value from being absurd
+# (an infinite deadline, a drain of a year) rather than from being unusual.
+MAX_DEALS = 1000
+MAX_TARGET = 10_000
+MAX_ROUNDS = 100
+MAX_CAPACITY = 1000
+MAX_STRIKES = 1000
+#: seconds: the most a decision's deadline may be, and every other duration
+MAX_DEADLINE = 600.0
+MAX_SECONDS = 3600.0
+#: a bot's name or id, as the registry takes it (arena.referee.registry.NAME_RE)
+BOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+BOT_NAME_RULE = "1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit"
+
+
+def check_whole(flag: str, value: int, low: int, high: int, note: str = "") -> None:
+    if not low <= value <= high:
+        raise CliError(f"{flag} must be a whole number from {low} to {high}{note}, not {value}")
+
+
+def check_seconds(flag: str, value: float, high: float, *, zero: bool) -> None:
+    """A duration: finite, at most ``high``; more than 0, or at least 0 when ``zero``."""
+    if not (0 <= value <= high and (zero or value > 0)):  # NaN fails every comparison
+        low = "from 0" if zero else "more than 0 and"
+        raise CliError(f"{flag} must be {low} up to {high:g} seconds, not {value:g}")
+
+
+def check_address(flag: str, address: str, *, any_port: bool) -> None:
+    """HOST:PORT, the port from 1 to 65535 (or 0, a free port, when ``any_port``)."""
+    host, _, port = address.rpartition(":")
+    low = 0 if any_port else 1
+    if not host or any(c.isspace() for c in host) or not port.isdigit() or not low <= int(port) <= 65535:
+        raise CliError(f"{flag} must be HOST:PORT with a port from {low} to 65535, not {address!r}")
+
+
+def check_bot_name(what: str, name: str) -> None:
+    if not BOT_NAME.fullmatch(name):
+        raise CliError(f"bad bot name {name!r} in {what}: {BOT_NAME_RULE}")
+
+
+def check_serve(args: argparse.Namespace) -> None:
+    check_address("--listen", args.listen, any_port=True)
+    if args.advertise:
+        check_address("--advertise", args.advertise, any_port=False)
+    check_whole("--capacity", args.capacity, 1, MAX_CAPACITY)
+    check_whole("--max-strikes", args.max_strikes, 1, MAX_STRIKES)
+    check_seconds("--deadline", args.deadline, MAX_DEADLINE, zero=False)
+    check_seconds("--time-bank", args.time_bank, MAX_SECONDS, zero=True)
+    check_seconds("--grace", args.grace, MAX_SECONDS, zero=True)
+    check_seconds("--lease", args.lease, MAX_SECONDS, zero=False)
+    check_seconds("--drain", args.drain, MAX_SECONDS, zero=True)
+    for item in args.register or []:
+        name, _, token = item.partition("=")
+        if not token.strip():
+            raise CliError(f"--register takes NAME=TOKEN, not {item!r}")
+        check_bot_name("--register", name)
+
+
+def check_demo(args: argparse.Namespace) -> None:
+    check_whole("--rounds", args.rounds, 1, MAX_ROUNDS)
+    check_whole("--deals", args.deals, 0, MAX_DEALS, " (0: play to the target)")
+
+
+def check_match(args: argparse.Namespace) -> None:
+    check_whole("--deals", args.deals, 0, MAX_DEALS, " (0: play to the target)")
+    if args.action == "start":
+        for bot in args.ids:
+            check_bot_name("match start", bot)
+
+
 # ------------------------------------------------------------ node, remote
 def cmd_serve(args: argparse.Namespace) -> int:
     import asyncio
@@ -186,6 +260,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from arena.records import TimeControl
     from arena.referee.serve import install_uvloop
 
+    check_serve(args)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     install_uvloop()
     register = []
@@ -220,11 +295,10 @@ def _redis_url(args: argparse.Namespace) -> str | None:
 def cmd_demo(args: argparse.Namespace) -> int:
     from arena.demo import main as demo_main
 
+    check_demo(args)
     rulesets = [r.strip() for r in args.rulesets.split(",") if r.strip()]
     for r in rulesets:
         Ruleset.from_spec(r)
-    if args.rounds < 1:
-        raise CliError("--rounds must be at least 1")
     return demo_main(args.data_dir, args.deals or None, args.rounds, args.seed, rulesets)
 
 
@@ -235,6 +309,7 @@ def cmd_bot(args: argparse.Namespace) -> int:
         if args.action == "register":
             if not args.name:
                 raise CliError("bot register needs a NAME")
+            check_bot_name("bot register", args.name)
             bot_id, token = remote.register_bot(args.address, args.name)
             if args.json:
                 print(json.dumps({"bot_id": bot_id, "name": args.name, "token": token}))
@@ -257,6 +332,7 @@ def cmd_bot(args: argparse.Namespace) -> int:
 def cmd_match(args: argparse.Namespace) -> int:
     from arena import remote
 
+    check_match(args)
     with _one_line(remote.RemoteError):
         if args.action == "start":
             if len(args.ids) != 2:

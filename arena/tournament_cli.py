@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import secrets
 import time
 from collections.abc import Iterator
@@ -24,6 +25,41 @@ if TYPE_CHECKING:  # the command line imports the queue only when a tournament c
 
 class TournamentCliError(Exception):
     """Printed as one line by the CLI, exit 1."""
+
+
+# What a command is given is checked before the queue is opened: a bad value is one line, exit 1.
+# The limits of a match are the node's (arena.referee.node.MAX_DEALS and MAX_TARGET), the bot
+# names the registry's (arena.referee.registry.NAME_RE): tests/test_tournament_cli.py checks
+# they agree. A tournament of bots no node can seat, or of matches no node plays, is refused here
+# rather than dead-lettered job by job.
+MAX_DEALS = 1000
+MAX_TARGET = 10_000
+MAX_ROUNDS = 100
+MAX_PAIRS = 100_000
+BOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+def _check_whole(flag: str, value: int | None, low: int, high: int) -> None:
+    if value is not None and not low <= value <= high:
+        raise TournamentCliError(f"{flag} must be a whole number from {low} to {high}, not {value}")
+
+
+def check_create(args: argparse.Namespace) -> None:
+    for bot in args.bots.split(","):
+        if bot.strip() and not BOT_NAME.fullmatch(bot.strip()):
+            raise TournamentCliError(f"bad bot name {bot.strip()!r} in --bots: 1 to 64 letters, digits, "
+                                     "'_', '.' or '-', starting with a letter or digit")
+    _check_whole("--rounds", args.rounds, 1, MAX_ROUNDS)
+    _check_whole("--deals", args.deals, 1, MAX_DEALS)
+    _check_whole("--target", args.target, 1, MAX_TARGET)
+    _check_whole("--max-pairs", args.max_pairs, 2, MAX_PAIRS)
+    _check_whole("--batch-pairs", args.batch_pairs, 1, args.max_pairs)
+
+
+def check_status(args: argparse.Namespace) -> None:
+    if not 0 < args.interval <= 3600:  # NaN fails too
+        raise TournamentCliError(
+            f"--interval must be more than 0 and up to 3600 seconds, not {args.interval:g}")
 
 
 @contextlib.contextmanager
@@ -47,6 +83,7 @@ def create(args: argparse.Namespace) -> int:
     from arena.engine.rules import spec_from_text
     from arena.tournament import TournamentSpec
 
+    check_create(args)
     with _tournaments(args) as tournaments:
         spec_json: dict[str, Any] = {
             "tournament_id": args.id or f"t-{secrets.token_hex(4)}",
@@ -58,7 +95,7 @@ def create(args: argparse.Namespace) -> int:
         }
         for key in ("candidate", "deals", "target", "rounds"):
             value = getattr(args, key)
-            if value:
+            if value is not None:
                 spec_json[key] = value
         if args.format == "sprt":
             spec_json["sprt"] = {"elo0": args.elo0, "elo1": args.elo1, "alpha": args.alpha,
@@ -120,6 +157,7 @@ def print_standings(status: dict[str, Any]) -> None:
 
 
 def status(args: argparse.Namespace) -> int:
+    check_status(args)
     with _tournaments(args) as tournaments:
         if args.json:
             print(json.dumps(status_json(tournaments.progress(args.id))))
