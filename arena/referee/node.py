@@ -28,7 +28,7 @@ from belote.arena.v1 import game_pb2 as pb
 
 from arena.engine import EngineError, RecordError, Ruleset
 from arena.records import MatchRecord, ResultReason, RulesetSpec, TimeControl
-from arena.referee.live import LiveMatch, MatchState, MatchSummary, WatchQueue
+from arena.referee.live import EventFeed, LiveMatch, MatchState, MatchSummary
 from arena.referee.registry import BotEntry, BotRegistry, DuplicateBotError, RegistryError, UnknownBotError
 from arena.referee.replay_events import public_events
 from arena.referee.runner import MatchSpec, Seat
@@ -367,20 +367,18 @@ class Node:
         """The running matches, then the latest finished ones (oldest first; the others: ``summary``)."""
         return [live.summary() for live in self._matches.values()] + list(self._recent.values())
 
-    def watch(self, match_id: str) -> tuple[Iterator[pb.PublicEvent], WatchQueue | None]:
-        """The match's public events so far, and a queue of the next ones ending with None.
+    def watch(self, match_id: str) -> tuple[Iterator[pb.PublicEvent], EventFeed | None]:
+        """The match's public events so far, and a feed of the next ones (``get()``, None at the end).
 
-        The queue is None once the match is over: its events are then rebuilt
+        The feed is None once the match is over: its events are then rebuilt
         from its record, so a watcher that arrives late, even long after the
         end, still sees the whole match (an aborted match, unrecorded, has
-        none to show). The events come lazily, as they are read.
+        none to show). The events come lazily, as they are read, and a
+        watcher that does not read holds nothing but its place.
         """
         live = self._matches.get(match_id)
         if live is not None:
-            history = live.events_so_far()
-            q: WatchQueue = asyncio.Queue()
-            live.watchers.append(q)
-            return history, q
+            return live.watch()
         record = self._stored(match_id)
         if record is not None:
             return _replayed(record), None
@@ -388,10 +386,8 @@ class Node:
             return iter(()), None
         raise NotFound(f"no match {match_id!r} on this node")
 
-    def unwatch(self, match_id: str, q: WatchQueue) -> None:
-        live = self._matches.get(match_id)
-        if live is not None and q in live.watchers:
-            live.watchers.remove(q)
+    def unwatch(self, match_id: str, feed: EventFeed) -> None:
+        """A watcher left (nothing to undo: a feed is only a position in the match's events)."""
 
     async def shutdown(self) -> None:
         tasks = [live.task for live in self._matches.values() if live.task is not None]

@@ -28,6 +28,7 @@ from arena.harness import local_arena
 from arena.records import ResultReason
 from arena.referee import node as node_module
 from arena.referee.node import MatchState, NodeConfig
+from arena.referee.replay_events import public_events
 from arena.referee.store import MEMORY_RECORDS, MatchStore
 from tests.factories import synthetic_record
 
@@ -191,5 +192,28 @@ def test_an_aborted_match_is_watched_as_its_result_and_may_be_played_again() -> 
             again = await asyncio.wait_for(arena.node.wait(mid), 20)
             assert again.result.reason is ResultReason.FINISHED
             assert arena.node.summary(mid).state is MatchState.FINISHED
+
+    arun(main())
+
+
+def test_a_watcher_that_reads_after_the_end_still_gets_every_event_then_the_end() -> None:
+    """A watcher holds only its place in the match's events: it may read late, or not at all."""
+    async def main() -> None:
+        async with local_arena(time=FAST) as arena:
+            await arena.connect("alpha", DelayBot(0.002, HeuristicBot(1)))
+            await arena.connect("beta", DelayBot(0.002, HeuristicBot(2)))
+            mid = arena.node.start_match("alpha", "beta", "coinche", seed=4, deals=3)
+            await until(lambda: arena.node.summary(mid).deals_played >= 1, what="a deal played")
+            watchers = [arena.node.watch(mid) for _ in range(100)]  # none of them reads yet
+            record = await arena.node.wait(mid)
+            assert not arena.node.is_running(mid)
+            expected = list(public_events(record))
+            for so_far, feed in watchers[:3]:
+                assert feed is not None
+                seen = list(so_far)
+                while (event := await feed.get()) is not None:
+                    seen.append(event)
+                assert seen == expected
+                assert await feed.get() is None
 
     arun(main())
