@@ -26,7 +26,7 @@ from pathlib import Path
 from belote.arena.v1 import bot_service_pb2 as bpb
 from belote.arena.v1 import game_pb2 as pb
 
-from arena.engine import EngineError, RecordError, Ruleset
+from arena.engine import EngineError, Ruleset
 from arena.records import MatchRecord, ResultReason, RulesetSpec, TimeControl
 from arena.referee.live import EventFeed, LiveMatch, MatchState, MatchSummary
 from arena.referee.registry import BotEntry, BotRegistry, DuplicateBotError, RegistryError, UnknownBotError
@@ -315,9 +315,11 @@ class Node:
         return match_id in self._matches
 
     async def wait(self, match_id: str) -> MatchRecord:
-        """The match's record once it is over (an aborted match's too, though it is not kept).
+        """The match's record once it is over.
 
-        Waiting on a match that is already over gives its stored record.
+        Those who wait while the match runs get its record even if it is not
+        kept (an aborted match's, or one the store could not write); waiting
+        on a match already over gives its stored record, or :class:`NotFound`.
         """
         live = self._matches.get(match_id)
         if live is not None:
@@ -400,5 +402,5 @@ def _replayed(record: MatchRecord) -> Iterator[pb.PublicEvent]:
     """The record's public events; a record that does not replay ends them early, logged."""
     try:
         yield from public_events(record)
-    except RecordError as e:
+    except (ValueError, TypeError) as e:  # RecordError and the engine's errors are ValueErrors
         log.error("match %s: its public events cannot be rebuilt from its record: %s", record.match_id, e)

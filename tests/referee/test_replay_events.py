@@ -118,11 +118,13 @@ TEMPERS = st.builds(
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(preset=st.sampled_from(sorted(PRESETS)), deals=st.integers(1, 4), seed=st.integers(0, 2**32),
-       temper=TEMPERS, max_strikes=st.integers(1, 6))
+       temper=TEMPERS, max_strikes=st.integers(1, 6), redeals=st.booleans())
 def test_the_events_rebuilt_from_a_record_are_those_published_live(
-    preset: str, deals: int, seed: int, temper: Temper, max_strikes: int,
+    preset: str, deals: int, seed: int, temper: Temper, max_strikes: int, redeals: bool,
 ) -> None:
     rules = Ruleset.from_spec(preset).with_options(deals=deals)
+    if redeals:  # a redeal is a bid that throws the deal in
+        rules = rules.with_options(redeal_four_sevens=True, redeal_low_hand=not rules.is_coinche)
     published, record = arun(play_in_memory(rules, seed, temper, max_strikes))
     assert rebuilt(record) == published
 
