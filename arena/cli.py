@@ -27,6 +27,8 @@ from arena.engine.record import (
 )
 from arena.engine.rules import spec_from_text
 from arena.engine.scoring import DealOutcome
+from arena.records import BOT_NAME_RULE, MAX_DEALS, valid_bot_name
+from arena.tournament.spec import MAX_ROUNDS
 from arena.tournament_cli import TournamentCliError, add_verify_parser
 from arena.tournament_cli import add_parser as add_tournament_parser
 
@@ -177,6 +179,69 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
     return 0
 
 
+# --------------------------------------------------------- argument checks
+# What a command is given is checked before it does anything: a bad value is one ``error:``
+# line and exit 1. The limits of a match and of a bot's name are the node's own (the node checks
+# them again: these only save a round trip); the others keep a value from being absurd (an
+# infinite deadline, a drain of a year) rather than from being unusual.
+MAX_CAPACITY = 1000
+MAX_STRIKES = 1000
+#: seconds: the most a decision's deadline may be, and every other duration
+MAX_DEADLINE = 600.0
+MAX_SECONDS = 3600.0
+
+
+def check_whole(flag: str, value: int, low: int, high: int, note: str = "") -> None:
+    if not low <= value <= high:
+        raise CliError(f"{flag} must be a whole number from {low} to {high}{note}, not {value}")
+
+
+def check_seconds(flag: str, value: float, high: float, *, zero: bool) -> None:
+    """A duration: finite, at most ``high``; more than 0, or at least 0 when ``zero``."""
+    if not (0 <= value <= high and (zero or value > 0)):  # NaN fails every comparison
+        low = "from 0" if zero else "more than 0 and"
+        raise CliError(f"{flag} must be {low} up to {high:g} seconds, not {value:g}")
+
+
+def check_address(flag: str, address: str, *, any_port: bool) -> None:
+    """HOST:PORT, the port from 1 to 65535 (or 0, a free port, when ``any_port``)."""
+    host, _, port = address.rpartition(":")
+    low = 0 if any_port else 1
+    if not host or any(c.isspace() for c in host) or not port.isdigit() or not low <= int(port) <= 65535:
+        raise CliError(f"{flag} must be HOST:PORT with a port from {low} to 65535, not {address!r}")
+
+
+def check_bot_name(what: str, name: str) -> None:
+    if not valid_bot_name(name):
+        raise CliError(f"bad bot name {name!r} in {what}: {BOT_NAME_RULE}")
+
+
+def check_serve(args: argparse.Namespace) -> None:
+    check_address("--listen", args.listen, any_port=True)
+    if args.advertise:
+        check_address("--advertise", args.advertise, any_port=False)
+    check_whole("--capacity", args.capacity, 1, MAX_CAPACITY)
+    check_whole("--max-strikes", args.max_strikes, 1, MAX_STRIKES)
+    check_seconds("--deadline", args.deadline, MAX_DEADLINE, zero=False)
+    check_seconds("--time-bank", args.time_bank, MAX_SECONDS, zero=True)
+    check_seconds("--grace", args.grace, MAX_SECONDS, zero=True)
+    check_seconds("--lease", args.lease, MAX_SECONDS, zero=False)
+    check_seconds("--drain", args.drain, MAX_SECONDS, zero=True)
+    check_seconds("--absent-timeout", args.absent_timeout, 7 * 24 * MAX_SECONDS, zero=False)
+
+
+def check_demo(args: argparse.Namespace) -> None:
+    check_whole("--rounds", args.rounds, 1, MAX_ROUNDS)
+    check_whole("--deals", args.deals, 0, MAX_DEALS, " (0: play to the target)")
+
+
+def check_match(args: argparse.Namespace) -> None:
+    check_whole("--deals", args.deals, 0, MAX_DEALS, " (0: play to the target)")
+    if args.action == "start":
+        for bot in args.ids:
+            check_bot_name("match start", bot)
+
+
 # ------------------------------------------------------------ node, remote
 def _quiet_grpc() -> None:
     """Keep gRPC core's INFO lines off (unless ``$GRPC_VERBOSITY`` says otherwise); its errors show.
@@ -204,6 +269,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from arena.referee.serve import install_uvloop
     from arena.referee.tls import TlsError, server_credentials
 
+    check_serve(args)
     if (args.tls_cert is None) != (args.tls_key is None):
         raise CliError("--tls-cert and --tls-key go together: the node serves TLS with both, plaintext "
                        "with neither")
@@ -249,11 +315,10 @@ def _redis_url(args: argparse.Namespace) -> str | None:
 def cmd_demo(args: argparse.Namespace) -> int:
     from arena.demo import main as demo_main
 
+    check_demo(args)
     rulesets = [r.strip() for r in args.rulesets.split(",") if r.strip()]
     for r in rulesets:
         Ruleset.from_spec(r)
-    if args.rounds < 1:
-        raise CliError("--rounds must be at least 1")
     return demo_main(args.data_dir, args.deals or None, args.rounds, args.seed, rulesets)
 
 
@@ -291,8 +356,12 @@ def cmd_bot(args: argparse.Namespace) -> int:
     from arena.remote import Remote, RemoteError
 
     action = args.action
-    if action == "register" and not args.name:
-        raise CliError("bot register needs a NAME")
+    if action == "register":
+        if not args.name:
+            raise CliError("bot register needs a NAME")
+        check_bot_name("bot register", args.name)
+    elif action == "revoke" and args.name:
+        check_bot_name("bot revoke", args.name)
     mine = action == "rotate" or (action == "revoke" and not args.name)
     token = _bot_token(args) if mine else _admin(args)
     with _one_line(RemoteError), Remote(args.address, token, credentials=_dial(args)) as remote:
@@ -344,6 +413,7 @@ def _print_token(args: argparse.Namespace, reply: dict[str, str], what: str) -> 
 def cmd_match(args: argparse.Namespace) -> int:
     from arena.remote import Remote, RemoteError
 
+    check_match(args)
     with _one_line(RemoteError), Remote(args.address, _admin(args), credentials=_dial(args)) as remote:
         if args.action == "start":
             if len(args.ids) != 2:

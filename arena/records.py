@@ -18,6 +18,7 @@ wire.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -26,6 +27,23 @@ from typing import Any, Self, TypeVar
 from arena.engine import Match, RecordError, deal_record, replay_match
 from arena.engine.record import DealRecord
 from arena.engine.scoring import DealOutcome
+
+#: the longest match the arena plays: at most this many deals, a target at most this high (a
+#: running match keeps its deals in memory until its record is written; the node refuses more,
+#: and so does a tournament's spec)
+MAX_DEALS = 1000
+MAX_TARGET = 10_000
+
+#: a bot's name: 1 to 64 ASCII letters, digits, ``_``, ``.`` or ``-``, starting with a letter or
+#: digit, the whole name (README, docs/protocol.md#string-fields-and-their-values); the registry
+#: takes no other, and the command lines check it before they call a node
+BOT_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+BOT_NAME_RULE = "1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit"
+
+
+def valid_bot_name(name: object) -> bool:
+    return isinstance(name, str) and BOT_NAME_RE.fullmatch(name) is not None
+
 
 #: a ruleset as records and jobs carry it: a preset name or ``{"preset": ..., option: value}``
 RulesetSpec = str | dict[str, Any]

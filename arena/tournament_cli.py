@@ -16,6 +16,9 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
+from arena.records import BOT_NAME_RULE, MAX_DEALS, MAX_TARGET, valid_bot_name
+from arena.tournament.spec import MAX_PAIRS, MAX_ROUNDS
+
 if TYPE_CHECKING:  # the command line imports grpc only when one of these commands runs
     from belote.arena.v1 import arena_service_pb2 as apb
 
@@ -24,6 +27,33 @@ if TYPE_CHECKING:  # the command line imports grpc only when one of these comman
 
 class TournamentCliError(Exception):
     """Printed as one line by the CLI, exit 1."""
+
+
+# What a command is given is checked before a node is called: a bad value is one line, exit 1.
+# The limits are the node's own (arena.records, arena.tournament.spec, the registry's names): the
+# node checks them again, these only save a round trip.
+
+
+def _check_whole(flag: str, value: int | None, low: int, high: int) -> None:
+    if value is not None and not low <= value <= high:
+        raise TournamentCliError(f"{flag} must be a whole number from {low} to {high}, not {value}")
+
+
+def check_create(args: argparse.Namespace) -> None:
+    for bot in args.bots.split(","):
+        if bot.strip() and not valid_bot_name(bot.strip()):
+            raise TournamentCliError(f"bad bot name {bot.strip()!r} in --bots: {BOT_NAME_RULE}")
+    _check_whole("--rounds", args.rounds, 1, MAX_ROUNDS)
+    _check_whole("--deals", args.deals, 1, MAX_DEALS)
+    _check_whole("--target", args.target, 1, MAX_TARGET)
+    _check_whole("--max-pairs", args.max_pairs, 2, MAX_PAIRS)
+    _check_whole("--batch-pairs", args.batch_pairs, 1, args.max_pairs)
+
+
+def check_status(args: argparse.Namespace) -> None:
+    if not 0 < args.interval <= 3600:  # NaN fails too
+        raise TournamentCliError(
+            f"--interval must be more than 0 and up to 3600 seconds, not {args.interval:g}")
 
 
 def _remote(args: argparse.Namespace) -> Remote:
@@ -54,6 +84,7 @@ def _call(args: argparse.Namespace, method: str, **fields: Any) -> Any:
 def create(args: argparse.Namespace) -> int:
     from belote.arena.v1 import arena_service_pb2 as apb
 
+    check_create(args)
     spec = apb.TournamentSpec(
         tournament_id=args.id, format=args.format,
         bots=[b.strip() for b in args.bots.split(",") if b.strip()], candidate=args.candidate or "",
@@ -135,6 +166,7 @@ def _status(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def status(args: argparse.Namespace) -> int:
+    check_status(args)
     if args.json:
         print(json.dumps(_status(args)))
         return 0

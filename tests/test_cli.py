@@ -307,3 +307,64 @@ def test_a_usage_error_exits_2(capsys: Capture) -> None:
         main(["replay"])
     assert exit_.value.code == 2
     assert "usage:" in capsys.readouterr().err
+
+
+# ------------------------------------------------------- arguments checked at the door
+BAD_ARGUMENTS: dict[str, tuple[list[str], str]] = {
+    "serve: a port above 65535": (["serve", "--listen", "127.0.0.1:70000"], "--listen must be HOST:PORT"),
+    "serve: a negative port": (["serve", "--listen", "127.0.0.1:-1"], "with a port from 0 to 65535"),
+    "serve: no port": (["serve", "--listen", "localhost"], "--listen must be HOST:PORT"),
+    "serve: no host": (["serve", "--listen", ":50051"], "--listen must be HOST:PORT"),
+    "serve: advertised port 0": (["serve", "--advertise", "node1:0"], "--advertise must be HOST:PORT"),
+    "serve: no match slot": (["serve", "--capacity", "0"], "--capacity must be a whole number from 1"),
+    "serve: negative capacity": (["serve", "--capacity", "-4"], "--capacity must be"),
+    "serve: a zero deadline": (["serve", "--deadline", "0"], "--deadline must be more than 0"),
+    "serve: a negative deadline": (["serve", "--deadline", "-1"], "--deadline must be more than 0"),
+    "serve: a deadline that is not a number": (["serve", "--deadline", "nan"], "not nan"),
+    "serve: an endless deadline": (["serve", "--deadline", "inf"], "up to 600 seconds, not inf"),
+    "serve: a negative time bank": (["serve", "--time-bank", "-0.5"], "--time-bank must be from 0"),
+    "serve: a negative grace": (["serve", "--grace", "-1"], "--grace must be from 0"),
+    "serve: no strike allowed": (["serve", "--max-strikes", "0"], "--max-strikes must be a whole number"),
+    "serve: a zero lease": (["serve", "--lease", "0"], "--lease must be more than 0"),
+    "serve: a negative drain": (["serve", "--drain", "-1"], "--drain must be from 0"),
+    "serve: no absent timeout": (["serve", "--absent-timeout", "0"], "--absent-timeout must be more than 0"),
+    "serve: a certificate without its key": (["serve", "--tls-cert", "cert.pem"],
+                                             "--tls-cert and --tls-key go together"),
+    "bot revoke: a bad name": (["bot", "revoke", "a b"], "bad bot name 'a b'"),
+    "demo: no round": (["demo", "--rounds", "0"], "--rounds must be a whole number from 1 to 100"),
+    "demo: too many rounds": (["demo", "--rounds", "101"], "--rounds must be a whole number from 1 to 100"),
+    "demo: negative deals": (["demo", "--deals", "-3"], "--deals must be a whole number from 0"),
+    "match start: negative deals": (["match", "start", "alpha", "beta", "--deals", "-1"],
+                                    "--deals must be a whole number from 0 to 1000"),
+    "match start: too many deals": (["match", "start", "alpha", "beta", "--deals", "1001"],
+                                    "--deals must be a whole number from 0 to 1000"),
+    "match start: a bad bot name": (["match", "start", "alpha", "be ta"], "bad bot name 'be ta'"),
+    "bot register: a bad name": (["bot", "register", "a/b"], "bad bot name 'a/b'"),
+    "bot register: a name too long": (["bot", "register", "x" * 65], "1 to 64 letters"),
+    "selfplay: negative deals": (["selfplay", "--deals", "-5"], "--deals must be at least 1"),
+}
+
+
+@pytest.mark.security
+@pytest.mark.parametrize("args, expected", BAD_ARGUMENTS.values(), ids=BAD_ARGUMENTS.keys())
+def test_a_bad_argument_is_one_error_line_before_anything_starts(
+    capsys: Capture, tmp_path: Path, args: list[str], expected: str,
+) -> None:
+    # the data folder and the address are never used: the command stops at its arguments
+    where = ["--data-dir", str(tmp_path / "data")] if args[0] in ("serve", "demo") else []
+    if args[0] in ("match", "bot"):
+        where = ["--address", "127.0.0.1:9"]  # nothing listens there
+    assert_one_error_line(*run(capsys, *args, *where), expected)
+    assert not (tmp_path / "data").exists()
+
+
+@pytest.mark.security
+@pytest.mark.parametrize("args, expected", [
+    (["serve", "--listen", "127.0.0.1:70000"], "port from 0 to 65535"),
+    (["match", "start", "alpha", "beta", "--deals", "-1"], "--deals must be a whole number from 0"),
+], ids=["serve with a port out of range", "match start with negative deals"])
+def test_real_command_with_a_bad_argument_prints_one_error_line(
+    tmp_path: Path, args: list[str], expected: str,
+) -> None:
+    done = run_real(*args, *(["--data-dir", str(tmp_path)] if args[0] == "serve" else []))
+    assert_one_error_line(done.returncode, done.stdout, done.stderr, expected)

@@ -198,3 +198,42 @@ def test_a_finished_tournament_s_deals_verify_against_its_commitment(
         code, out, _ = run(capsys, "verify", "fair", "--address", a, "--commitment", "0" * 64, "--json")
     assert code == 1
     assert json.loads(out)["problems"] == ["the revealed secret does not hash to the commitment"]
+
+
+BAD_CREATE: dict[str, tuple[list[str], str]] = {
+    "no round": (["--rounds", "0"], "--rounds must be a whole number from 1 to 100, not 0"),
+    "too many rounds": (["--rounds", "101"], "--rounds must be a whole number from 1 to 100"),
+    "no deal": (["--deals", "0"], "--deals must be a whole number from 1 to 1000, not 0"),
+    "negative deals": (["--deals", "-2"], "--deals must be a whole number from 1 to 1000, not -2"),
+    "too many deals": (["--deals", "1001"], "--deals must be a whole number from 1 to 1000"),
+    "a zero target": (["--target", "0"], "--target must be a whole number from 1 to 10000"),
+    "too high a target": (["--target", "10001"], "--target must be a whole number from 1 to 10000"),
+    "no pair a batch": (["--batch-pairs", "0"], "--batch-pairs must be a whole number from 1"),
+    "a batch above the most pairs": (["--batch-pairs", "20", "--max-pairs", "10"],
+                                     "--batch-pairs must be a whole number from 1 to 10, not 20"),
+    "too few pairs": (["--max-pairs", "1"], "--max-pairs must be a whole number from 2"),
+    "a bot name with a space": (["--bots", "alpha,be ta"], "bad bot name 'be ta' in --bots"),
+    "a bot name with a slash": (["--bots", "alpha,../beta"], "bad bot name '../beta' in --bots"),
+}
+
+
+@pytest.mark.security
+@pytest.mark.parametrize(("args", "message"), BAD_CREATE.values(), ids=BAD_CREATE.keys())
+def test_a_bad_create_argument_is_one_error_line_and_queues_nothing(
+    tmp_path: Path, capsys: Capsys, args: list[str], message: str,
+) -> None:
+    # nothing listens there: an argument that reached the node would fail otherwise
+    code, out, err = run(capsys, "tournament", "create", "--format", "round-robin", "--bots", "alpha,beta",
+                         "--address", "127.0.0.1:9", "--data-dir", str(tmp_path), *args)
+    assert (code, out) == (1, "")
+    [line] = err.splitlines()
+    assert line.startswith("error: ") and message in line
+
+
+@pytest.mark.security
+@pytest.mark.parametrize("interval", ["0", "-1", "nan"])
+def test_status_with_a_bad_interval_is_one_error_line(tmp_path: Path, capsys: Capsys, interval: str) -> None:
+    code, _, err = run(capsys, "tournament", "status", "t1", "--watch", "--interval", interval,
+                       "--address", "127.0.0.1:9", "--data-dir", str(tmp_path))
+    assert code == 1 and len(err.strip().splitlines()) == 1
+    assert "--interval must be more than 0" in err

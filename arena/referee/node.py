@@ -2,9 +2,12 @@
 
 Everything outside the referee goes through :class:`Node`'s methods: the
 gRPC edge (:mod:`arena.referee.service`), the queue worker of
-:mod:`arena.node`, the harness. Each match on the node is one
-:class:`LiveMatch`, from its start until it leaves the window of recent
-matches; its record then stays in the :class:`MatchStore`.
+:mod:`arena.node`, the harness. Each running match on the node is one
+:class:`LiveMatch`. Once it is over its record is in the :class:`MatchStore`
+and the node keeps nothing else of it but a small :class:`MatchSummary`
+among the :data:`RECENT_SUMMARIES` latest: a node's memory does not grow
+with the matches it has played. A late watcher of a finished match gets its
+public events rebuilt from the record (:mod:`arena.referee.replay_events`).
 
 Errors are :class:`NodeError` subclasses, picked by type; the edge maps them
 to gRPC status codes.
@@ -16,6 +19,7 @@ import asyncio
 import collections
 import logging
 import secrets
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,25 +28,34 @@ from belote.arena.v1 import game_pb2 as pb
 
 from arena.engine import EngineError, Ruleset
 from arena.engine.dealing import derive_seed
-from arena.records import MatchRecord, ResultReason, RulesetSpec, TimeControl
+from arena.records import (
+    BOT_NAME_RULE,
+    MAX_DEALS,
+    MAX_TARGET,
+    MatchRecord,
+    ResultReason,
+    RulesetSpec,
+    TimeControl,
+    valid_bot_name,
+)
 from arena.referee.access import AccessPolicy, Gate
-from arena.referee.live import LiveMatch, MatchState, MatchSummary, WatchQueue
+from arena.referee.live import EventFeed, LiveMatch, MatchState, MatchSummary
 from arena.referee.registry import (
-    NAME_RE,
     BotEntry,
     BotRegistry,
     DuplicateBotError,
     RegistryError,
     UnknownBotError,
 )
+from arena.referee.replay_events import public_events
 from arena.referee.runner import MatchSpec, Seat
 from arena.referee.sessions import BotLink, Hub, Writer
-from arena.referee.store import MatchStore, RecordExistsError
+from arena.referee.store import MatchStore, StoreError, UnreadableRecordError, valid_match_id
 
 __all__ = [
-    "AlreadyExists", "BotNotConnected", "BotStatus", "FailedPrecondition", "InvalidArgument", "LiveMatch",
-    "MatchState", "MatchSummary", "NoFreeSeats", "Node", "NodeConfig", "NodeError", "NotFound",
-    "ResourceExhausted", "SeatingError", "UnknownBot",
+    "AlreadyExists", "BotNotConnected", "BotStatus", "DamagedRecord", "FailedPrecondition",
+    "InvalidArgument", "LiveMatch", "MatchState", "MatchSummary", "NoFreeSeats", "Node", "NodeConfig",
+    "NodeError", "NotFound", "ResourceExhausted", "SeatingError", "UnknownBot",
 ]
 
 log = logging.getLogger("arena.referee")
@@ -88,6 +101,10 @@ class NoFreeSeats(SeatingError, ResourceExhausted):
     pass
 
 
+class DamagedRecord(FailedPrecondition):
+    """A stored record that cannot be read back (a damaged file): the match cannot be served."""
+
+
 @dataclass(frozen=True)
 class NodeConfig:
     data_dir: Path | None = None
@@ -115,9 +132,10 @@ class BotStatus:
     revoked: bool
 
 
-#: finished matches kept in memory: their summary, and the public events for late watchers
-#: (their records stay in the store)
-KEEP_RECENT = 64
+#: finished matches whose summary the node keeps in memory, the latest first to be listed
+#: (``summaries``); their records are in the store, and nothing else of them is kept
+RECENT_SUMMARIES = 100
+
 
 
 class Node:
@@ -135,10 +153,12 @@ class Node:
         self._store = store or MatchStore(data / "matches" if data else None)
         # a bot that cannot take a message within its own time for a decision is gone
         self._hub = Hub(write_timeout=config.time.deadline + config.time.time_bank)
-        #: running matches, then the most recent finished ones (oldest first)
+        #: the running matches
         self._matches: dict[str, LiveMatch] = {}
-        self._recent: collections.deque[str] = collections.deque()
+        #: the summaries of the latest finished or aborted ones, oldest first
+        self._recent: collections.OrderedDict[str, MatchSummary] = collections.OrderedDict()
         self.peer_addresses: list[str] = []
+        self._remember_stored()
 
     @property
     def requests_sent(self) -> int:
@@ -157,10 +177,8 @@ class Node:
 
     def check_new_bot(self, name: str) -> None:
         """Raise unless ``name`` could be registered now (before an invite is spent on it)."""
-        if not isinstance(name, str) or not NAME_RE.match(name):
-            raise InvalidArgument(
-                f"bad bot name {name!r}: 1 to 64 letters, digits, '_', '.' or '-', starting "
-                "with a letter or digit")
+        if not valid_bot_name(name):
+            raise InvalidArgument(f"bad bot name {name!r}: {BOT_NAME_RULE}")
         if self._registry.by_name(name) is not None:
             raise AlreadyExists(f"a bot named {name!r} is already registered")
 
@@ -259,15 +277,27 @@ class Node:
         match_id: str | None = None,
     ) -> str:
         """Start a match between two connected bots (by name or id); returns its id at once."""
+        if deals is not None and not 0 <= deals <= MAX_DEALS:
+            raise InvalidArgument(f"deals must be 1 to {MAX_DEALS} (0: play to the target), not {deals}")
+        if target is not None and not 0 <= target <= MAX_TARGET:
+            raise InvalidArgument(f"target must be 1 to {MAX_TARGET} (0: the ruleset's), not {target}")
+        if match_id is not None and not valid_match_id(match_id):
+            raise InvalidArgument(f"bad match id {match_id!r}: 1 to 200 letters, digits or _ . : @ -, "
+                                  "starting with a letter or digit")
         try:
             rules = Ruleset.from_spec(ruleset)
             if deals:
                 rules = rules.with_options(deals=deals)
+            if rules.deals is not None and rules.deals > MAX_DEALS:
+                raise InvalidArgument(f"deals must be 1 to {MAX_DEALS}, not {rules.deals}")
+            if target is None and rules.target > MAX_TARGET:
+                raise InvalidArgument(f"target must be 1 to {MAX_TARGET}, not {rules.target}")
         except EngineError as e:
             raise InvalidArgument(str(e)) from None
         teams = self._seat(team0, team1)
         match_id = match_id or f"m-{secrets.token_hex(6)}"
-        if match_id in self._matches or self._store.get(match_id) is not None:
+        # an aborted match (among the recent ones, unrecorded) may be played again under its id
+        if match_id in self._matches or self._store.has(match_id):
             raise AlreadyExists(f"match {match_id} exists")
         seats = [Seat(teams[i & 1][0].bot_id, teams[i & 1][0].name, teams[i & 1][1]) for i in range(4)]
         links = [link for _, link in teams]
@@ -293,21 +323,50 @@ class Node:
             try:
                 if record is not None and record.result.reason is not ResultReason.ABORTED:
                     self._store.put(record)
-            except (OSError, RecordExistsError) as e:
+            except (OSError, StoreError) as e:
                 # its waiters still get the record (the queue worker writes the result from it)
                 log.error("match %s: its record could not be kept here: %s", live.match_id, e)
             finally:
+                # its waiters hold the live match until they have the record; the node lets it go
                 live.end()
-                self._recent.append(live.match_id)
-                while len(self._recent) > KEEP_RECENT:
-                    self._matches.pop(self._recent.popleft(), None)
+                del self._matches[live.match_id]
+                if record is not None:
+                    self._remember(MatchSummary.of_record(record))
+
+    def _remember(self, summary: MatchSummary) -> None:
+        self._recent[summary.match_id] = summary
+        self._recent.move_to_end(summary.match_id)
+        while len(self._recent) > RECENT_SUMMARIES:
+            self._recent.popitem(last=False)
+
+    def _remember_stored(self) -> None:
+        """A node started on a data folder lists the latest records already there."""
+        for match_id in self._store.latest(RECENT_SUMMARIES):
+            try:
+                record = self._store.get(match_id)
+            except UnreadableRecordError as e:
+                log.warning("%s", e)
+                continue
+            if record is not None:
+                self._remember(MatchSummary.of_record(record))
+
+    def _stored(self, match_id: str) -> MatchRecord | None:
+        try:
+            return self._store.get(match_id)
+        except UnreadableRecordError as e:
+            log.error("%s", e)
+            raise DamagedRecord(str(e)) from None
 
     def is_running(self, match_id: str) -> bool:
-        live = self._matches.get(match_id)
-        return live is not None and live.record is None and not live.done.is_set()
+        return match_id in self._matches
 
     async def wait(self, match_id: str) -> MatchRecord:
-        """The match's record once it is over (an aborted match's too, though it is not kept)."""
+        """The match's record once it is over.
+
+        Those who wait while the match runs get its record even if it is not
+        kept (an aborted match's, or one the store could not write); waiting
+        on a match already over gives its stored record, or :class:`NotFound`.
+        """
         live = self._matches.get(match_id)
         if live is not None:
             await live.done.wait()
@@ -325,65 +384,69 @@ class Node:
 
     def stored_record(self, match_id: str) -> MatchRecord | None:
         """The record of a match played to its end here, from the store (None if there is none)."""
-        return self._store.get(match_id)
+        return self._stored(match_id)
 
     def record(self, match_id: str) -> MatchRecord:
-        record = self._store.get(match_id)
+        record = self._stored(match_id)
         if record is not None:
             return record
-        live = self._matches.get(match_id)
-        if live is not None and live.record is None:
+        if match_id in self._matches:
             raise FailedPrecondition(f"match {match_id} is still running; watch it instead")
-        if live is not None and live.record is not None:
+        recent = self._recent.get(match_id)
+        if recent is not None and recent.state is MatchState.ABORTED:
             raise NotFound(f"match {match_id} was aborted; it has no record")
+        if recent is not None:
+            raise NotFound(f"the record of match {match_id} is not kept here")
         raise NotFound(f"no match {match_id!r} on this node")
 
     def summary(self, match_id: str) -> MatchSummary:
         live = self._matches.get(match_id)
         if live is not None:
             return live.summary()
-        record = self._store.get(match_id)
+        recent = self._recent.get(match_id)
+        if recent is not None:
+            return recent
+        record = self._stored(match_id)
         if record is None:
             raise NotFound(f"no match {match_id!r} on this node")
         return MatchSummary.of_record(record)
 
     def summaries(self) -> list[MatchSummary]:
-        """Every match this node knows: the running and recent ones, then the stored records."""
-        out = [live.summary() for live in self._matches.values()]
-        known = set(self._matches)
-        for match_id in self._store.ids():
-            if match_id not in known:
-                record = self._store.get(match_id)
-                if record is not None:
-                    out.append(MatchSummary.of_record(record))
-        return out
+        """The running matches, then the latest finished ones (oldest first; the others: ``summary``)."""
+        return [live.summary() for live in self._matches.values()] + list(self._recent.values())
 
-    def watch(self, match_id: str) -> tuple[list[pb.PublicEvent], WatchQueue | None]:
-        """The match's public events so far, and a queue of the next ones ending with None.
+    def watch(self, match_id: str) -> tuple[Iterator[pb.PublicEvent], EventFeed | None]:
+        """The match's public events so far, and a feed of the next ones (``get()``, None at the end).
 
-        The queue is None once the match is over; the history is kept for the
-        running matches and the recent finished ones, so a watcher that
-        arrives late still sees the whole match.
+        The feed is None once the match is over: its events are then rebuilt
+        from its record, so a watcher that arrives late, even long after the
+        end, still sees the whole match (an aborted match, unrecorded, has
+        none to show). The events come lazily, as they are read, and a
+        watcher that does not read holds nothing but its place.
         """
         live = self._matches.get(match_id)
-        if live is None:
-            if self._store.get(match_id) is None:
-                raise NotFound(f"no match {match_id!r} on this node")
-            return [], None
-        history = list(live.history)
-        if live.done.is_set():
-            return history, None
-        q: WatchQueue = asyncio.Queue()
-        live.watchers.append(q)
-        return history, q
+        if live is not None:
+            return live.watch()
+        record = self._stored(match_id)
+        if record is not None:
+            return _replayed(record), None
+        if match_id in self._recent:
+            return iter(()), None
+        raise NotFound(f"no match {match_id!r} on this node")
 
-    def unwatch(self, match_id: str, q: WatchQueue) -> None:
-        live = self._matches.get(match_id)
-        if live is not None and q in live.watchers:
-            live.watchers.remove(q)
+    def unwatch(self, match_id: str, feed: EventFeed) -> None:
+        """A watcher left (nothing to undo: a feed is only a position in the match's events)."""
 
     async def shutdown(self) -> None:
         tasks = [live.task for live in self._matches.values() if live.task is not None]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _replayed(record: MatchRecord) -> Iterator[pb.PublicEvent]:
+    """The record's public events; a record that does not replay ends them early, logged."""
+    try:
+        yield from public_events(record)
+    except (ValueError, TypeError) as e:  # RecordError and the engine's errors are ValueErrors
+        log.error("match %s: its public events cannot be rebuilt from its record: %s", record.match_id, e)

@@ -15,14 +15,12 @@ import dataclasses
 import hashlib
 import json
 import os
-import re
 import secrets
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Protocol
 
-#: a bot's name: 1 to 64 letters, digits, "_", "." or "-", starting with a letter or a digit
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+from arena.records import BOT_NAME_RULE, valid_bot_name
 
 
 class RegistryError(ValueError):
@@ -155,11 +153,8 @@ class BotRegistry:
 
     def register(self, name: str) -> tuple[BotEntry, str]:
         """Register a bot under ``name``; its entry and its token, made here and shown once."""
-        if not isinstance(name, str) or not NAME_RE.match(name):
-            raise RegistryError(
-                f"bad bot name {name!r}: 1 to 64 letters, digits, '_', '.' or '-', starting "
-                "with a letter or digit"
-            )
+        if not valid_bot_name(name):
+            raise RegistryError(f"bad bot name {name!r}: {BOT_NAME_RULE}")
         token = new_token("bt")
         entry = BotEntry(bot_id=f"bot-{secrets.token_hex(4)}", name=name, token_sha256=digest(token))
         if not self._backend.add(entry):

@@ -2,29 +2,60 @@
 
 Written once, atomically (a temporary file renamed into place), keyed by match
 id; a second write of the same id is refused, so a result is never counted
-twice. Without a folder the store keeps the latest records in memory. The
-tournament queue keeps its own exactly-once store of results.
+twice. Each read opens the file, reads it and closes it: the store holds no
+file open between calls.
+
+Without a folder the store keeps the latest :data:`MEMORY_RECORDS` records in
+memory, as their JSON text (a 100-deal match is about 100 kB of it, a
+few times less than the parsed record), and drops the oldest first: a node
+without a data folder (tests, the harness, ``play_local``) stays bounded and
+writes nothing to disk. The tournament queue keeps its own exactly-once store
+of results.
 """
 
 from __future__ import annotations
 
+import collections
 import os
+import re
 from pathlib import Path
 
+from arena.engine import RecordError
 from arena.records import MatchRecord
 
 #: records kept by a store without a folder (the oldest are dropped first)
-MEMORY_RECORDS = 1000
+MEMORY_RECORDS = 100
+
+#: a match id the store accepts: a file name, never a path (the node's ``m-<hex>``, a tournament's
+#: ``<tournament id>-r<round>-<index>[-leg<n>]``)
+MATCH_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@-]{0,199}")
 
 
-class RecordExistsError(ValueError):
+class StoreError(ValueError):
+    """Base of the store's errors."""
+
+
+class RecordExistsError(StoreError):
     pass
+
+
+class BadMatchIdError(StoreError):
+    pass
+
+
+class UnreadableRecordError(StoreError):
+    """A stored record that is not a match record (a damaged or foreign file)."""
+
+
+def valid_match_id(match_id: str) -> bool:
+    return isinstance(match_id, str) and MATCH_ID_RE.fullmatch(match_id) is not None
 
 
 class MatchStore:
     def __init__(self, root: Path | None) -> None:
         self.root = root
-        self._memory: dict[str, MatchRecord] = {}
+        #: without a folder: match id -> record JSON, oldest first
+        self._memory: collections.OrderedDict[str, str] = collections.OrderedDict()
         if root is not None:
             root.mkdir(parents=True, exist_ok=True)
 
@@ -33,34 +64,63 @@ class MatchStore:
 
     def put(self, record: MatchRecord) -> Path | None:
         match_id = record.match_id
-        if self.get(match_id) is not None:
+        if not valid_match_id(match_id):
+            raise BadMatchIdError(f"cannot store a record under the match id {match_id!r}")
+        if self.has(match_id):
             raise RecordExistsError(f"match {match_id} already has a record")
         path = self.path(match_id)
         if path is None:
-            self._memory[match_id] = record
+            self._memory[match_id] = record.to_json()
             while len(self._memory) > MEMORY_RECORDS:  # no disk: keep the latest ones only
-                self._memory.pop(next(iter(self._memory)))
+                self._memory.popitem(last=False)
             return None
         tmp = path.with_name(f".{path.name}.tmp")
         tmp.write_text(record.to_json())
         os.replace(tmp, path)
         return path
 
+    def has(self, match_id: str) -> bool:
+        if not valid_match_id(match_id):
+            return False
+        path = self.path(match_id)
+        return match_id in self._memory if path is None else path.exists()
+
     def get(self, match_id: str) -> MatchRecord | None:
-        if match_id in self._memory:
-            return self._memory[match_id]
-        if not _safe_id(match_id):
+        """The record of ``match_id``, or None; :class:`UnreadableRecordError` for a damaged one."""
+        if not valid_match_id(match_id):
             return None
         path = self.path(match_id)
-        if path is None or not path.exists():
-            return None
-        return MatchRecord.from_json(path.read_text())
+        if path is None:
+            text = self._memory.get(match_id)
+            if text is None:
+                return None
+        else:
+            try:
+                text = path.read_text(encoding="utf-8")
+            except FileNotFoundError:
+                return None
+            except (OSError, UnicodeDecodeError) as e:
+                raise UnreadableRecordError(f"the record of match {match_id} cannot be read: {e}") from None
+        try:
+            return MatchRecord.from_json(text)
+        except RecordError as e:
+            raise UnreadableRecordError(f"the record of match {match_id} is damaged: {e}") from None
 
     def ids(self) -> list[str]:
         if self.root is None:
             return sorted(self._memory)
         return sorted(p.stem for p in self.root.glob("*.json"))
 
-
-def _safe_id(match_id: str) -> bool:
-    return bool(match_id) and "/" not in match_id and not match_id.startswith(".")
+    def latest(self, count: int) -> list[str]:
+        """The ids of the ``count`` records written last, oldest first."""
+        if count <= 0:
+            return []
+        if self.root is None:
+            return list(self._memory)[-count:]
+        stamped = []
+        for p in self.root.glob("*.json"):
+            try:
+                stamped.append((p.stat().st_mtime_ns, p.stem))
+            except OSError:  # removed meanwhile
+                continue
+        return [match_id for _, match_id in sorted(stamped)[-count:]]

@@ -15,9 +15,16 @@ from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 from arena.engine import PRESETS, Ruleset, RulesetError
+from arena.records import MAX_DEALS, MAX_TARGET
 
 Format = Literal["round-robin", "gauntlet", "swiss", "knockout", "sprt"]
 FORMATS: tuple[Format, ...] = ("round-robin", "gauntlet", "swiss", "knockout", "sprt")
+
+#: the most bots, rounds and SPRT pairs a tournament may have: a tournament is created by one call,
+#: and what it schedules must stay within what the arena's nodes and its queue can hold
+MAX_BOTS = 256
+MAX_ROUNDS = 100
+MAX_PAIRS = 100_000
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}")
 
@@ -62,8 +69,12 @@ class SprtOptions:
                 raise TournamentError(f"sprt.{name} must be between 0 and 0.5, not {getattr(self, name)}")
         if not _is_int(self.batch_pairs) or self.batch_pairs < 1:
             raise TournamentError(f"sprt.batch_pairs must be a whole number >= 1, not {self.batch_pairs!r}")
-        if not _is_int(self.max_pairs) or self.max_pairs < 2:
-            raise TournamentError(f"sprt.max_pairs must be a whole number >= 2, not {self.max_pairs!r}")
+        if not _is_int(self.max_pairs) or not 2 <= self.max_pairs <= MAX_PAIRS:
+            raise TournamentError(f"sprt.max_pairs must be a whole number from 2 to {MAX_PAIRS}, "
+                                  f"not {self.max_pairs!r}")
+        if self.batch_pairs > self.max_pairs:
+            raise TournamentError(f"sprt.batch_pairs ({self.batch_pairs}) must not exceed sprt.max_pairs "
+                                  f"({self.max_pairs})")
 
     def to_dict(self) -> dict[str, Any]:
         return {"elo0": self.elo0, "elo1": self.elo1, "alpha": self.alpha, "beta": self.beta,
@@ -155,8 +166,8 @@ class TournamentSpec:
         if len(set(bots)) != len(bots):
             twice = sorted({b for b in bots if bots.count(b) > 1})
             raise TournamentError(f"bots must be distinct; named more than once: {', '.join(twice)}")
-        if len(bots) < 2:
-            raise TournamentError(f"a tournament needs at least 2 bots, not {len(bots)}")
+        if not 2 <= len(bots) <= MAX_BOTS:
+            raise TournamentError(f"a tournament needs 2 to {MAX_BOTS} bots, not {len(bots)}")
         cand = self.candidate
         if self.format == "gauntlet":
             if cand is None:
@@ -178,12 +189,16 @@ class TournamentSpec:
             raise TournamentError(
                 "give the number of deals as the tournament's 'deals', not as a ruleset option"
             )
+        if self.target is None and self.ruleset.target > MAX_TARGET:
+            raise TournamentError(
+                f"the ruleset's target must be at most {MAX_TARGET}, not {self.ruleset.target}"
+            )
 
     def _check_length(self) -> None:
-        for name in ("deals", "target"):
+        for name, high in (("deals", MAX_DEALS), ("target", MAX_TARGET)):
             v = getattr(self, name)
-            if v is not None and (not _is_int(v) or v < 1):
-                raise TournamentError(f"{name} must be a whole number >= 1 or null, not {v!r}")
+            if v is not None and (not _is_int(v) or not 1 <= v <= high):
+                raise TournamentError(f"{name} must be a whole number from 1 to {high}, or null, not {v!r}")
         if self.deals is not None and self.target is not None:
             raise TournamentError("give either deals (a fixed number of deals) or target, not both")
         if not isinstance(self.duplicate, bool):
@@ -199,8 +214,8 @@ class TournamentSpec:
             return
         if self.format in ("knockout", "sprt"):
             raise TournamentError(f"rounds is not an option of {self.format} (it has as many as it needs)")
-        if not _is_int(r) or r < 1:
-            raise TournamentError(f"rounds must be a whole number >= 1, not {r!r}")
+        if not _is_int(r) or not 1 <= r <= MAX_ROUNDS:
+            raise TournamentError(f"rounds must be a whole number from 1 to {MAX_ROUNDS}, not {r!r}")
 
     # ------------------------------------------------------------ derived
     @property

@@ -71,6 +71,14 @@ async def node_server(config: NodeConfig) -> AsyncIterator[tuple[Node, str]]:
         await stop_server(server, node, grace=0.2)
 
 
+async def collect(call: Any) -> list[Any]:
+    """Read a server stream (a WatchMatch call) to its end."""
+    out = []
+    while (msg := await call.read()) is not grpc.aio.EOF:
+        out.append(msg)
+    return out
+
+
 @contextlib.asynccontextmanager
 async def arena_stub(address: str, token: str = "") -> AsyncIterator[agrpc.ArenaServiceAsyncStub]:
     """ArenaService at ``address``, each call showing ``token`` (the admin credential, say) if given."""

@@ -22,6 +22,7 @@ from belote_bot import HeuristicBot, RandomBot
 from arena.credentials import ADMIN_FILE, node_admin_token
 from arena.harness import LocalArena, local_arena
 from arena.referee.access import AccessPolicy, Registration, SlidingWindow
+from arena.referee.live import MatchState
 from arena.referee.registry import digest, new_token
 
 from .arena_helpers import FAST, DelayBot, RawStream, arena_stub, arun, connect_client, until
@@ -247,10 +248,12 @@ def test_a_match_can_be_cancelled_by_an_admin() -> None:
         await arena.connect("slow", DelayBot(0.01, HeuristicBot(1)))
         await arena.connect("beta", RandomBot(2))
         mid = arena.node.start_match("slow", "beta", "coinche", deals=5)
+        waiting = asyncio.ensure_future(arena.node.wait(mid))  # an aborted match's record is not kept
         async with arena_stub(arena.address, ADMIN) as admin:
             await admin.CancelMatch(apb.CancelMatchRequest(match_id=mid))
-            record = await asyncio.wait_for(arena.node.wait(mid), 10)
+            record = await asyncio.wait_for(waiting, 10)
             assert record.result.reason == "aborted"
+            assert arena.node.summary(mid).state is MatchState.ABORTED
             again = admin.CancelMatch(apb.CancelMatchRequest(match_id=mid))
             assert await code_of(again) == grpc.StatusCode.NOT_FOUND
 

@@ -15,6 +15,7 @@ from belote.arena.v1 import game_pb2 as gpb
 from belote_bot import Bot, HeuristicBot, Observation, RandomBot
 
 from arena.harness import LocalArena, local_arena
+from arena.records import MatchRecord
 from arena.referee.node import NodeConfig
 from arena.referee.runner import TimeControl
 
@@ -217,23 +218,28 @@ def test_watching_a_finished_match_gives_its_events_then_its_result() -> None:
     arun(main())
 
 
-def test_watching_a_match_kept_only_on_disk_gives_just_its_result(tmp_path: Path) -> None:
-    async def played() -> tuple[str, Any]:
+def test_watching_a_match_kept_only_on_disk_gives_its_events_then_its_result(tmp_path: Path) -> None:
+    async def played() -> tuple[MatchRecord, list[apb.WatchMatchResponse]]:
         async with local_arena(data_dir=tmp_path, time=FAST) as arena:
             team0, team1 = await connect_pair(arena)
-            state = await arena.play(team0, team1, "coinche", seed=3, deals=1)
-            return state.match_id, result_pb(state)
+            state = await arena.play(team0, team1, "coinche", seed=3, deals=2)
+            async with arena_stub(arena.address) as stub:
+                return state, await collect(stub.WatchMatch(apb.WatchMatchRequest(match_id=state.match_id)))
 
-    mid, result = arun(played())
+    state, on_the_node = arun(played())
 
     async def watched() -> list[apb.WatchMatchResponse]:
+        # a node started later on the same folder has only the record: the events are rebuilt from it
         async with node_server(NodeConfig(data_dir=tmp_path, time=FAST)) as (_, address), \
                 arena_stub(address) as stub:
-            return await collect(stub.WatchMatch(apb.WatchMatchRequest(match_id=mid)))
+            return await collect(stub.WatchMatch(apb.WatchMatchRequest(match_id=state.match_id)))
 
-    [only] = arun(watched())
-    assert not only.HasField("event")
-    assert only.result == result
+    stream = arun(watched())
+    assert stream == on_the_node
+    *events, last = stream
+    texts = [m.event.action_played.text for m in events if _kind(m) == "action_played"]
+    assert texts == [t for deal in state.deals for t in deal["bids"] + deal["plays"]]
+    assert last.result == result_pb(state)
 
 
 @pytest.mark.parametrize("match_id", ["m-000000000000", "", "../bots"])
