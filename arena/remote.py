@@ -29,17 +29,14 @@ Credentials = grpc.ChannelCredentials | None
 def channel_credentials(ca: str | None = None, tls: bool = False) -> Credentials:
     """TLS trusting the CA certificates in the PEM file ``ca``; with ``tls`` and no ``ca``, TLS
     trusting the system's roots (gRPC's own, or ``$GRPC_DEFAULT_SSL_ROOTS_FILE_PATH``); else None
-    (plaintext)."""
-    if not ca:
-        return grpc.ssl_channel_credentials() if tls else None
+    (plaintext). The same files and checks as a bot's (:mod:`belote_bot.tls`)."""
+    from belote_bot.errors import TlsConfigError
+    from belote_bot.tls import credentials_for
+
     try:
-        with open(ca, "rb") as f:
-            pem = f.read()
-    except OSError as e:
-        raise RemoteError(f"cannot read the TLS CA file {ca}: {e.strerror or e}") from None
-    if b"-----BEGIN CERTIFICATE-----" not in pem:
-        raise RemoteError(f"the TLS CA file {ca} holds no PEM certificate (no BEGIN CERTIFICATE line)")
-    return grpc.ssl_channel_credentials(root_certificates=pem)
+        return credentials_for(None, ca or None, tls)
+    except TlsConfigError as e:
+        raise RemoteError(str(e)) from None
 
 
 def unreachable(address: str, detail: str, tls: bool) -> str:

@@ -36,7 +36,7 @@ ALLOWED: dict[str, set[str]] = {
     "arena.referee": {"arena.engine", "arena.records", "belote"},
     "arena.node": {"arena.engine", "arena.records", "arena.tournament", "arena.queue", "arena.referee",
                    "belote"},
-    "arena.remote": {"arena.engine", "belote"},
+    "arena.remote": {"arena.engine", "belote", "belote_bot"},
     "arena.harness": {"arena.engine", "arena.records", "arena.referee", "belote_bot"},
     "arena.demo": {"arena.engine", "arena.records", "arena.tournament", "arena.queue", "arena.node",
                    "arena.referee", "belote_bot"},

@@ -634,6 +634,16 @@ class Deal:
         """The team credited with belote-rebelote (known once both cards are played)."""
         return self.belote_seat & 1 if self.belote_scored else None
 
+    def shown_melds(self) -> list[int]:
+        """Each seat's declared melds as one card mask: the scoring team's, once shown (0 otherwise)."""
+        melds = [0, 0, 0, 0]
+        if self.decl_shown and self.decl_team is not None:
+            for s in range(4):
+                if s & 1 == self.decl_team:
+                    for m in self.declared[s]:
+                        melds[s] |= m.mask
+        return melds
+
     def played_mask(self) -> int:
         m = 0
         for a in self.plays:

@@ -125,11 +125,6 @@ def _play(deal: Deal, text: object, event: _EventMaker, where: str) -> Iterator[
         leader, cards, winner = deal.tricks[-1]
         yield event(trick_completed=pb.TrickCompleted(leader=leader, cards=cards, winner=winner))
     if deal.decl_shown and not shown_before:
-        melds = [0, 0, 0, 0]
-        if deal.decl_team is not None:
-            for s in range(4):
-                if s & 1 == deal.decl_team:
-                    for m in deal.declared[s]:
-                        melds[s] |= m.mask
+        melds = deal.shown_melds()
         team = {"team": deal.decl_team} if deal.decl_team is not None else {}
         yield event(declarations_shown=pb.DeclarationsShown(points=deal.decl_points, melds=melds, **team))

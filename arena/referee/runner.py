@@ -192,12 +192,7 @@ class MatchRunner:
                 leader, cards, winner = deal.tricks[-1]
                 self._event(index, trick_completed={"leader": leader, "cards": cards, "winner": winner})
             if deal.decl_shown and not shown_before:
-                melds = [0, 0, 0, 0]
-                if deal.decl_team is not None:
-                    for s in range(4):
-                        if s & 1 == deal.decl_team:
-                            for m in deal.declared[s]:
-                                melds[s] |= m.mask
+                melds = deal.shown_melds()
                 team = {"team": deal.decl_team} if deal.decl_team is not None else {}
                 self._event(index, declarations_shown=pb.DeclarationsShown(
                     points=deal.decl_points, melds=melds, **team,
