@@ -1,0 +1,255 @@
+"""The issue-8 attacks on secrets, roles and the queue, rerun against a real node as a stranger would.
+
+Usage (from the repository root)::
+
+    python bench/attacks.py [--deals D] [--flood N] [--json]
+
+A real node of a queue (``running_node`` on an embedded queue in a temporary
+folder, the default policy: registration by an admin, public reads) in this
+process, two SDK bots connected over real gRPC, and a stranger: a client with
+no credential, or with a bot's token. Each attack prints what the stranger
+got; the issue's figures, measured before the fix, are beside them.
+
+* ``seeds``: the admin starts a match of ``--deals`` (20) deals. While it
+  runs the stranger reads ``GetMatch`` and ``ListMatches`` as fast as it
+  can and tries to predict every deal's hands from any seed a running match
+  showed (before: 20 of 20 predicted). Once the match is over the seed is public, and the same
+  predictor, given it, must get every deal: the predictor works.
+* ``roles``: ``--flood`` (1,000) ``RegisterBot`` calls without a credential,
+  ``StartMatch``, ``CreateTournament`` and ``CancelTournament`` without one,
+  and with a bot's token (before: 1,000 bots registered in 3.7 s, matches
+  started by anyone); then ``--flood`` calls on a node whose policy is
+  ``open`` (anyone may register, five per address and minute).
+* ``queue``: a tournament naming an unregistered bot (before: accepted, its
+  jobs cycling through the queue at 31 releases a second); then a tournament
+  of two registered bots connected to no node, followed by one of two
+  connected bots (before: the second made no progress for 117 s). Prints
+  what ``GetTournament`` names as awaited and how long the second took.
+
+Nothing passes or fails here: the figures are printed, one ``name=value`` line
+each at the end. The tests that hold these lines are marked ``security``
+(tests/referee/test_access.py, tests/node/test_tournament_trust.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+_ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(_ROOT), str(_ROOT / "sdk")]  # run from a checkout
+
+import grpc  # noqa: E402
+import grpc.aio  # noqa: E402
+from belote.arena.v1 import arena_service_pb2 as apb  # noqa: E402
+from belote.arena.v1 import arena_service_pb2_grpc as agrpc  # noqa: E402
+from belote_bot import RandomBot, run_async  # noqa: E402
+
+from arena.engine import Ruleset  # noqa: E402
+from arena.engine.dealing import deal_from_rng, deal_rng  # noqa: E402
+from arena.engine.record import deal_record  # noqa: E402
+from arena.node.run import NodeSettings, RunningNode, running_node  # noqa: E402
+from arena.queue import EmbeddedBroker  # noqa: E402
+from arena.records import MatchRecord  # noqa: E402
+from arena.referee.access import AccessPolicy, Registration  # noqa: E402
+from arena.referee.registry import digest, new_token  # noqa: E402
+
+ADMIN = new_token("adm")
+
+
+@contextlib.asynccontextmanager
+async def a_node(folder: Path, registration: Registration = Registration.ADMIN) -> AsyncIterator[RunningNode]:
+    broker = EmbeddedBroker(folder / "queue.sqlite3")
+    settings = NodeSettings(poll_s=0.05, heartbeat_s=0.2, lease_s=10.0, drain_s=1.0,
+                            access=AccessPolicy(admin_sha256=digest(ADMIN), registration=registration))
+    try:
+        async with running_node(broker, settings, asyncio.Event()) as running:
+            yield running
+    finally:
+        broker.close()
+
+
+@contextlib.asynccontextmanager
+async def stub(address: str, token: str = "") -> AsyncIterator[Any]:
+    async with grpc.aio.insecure_channel(address) as channel:
+        plain = agrpc.ArenaServiceStub(channel)
+        if not token:
+            yield plain
+            return
+
+        class WithToken:
+            def __getattr__(self, name: str) -> Any:
+                call = getattr(plain, name)
+                return lambda request: call(request, metadata=(("authorization", f"Bearer {token}"),))
+
+        yield WithToken()
+
+
+async def status_of(call: Any) -> str:
+    try:
+        await call
+    except grpc.aio.AioRpcError as e:
+        return str(e.code().name)
+    return "OK"
+
+
+async def until(check: Any, timeout: float) -> float:
+    start = time.perf_counter()
+    while not await check():
+        if time.perf_counter() - start > timeout:
+            raise TimeoutError(f"not done within {timeout} s")
+        await asyncio.sleep(0.05)
+    return time.perf_counter() - start
+
+
+def predicted(record: MatchRecord, seed: str) -> int:
+    """How many of the record's deals the seed ``seed`` predicts, hand for hand."""
+    if not seed:
+        return 0
+    rules = Ruleset.from_spec(record.ruleset)
+    hits = 0
+    for index, deal in enumerate(record.deals):
+        guess = deal_record(deal_from_rng(rules, deal["dealer"], deal_rng(seed, index)), with_ruleset=False)
+        hits += guess["hands"] == deal["hands"]
+    return hits
+
+
+def connect(running: RunningNode, name: str, stop: asyncio.Event, seed: int) -> asyncio.Task[None]:
+    _, token = running.node.register_bot(name)
+    return asyncio.create_task(run_async(RandomBot(seed), running.address, token, 8, stop=stop,
+                                         all_nodes=False, verbose=False))
+
+
+async def attack_seeds(folder: Path, deals: int) -> dict[str, Any]:
+    stop = asyncio.Event()
+    async with a_node(folder) as running:
+        bots = [connect(running, name, stop, i) for i, name in enumerate(("north", "east"))]
+        await until(lambda: _connected(running, 2), 10)
+        async with stub(running.address, ADMIN) as admin:
+            match_id = (await admin.StartMatch(apb.StartMatchRequest(
+                team0_bot="north", team1_bot="east", ruleset="coinche", deals=deals))).match_id
+        seen: set[str] = set()
+        reads = 0
+        async with stub(running.address) as stranger:
+            while running.node.is_running(match_id):
+                got = await stranger.GetMatch(apb.GetMatchRequest(match_id=match_id))
+                listed = await stranger.ListMatches(apb.ListMatchesRequest())
+                # a seed is public once its match is over: only what a running match shows counts
+                seen.update(m.seed for m in (got.match, *listed.matches) if m.state == "running")
+                reads += 2
+                await asyncio.sleep(0.01)
+            record = await running.node.wait(match_id)
+            after = (await stranger.GetMatch(apb.GetMatchRequest(match_id=match_id))).match.seed
+        stop.set()
+        await asyncio.gather(*bots, return_exceptions=True)
+    seeds = sorted(s for s in seen if s)
+    return {"reads_while_running": reads, "seeds_seen_while_running": len(seeds),
+            "deals_predicted_while_running": max((predicted(record, s) for s in seeds), default=0),
+            "deals": len(record.deals),
+            "deals_predicted_from_the_revealed_seed": predicted(record, after)}
+
+
+async def _connected(running: RunningNode, n: int) -> bool:
+    return sum(b.connected for b in running.node.bots()) >= n
+
+
+async def attack_roles(folder: Path, flood: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    async with a_node(folder / "admin") as running:
+        _, bot_token = running.node.register_bot("someone")
+        async with stub(running.address) as stranger, stub(running.address, bot_token) as as_bot:
+            start = time.perf_counter()
+            statuses = Counter([await status_of(stranger.RegisterBot(apb.RegisterBotRequest(name=f"x{i}")))
+                                for i in range(flood)])
+            out["register_flood_s"] = round(time.perf_counter() - start, 2)
+            out["register_flood_statuses"] = dict(statuses)
+            out["bots_registered_by_the_flood"] = len(running.node.bots()) - 1
+            spec = apb.TournamentSpec(format="round-robin", bots=["someone", "other"], deals=1)
+            for who, client in (("anonymous", stranger), ("bot_token", as_bot)):
+                out[f"start_match_{who}"] = await status_of(client.StartMatch(apb.StartMatchRequest(
+                    team0_bot="someone", team1_bot="someone", ruleset="coinche")))
+                out[f"create_tournament_{who}"] = await status_of(
+                    client.CreateTournament(apb.CreateTournamentRequest(spec=spec)))
+                out[f"cancel_tournament_{who}"] = await status_of(
+                    client.CancelTournament(apb.CancelTournamentRequest(tournament_id="t")))
+    async with a_node(folder / "open", Registration.OPEN) as running, stub(running.address) as stranger:
+        start = time.perf_counter()
+        statuses = Counter([await status_of(stranger.RegisterBot(apb.RegisterBotRequest(name=f"y{i}")))
+                            for i in range(flood)])
+        out["open_register_flood_s"] = round(time.perf_counter() - start, 2)
+        out["open_register_flood_statuses"] = dict(statuses)
+    return out
+
+
+async def attack_queue(folder: Path) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    stop = asyncio.Event()
+    async with a_node(folder) as running:
+        for name in ("absent1", "absent2"):
+            running.node.register_bot(name)  # registered, connected to no node
+        bots = [connect(running, name, stop, i) for i, name in enumerate(("here1", "here2"))]
+        await until(lambda: _connected(running, 2), 10)
+        async with stub(running.address, ADMIN) as admin:
+            try:
+                await admin.CreateTournament(apb.CreateTournamentRequest(spec=apb.TournamentSpec(
+                    tournament_id="ghosts", format="round-robin", bots=["here1", "ghost"], deals=1)))
+                out["unknown_bot_tournament"] = "OK (accepted)"
+            except grpc.aio.AioRpcError as e:
+                out["unknown_bot_tournament"] = f"{e.code().name}: {e.details()}"
+            await admin.CreateTournament(apb.CreateTournamentRequest(spec=apb.TournamentSpec(
+                tournament_id="away", format="round-robin", bots=["absent1", "absent2"], deals=1, rounds=20)))
+            await admin.CreateTournament(apb.CreateTournamentRequest(spec=apb.TournamentSpec(
+                tournament_id="here", format="round-robin", bots=["here1", "here2"], deals=1, rounds=3)))
+
+            async def done() -> bool:
+                got = await admin.GetTournament(apb.GetTournamentRequest(tournament_id="here"))
+                return bool(got.tournament.state == "finished")
+
+            out["second_tournament_finished_in_s"] = round(await until(done, 120), 2)
+            away = (await admin.GetTournament(apb.GetTournamentRequest(tournament_id="away"))).tournament
+            out["first_tournament_waiting_for"] = sorted(away.waiting_for)
+            out["first_tournament_matches_queued"] = away.matches_queued
+        stop.set()
+        await asyncio.gather(*bots, return_exceptions=True)
+    return out
+
+
+async def main_async(args: argparse.Namespace) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="belote-attacks-") as tmp:
+        folder = Path(tmp)
+        (folder / "seeds").mkdir()
+        (folder / "roles" / "admin").mkdir(parents=True)
+        (folder / "roles" / "open").mkdir()
+        (folder / "queue").mkdir()
+        return {"seeds": await attack_seeds(folder / "seeds", args.deals),
+                "roles": await attack_roles(folder / "roles", args.flood),
+                "queue": await attack_queue(folder / "queue")}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--deals", type=int, default=20)
+    parser.add_argument("--flood", type=int, default=1000)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    result = asyncio.run(main_async(args))
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    for attack, figures in result.items():
+        for key, value in figures.items():
+            print(f"{attack}.{key}={value}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
