@@ -8,7 +8,7 @@ previous write completes, the writer takes everything pending and sends it as
 few messages as it can: every pending action request in one
 ``ConnectResponse.action_requests`` (a lone one in ``action_request``), the
 public events queued before them in front, the other messages (welcome, match
-start and end, strikes, pongs, peers) in order (:func:`encode_outbox`). An idle
+start and end, strikes, pongs, peers) in order (:func:`wire.encode_outbox`). An idle
 writer woken by a message lets two passes of the event loop go by first, so
 that the requests which the replies already read lead to go out with it. Public
 events never wake the writer: they ride on the next message (see
@@ -34,6 +34,7 @@ from belote.arena.v1 import bot_service_pb2 as bpb
 from belote.arena.v1 import game_pb2 as pb
 
 from arena.referee import wire
+from arena.referee.wire import FLUSH_MARK, OutboxItem, RequestBytes, encode_outbox
 
 #: seconds a write to a bot's stream may block before the stream is cut (default)
 WRITE_TIMEOUT = 10.0
@@ -60,62 +61,6 @@ class BotTimeout(Exception):
 Writer = Callable[[bytes], Awaitable[None]]
 
 
-class RequestBytes(bytes):
-    """A serialized ActionRequest in an outbox (its type tells it from a framed event)."""
-
-
-class _Flush:
-    """The outbox mark of a flush: the events queued before it go out even if nothing follows."""
-
-
-_FLUSH = _Flush()
-#: what an outbox holds, in order: framed events (``bytes``), requests, other messages, flush marks
-_Item = bytes | RequestBytes | bpb.ConnectResponse | _Flush
-
-
-def encode_outbox(items: list[_Item]) -> tuple[list[bytes], list[_Item]]:
-    """The serialized messages that carry ``items`` (an outbox, in order), and the events left.
-
-    Consecutive action requests share one message (``action_requests``; a lone
-    one goes in ``action_request``); the public events queued among them ride in
-    front of it. Any other message ends the batch and is sent as it is, in its
-    place, with the events queued before it. The events queued after the last of
-    those other messages go in front of the requests queued after it, if any, or
-    alone in a ``Flush`` if a flush mark was queued after it; else they are left
-    for the next message. So every event comes before every message queued after
-    it, and no message is moved across another kind of message.
-    """
-    out: list[bytes] = []
-    parts: list[bytes] = []  # the next message: its events first
-    batch: list[bytes] = []
-    flush = False
-    for item in items:
-        kind = type(item)
-        if kind is bytes:
-            parts.append(item)  # type: ignore[arg-type]
-        elif kind is RequestBytes:
-            batch.append(item)  # type: ignore[arg-type]
-        elif kind is _Flush:
-            flush = True
-        else:
-            if batch:
-                parts += wire.requests_fields(batch)
-                out.append(b"".join(parts))
-                parts, batch = [], []
-            parts.append(item.SerializeToString())  # type: ignore[union-attr]
-            out.append(b"".join(parts))
-            parts = []
-            flush = False
-    if batch:
-        parts += wire.requests_fields(batch)
-    elif parts and flush:
-        parts.append(wire.FLUSH)
-    else:
-        return out, list(parts)
-    out.append(b"".join(parts))
-    return out, []
-
-
 class BotLink:
     """A registered bot as the referee sees it: its current stream, if any."""
 
@@ -134,7 +79,7 @@ class BotLink:
         self._stream_id = 0
         self._pending: dict[int, asyncio.Future[int]] = {}
         #: what waits for the writer, in order: events, requests, messages, flush marks
-        self._out: list[_Item] = []
+        self._out: list[OutboxItem] = []
         #: something in the outbox other than events (the writer has work)
         self._ready = False
         #: set by whoever gives the idle writer work
@@ -254,7 +199,7 @@ class BotLink:
     def flush(self) -> None:
         """Send the events queued so far even if no other message follows them soon."""
         if self._writer is not None and self._out:
-            self._out.append(_FLUSH)
+            self._out.append(FLUSH_MARK)
             self._posted += 1
             if not self._ready:
                 self._wake()
