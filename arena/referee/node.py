@@ -87,6 +87,16 @@ class NodeConfig:
     #: over the bot's seats from the first (a bot restarted before the node noticed)
     replace_streams: bool = False
     node_id: str = ""
+    #: seconds a new bot stream has to send its Hello before it is refused
+    hello_timeout: float = 5.0
+    #: seats one bot stream may play at once (a larger Hello.concurrency is read as this)
+    max_concurrency: int = 256
+    #: bot streams open at once from one address (a bot process opens one per node), and in all
+    max_streams_per_peer: int = 16
+    max_streams: int = 1024
+    #: spectators (WatchMatch) of one match at once, and in all
+    max_watchers_per_match: int = 64
+    max_watchers: int = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,7 +329,8 @@ class Node:
 
         The queue is None once the match is over; the history is kept for the
         running matches and the recent finished ones, so a watcher that
-        arrives late still sees the whole match.
+        arrives late still sees the whole match. :class:`ResourceExhausted`
+        when the match, or the node, has as many watchers as it takes.
         """
         live = self._matches.get(match_id)
         if live is None:
@@ -329,6 +340,11 @@ class Node:
         history = list(live.history)
         if live.done.is_set():
             return history, None
+        if len(live.watchers) >= self.config.max_watchers_per_match:
+            raise ResourceExhausted(f"match {match_id} has its limit of "
+                                    f"{self.config.max_watchers_per_match} spectators")
+        if sum(len(m.watchers) for m in self._matches.values()) >= self.config.max_watchers:
+            raise ResourceExhausted(f"the node has its limit of {self.config.max_watchers} spectators")
         q: WatchQueue = asyncio.Queue()
         live.watchers.append(q)
         return history, q

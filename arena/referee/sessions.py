@@ -20,6 +20,14 @@ A bot that stops reading its stream fills the HTTP/2 window and the writer's
 current write blocks: a watchdog (a timer per stream, every half second at
 most) cuts a stream whose write has been blocked for more than
 ``write_timeout`` seconds, as if the bot had disconnected.
+
+What a bot may send is bounded by what it was asked: a stream earns one
+answer per request posted to it, beside its concurrency to start with, and
+holds at most twice its concurrency (:meth:`BotLink.take_answers`); a ping
+gets a pong only when none is already waiting to go out; the messages that
+carry no answer and the streams a bot opens are rate-limited per bot
+(:attr:`BotLink.idle_budget`, :attr:`BotLink.stream_budget`), across its
+reconnections.
 """
 
 from __future__ import annotations
@@ -34,6 +42,8 @@ from belote.arena.v1 import bot_service_pb2 as bpb
 from belote.arena.v1 import game_pb2 as pb
 
 from arena.referee import wire
+from arena.referee.guard import TokenBucket
+from arena.referee.quietlog import QuietLog
 from arena.referee.wire import FLUSH_MARK, OutboxItem, RequestBytes, encode_outbox
 
 #: seconds a write to a bot's stream may block before the stream is cut (default)
@@ -45,7 +55,16 @@ WATCH_INTERVAL = 0.5
 #: pass saves a sixth of the messages, two a third, more no further)
 COALESCE_PASSES = 2
 
+#: messages without an answer (pings, empty messages, a second Hello) a bot may send: a second on
+#: average, and at once (the SDK pings after 20 s of silence)
+IDLE_MESSAGES_PER_S = 10.0
+IDLE_MESSAGES_BURST = 100.0
+#: streams a bot may open: a second on average, and at once (the SDK waits 0.1-0.2 s to reconnect)
+STREAMS_PER_S = 1.0
+STREAMS_BURST = 10.0
+
 log = logging.getLogger("arena.referee")
+quiet = QuietLog(log)
 
 
 class BotDisconnected(Exception):
@@ -95,6 +114,13 @@ class BotLink:
         self._written = 0
         #: (posted count to reach, future) of the callers of drained()
         self._drain_waiters: list[tuple[int, asyncio.Future[None]]] = []
+        #: answers the current stream may still send (earned by the requests posted to it)
+        self.answer_credit = 0
+        #: a pong is in the outbox, not yet written
+        self._pong_queued = False
+        #: what the bot's streams may send without an answer, and how often it may open one
+        self.idle_budget = TokenBucket(IDLE_MESSAGES_PER_S, IDLE_MESSAGES_BURST)
+        self.stream_budget = TokenBucket(STREAMS_PER_S, STREAMS_BURST)
         self.disconnected_at: float | None = time.monotonic()
         self.connected_event = asyncio.Event()
 
@@ -121,6 +147,8 @@ class BotLink:
         self._stream_id += 1
         self.version = version
         self.concurrency = max(1, concurrency)
+        self.answer_credit = self.concurrency
+        self._pong_queued = False
         self.disconnected_at = None
         self.connected_event.set()
         self._out = []
@@ -163,7 +191,7 @@ class BotLink:
             return
         handler = self._handler
         self.detach(stream_id)
-        log.warning("cut the stream of bot %s: %s", self.name, why)
+        quiet.warning(("cut", self.bot_id, why), "cut the stream of bot %s: %s", self.name, why)
         if handler is not None and handler is not asyncio.current_task():
             handler.cancel()
 
@@ -188,13 +216,31 @@ class BotLink:
 
     def post_request(self, request: bpb.ActionRequest | bytes) -> None:
         """Queue an action request (or its serialized bytes): it goes out with the others
-        pending at the next write."""
+        pending at the next write. The stream earns the right to one more answer."""
         if self._writer is not None:
             self._out.append(RequestBytes(
                 request if isinstance(request, bytes) else request.SerializeToString()))
             self._posted += 1
+            if self.answer_credit < 2 * self.concurrency:
+                self.answer_credit += 1
             if not self._ready:
                 self._wake()
+
+    def post_pong(self, nonce: int) -> None:
+        """Answer a ping, unless a pong is already waiting to go out (a ping flood gets one pong
+        per write, not one each)."""
+        if not self._pong_queued and self._writer is not None:
+            self._pong_queued = True
+            self.post(bpb.ConnectResponse(pong=bpb.Pong(nonce=nonce)))
+
+    def take_answers(self, n: int) -> bool:
+        """The stream sends ``n`` answers: False if that is more than it was asked for (its
+        concurrency to start with, one more per request posted to it, at most twice its
+        concurrency in hand), else they are counted."""
+        if n > self.answer_credit:
+            return False
+        self.answer_credit -= n
+        return True
 
     def flush(self) -> None:
         """Send the events queued so far even if no other message follows them soon."""
@@ -240,7 +286,7 @@ class BotLink:
                         await asyncio.sleep(0)
                     continue
                 msgs, self._out = encode_outbox(self._out)
-                self._ready = False
+                self._ready = self._pong_queued = False
                 upto = self._posted
                 for msg in msgs:
                     self._write_started = monotonic()
