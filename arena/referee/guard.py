@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import inspect
 import ipaddress
-import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -32,9 +31,7 @@ from urllib.parse import unquote
 import grpc
 import grpc.aio
 
-from arena.referee.quietlog import QuietLog
-
-log = QuietLog(logging.getLogger("arena.referee"))
+from arena.referee.quietlog import quiet
 
 #: what one ActionReply costs on the wire at most: a request id of 10 bytes and a code of 5, tagged and framed
 REPLY_BYTES = 19
@@ -105,7 +102,7 @@ def peer_host(peer: str) -> str:
 
 async def refuse_malformed(context: grpc.aio.ServicerContext[Any, Any], bad: Malformed) -> None:
     """End the call: INVALID_ARGUMENT, and one quiet log line per kind of message."""
-    log.warning(("undecodable", bad.type_name), "refused an undecodable %s from %s: %s",
+    quiet.warning(("undecodable", bad.type_name), "refused an undecodable %s from %s: %s",
                 bad.type_name, context.peer(), bad.reason)
     await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
                         f"the {bad.type_name} message did not decode: {bad.reason}")

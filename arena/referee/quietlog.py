@@ -120,6 +120,10 @@ class QuietFilter(logging.Filter):
         return True
 
 
+#: the referee's problems, from every one of its modules (one rate limit for all)
+quiet = QuietLog(logging.getLogger("arena.referee"))
+
+
 def quiet_grpc_logs(every: float = EVERY) -> None:
     """Put a :class:`QuietFilter` on grpc's loggers (once per process)."""
     for name in GRPC_LOGGERS:

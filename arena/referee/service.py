@@ -36,11 +36,10 @@ from arena.referee.node import (
     NotFound,
     ResourceExhausted,
 )
-from arena.referee.quietlog import QuietLog, quiet_grpc_logs
+from arena.referee.quietlog import quiet, quiet_grpc_logs
 from arena.referee.sessions import IDLE_MESSAGES_PER_S, BotLink
 
 log = logging.getLogger("arena.referee")
-quiet = QuietLog(log)
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
@@ -152,6 +151,9 @@ class BotServicer(bgrpc.BotServiceServicer):
             raise Refused(grpc.StatusCode.RESOURCE_EXHAUSTED,
                           f"bot {entry.name} opens streams too often: wait a second", "stream rate")
         concurrency = min(hello.concurrency or 1, self.node.config.max_concurrency)
+        # the headers go now, alone: a status sent while the link's first write is in flight would
+        # carry them too, and grpc refuses a second batch of headers (the bot would get no status)
+        await context.send_initial_metadata(())
         # the link writes ConnectResponse bytes it assembled (see _add_bot_service)
         try:
             link, stream_id, resumed = self.node.attach_stream(
@@ -213,7 +215,12 @@ class BotServicer(bgrpc.BotServiceServicer):
 async def _refuse(context: Context, refusal: Refused) -> NoReturn:
     quiet.warning(("refused", refusal.kind), "ended a bot stream from %s: %s (%s)",
                   context.peer(), refusal, refusal.code.name)
-    await context.abort(refusal.code, str(refusal))
+    try:
+        await context.abort(refusal.code, str(refusal))
+    except grpc.aio.AbortError:
+        raise
+    except Exception:  # grpc could not send the status: the bot has gone meanwhile
+        raise asyncio.CancelledError() from None
     raise AssertionError("context.abort returns only by raising")
 
 

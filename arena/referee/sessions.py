@@ -33,7 +33,6 @@ reconnections.
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -43,7 +42,7 @@ from belote.arena.v1 import game_pb2 as pb
 
 from arena.referee import wire
 from arena.referee.guard import TokenBucket
-from arena.referee.quietlog import QuietLog
+from arena.referee.quietlog import quiet
 from arena.referee.wire import FLUSH_MARK, OutboxItem, RequestBytes, encode_outbox
 
 #: seconds a write to a bot's stream may block before the stream is cut (default)
@@ -62,9 +61,6 @@ IDLE_MESSAGES_BURST = 100.0
 #: streams a bot may open: a second on average, and at once (the SDK waits 0.1-0.2 s to reconnect)
 STREAMS_PER_S = 1.0
 STREAMS_BURST = 10.0
-
-log = logging.getLogger("arena.referee")
-quiet = QuietLog(log)
 
 
 class BotDisconnected(Exception):

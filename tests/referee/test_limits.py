@@ -19,7 +19,7 @@ from belote.arena.v1 import arena_service_pb2 as apb
 from belote.arena.v1 import bot_service_pb2 as bpb
 from belote_bot import RandomBot
 
-from arena.referee import service
+from arena.referee import quietlog
 from arena.referee.guard import MIN_RECEIVE_CAP, TokenBucket, receive_cap
 from arena.referee.node import Node, NodeConfig
 from arena.referee.quietlog import RateLimit
@@ -134,6 +134,26 @@ def test_a_bot_that_plays_many_matches_is_never_short_of_answers() -> None:
             await b.disconnect()
 
     arun(main(), timeout=60)
+
+
+def test_a_stream_ended_while_its_welcome_is_on_its_way_still_gets_its_status() -> None:
+    """The node ends the stream while its first write may be in flight: the bot still hears why."""
+    async def body(node: Node, address: str) -> None:
+        _, token = node.register_bot("alpha")
+        link = link_of(node, "alpha")
+        for _ in range(20):
+            link.stream_budget = TokenBucket(rate=0.0, burst=1)
+            stream = RawStream(address)
+            try:
+                await stream.hello(token)
+                await stream.send(replies(100))  # at once, without waiting for the Welcome
+                code, details = await ended(stream)
+                assert code == grpc.StatusCode.INVALID_ARGUMENT, details
+            finally:
+                await stream.close()
+            await until(lambda: not link.connected, what="the stream to end")
+
+    on_node(body)
 
 
 def test_a_message_larger_than_the_protocol_needs_is_resource_exhausted() -> None:
@@ -365,7 +385,7 @@ def test_spectators_are_bounded(limit: str) -> None:
 def test_refusals_are_logged_once_per_kind_without_traceback(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(service.quiet, "limit", RateLimit())  # nothing held back from earlier tests
+    monkeypatch.setattr(quietlog.quiet, "limit", RateLimit())  # nothing held back from earlier tests
 
     async def body(node: Node, address: str) -> None:
         for _ in range(5):
