@@ -11,8 +11,10 @@ one quiet log line, never a traceback:
   is covered) ends the call with INVALID_ARGUMENT before the servicer sees it.
   A handler built with a :class:`Lenient` deserializer of its own (the bot
   stream) checks for :class:`Malformed` itself.
-* **Streams.** :class:`StreamCount` bounds the bot streams open at once per
-  peer address (an IPv6 peer counts by its /64) and in all.
+* **Streams.** :class:`OpenCount` bounds the bot streams open at once per
+  peer address (an IPv6 peer counts by its /64) and in all
+  (:func:`bot_streams`), and the spectators, per match and in all
+  (:func:`spectators`; :class:`RequestGuard` counts the WatchMatch calls).
 * **Rates.** :class:`TokenBucket` bounds what a bot may send that no request
   asked for (pings, empty messages) and how often it may open a stream.
 * **Message size.** :func:`receive_cap` sizes the largest request the server
@@ -158,13 +160,38 @@ def guard_handler(handler: Any) -> Any:
     return handler._replace(request_deserializer=Lenient(parse), **changes)
 
 
+def _watch_limited(handler: Any, watching: OpenCount) -> Any:
+    """A WatchMatch handler that counts its calls in ``watching``; RESOURCE_EXHAUSTED over the limits."""
+    behavior = handler.unary_stream
+
+    async def watch(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        match_id = getattr(request, "match_id", "")  # a Malformed one is refused inside
+        full = watching.open(match_id)
+        if full is not None:
+            quiet.warning("spectators", "refused a spectator from %s: %s", context.peer(), full)
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, full)
+        try:
+            async for item in behavior(request, context):
+                yield item
+        finally:
+            watching.close(match_id)
+
+    return handler._replace(unary_stream=watch)
+
+
+#: the method whose calls :class:`RequestGuard` counts as spectators
+WATCH_MATCH = "/belote.arena.v1.ArenaService/WatchMatch"
+
+
 class RequestGuard(grpc.aio.ServerInterceptor):
-    """A server interceptor that gives every method :func:`guard_handler`'s protection."""
+    """A server interceptor that gives every method :func:`guard_handler`'s protection, and counts
+    the spectators (``watching``; none counted without it)."""
 
     #: handlers remembered (the registered ones; the table is emptied if it ever grows past this)
     MAX_HANDLERS = 256
 
-    def __init__(self) -> None:
+    def __init__(self, watching: OpenCount | None = None) -> None:
+        self.watching = watching
         self._guarded: dict[int, tuple[Any, Any]] = {}
 
     async def intercept_service(
@@ -178,38 +205,60 @@ class RequestGuard(grpc.aio.ServerInterceptor):
         if hit is None or hit[0] is not handler:
             if len(self._guarded) >= self.MAX_HANDLERS:
                 self._guarded.clear()
-            hit = self._guarded[id(handler)] = (handler, guard_handler(handler))
+            guarded = guard_handler(handler)
+            if self.watching is not None and handler_call_details.method == WATCH_MATCH:
+                guarded = _watch_limited(guarded, self.watching)
+            hit = self._guarded[id(handler)] = (handler, guarded)
         return hit[1]
 
 
 # ------------------------------------------------------------ limits
-class StreamCount:
-    """The bot streams open now, per peer address and in all."""
+class OpenCount:
+    """Calls open now, per key (a peer's address, a match) and in all; one over either limit is refused.
 
-    def __init__(self, per_peer: int, total: int) -> None:
-        self.per_peer = per_peer
+    Only the keys with a call open are kept, so the table is bounded by ``total``.
+    """
+
+    def __init__(self, per_key: int, total: int, *, per_key_full: str, total_full: str) -> None:
+        self.per_key = per_key
         self.total = total
-        self.open_streams = 0
-        self._by_peer: dict[str, int] = {}
+        #: why a call is refused, with ``{key}`` and ``{limit}`` in them
+        self.per_key_full = per_key_full
+        self.total_full = total_full
+        self.open_calls = 0
+        self._by_key: dict[str, int] = {}
 
-    def open(self, peer: str) -> str | None:
-        """Count a new stream from ``peer``; None, or why it is refused (and not counted)."""
-        if self.open_streams >= self.total:
-            return f"the node holds its limit of {self.total} bot streams"
-        held = self._by_peer.get(peer, 0)
-        if held >= self.per_peer:
-            return f"{held} bot streams are open from {peer}, the limit per address"
-        self._by_peer[peer] = held + 1
-        self.open_streams += 1
+    def open(self, key: str) -> str | None:
+        """Count a new call for ``key``; None, or why it is refused (and not counted)."""
+        if self.open_calls >= self.total:
+            return self.total_full.format(limit=self.total)
+        held = self._by_key.get(key, 0)
+        if held >= self.per_key:
+            return self.per_key_full.format(key=key, limit=self.per_key)
+        self._by_key[key] = held + 1
+        self.open_calls += 1
         return None
 
-    def close(self, peer: str) -> None:
-        held = self._by_peer.get(peer, 0)
+    def close(self, key: str) -> None:
+        held = self._by_key.get(key, 0)
         if held <= 1:
-            self._by_peer.pop(peer, None)
+            self._by_key.pop(key, None)
         else:
-            self._by_peer[peer] = held - 1
-        self.open_streams = max(0, self.open_streams - 1)
+            self._by_key[key] = held - 1
+        self.open_calls = max(0, self.open_calls - 1)
+
+
+def bot_streams(per_peer: int, total: int) -> OpenCount:
+    """The bot streams open at once, per peer address and in all."""
+    return OpenCount(per_peer, total,
+                     per_key_full="{limit} bot streams are open from {key}, the limit per address",
+                     total_full="the node holds its limit of {limit} bot streams")
+
+
+def spectators(per_match: int, total: int) -> OpenCount:
+    """The WatchMatch calls open at once, per match and in all."""
+    return OpenCount(per_match, total, per_key_full="match {key!r} has its limit of {limit} spectators",
+                     total_full="the node has its limit of {limit} spectators")
 
 
 class TokenBucket:

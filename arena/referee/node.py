@@ -94,7 +94,7 @@ class NodeConfig:
     #: bot streams open at once from one address (a bot process opens one per node), and in all
     max_streams_per_peer: int = 16
     max_streams: int = 1024
-    #: spectators (WatchMatch) of one match at once, and in all
+    #: spectators (WatchMatch calls) of one match at once, and in all (the gRPC edge counts them)
     max_watchers_per_match: int = 64
     max_watchers: int = 1024
 
@@ -329,8 +329,7 @@ class Node:
 
         The queue is None once the match is over; the history is kept for the
         running matches and the recent finished ones, so a watcher that
-        arrives late still sees the whole match. :class:`ResourceExhausted`
-        when the match, or the node, has as many watchers as it takes.
+        arrives late still sees the whole match.
         """
         live = self._matches.get(match_id)
         if live is None:
@@ -340,11 +339,6 @@ class Node:
         history = list(live.history)
         if live.done.is_set():
             return history, None
-        if len(live.watchers) >= self.config.max_watchers_per_match:
-            raise ResourceExhausted(f"match {match_id} has its limit of "
-                                    f"{self.config.max_watchers_per_match} spectators")
-        if sum(len(m.watchers) for m in self._matches.values()) >= self.config.max_watchers:
-            raise ResourceExhausted(f"the node has its limit of {self.config.max_watchers} spectators")
         q: WatchQueue = asyncio.Queue()
         live.watchers.append(q)
         return history, q

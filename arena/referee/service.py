@@ -25,7 +25,15 @@ from grpc_reflection.v1alpha import reflection
 from arena.engine.errors import RulesetError
 from arena.engine.rules import spec_from_text
 from arena.referee.convert import result_to_proto
-from arena.referee.guard import Lenient, Malformed, RequestGuard, StreamCount, peer_host, receive_cap
+from arena.referee.guard import (
+    Lenient,
+    Malformed,
+    RequestGuard,
+    bot_streams,
+    peer_host,
+    receive_cap,
+    spectators,
+)
 from arena.referee.node import (
     AlreadyExists,
     FailedPrecondition,
@@ -104,7 +112,7 @@ class BotServicer(bgrpc.BotServiceServicer):
     def __init__(self, node: Node) -> None:
         self.node = node
         config = node.config
-        self.streams = StreamCount(config.max_streams_per_peer, config.max_streams)
+        self.streams = bot_streams(config.max_streams_per_peer, config.max_streams)
 
     async def Connect(  # type: ignore[override]  # reads and writes through the context
         self, request_iterator: AsyncIterator[bpb.ConnectRequest], context: Context,
@@ -354,7 +362,8 @@ async def start_server(node: Node, address: str = "127.0.0.1:0") -> tuple[grpc.a
     """
     config = node.config
     quiet_grpc_logs()
-    server = grpc.aio.server(interceptors=[RequestGuard()], options=[
+    guard = RequestGuard(spectators(config.max_watchers_per_match, config.max_watchers))
+    server = grpc.aio.server(interceptors=[guard], options=[
         ("grpc.keepalive_time_ms", 20_000),
         ("grpc.keepalive_timeout_ms", 10_000),
         ("grpc.http2.min_ping_interval_without_data_ms", 5_000),

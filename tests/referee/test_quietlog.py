@@ -9,7 +9,7 @@ import sys
 import pytest
 from belote.arena.v1 import bot_service_pb2 as bpb
 
-from arena.referee.guard import Lenient, Malformed, StreamCount, TokenBucket, peer_host
+from arena.referee.guard import Lenient, Malformed, TokenBucket, bot_streams, peer_host
 from arena.referee.quietlog import QuietFilter, QuietLog, RateLimit
 
 pytestmark = pytest.mark.reliability
@@ -102,14 +102,17 @@ def test_a_peer_is_counted_by_its_address_without_the_port(peer: str, host: str)
 
 
 def test_stream_counts_refuse_over_either_limit_and_free_on_close() -> None:
-    count = StreamCount(per_peer=2, total=3)
+    count = bot_streams(per_peer=2, total=3)
     assert count.open("a") is None and count.open("a") is None
-    assert "limit per address" in (count.open("a") or "")
+    assert count.open("a") == "2 bot streams are open from a, the limit per address"
     assert count.open("b") is None
-    assert "limit of 3" in (count.open("c") or "")
+    assert count.open("c") == "the node holds its limit of 3 bot streams"
     count.close("a")
     assert count.open("c") is None
-    assert count.open_streams == 3
+    assert count.open_calls == 3
+    for key in ("a", "b", "c"):
+        count.close(key)
+    assert count._by_key == {} and count.open_calls == 0  # only the keys with a call open are kept
 
 
 def test_a_token_bucket_allows_its_burst_then_its_rate() -> None:
