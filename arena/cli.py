@@ -184,6 +184,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from arena.node.run import NodeSettings, serve_forever
     from arena.queue import BrokerError, open_broker
     from arena.records import TimeControl
+    from arena.referee.node import Limits
     from arena.referee.serve import install_uvloop
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -197,9 +198,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     tc = TimeControl(deadline=args.deadline, time_bank=args.time_bank, max_strikes=args.max_strikes,
                      grace=args.grace)
     data = None if args.data_dir == "" else Path(args.data_dir)
+    limits = Limits(hello_timeout=args.hello_timeout, max_concurrency=args.max_concurrency,
+                    max_streams_per_peer=args.max_streams_per_address, max_streams=args.max_streams,
+                    max_watchers_per_match=args.max_watchers_per_match, max_watchers=args.max_watchers)
     settings = NodeSettings(
         listen=args.listen, advertise=args.advertise, data_dir=data, time=tc, capacity=args.capacity,
-        lease_s=args.lease, drain_s=args.drain, replace_streams=args.replace_streams,
+        lease_s=args.lease, drain_s=args.drain, replace_streams=args.replace_streams, limits=limits,
     )
     with _one_line(BrokerError):
         broker = open_broker(_redis_url(args), data)
@@ -321,6 +325,14 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--lease", type=float, default=30.0, help="seconds a claimed job is held between renewals")
     v.add_argument("--drain", type=float, default=60.0,
                    help="on SIGTERM, seconds running matches may take to finish before being requeued")
+    v.add_argument("--hello-timeout", type=float, default=5.0,
+                   help="seconds a bot stream has to send its Hello")
+    v.add_argument("--max-concurrency", type=int, default=256, help="seats one bot stream may play at once")
+    v.add_argument("--max-streams-per-address", type=int, default=16,
+                   help="bot streams open at once from one address (an IPv6 /64)")
+    v.add_argument("--max-streams", type=int, default=1024, help="bot streams open at once in all")
+    v.add_argument("--max-watchers-per-match", type=int, default=64, help="spectators of one match at once")
+    v.add_argument("--max-watchers", type=int, default=1024, help="spectators at once in all")
     v.add_argument("--replace-streams", action="store_true",
                    help="a new stream with a connected token takes over (default: refused)")
     v.set_defaults(func=cmd_serve)

@@ -21,7 +21,7 @@ from pathlib import Path
 from arena.node.worker import Worker
 from arena.queue import Broker, BrokerError
 from arena.records import TimeControl
-from arena.referee.node import Node, NodeConfig
+from arena.referee.node import Limits, Node, NodeConfig
 from arena.referee.registry import BotEntry, BotRegistry
 from arena.referee.service import start_server, stop_server
 from arena.referee.store import MatchStore
@@ -57,6 +57,8 @@ class NodeSettings:
     heartbeat_s: float = 2.0
     replace_streams: bool = False
     node_id: str = ""
+    #: what one bot, address or match may hold of the node
+    limits: Limits = field(default_factory=Limits)
 
 
 @dataclass
@@ -88,7 +90,7 @@ async def running_node(
     registry = BotRegistry(BrokerRegistryBackend(broker))
     store = MatchStore(config.data_dir / "matches" if config.data_dir else None)
     node = Node(NodeConfig(data_dir=None, time=config.time, replace_streams=config.replace_streams,
-                           node_id=config.node_id), registry=registry, store=store)
+                           node_id=config.node_id, limits=config.limits), registry=registry, store=store)
     server, port = await start_server(node, config.listen)
     host = config.listen.rsplit(":", 1)[0]
     address = config.advertise or f"{'127.0.0.1' if host in ('0.0.0.0', '[::]', '') else host}:{port}"

@@ -31,8 +31,8 @@ from arena.referee.sessions import BotLink, Hub, Writer
 from arena.referee.store import MatchStore, RecordExistsError
 
 __all__ = [
-    "AlreadyExists", "BotNotConnected", "BotStatus", "FailedPrecondition", "InvalidArgument", "LiveMatch",
-    "MatchState", "MatchSummary", "NoFreeSeats", "Node", "NodeConfig", "NodeError", "NotFound",
+    "AlreadyExists", "BotNotConnected", "BotStatus", "FailedPrecondition", "InvalidArgument", "Limits",
+    "LiveMatch", "MatchState", "MatchSummary", "NoFreeSeats", "Node", "NodeConfig", "NodeError", "NotFound",
     "ResourceExhausted", "SeatingError", "UnknownBot",
 ]
 
@@ -80,13 +80,9 @@ class NoFreeSeats(SeatingError, ResourceExhausted):
 
 
 @dataclass(frozen=True)
-class NodeConfig:
-    data_dir: Path | None = None
-    time: TimeControl = field(default_factory=TimeControl)
-    #: one stream per token: a second one is refused, or with this set it takes
-    #: over the bot's seats from the first (a bot restarted before the node noticed)
-    replace_streams: bool = False
-    node_id: str = ""
+class Limits:
+    """What one bot, one address or one match may hold of the node (docs/protocol.md#limits)."""
+
     #: seconds a new bot stream has to send its Hello before it is refused
     hello_timeout: float = 5.0
     #: seats one bot stream may play at once (a larger Hello.concurrency is read as this)
@@ -97,6 +93,17 @@ class NodeConfig:
     #: spectators (WatchMatch calls) of one match at once, and in all (the gRPC edge counts them)
     max_watchers_per_match: int = 64
     max_watchers: int = 1024
+
+
+@dataclass(frozen=True)
+class NodeConfig:
+    data_dir: Path | None = None
+    time: TimeControl = field(default_factory=TimeControl)
+    #: one stream per token: a second one is refused, or with this set it takes
+    #: over the bot's seats from the first (a bot restarted before the node noticed)
+    replace_streams: bool = False
+    node_id: str = ""
+    limits: Limits = field(default_factory=Limits)
 
 
 @dataclass(frozen=True, slots=True)

@@ -111,8 +111,8 @@ class BotServicer(bgrpc.BotServiceServicer):
 
     def __init__(self, node: Node) -> None:
         self.node = node
-        config = node.config
-        self.streams = bot_streams(config.max_streams_per_peer, config.max_streams)
+        limits = node.config.limits
+        self.streams = bot_streams(limits.max_streams_per_peer, limits.max_streams)
 
     async def Connect(  # type: ignore[override]  # reads and writes through the context
         self, request_iterator: AsyncIterator[bpb.ConnectRequest], context: Context,
@@ -130,7 +130,7 @@ class BotServicer(bgrpc.BotServiceServicer):
             await _refuse(context, e)
 
     async def _hello(self, context: Context) -> bpb.Hello:
-        timeout = self.node.config.hello_timeout
+        timeout = self.node.config.limits.hello_timeout
         try:
             first = await asyncio.wait_for(context.read(), timeout)
         except TimeoutError:
@@ -158,7 +158,7 @@ class BotServicer(bgrpc.BotServiceServicer):
         if not self.node.link_for(entry).stream_budget.take():
             raise Refused(grpc.StatusCode.RESOURCE_EXHAUSTED,
                           f"bot {entry.name} opens streams too often: wait a second", "stream rate")
-        concurrency = min(hello.concurrency or 1, self.node.config.max_concurrency)
+        concurrency = min(hello.concurrency or 1, self.node.config.limits.max_concurrency)
         # the headers go now, alone: a status sent while the link's first write is in flight would
         # carry them too, and grpc refuses a second batch of headers (the bot would get no status)
         await context.send_initial_metadata(())
@@ -360,16 +360,16 @@ async def start_server(node: Node, address: str = "127.0.0.1:0") -> tuple[grpc.a
     bot streams and spectators the node takes, and room for as many short calls.
     grpc's own log lines become one line each, without traceback, rate-limited.
     """
-    config = node.config
+    limits = node.config.limits
     quiet_grpc_logs()
-    guard = RequestGuard(spectators(config.max_watchers_per_match, config.max_watchers))
+    guard = RequestGuard(spectators(limits.max_watchers_per_match, limits.max_watchers))
     server = grpc.aio.server(interceptors=[guard], options=[
         ("grpc.keepalive_time_ms", 20_000),
         ("grpc.keepalive_timeout_ms", 10_000),
         ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
         ("grpc.keepalive_permit_without_calls", 1),
-        ("grpc.max_receive_message_length", receive_cap(config.max_concurrency)),
-    ], maximum_concurrent_rpcs=config.max_streams + 2 * config.max_watchers)
+        ("grpc.max_receive_message_length", receive_cap(limits.max_concurrency)),
+    ], maximum_concurrent_rpcs=limits.max_streams + 2 * limits.max_watchers)
     _add_bot_service(BotServicer(node), server)
     agrpc.add_ArenaServiceServicer_to_server(ArenaServicer(node), server)
     health_servicer = health.aio.HealthServicer()

@@ -22,7 +22,7 @@ from belote_bot import HeuristicBot, RandomBot
 from arena.records import MatchRecord
 from arena.referee import quietlog
 from arena.referee.guard import TokenBucket
-from arena.referee.node import Node, NodeConfig
+from arena.referee.node import Limits, Node, NodeConfig
 from arena.referee.sessions import STREAMS_PER_S
 
 from .arena_helpers import arun, connect_client, link_of, node_server, until
@@ -95,7 +95,7 @@ def test_an_honest_match_keeps_its_pace_while_four_hostile_bots_attack(
     the 1 s a decision has. No honest seat gets a strike, and the honest streams are never cut."""
     async def main() -> None:
         # a short Hello timeout, so the silent streams end (and come back) within the run
-        async with node_server(NodeConfig(hello_timeout=1.0)) as (node, address):
+        async with node_server(NodeConfig(limits=Limits(hello_timeout=1.0))) as (node, address):
             honest = [await connect_client(node, address, HeuristicBot(1), "honest-a"),
                       await connect_client(node, address, RandomBot(2), "honest-b")]
             tokens = tuple(node.register_bot(f"hostile-{i}")[1] for i in range(4))

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -21,7 +23,7 @@ from belote_bot import RandomBot
 
 from arena.referee import quietlog
 from arena.referee.guard import MIN_RECEIVE_CAP, TokenBucket, receive_cap
-from arena.referee.node import Node, NodeConfig
+from arena.referee.node import Limits, Node, NodeConfig
 from arena.referee.quietlog import RateLimit
 from arena.referee.service import MAX_HELLO_TEXT
 from arena.referee.sessions import IDLE_MESSAGES_BURST, STREAMS_BURST
@@ -64,7 +66,7 @@ async def ended(stream: RawStream) -> tuple[grpc.StatusCode, str]:
 
 def on_node(body: Any, **config: Any) -> Any:
     async def main() -> Any:
-        async with node_server(NodeConfig(time=FAST, **config)) as (node, address):
+        async with node_server(NodeConfig(time=FAST, limits=Limits(**config))) as (node, address):
             return await body(node, address)
 
     return arun(main())
@@ -358,8 +360,8 @@ async def _watch(address: str, match_id: str) -> tuple[grpc.aio.Channel, Any]:
 @pytest.mark.parametrize("limit", ["per match", "in all"])
 def test_spectators_are_bounded(limit: str) -> None:
     async def main() -> None:
-        config = NodeConfig(time=FAST, max_watchers_per_match=2) if limit == "per match" else NodeConfig(
-            time=FAST, max_watchers=2)
+        limits = Limits(max_watchers_per_match=2) if limit == "per match" else Limits(max_watchers=2)
+        config = NodeConfig(time=FAST, limits=limits)
         async with node_server(config) as (node, address):
             a = await connect_client(node, address, DelayBot(0.05), "slow")
             b = await connect_client(node, address, RandomBot(2), "beta")
@@ -399,3 +401,40 @@ def test_refusals_are_logged_once_per_kind_without_traceback(
     lines = [r for r in caplog.records if "unknown bot token" in r.getMessage()]
     assert len(lines) == 1
     assert not any(r.exc_info for r in caplog.records)
+
+
+# ------------------------------------------------------------ belote-arena serve
+def test_serve_takes_the_limits_from_its_flags(tmp_path: Path) -> None:
+    """``belote-arena serve --hello-timeout --max-concurrency ...``: the node it runs holds to them."""
+    from tests.cluster.procs import NodeProc, Procs
+
+    procs = Procs(tmp_path)
+    try:
+        proc = procs.spawn("node", [
+            sys.executable, "-m", "arena.cli", "serve", "--listen", "127.0.0.1:0", "--data-dir",
+            str(tmp_path / "data"), "--register", "alpha=tok-alpha", "--hello-timeout", "0.5",
+            "--max-concurrency", "3", "--max-streams-per-address", "2"])
+        node = procs.ready(NodeProc(proc.name, proc.popen, proc.log))
+
+        async def main() -> None:
+            stream = await welcomed(node.address, "tok-alpha", concurrency=100)
+            silent = RawStream(node.address)
+            try:
+                async with arena_stub(node.address) as stub:
+                    bots = (await stub.ListBots(apb.ListBotsRequest())).bots
+                    assert [(b.name, b.concurrency) for b in bots] == [("alpha", 3)]
+                code, details = await ended(silent)
+                assert code == grpc.StatusCode.INVALID_ARGUMENT and "within 0.5 s" in details
+                third = [RawStream(node.address) for _ in range(2)]
+                codes = [await ended(s) for s in third]  # with alpha's stream, one too many
+                assert any(c == grpc.StatusCode.RESOURCE_EXHAUSTED and "limit per address" in d
+                           for c, d in codes), codes
+                for s in third:
+                    await s.close()
+            finally:
+                await stream.close()
+                await silent.close()
+
+        arun(main())
+    finally:
+        procs.close()
