@@ -63,6 +63,8 @@ class Plan:
     never_hello: int = 12
     arena_garbage: int = 2
     seed: int = 0
+    #: the CPUs the attackers' process may run on (all when empty)
+    cpus: tuple[int, ...] = ()
 
 
 Tally = Counter[str]
@@ -184,6 +186,8 @@ async def attack(plan: Plan, stop: Callable[[], bool], tally: Tally, progress: A
 
 
 def _child(plan: Plan, stop: Any, progress: Any, out: Any) -> None:
+    if plan.cpus:
+        os.sched_setaffinity(0, plan.cpus)
     with contextlib.suppress(OSError):
         os.nice(19)
     tally: Tally = Counter()
@@ -192,7 +196,7 @@ def _child(plan: Plan, stop: Any, progress: Any, out: Any) -> None:
 
 
 class Attackers:
-    """The attack of ``plan`` in a child process: ``with Attackers(plan) as a: ...; a.tally``."""
+    """The attack of ``plan`` in a child process: ``async with Attackers(plan) as a: ...; a.tally``."""
 
     def __init__(self, plan: Plan) -> None:
         ctx = mp.get_context("spawn")
@@ -212,14 +216,17 @@ class Attackers:
     def alive(self) -> bool:
         return self._proc.is_alive()
 
-    def __enter__(self) -> Attackers:
+    async def __aenter__(self) -> Attackers:
         self._proc.start()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         self._stop.set()
+        await asyncio.to_thread(self._end)  # the node's loop goes on serving meanwhile
+
+    def _end(self) -> None:
         with contextlib.suppress(Exception):
-            self.tally = self._out.get(timeout=30)
+            self.tally = self._out.get(timeout=60)
         self._proc.join(10)
         if self._proc.is_alive():
             self._proc.terminate()

@@ -102,7 +102,7 @@ def test_an_honest_match_keeps_its_pace_while_four_hostile_bots_attack(
             for i in range(4):  # a burst of 3 streams, not 10: the reconnect storms reach it sooner
                 link_of(node, f"hostile-{i}").stream_budget = TokenBucket(STREAMS_PER_S, 3)
             quiet, _ = await play_honest(node)
-            with Attackers(Plan(address, tokens)) as attackers:
+            async with Attackers(Plan(address, tokens)) as attackers:
                 await until(lambda: attackers.calls_ended >= 300 or not attackers.alive, timeout=60,
                             what="the attack to be under way")
                 # the honest matches go on until the attack has reached every limit
