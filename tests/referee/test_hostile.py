@@ -90,9 +90,10 @@ def test_an_honest_match_keeps_its_pace_while_four_hostile_bots_attack(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The honest p99 stays within 2x of the quiet run's, or within 20 ms of it: a quiet p99 is
-    1-3 ms on loopback, and a loaded CI machine's scheduler alone moves it by that much (one
-    time slice of another process is 4-10 ms), which says nothing of the node; 20 ms is 2% of
-    the 1 s a decision has. No honest seat gets a strike, and the honest streams are never cut."""
+    about 1 ms on loopback, so 2x is a millisecond, which a loaded CI machine's scheduler moves by
+    itself (one time slice of another process is 4-10 ms) whatever the node does; 20 ms is 2% of
+    the 1 s a decision has. No honest seat gets a strike, and the honest streams are never cut.
+    (Here: 0.6-1.0 ms quiet, 1.4-3.0 ms under attack.)"""
     async def main() -> None:
         # a short Hello timeout, so the silent streams end (and come back) within the run
         async with node_server(NodeConfig(limits=Limits(hello_timeout=1.0))) as (node, address):
