@@ -16,6 +16,7 @@ first), so a flood of distinct keys costs bounded memory.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -27,6 +28,8 @@ EVERY = 10.0
 MAX_KEYS = 1024
 #: the longest line a filtered record keeps (characters)
 MAX_LINE = 400
+#: an object's address in a message ("<... object at 0x7f3a...>"): not part of what the problem is
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
 #: the loggers grpc writes to from the server's code paths
 GRPC_LOGGERS = ("grpc._cython.cygrpc", "grpc._server", "grpc.aio._server", "grpc._common")
 
@@ -106,7 +109,7 @@ class QuietFilter(logging.Filter):
             text = record.getMessage()
         except Exception:  # a record whose arguments do not fit its message
             text = str(record.msg)
-        held = self.limit.admit((record.name, str(record.msg)[:MAX_LINE]))
+        held = self.limit.admit((record.name, _ADDRESS.sub("0x", str(record.msg)[:MAX_LINE])))
         if held is None:
             return False
         exc = record.exc_info[1] if record.exc_info else None

@@ -86,6 +86,13 @@ def test_the_filter_makes_a_traceback_one_line_and_holds_back_repeats() -> None:
     again = record()
     assert quiet.filter(again)
     assert again.getMessage().endswith("(1 more like it in the last 10 s)")
+
+    def failed(address: str) -> logging.LogRecord:
+        return logging.LogRecord("grpc._cython.cygrpc", logging.ERROR, __file__, 1,
+                                 f"Failed batch: <op at {address}>", (), None)
+
+    assert quiet.filter(failed("0x7f01"))
+    assert not quiet.filter(failed("0x7f02"))  # the same problem, about another object
     debug = logging.LogRecord("grpc", logging.DEBUG, __file__, 1, "detail", (), None)
     assert quiet.filter(debug) and quiet.filter(debug)  # below WARNING: untouched
 
