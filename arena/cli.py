@@ -186,6 +186,8 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
 # infinite deadline, a drain of a year) rather than from being unusual.
 MAX_CAPACITY = 1000
 MAX_STRIKES = 1000
+#: the most any of the node's limits (streams, watchers, seats of a stream) may be set to
+MAX_LIMIT = 1_000_000
 #: seconds: the most a decision's deadline may be, and every other duration
 MAX_DEADLINE = 600.0
 MAX_SECONDS = 3600.0
@@ -228,6 +230,13 @@ def check_serve(args: argparse.Namespace) -> None:
     check_seconds("--lease", args.lease, MAX_SECONDS, zero=False)
     check_seconds("--drain", args.drain, MAX_SECONDS, zero=True)
     check_seconds("--absent-timeout", args.absent_timeout, 7 * 24 * MAX_SECONDS, zero=False)
+    check_seconds("--hello-timeout", args.hello_timeout, MAX_DEADLINE, zero=False)
+    for flag, value in (("--max-concurrency", args.max_concurrency),
+                        ("--max-streams-per-address", args.max_streams_per_address),
+                        ("--max-streams", args.max_streams),
+                        ("--max-watchers-per-match", args.max_watchers_per_match),
+                        ("--max-watchers", args.max_watchers)):
+        check_whole(flag, value, 1, MAX_LIMIT)
 
 
 def check_demo(args: argparse.Namespace) -> None:
@@ -265,6 +274,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from arena.queue import BrokerError, open_broker
     from arena.records import TimeControl
     from arena.referee.access import AccessPolicy, Registration
+    from arena.referee.node import Limits
     from arena.referee.registry import digest
     from arena.referee.serve import install_uvloop
     from arena.referee.tls import TlsError, server_credentials
@@ -285,9 +295,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         admin, where = node_admin_token(args.admin_token_file, data)
     access = AccessPolicy(admin_sha256=digest(admin), registration=Registration(args.registration),
                           private_reads=args.private_reads)
+    limits = Limits(hello_timeout=args.hello_timeout, max_concurrency=args.max_concurrency,
+                    max_streams_per_peer=args.max_streams_per_address, max_streams=args.max_streams,
+                    max_watchers_per_match=args.max_watchers_per_match, max_watchers=args.max_watchers)
     settings = NodeSettings(
         listen=args.listen, advertise=args.advertise, data_dir=data, time=tc, capacity=args.capacity,
         lease_s=args.lease, drain_s=args.drain, replace_streams=args.replace_streams, access=access,
+        limits=limits,
         absent_timeout_s=args.absent_timeout,
         tls_cert=None if args.tls_cert is None else Path(args.tls_cert),
         tls_key=None if args.tls_key is None else Path(args.tls_key),
@@ -501,6 +515,14 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--lease", type=float, default=30.0, help="seconds a claimed job is held between renewals")
     v.add_argument("--drain", type=float, default=60.0,
                    help="on SIGTERM, seconds running matches may take to finish before being requeued")
+    v.add_argument("--hello-timeout", type=float, default=5.0,
+                   help="seconds a bot stream has to send its Hello")
+    v.add_argument("--max-concurrency", type=int, default=256, help="seats one bot stream may play at once")
+    v.add_argument("--max-streams-per-address", type=int, default=16,
+                   help="bot streams open at once from one address (an IPv6 /64)")
+    v.add_argument("--max-streams", type=int, default=1024, help="bot streams open at once in all")
+    v.add_argument("--max-watchers-per-match", type=int, default=64, help="spectators of one match at once")
+    v.add_argument("--max-watchers", type=int, default=1024, help="spectators at once in all")
     v.add_argument("--replace-streams", action="store_true",
                    help="a new stream with a connected token takes over (default: refused)")
     v.add_argument("--registration", choices=["admin", "invite", "open"], default="admin",

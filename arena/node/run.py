@@ -24,7 +24,7 @@ from arena.node.worker import Worker
 from arena.queue import Broker, BrokerError
 from arena.records import TimeControl
 from arena.referee.access import AccessPolicy
-from arena.referee.node import Node, NodeConfig
+from arena.referee.node import Limits, Node, NodeConfig
 from arena.referee.registry import BotEntry, BotRegistry
 from arena.referee.service import start_server, stop_server
 from arena.referee.store import MatchStore
@@ -70,6 +70,8 @@ class NodeSettings:
     heartbeat_s: float = 2.0
     replace_streams: bool = False
     node_id: str = ""
+    #: what one bot, address or match may hold of the node
+    limits: Limits = field(default_factory=Limits)
     #: who may call what
     access: AccessPolicy = field(default_factory=AccessPolicy)
     #: the secret this node derives its matches' and tournaments' secrets from ("": a fresh one)
@@ -123,7 +125,8 @@ async def running_node(
     store = MatchStore(config.data_dir / "matches" if config.data_dir else None)
     secret = config.secret or secrets.token_hex(32)
     node = Node(NodeConfig(data_dir=None, time=config.time, replace_streams=config.replace_streams,
-                           node_id=config.node_id, access=config.access, secret=secret),
+                           node_id=config.node_id, access=config.access, secret=secret,
+                           limits=config.limits),
                 registry=registry, store=store)
     tournaments = Tournaments(broker)
     server, port = await start_server(

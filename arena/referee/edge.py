@@ -11,6 +11,7 @@ from typing import Any, NoReturn
 import grpc
 
 from arena.referee.access import AccessError, PermissionDenied, Throttled, Unauthenticated
+from arena.referee.guard import peer_host
 
 __all__ = ["EDGE_ERRORS", "STATUS_OF", "Context", "abort", "address_of", "status_of", "token_of"]
 from arena.referee.node import (
@@ -65,10 +66,5 @@ def token_of(context: Context) -> str:
 
 
 def address_of(context: Context) -> str:
-    """The caller's address without its port ("ipv4:10.0.0.7"), what throttles count by."""
-    peer = context.peer() or ""
-    kind, _, rest = peer.partition(":")
-    if kind in ("ipv4", "ipv6"):
-        host, _, _ = rest.rpartition(":")
-        return f"{kind}:{host}"
-    return peer
+    """The caller's address without its port (an IPv6 one by its /64): what throttles count by."""
+    return peer_host(context.peer() or "")

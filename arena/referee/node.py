@@ -54,8 +54,8 @@ from arena.referee.store import MatchStore, StoreError, UnreadableRecordError, v
 
 __all__ = [
     "AlreadyExists", "BotNotConnected", "BotStatus", "DamagedRecord", "FailedPrecondition",
-    "InvalidArgument", "LiveMatch", "MatchState", "MatchSummary", "NoFreeSeats", "Node", "NodeConfig",
-    "NodeError", "NotFound", "ResourceExhausted", "SeatingError", "UnknownBot",
+    "InvalidArgument", "Limits", "LiveMatch", "MatchState", "MatchSummary", "NoFreeSeats", "Node",
+    "NodeConfig", "NodeError", "NotFound", "ResourceExhausted", "SeatingError", "UnknownBot",
 ]
 
 log = logging.getLogger("arena.referee")
@@ -106,6 +106,22 @@ class DamagedRecord(FailedPrecondition):
 
 
 @dataclass(frozen=True)
+class Limits:
+    """What one bot, one address or one match may hold of the node (docs/protocol.md#limits)."""
+
+    #: seconds a new bot stream has to send its Hello before it is refused
+    hello_timeout: float = 5.0
+    #: seats one bot stream may play at once (a larger Hello.concurrency is read as this)
+    max_concurrency: int = 256
+    #: bot streams open at once from one address (a bot process opens one per node), and in all
+    max_streams_per_peer: int = 16
+    max_streams: int = 1024
+    #: spectators (WatchMatch calls) of one match at once, and in all (the gRPC edge counts them)
+    max_watchers_per_match: int = 64
+    max_watchers: int = 1024
+
+
+@dataclass(frozen=True)
 class NodeConfig:
     data_dir: Path | None = None
     time: TimeControl = field(default_factory=TimeControl)
@@ -117,6 +133,8 @@ class NodeConfig:
     access: AccessPolicy = field(default_factory=AccessPolicy)
     #: the secret the seeds of this node's own matches derive from ("": a fresh one per start)
     secret: str = ""
+    #: what one bot, address or match may hold of the node (docs/protocol.md#limits)
+    limits: Limits = field(default_factory=Limits)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from typing import NoReturn
 
 import grpc
 from belote.arena.v1 import arena_service_pb2 as apb
@@ -22,63 +23,168 @@ from grpc_reflection.v1alpha import reflection
 
 from arena.referee.access import AccessError
 from arena.referee.arena_service import ArenaServicer
-from arena.referee.edge import Context, abort, address_of, token_of
+from arena.referee.edge import Context, address_of, status_of, token_of
+from arena.referee.guard import (
+    Lenient,
+    Malformed,
+    RequestGuard,
+    bot_streams,
+    receive_cap,
+    spectators,
+)
 from arena.referee.node import Node, NodeError
+from arena.referee.quietlog import quiet, quiet_grpc_logs
+from arena.referee.sessions import IDLE_MESSAGES_PER_S, BotLink
 
 log = logging.getLogger("arena.referee")
 
 
+#: the longest Hello.name and Hello.version the node takes (characters)
+MAX_HELLO_TEXT = 256
+#: answers after which the stream's reader lets the event loop run others before its next message
+YIELD_AFTER = 32
+
+
+class Refused(Exception):
+    """Why a bot stream is ended: its status, a sentence for the bot, and the kind of problem
+    (one quiet log line per kind)."""
+
+    def __init__(self, code: grpc.StatusCode, why: str, kind: str = "") -> None:
+        super().__init__(why)
+        self.code = code
+        self.kind = kind or code.name
+
+
 class BotServicer(bgrpc.BotServiceServicer):
+    """``BotService.Connect``: one long-lived stream per bot process, bounded against hostile bots.
+
+    Per address and in all, the streams open at once are bounded; a stream
+    must send its Hello within ``hello_timeout``; its concurrency is capped; it
+    may send no more answers than it was asked for, and few messages without
+    one (:mod:`arena.referee.sessions`); a bot may open a stream about once a
+    second. Each refusal ends the stream with its status and one quiet log line.
+    """
+
     def __init__(self, node: Node) -> None:
         self.node = node
+        limits = node.config.limits
+        self.streams = bot_streams(limits.max_streams_per_peer, limits.max_streams)
 
     async def Connect(  # type: ignore[override]  # reads and writes through the context
         self, request_iterator: AsyncIterator[bpb.ConnectRequest], context: Context,
     ) -> None:
-        first = await context.read()
+        peer = address_of(context)
+        full = self.streams.open(peer)
+        if full is not None:
+            await _refuse(context, Refused(grpc.StatusCode.RESOURCE_EXHAUSTED, full, "too many streams"))
+        # counted until the call is over for grpc too (a cut stream's last write may still block)
+        context.add_done_callback(lambda _: self.streams.close(peer))  # type: ignore[arg-type]  # stubs: a class
+        try:
+            hello = await self._hello(context)
+            await self._serve(context, hello)
+        except Refused as e:
+            await _refuse(context, e)
+
+    async def _hello(self, context: Context) -> bpb.Hello:
+        timeout = self.node.config.limits.hello_timeout
+        try:
+            first = await asyncio.wait_for(context.read(), timeout)
+        except TimeoutError:
+            raise Refused(grpc.StatusCode.INVALID_ARGUMENT,
+                          f"no Hello within {timeout:g} s of the stream's start", "late Hello") from None
+        if type(first) is Malformed:
+            raise Refused(grpc.StatusCode.INVALID_ARGUMENT,
+                          f"undecodable ConnectRequest: {first.reason}", "undecodable")
         if first is grpc.aio.EOF or not first.HasField("hello"):
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                                "the first message on the stream must be Hello")
-            return
-        hello = first.hello
+            raise Refused(grpc.StatusCode.INVALID_ARGUMENT, "the first message on the stream must be Hello",
+                          "no Hello")
+        hello: bpb.Hello = first.hello
+        for field in ("name", "version"):
+            if len(getattr(hello, field)) > MAX_HELLO_TEXT:
+                raise Refused(grpc.StatusCode.INVALID_ARGUMENT,
+                              f"Hello.{field} is longer than {MAX_HELLO_TEXT} characters", "long Hello")
+        return hello
+
+    async def _serve(self, context: Context, hello: bpb.Hello) -> None:
         try:
             entry = self.node.gate.bot_stream(hello.token or token_of(context), address_of(context))
         except AccessError as e:
-            await abort(context, e)
+            raise Refused(status_of(e), str(e), "credential") from None
+        if not self.node.link_for(entry).stream_budget.take():
+            raise Refused(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                          f"bot {entry.name} opens streams too often: wait a second", "stream rate")
+        concurrency = min(hello.concurrency or 1, self.node.config.limits.max_concurrency)
+        # the headers go now, alone: a status sent while the link's first write is in flight would
+        # carry them too, and grpc refuses a second batch of headers (the bot would get no status)
+        await context.send_initial_metadata(())
         # the link writes ConnectResponse bytes it assembled (see _add_bot_service)
         try:
             link, stream_id, resumed = self.node.attach_stream(
-                entry, context.write, name=hello.name, version=hello.version,
-                concurrency=hello.concurrency or 1)
+                entry, context.write, name=hello.name, version=hello.version, concurrency=concurrency)
         except NodeError as e:
-            await abort(context, e)
-        log.info("bot %s connected (stream %d, %d seats)", entry.name, stream_id, link.concurrency)
+            raise Refused(status_of(e), str(e)) from None
+        quiet.info(("connected", entry.bot_id), "bot %s connected (stream %d, %d seats)",
+                   entry.name, stream_id, link.concurrency)
         try:
             link.post(bpb.ConnectResponse(welcome=bpb.Welcome(
                 bot_id=entry.bot_id, bot_name=entry.name, node_id=self.node.node_id,
                 resumed=resumed, peer_addresses=self.node.peer_addresses,
             )))
-            read, resolve = context.read, link.resolve
-            while True:
-                msg = await read()
-                if msg is grpc.aio.EOF:
-                    break
-                link.messages_received += 1
-                # an answer comes alone (action_reply) or in a batch (action_replies), or both
-                kind = msg.WhichOneof("message")
-                if kind == "action_reply":
-                    reply = msg.action_reply
-                    resolve(reply.request_id, reply.action)
-                elif kind == "ping":
-                    link.post(bpb.ConnectResponse(pong=bpb.Pong(nonce=msg.ping.nonce)))
-                # a second Hello or an empty message is ignored
-                for reply in msg.action_replies:
-                    resolve(reply.request_id, reply.action)
+            await self._read(context, link)
         except (asyncio.CancelledError, grpc.aio.AioRpcError):
             pass
         finally:
             link.detach(stream_id)
-            log.info("bot %s disconnected (stream %d)", entry.name, stream_id)
+            quiet.info(("disconnected", entry.bot_id), "bot %s disconnected (stream %d)",
+                       entry.name, stream_id)
+
+    @staticmethod
+    async def _read(context: Context, link: BotLink) -> None:
+        """Read the bot's messages until it closes its side; :class:`Refused` for one it may not send."""
+        read, resolve = context.read, link.resolve
+        while True:
+            msg = await read()
+            if msg is grpc.aio.EOF:
+                return
+            if type(msg) is Malformed:
+                raise Refused(grpc.StatusCode.INVALID_ARGUMENT, f"undecodable ConnectRequest: {msg.reason}",
+                              "undecodable")
+            link.messages_received += 1
+            # an answer comes alone (action_reply) or in a batch (action_replies), or both
+            kind = msg.WhichOneof("message")
+            replies = msg.action_replies
+            n = len(replies) + (kind == "action_reply")
+            if n == 0:
+                if not link.idle_budget.take():
+                    raise Refused(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                                  f"too many messages without an answer (more than "
+                                  f"{IDLE_MESSAGES_PER_S:g} a second)", "idle messages")
+            elif not link.take_answers(n):
+                raise Refused(grpc.StatusCode.INVALID_ARGUMENT,
+                              f"more answers than requests: {n} in one message, "
+                              f"{link.answer_credit} more expected at most", "too many answers")
+            if kind == "action_reply":
+                reply = msg.action_reply
+                resolve(reply.request_id, reply.action)
+            elif kind == "ping":
+                link.post_pong(msg.ping.nonce)
+            # a second Hello or an empty message is ignored
+            for reply in replies:
+                resolve(reply.request_id, reply.action)
+            if n > YIELD_AFTER:
+                await asyncio.sleep(0)  # one stream's batch never holds the others up for long
+
+
+async def _refuse(context: Context, refusal: Refused) -> NoReturn:
+    quiet.warning(("refused", refusal.kind), "ended a bot stream from %s: %s (%s)",
+                  context.peer(), refusal, refusal.code.name)
+    try:
+        await context.abort(refusal.code, str(refusal))
+    except grpc.aio.AbortError:
+        raise
+    except Exception:  # grpc could not send the status: the bot has gone meanwhile
+        raise asyncio.CancelledError() from None
+    raise AssertionError("context.abort returns only by raising")
 
 
 def _add_bot_service(servicer: BotServicer, server: grpc.aio.Server) -> None:
@@ -87,11 +193,12 @@ def _add_bot_service(servicer: BotServicer, server: grpc.aio.Server) -> None:
     The bot links write each ConnectResponse already serialized: they assemble it
     from parts serialized once (:mod:`arena.referee.wire`), so that an event
     shared by several streams or a batch of requests is never copied from
-    message to message. The requests from the bots are parsed as usual.
+    message to message. The requests from the bots are parsed leniently:
+    undecodable bytes reach ``Connect`` as a :class:`Malformed`, which it refuses.
     """
     handlers: dict[str, grpc.RpcMethodHandler[bpb.ConnectRequest, bytes]] = {
         "Connect": grpc.stream_stream_rpc_method_handler(
-            servicer.Connect, request_deserializer=bpb.ConnectRequest.FromString,
+            servicer.Connect, request_deserializer=Lenient(bpb.ConnectRequest.FromString),
             response_serializer=None,
         ),
     }
@@ -109,13 +216,24 @@ async def start_server(
 
     With ``credentials`` (:func:`arena.referee.tls.server_credentials`) the port
     speaks TLS only; without, plaintext (for loopback).
+
+    Every method of every service is guarded (:class:`RequestGuard`): a request
+    that does not decode ends its call with INVALID_ARGUMENT. No request may be
+    larger than :func:`receive_cap` (16 KiB with the default limits:
+    RESOURCE_EXHAUSTED). The calls open at once are bounded as a backstop: the
+    bot streams and spectators the node takes, and room for as many short calls.
+    grpc's own log lines become one line each, without traceback, rate-limited.
     """
-    server = grpc.aio.server(options=[
+    limits = node.config.limits
+    quiet_grpc_logs()
+    guard = RequestGuard(spectators(limits.max_watchers_per_match, limits.max_watchers))
+    server = grpc.aio.server(interceptors=[guard], options=[
         ("grpc.keepalive_time_ms", 20_000),
         ("grpc.keepalive_timeout_ms", 10_000),
         ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
         ("grpc.keepalive_permit_without_calls", 1),
-    ])
+        ("grpc.max_receive_message_length", receive_cap(limits.max_concurrency)),
+    ], maximum_concurrent_rpcs=limits.max_streams + 2 * limits.max_watchers)
     _add_bot_service(BotServicer(node), server)
     agrpc.add_ArenaServiceServicer_to_server(arena or ArenaServicer(node), server)
     health_servicer = health.aio.HealthServicer()

@@ -8,7 +8,7 @@ previous write completes, the writer takes everything pending and sends it as
 few messages as it can: every pending action request in one
 ``ConnectResponse.action_requests`` (a lone one in ``action_request``), the
 public events queued before them in front, the other messages (welcome, match
-start and end, strikes, pongs, peers) in order (:func:`encode_outbox`). An idle
+start and end, strikes, pongs, peers) in order (:func:`wire.encode_outbox`). An idle
 writer woken by a message lets two passes of the event loop go by first, so
 that the requests which the replies already read lead to go out with it. Public
 events never wake the writer: they ride on the next message (see
@@ -20,12 +20,19 @@ A bot that stops reading its stream fills the HTTP/2 window and the writer's
 current write blocks: a watchdog (a timer per stream, every half second at
 most) cuts a stream whose write has been blocked for more than
 ``write_timeout`` seconds, as if the bot had disconnected.
+
+What a bot may send is bounded by what it was asked: a stream earns one
+answer per request posted to it, beside its concurrency to start with, and
+holds at most twice its concurrency (:meth:`BotLink.take_answers`); a ping
+gets a pong only when none is already waiting to go out; the messages that
+carry no answer and the streams a bot opens are rate-limited per bot
+(:attr:`BotLink.idle_budget`, :attr:`BotLink.stream_budget`), across its
+reconnections.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -34,6 +41,9 @@ from belote.arena.v1 import bot_service_pb2 as bpb
 from belote.arena.v1 import game_pb2 as pb
 
 from arena.referee import wire
+from arena.referee.guard import TokenBucket
+from arena.referee.quietlog import quiet
+from arena.referee.wire import FLUSH_MARK, OutboxItem, RequestBytes, encode_outbox
 
 #: seconds a write to a bot's stream may block before the stream is cut (default)
 WRITE_TIMEOUT = 10.0
@@ -44,7 +54,13 @@ WATCH_INTERVAL = 0.5
 #: pass saves a sixth of the messages, two a third, more no further)
 COALESCE_PASSES = 2
 
-log = logging.getLogger("arena.referee")
+#: messages without an answer (pings, empty messages, a second Hello) a bot may send: a second on
+#: average, and at once (the SDK pings after 20 s of silence)
+IDLE_MESSAGES_PER_S = 10.0
+IDLE_MESSAGES_BURST = 100.0
+#: streams a bot may open: a second on average, and at once (the SDK waits 0.1-0.2 s to reconnect)
+STREAMS_PER_S = 1.0
+STREAMS_BURST = 10.0
 
 
 class BotDisconnected(Exception):
@@ -58,62 +74,6 @@ class BotTimeout(Exception):
 #: writes one serialized ConnectResponse to the stream (the BotService handler's
 #: response serializer passes bytes through; see :mod:`arena.referee.wire`)
 Writer = Callable[[bytes], Awaitable[None]]
-
-
-class RequestBytes(bytes):
-    """A serialized ActionRequest in an outbox (its type tells it from a framed event)."""
-
-
-class _Flush:
-    """The outbox mark of a flush: the events queued before it go out even if nothing follows."""
-
-
-_FLUSH = _Flush()
-#: what an outbox holds, in order: framed events (``bytes``), requests, other messages, flush marks
-_Item = bytes | RequestBytes | bpb.ConnectResponse | _Flush
-
-
-def encode_outbox(items: list[_Item]) -> tuple[list[bytes], list[_Item]]:
-    """The serialized messages that carry ``items`` (an outbox, in order), and the events left.
-
-    Consecutive action requests share one message (``action_requests``; a lone
-    one goes in ``action_request``); the public events queued among them ride in
-    front of it. Any other message ends the batch and is sent as it is, in its
-    place, with the events queued before it. The events queued after the last of
-    those other messages go in front of the requests queued after it, if any, or
-    alone in a ``Flush`` if a flush mark was queued after it; else they are left
-    for the next message. So every event comes before every message queued after
-    it, and no message is moved across another kind of message.
-    """
-    out: list[bytes] = []
-    parts: list[bytes] = []  # the next message: its events first
-    batch: list[bytes] = []
-    flush = False
-    for item in items:
-        kind = type(item)
-        if kind is bytes:
-            parts.append(item)  # type: ignore[arg-type]
-        elif kind is RequestBytes:
-            batch.append(item)  # type: ignore[arg-type]
-        elif kind is _Flush:
-            flush = True
-        else:
-            if batch:
-                parts += wire.requests_fields(batch)
-                out.append(b"".join(parts))
-                parts, batch = [], []
-            parts.append(item.SerializeToString())  # type: ignore[union-attr]
-            out.append(b"".join(parts))
-            parts = []
-            flush = False
-    if batch:
-        parts += wire.requests_fields(batch)
-    elif parts and flush:
-        parts.append(wire.FLUSH)
-    else:
-        return out, list(parts)
-    out.append(b"".join(parts))
-    return out, []
 
 
 class BotLink:
@@ -134,7 +94,7 @@ class BotLink:
         self._stream_id = 0
         self._pending: dict[int, asyncio.Future[int]] = {}
         #: what waits for the writer, in order: events, requests, messages, flush marks
-        self._out: list[_Item] = []
+        self._out: list[OutboxItem] = []
         #: something in the outbox other than events (the writer has work)
         self._ready = False
         #: set by whoever gives the idle writer work
@@ -150,6 +110,13 @@ class BotLink:
         self._written = 0
         #: (posted count to reach, future) of the callers of drained()
         self._drain_waiters: list[tuple[int, asyncio.Future[None]]] = []
+        #: answers the current stream may still send (earned by the requests posted to it)
+        self.answer_credit = 0
+        #: a pong is in the outbox, not yet written
+        self._pong_queued = False
+        #: what the bot's streams may send without an answer, and how often it may open one
+        self.idle_budget = TokenBucket(IDLE_MESSAGES_PER_S, IDLE_MESSAGES_BURST)
+        self.stream_budget = TokenBucket(STREAMS_PER_S, STREAMS_BURST)
         self.disconnected_at: float | None = time.monotonic()
         self.connected_event = asyncio.Event()
 
@@ -176,6 +143,8 @@ class BotLink:
         self._stream_id += 1
         self.version = version
         self.concurrency = max(1, concurrency)
+        self.answer_credit = self.concurrency
+        self._pong_queued = False
         self.disconnected_at = None
         self.connected_event.set()
         self._out = []
@@ -218,7 +187,7 @@ class BotLink:
             return
         handler = self._handler
         self.detach(stream_id)
-        log.warning("cut the stream of bot %s: %s", self.name, why)
+        quiet.warning(("cut", self.bot_id, why), "cut the stream of bot %s: %s", self.name, why)
         if handler is not None and handler is not asyncio.current_task():
             handler.cancel()
 
@@ -248,18 +217,36 @@ class BotLink:
 
     def post_request(self, request: bpb.ActionRequest | bytes) -> None:
         """Queue an action request (or its serialized bytes): it goes out with the others
-        pending at the next write."""
+        pending at the next write. The stream earns the right to one more answer."""
         if self._writer is not None:
             self._out.append(RequestBytes(
                 request if isinstance(request, bytes) else request.SerializeToString()))
             self._posted += 1
+            if self.answer_credit < 2 * self.concurrency:
+                self.answer_credit += 1
             if not self._ready:
                 self._wake()
+
+    def post_pong(self, nonce: int) -> None:
+        """Answer a ping, unless a pong is already waiting to go out (a ping flood gets one pong
+        per write, not one each)."""
+        if not self._pong_queued and self._writer is not None:
+            self._pong_queued = True
+            self.post(bpb.ConnectResponse(pong=bpb.Pong(nonce=nonce)))
+
+    def take_answers(self, n: int) -> bool:
+        """The stream sends ``n`` answers: False if that is more than it was asked for (its
+        concurrency to start with, one more per request posted to it, at most twice its
+        concurrency in hand), else they are counted."""
+        if n > self.answer_credit:
+            return False
+        self.answer_credit -= n
+        return True
 
     def flush(self) -> None:
         """Send the events queued so far even if no other message follows them soon."""
         if self._writer is not None and self._out:
-            self._out.append(_FLUSH)
+            self._out.append(FLUSH_MARK)
             self._posted += 1
             if not self._ready:
                 self._wake()
@@ -300,7 +287,7 @@ class BotLink:
                         await asyncio.sleep(0)
                     continue
                 msgs, self._out = encode_outbox(self._out)
-                self._ready = False
+                self._ready = self._pong_queued = False
                 upto = self._posted
                 for msg in msgs:
                     self._write_started = monotonic()

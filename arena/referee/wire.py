@@ -72,3 +72,59 @@ def requests_fields(requests: list[bytes]) -> list[bytes]:
         parts.append(head(REQUESTS_TAG, len(data)))
         parts.append(data)
     return parts
+
+
+class RequestBytes(bytes):
+    """A serialized ActionRequest in an outbox (its type tells it from a framed event)."""
+
+
+class FlushMark:
+    """The outbox mark of a flush: the events queued before it go out even if nothing follows."""
+
+
+FLUSH_MARK = FlushMark()
+#: what an outbox holds, in order: framed events (``bytes``), requests, other messages, flush marks
+OutboxItem = bytes | RequestBytes | bpb.ConnectResponse | FlushMark
+
+
+def encode_outbox(items: list[OutboxItem]) -> tuple[list[bytes], list[OutboxItem]]:
+    """The serialized messages that carry ``items`` (an outbox, in order), and the events left.
+
+    Consecutive action requests share one message (``action_requests``; a lone
+    one goes in ``action_request``); the public events queued among them ride in
+    front of it. Any other message ends the batch and is sent as it is, in its
+    place, with the events queued before it. The events queued after the last of
+    those other messages go in front of the requests queued after it, if any, or
+    alone in a ``Flush`` if a flush mark was queued after it; else they are left
+    for the next message. So every event comes before every message queued after
+    it, and no message is moved across another kind of message.
+    """
+    out: list[bytes] = []
+    parts: list[bytes] = []  # the next message: its events first
+    batch: list[bytes] = []
+    flush = False
+    for item in items:
+        kind = type(item)
+        if kind is bytes:
+            parts.append(item)  # type: ignore[arg-type]
+        elif kind is RequestBytes:
+            batch.append(item)  # type: ignore[arg-type]
+        elif kind is FlushMark:
+            flush = True
+        else:
+            if batch:
+                parts += requests_fields(batch)
+                out.append(b"".join(parts))
+                parts, batch = [], []
+            parts.append(item.SerializeToString())  # type: ignore[union-attr]
+            out.append(b"".join(parts))
+            parts = []
+            flush = False
+    if batch:
+        parts += requests_fields(batch)
+    elif parts and flush:
+        parts.append(FLUSH)
+    else:
+        return out, list(parts)
+    out.append(b"".join(parts))
+    return out, []

@@ -1,0 +1,285 @@
+"""What the gRPC edge holds against hostile peers: bad bytes, too many streams, too many messages.
+
+Every caller is a stranger. What one message, one stream or one peer may cost
+the node is bounded here, and bad input ends its call with a clear status and
+one quiet log line, never a traceback:
+
+* **Undecodable requests.** grpc turns a request deserializer that raises into
+  UNKNOWN and an ERROR line with a traceback. :class:`Lenient` deserializers
+  never raise: bytes that do not decode become a :class:`Malformed` value, and
+  :class:`RequestGuard` (a server interceptor, so every service of the server
+  is covered) ends the call with INVALID_ARGUMENT before the servicer sees it.
+  A handler built with a :class:`Lenient` deserializer of its own (the bot
+  stream) checks for :class:`Malformed` itself.
+* **Streams.** :class:`OpenCount` bounds the bot streams open at once per
+  peer address (an IPv6 peer counts by its /64) and in all
+  (:func:`bot_streams`), and the spectators, per match and in all
+  (:func:`spectators`; :class:`RequestGuard` counts the WatchMatch calls).
+* **Rates.** :class:`TokenBucket` bounds what a bot may send that no request
+  asked for (pings, empty messages) and how often it may open a stream.
+* **Message size.** :func:`receive_cap` sizes the largest request the server
+  reads from the protocol (see its docstring).
+"""
+
+from __future__ import annotations
+
+import inspect
+import ipaddress
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+from urllib.parse import unquote
+
+import grpc
+import grpc.aio
+
+from arena.referee.quietlog import quiet
+
+#: what one ActionReply costs on the wire at most: a request id of 10 bytes and a code of 5, tagged and framed
+REPLY_BYTES = 19
+#: room for a Hello (token, name and version of up to 256 characters each) and a Ping
+HELLO_BYTES = 4096
+#: the smallest receive cap, whatever the concurrency
+MIN_RECEIVE_CAP = 16 * 1024
+
+
+def receive_cap(max_concurrency: int) -> int:
+    """The largest request the node reads, in bytes.
+
+    A bot stream may carry at most twice its concurrency in answers in one
+    message (see ``BotLink.take_answers``), each at most :data:`REPLY_BYTES`,
+    beside a Hello; the ArenaService requests are names, ids and a ruleset of a
+    few hundred bytes. So 4 KiB + 2 x 19 B x ``max_concurrency``, and never under
+    16 KiB: 16 KiB with the default 256 seats a stream, against grpc's 4 MB.
+    """
+    return max(MIN_RECEIVE_CAP, HELLO_BYTES + 2 * REPLY_BYTES * max_concurrency)
+
+
+# ------------------------------------------------------------ bad bytes
+class Malformed:
+    """A request whose bytes did not decode, as a :class:`Lenient` deserializer hands it over."""
+
+    __slots__ = ("reason", "type_name")
+
+    def __init__(self, type_name: str, reason: str) -> None:
+        self.type_name = type_name
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"Malformed({self.type_name!r}, {self.reason!r})"
+
+
+class Lenient:
+    """A request deserializer that never raises: bytes that do not decode become a :class:`Malformed`."""
+
+    __slots__ = ("parse", "type_name")
+
+    def __init__(self, parse: Callable[[bytes], Any]) -> None:
+        self.parse = parse
+        owner = getattr(parse, "__self__", None)  # Message.FromString is bound to its class
+        descriptor = getattr(owner, "DESCRIPTOR", None)
+        self.type_name: str = getattr(descriptor, "name", "") or "request"
+
+    def __call__(self, data: bytes) -> Any:
+        try:
+            return self.parse(data)
+        except Exception as e:  # DecodeError, and whatever else a parser may raise on hostile bytes
+            return Malformed(self.type_name, str(e) or type(e).__name__)
+
+
+def peer_host(peer: str) -> str:
+    """The address a call came from, without its port (``ipv4:10.0.0.7:51234`` -> ``10.0.0.7``);
+    an IPv6 address by its /64, which one machine usually holds whole."""
+    scheme, _, rest = unquote(peer).partition(":")
+    if scheme not in ("ipv4", "ipv6"):
+        return peer
+    host = rest.rsplit(":", 1)[0].strip("[]")
+    if scheme == "ipv6":
+        try:
+            return str(ipaddress.ip_network(f"{host}/64", strict=False))
+        except ValueError:
+            return host
+    return host
+
+
+async def refuse_malformed(context: grpc.aio.ServicerContext[Any, Any], bad: Malformed) -> None:
+    """End the call: INVALID_ARGUMENT, and one quiet log line per kind of message."""
+    quiet.warning(("undecodable", bad.type_name), "refused an undecodable %s from %s: %s",
+                bad.type_name, context.peer(), bad.reason)
+    await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                        f"the {bad.type_name} message did not decode: {bad.reason}")
+
+
+async def _checked(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+    async for request in requests:
+        if type(request) is Malformed:
+            await refuse_malformed(context, request)
+        yield request
+
+
+def _guarded_behavior(behavior: Any, streaming_request: bool) -> Any:
+    """``behavior`` that refuses a Malformed request first, of the same kind (coroutine or
+    async generator) as grpc tells them apart; None for a synchronous one."""
+    if inspect.isasyncgenfunction(behavior):
+        async def stream(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            if streaming_request:
+                request = _checked(request, context)
+            elif type(request) is Malformed:
+                await refuse_malformed(context, request)
+            async for item in behavior(request, context):
+                yield item
+        return stream
+    if inspect.iscoroutinefunction(behavior):
+        async def unary(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            if streaming_request:
+                request = _checked(request, context)
+            elif type(request) is Malformed:
+                await refuse_malformed(context, request)
+            return await behavior(request, context)
+        return unary
+    return None
+
+
+_BEHAVIORS = ("unary_unary", "unary_stream", "stream_unary", "stream_stream")
+
+
+def guard_handler(handler: Any) -> Any:
+    """``handler`` (an ``RpcMethodHandler``) with a lenient deserializer and a behavior that
+    refuses what did not decode; as it is if it is lenient already, or synchronous."""
+    parse = handler.request_deserializer
+    if parse is None or isinstance(parse, Lenient):
+        return handler
+    changes: dict[str, Any] = {}
+    for name in _BEHAVIORS:
+        behavior = getattr(handler, name)
+        if behavior is not None:
+            guarded = _guarded_behavior(behavior, name.startswith("stream"))
+            if guarded is None:
+                return handler
+            changes[name] = guarded
+    return handler._replace(request_deserializer=Lenient(parse), **changes)
+
+
+def _watch_limited(handler: Any, watching: OpenCount) -> Any:
+    """A WatchMatch handler that counts its calls in ``watching``; RESOURCE_EXHAUSTED over the limits."""
+    behavior = handler.unary_stream
+
+    async def watch(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        match_id = getattr(request, "match_id", "")  # a Malformed one is refused inside
+        full = watching.open(match_id)
+        if full is not None:
+            quiet.warning("spectators", "refused a spectator from %s: %s", context.peer(), full)
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, full)
+        try:
+            async for item in behavior(request, context):
+                yield item
+        finally:
+            watching.close(match_id)
+
+    return handler._replace(unary_stream=watch)
+
+
+#: the method whose calls :class:`RequestGuard` counts as spectators
+WATCH_MATCH = "/belote.arena.v1.ArenaService/WatchMatch"
+
+
+class RequestGuard(grpc.aio.ServerInterceptor):
+    """A server interceptor that gives every method :func:`guard_handler`'s protection, and counts
+    the spectators (``watching``; none counted without it)."""
+
+    #: handlers remembered (the registered ones; the table is emptied if it ever grows past this)
+    MAX_HANDLERS = 256
+
+    def __init__(self, watching: OpenCount | None = None) -> None:
+        self.watching = watching
+        self._guarded: dict[int, tuple[Any, Any]] = {}
+
+    async def intercept_service(
+        self, continuation: Callable[[grpc.HandlerCallDetails], Any],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> Any:
+        handler = await continuation(handler_call_details)
+        if handler is None:
+            return None
+        hit = self._guarded.get(id(handler))
+        if hit is None or hit[0] is not handler:
+            if len(self._guarded) >= self.MAX_HANDLERS:
+                self._guarded.clear()
+            guarded = guard_handler(handler)
+            if self.watching is not None and handler_call_details.method == WATCH_MATCH:
+                guarded = _watch_limited(guarded, self.watching)
+            hit = self._guarded[id(handler)] = (handler, guarded)
+        return hit[1]
+
+
+# ------------------------------------------------------------ limits
+class OpenCount:
+    """Calls open now, per key (a peer's address, a match) and in all; one over either limit is refused.
+
+    Only the keys with a call open are kept, so the table is bounded by ``total``.
+    """
+
+    def __init__(self, per_key: int, total: int, *, per_key_full: str, total_full: str) -> None:
+        self.per_key = per_key
+        self.total = total
+        #: why a call is refused, with ``{key}`` and ``{limit}`` in them
+        self.per_key_full = per_key_full
+        self.total_full = total_full
+        self.open_calls = 0
+        self._by_key: dict[str, int] = {}
+
+    def open(self, key: str) -> str | None:
+        """Count a new call for ``key``; None, or why it is refused (and not counted)."""
+        if self.open_calls >= self.total:
+            return self.total_full.format(limit=self.total)
+        held = self._by_key.get(key, 0)
+        if held >= self.per_key:
+            return self.per_key_full.format(key=key, limit=self.per_key)
+        self._by_key[key] = held + 1
+        self.open_calls += 1
+        return None
+
+    def close(self, key: str) -> None:
+        held = self._by_key.get(key, 0)
+        if held <= 1:
+            self._by_key.pop(key, None)
+        else:
+            self._by_key[key] = held - 1
+        self.open_calls = max(0, self.open_calls - 1)
+
+
+def bot_streams(per_peer: int, total: int) -> OpenCount:
+    """The bot streams open at once, per peer address and in all."""
+    return OpenCount(per_peer, total,
+                     per_key_full="{limit} bot streams are open from {key}, the limit per address",
+                     total_full="the node holds its limit of {limit} bot streams")
+
+
+def spectators(per_match: int, total: int) -> OpenCount:
+    """The WatchMatch calls open at once, per match and in all."""
+    return OpenCount(per_match, total, per_key_full="match {key!r} has its limit of {limit} spectators",
+                     total_full="the node has its limit of {limit} spectators")
+
+
+class TokenBucket:
+    """At most ``rate`` events a second on average, ``burst`` at once."""
+
+    __slots__ = ("_at", "_clock", "_tokens", "burst", "rate")
+
+    def __init__(self, rate: float, burst: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.rate = rate
+        self.burst = burst
+        self._clock = clock
+        self._tokens = burst
+        self._at = clock()
+
+    def take(self, n: float = 1.0) -> bool:
+        """Spend ``n`` if there are that many; False (spending nothing) if not."""
+        now = self._clock()
+        tokens = min(self.burst, self._tokens + (now - self._at) * self.rate)
+        self._at = now
+        if tokens < n:
+            self._tokens = tokens
+            return False
+        self._tokens = tokens - n
+        return True
