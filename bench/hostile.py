@@ -74,6 +74,7 @@ from tests.referee.hostile_clients import (  # noqa: E402
     CONNECT,
     OPTIONS,
     Attackers,
+    InChild,
     Plan,
 )
 
@@ -108,7 +109,7 @@ class Attack:
     garbage: int = 0
 
 
-def attacker_main(attack: Attack, stop: Any, out: Any, cpus: list[int] | None) -> None:
+def attacker_main(attack: Attack, cpus: list[int] | None, stop: Any, out: Any) -> None:
     if cpus:
         os.sched_setaffinity(0, cpus)
     os.nice(19)
@@ -269,31 +270,11 @@ def pct(values: list[int], q: float) -> float:
     return round(values[lo] + (values[hi] - values[lo]) * (k - lo), 1)
 
 
-class IssueAttack:
+class IssueAttack(InChild):
     """One of the issue's attacks in a child process, an async context manager like ``Attackers``."""
 
     def __init__(self, attack: Attack, cpus: list[int] | None) -> None:
-        ctx = mp.get_context("spawn")
-        self._stop = ctx.Event()
-        self._out: Any = ctx.Queue()
-        self._proc = ctx.Process(target=attacker_main, args=(attack, self._stop, self._out, cpus),
-                                 daemon=True)
-        self.tally: dict[str, int] = {}
-
-    async def __aenter__(self) -> IssueAttack:
-        self._proc.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        self._stop.set()
-        await asyncio.to_thread(self._end)  # the node's loop goes on serving meanwhile
-
-    def _end(self) -> None:
-        with contextlib.suppress(Exception):
-            self.tally = self._out.get(timeout=60)
-        self._proc.join(10)
-        if self._proc.is_alive():
-            self._proc.terminate()
+        super().__init__(attacker_main, (attack, cpus), "issue-attack")
 
 
 async def run_phase(node: Any, name: str, attack: Any, args: argparse.Namespace, logs: LogCount) -> Phase:

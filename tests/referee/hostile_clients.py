@@ -31,7 +31,7 @@ import random
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 import grpc
 import grpc.aio
@@ -185,7 +185,7 @@ async def attack(plan: Plan, stop: Callable[[], bool], tally: Tally, progress: A
         await strangers.close(grace=None)
 
 
-def _child(plan: Plan, stop: Any, progress: Any, out: Any) -> None:
+def _child(plan: Plan, progress: Any, stop: Any, out: Any) -> None:
     if plan.cpus:
         os.sched_setaffinity(0, plan.cpus)
     with contextlib.suppress(OSError):
@@ -195,28 +195,22 @@ def _child(plan: Plan, stop: Any, progress: Any, out: Any) -> None:
     out.put(dict(tally))
 
 
-class Attackers:
-    """The attack of ``plan`` in a child process: ``async with Attackers(plan) as a: ...; a.tally``."""
+class InChild:
+    """A process that attacks until told to stop, as an async context manager; ``tally`` once it is over
+    (what the child put on its queue)."""
 
-    def __init__(self, plan: Plan) -> None:
+    def __init__(self, target: Any, args: tuple[Any, ...], name: str) -> None:
         ctx = mp.get_context("spawn")
         self._stop = ctx.Event()
-        self._progress = ctx.Value("q", 0)
         self._out: Any = ctx.Queue()
-        self._proc = ctx.Process(target=_child, args=(plan, self._stop, self._progress, self._out),
-                                 daemon=True, name="hostile-clients")
+        self._proc = ctx.Process(target=target, args=(*args, self._stop, self._out), daemon=True, name=name)
         self.tally: dict[str, int] = {}
-
-    @property
-    def calls_ended(self) -> int:
-        value: int = self._progress.value
-        return value
 
     @property
     def alive(self) -> bool:
         return self._proc.is_alive()
 
-    async def __aenter__(self) -> Attackers:
+    async def __aenter__(self) -> Self:
         self._proc.start()
         return self
 
@@ -231,3 +225,16 @@ class Attackers:
         if self._proc.is_alive():
             self._proc.terminate()
             self._proc.join(5)
+
+
+class Attackers(InChild):
+    """The attack of ``plan`` in a child process: ``async with Attackers(plan) as a: ...; a.tally``."""
+
+    def __init__(self, plan: Plan) -> None:
+        self._progress = mp.get_context("spawn").Value("q", 0)
+        super().__init__(_child, (plan, self._progress), "hostile-clients")
+
+    @property
+    def calls_ended(self) -> int:
+        value: int = self._progress.value
+        return value
