@@ -231,6 +231,7 @@ def check_serve(args: argparse.Namespace) -> None:
     check_seconds("--drain", args.drain, MAX_SECONDS, zero=True)
     check_seconds("--absent-timeout", args.absent_timeout, 7 * 24 * MAX_SECONDS, zero=False)
     check_seconds("--hello-timeout", args.hello_timeout, MAX_DEADLINE, zero=False)
+    check_seconds("--refusal-hold", args.refusal_hold, MAX_DEADLINE, zero=True)
     for flag, value in (("--max-concurrency", args.max_concurrency),
                         ("--max-streams-per-address", args.max_streams_per_address),
                         ("--max-streams", args.max_streams),
@@ -297,7 +298,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                           private_reads=args.private_reads)
     limits = Limits(hello_timeout=args.hello_timeout, max_concurrency=args.max_concurrency,
                     max_streams_per_peer=args.max_streams_per_address, max_streams=args.max_streams,
-                    max_watchers_per_match=args.max_watchers_per_match, max_watchers=args.max_watchers)
+                    max_watchers_per_match=args.max_watchers_per_match, max_watchers=args.max_watchers,
+                    refusal_hold=args.refusal_hold)
     settings = NodeSettings(
         listen=args.listen, advertise=args.advertise, data_dir=data, time=tc, capacity=args.capacity,
         lease_s=args.lease, drain_s=args.drain, replace_streams=args.replace_streams, access=access,
@@ -523,6 +525,9 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--max-streams", type=int, default=1024, help="bot streams open at once in all")
     v.add_argument("--max-watchers-per-match", type=int, default=64, help="spectators of one match at once")
     v.add_argument("--max-watchers", type=int, default=1024, help="spectators at once in all")
+    v.add_argument("--refusal-hold", type=float, default=1.0,
+                   help="seconds a refused call waits for its status, so that clients retrying at once "
+                        "slow down (0: none)")
     v.add_argument("--replace-streams", action="store_true",
                    help="a new stream with a connected token takes over (default: refused)")
     v.add_argument("--registration", choices=["admin", "invite", "open"], default="admin",

@@ -22,7 +22,7 @@ from belote_bot import Bot, HeuristicBot, RandomBot, run_async
 
 from arena.records import MatchRecord, TimeControl
 from arena.referee.access import AccessPolicy
-from arena.referee.node import Node, NodeConfig
+from arena.referee.node import Limits, Node, NodeConfig
 from arena.referee.registry import digest, new_token
 from arena.referee.service import start_server, stop_server
 from arena.referee.tls import server_credentials
@@ -71,6 +71,7 @@ class LocalArena:
 async def local_arena(
     data_dir: Path | None = None, time: TimeControl | None = None, listen: str = "127.0.0.1:0", *,
     access: AccessPolicy | None = None, tls: tuple[Path, Path, Path] | None = None,
+    limits: Limits | None = None,
 ) -> AsyncIterator[LocalArena]:
     """Start a node on an ephemeral loopback port; stop it and its bots on exit.
 
@@ -83,7 +84,8 @@ async def local_arena(
     admin = new_token("adm")
     access = access or AccessPolicy(admin_sha256=digest(admin))
     credentials = None if tls is None else server_credentials(tls[0], tls[1])
-    node = Node(NodeConfig(data_dir=data_dir, time=time or TimeControl(), access=access))
+    node = Node(NodeConfig(data_dir=data_dir, time=time or TimeControl(), access=access,
+                           limits=limits or Limits()))
     server, port = await start_server(node, listen, credentials=credentials)
     arena = LocalArena(node, f"127.0.0.1:{port}", admin if access.admin_sha256 == digest(admin) else "",
                        tls_ca=None if tls is None else tls[2])

@@ -329,6 +329,7 @@ BAD_ARGUMENTS: dict[str, tuple[list[str], str]] = {
     "serve: a negative drain": (["serve", "--drain", "-1"], "--drain must be from 0"),
     "serve: no absent timeout": (["serve", "--absent-timeout", "0"], "--absent-timeout must be more than 0"),
     "serve: no Hello time": (["serve", "--hello-timeout", "0"], "--hello-timeout must be more than 0"),
+    "serve: negative refusal hold": (["serve", "--refusal-hold", "-1"], "--refusal-hold must be"),
     "serve: no bot stream allowed": (["serve", "--max-streams", "0"], "--max-streams must be a whole number"),
     "serve: no spectator of a match allowed": (["serve", "--max-watchers-per-match", "-1"],
                                                "--max-watchers-per-match must be a whole number"),

@@ -19,10 +19,16 @@ one quiet log line, never a traceback:
   asked for (pings, empty messages) and how often it may open a stream.
 * **Message size.** :func:`receive_cap` sizes the largest request the server
   reads from the protocol (see its docstring).
+* **Retry storms.** A refusal is cheap, but a client that calls again at once
+  whenever it is refused makes hundreds a second, each a full call for grpc.
+  :class:`Tarpit` holds each refusal a second before its status (as many per
+  address as it may open streams; refused at once past those), so such a
+  client costs the node about one call a second.
 """
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import ipaddress
 import time
@@ -102,39 +108,44 @@ def peer_host(peer: str) -> str:
     return host
 
 
-async def refuse_malformed(context: grpc.aio.ServicerContext[Any, Any], bad: Malformed) -> None:
-    """End the call: INVALID_ARGUMENT, and one quiet log line per kind of message."""
+async def refuse_malformed(context: grpc.aio.ServicerContext[Any, Any], bad: Malformed,
+                           tarpit: Tarpit | None = None) -> None:
+    """End the call: INVALID_ARGUMENT (after the ``tarpit``'s hold), and one quiet log line per kind
+    of message."""
     quiet.warning(("undecodable", bad.type_name), "refused an undecodable %s from %s: %s",
                 bad.type_name, context.peer(), bad.reason)
+    if tarpit is not None:
+        await tarpit.hold(context)
     await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
                         f"the {bad.type_name} message did not decode: {bad.reason}")
 
 
-async def _checked(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+async def _checked(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any],
+                   tarpit: Tarpit | None) -> Any:
     async for request in requests:
         if type(request) is Malformed:
-            await refuse_malformed(context, request)
+            await refuse_malformed(context, request, tarpit)
         yield request
 
 
-def _guarded_behavior(behavior: Any, streaming_request: bool) -> Any:
+def _guarded_behavior(behavior: Any, streaming_request: bool, tarpit: Tarpit | None) -> Any:
     """``behavior`` that refuses a Malformed request first, of the same kind (coroutine or
     async generator) as grpc tells them apart; None for a synchronous one."""
     if inspect.isasyncgenfunction(behavior):
         async def stream(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             if streaming_request:
-                request = _checked(request, context)
+                request = _checked(request, context, tarpit)
             elif type(request) is Malformed:
-                await refuse_malformed(context, request)
+                await refuse_malformed(context, request, tarpit)
             async for item in behavior(request, context):
                 yield item
         return stream
     if inspect.iscoroutinefunction(behavior):
         async def unary(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             if streaming_request:
-                request = _checked(request, context)
+                request = _checked(request, context, tarpit)
             elif type(request) is Malformed:
-                await refuse_malformed(context, request)
+                await refuse_malformed(context, request, tarpit)
             return await behavior(request, context)
         return unary
     return None
@@ -143,9 +154,10 @@ def _guarded_behavior(behavior: Any, streaming_request: bool) -> Any:
 _BEHAVIORS = ("unary_unary", "unary_stream", "stream_unary", "stream_stream")
 
 
-def guard_handler(handler: Any) -> Any:
+def guard_handler(handler: Any, tarpit: Tarpit | None = None) -> Any:
     """``handler`` (an ``RpcMethodHandler``) with a lenient deserializer and a behavior that
-    refuses what did not decode; as it is if it is lenient already, or synchronous."""
+    refuses what did not decode (after the ``tarpit``'s hold); as it is if it is lenient already,
+    or synchronous."""
     parse = handler.request_deserializer
     if parse is None or isinstance(parse, Lenient):
         return handler
@@ -153,7 +165,7 @@ def guard_handler(handler: Any) -> Any:
     for name in _BEHAVIORS:
         behavior = getattr(handler, name)
         if behavior is not None:
-            guarded = _guarded_behavior(behavior, name.startswith("stream"))
+            guarded = _guarded_behavior(behavior, name.startswith("stream"), tarpit)
             if guarded is None:
                 return handler
             changes[name] = guarded
@@ -184,14 +196,15 @@ WATCH_MATCH = "/belote.arena.v1.ArenaService/WatchMatch"
 
 
 class RequestGuard(grpc.aio.ServerInterceptor):
-    """A server interceptor that gives every method :func:`guard_handler`'s protection, and counts
-    the spectators (``watching``; none counted without it)."""
+    """A server interceptor that gives every method :func:`guard_handler`'s protection (holding
+    its refusals in ``tarpit``), and counts the spectators (``watching``; none counted without it)."""
 
     #: handlers remembered (the registered ones; the table is emptied if it ever grows past this)
     MAX_HANDLERS = 256
 
-    def __init__(self, watching: OpenCount | None = None) -> None:
+    def __init__(self, watching: OpenCount | None = None, tarpit: Tarpit | None = None) -> None:
         self.watching = watching
+        self.tarpit = tarpit
         self._guarded: dict[int, tuple[Any, Any]] = {}
 
     async def intercept_service(
@@ -205,7 +218,7 @@ class RequestGuard(grpc.aio.ServerInterceptor):
         if hit is None or hit[0] is not handler:
             if len(self._guarded) >= self.MAX_HANDLERS:
                 self._guarded.clear()
-            guarded = guard_handler(handler)
+            guarded = guard_handler(handler, self.tarpit)
             if self.watching is not None and handler_call_details.method == WATCH_MATCH:
                 guarded = _watch_limited(guarded, self.watching)
             hit = self._guarded[id(handler)] = (handler, guarded)
@@ -255,6 +268,35 @@ def bot_streams(per_peer: int, total: int) -> OpenCount:
                      total_full="the node holds its limit of {limit} bot streams")
 
 
+class Tarpit:
+    """Refusals held ``seconds`` before their status is sent, at most ``per_key`` at once per
+    address and ``total`` in all (past those, :meth:`hold` returns at once).
+
+    A refusal costs the node a whole call, so a client that retries at once
+    whenever it is refused (a retry storm, by malice or by a careless loop)
+    would cost it hundreds of calls a second. Held, it costs a timer, and such a
+    client's pace falls to one call a second per loop. An honest client waits a
+    second longer for an error it would back off from anyway.
+    """
+
+    def __init__(self, seconds: float, per_key: int, total: int) -> None:
+        self.seconds = seconds
+        self._held = OpenCount(per_key, total, per_key_full="", total_full="")
+
+    async def hold(self, context: grpc.aio.ServicerContext[Any, Any], seconds: float | None = None) -> None:
+        """Wait ``seconds`` (the tarpit's own by default) if the caller's address has room."""
+        wait = self.seconds if seconds is None else min(seconds, self.seconds)
+        if wait <= 0:
+            return
+        key = peer_host(context.peer() or "")
+        if self._held.open(key) is not None:
+            return
+        try:
+            await asyncio.sleep(wait)
+        finally:
+            self._held.close(key)
+
+
 def spectators(per_match: int, total: int) -> OpenCount:
     """The WatchMatch calls open at once, per match and in all."""
     return OpenCount(per_match, total, per_key_full="match {key!r} has its limit of {limit} spectators",
@@ -283,3 +325,10 @@ class TokenBucket:
             return False
         self._tokens = tokens - n
         return True
+
+    def wait(self, n: float = 1.0) -> float:
+        """The seconds until ``n`` could be taken (0 when they can now)."""
+        tokens = min(self.burst, self._tokens + (self._clock() - self._at) * self.rate)
+        if tokens >= n:
+            return 0.0
+        return (n - tokens) / self.rate if self.rate > 0 else float("inf")

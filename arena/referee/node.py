@@ -119,6 +119,9 @@ class Limits:
     #: spectators (WatchMatch calls) of one match at once, and in all (the gRPC edge counts them)
     max_watchers_per_match: int = 64
     max_watchers: int = 1024
+    #: seconds a refused call is held before its status, so that a client retrying at once
+    #: whenever it is refused slows down (at most max_streams_per_peer held per address; 0: none)
+    refusal_hold: float = 1.0
 
 
 @dataclass(frozen=True)

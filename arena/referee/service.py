@@ -28,6 +28,7 @@ from arena.referee.guard import (
     Lenient,
     Malformed,
     RequestGuard,
+    Tarpit,
     bot_streams,
     receive_cap,
     spectators,
@@ -49,10 +50,12 @@ class Refused(Exception):
     """Why a bot stream is ended: its status, a sentence for the bot, and the kind of problem
     (one quiet log line per kind)."""
 
-    def __init__(self, code: grpc.StatusCode, why: str, kind: str = "") -> None:
+    def __init__(self, code: grpc.StatusCode, why: str, kind: str = "", hold: float | None = None) -> None:
         super().__init__(why)
         self.code = code
         self.kind = kind or code.name
+        #: seconds the refusal is held before its status is sent (the tarpit's own when None)
+        self.hold = hold
 
 
 class BotServicer(bgrpc.BotServiceServicer):
@@ -65,10 +68,12 @@ class BotServicer(bgrpc.BotServiceServicer):
     second. Each refusal ends the stream with its status and one quiet log line.
     """
 
-    def __init__(self, node: Node) -> None:
+    def __init__(self, node: Node, tarpit: Tarpit | None = None) -> None:
         self.node = node
         limits = node.config.limits
         self.streams = bot_streams(limits.max_streams_per_peer, limits.max_streams)
+        #: where refusals wait before their status
+        self.tarpit = tarpit or Tarpit(limits.refusal_hold, limits.max_streams_per_peer, limits.max_streams)
 
     async def Connect(  # type: ignore[override]  # reads and writes through the context
         self, request_iterator: AsyncIterator[bpb.ConnectRequest], context: Context,
@@ -76,14 +81,39 @@ class BotServicer(bgrpc.BotServiceServicer):
         peer = address_of(context)
         full = self.streams.open(peer)
         if full is not None:
-            await _refuse(context, Refused(grpc.StatusCode.RESOURCE_EXHAUSTED, full, "too many streams"))
-        # counted until the call is over for grpc too (a cut stream's last write may still block)
-        context.add_done_callback(lambda _: self.streams.close(peer))  # type: ignore[arg-type]  # stubs: a class
+            await self._refuse(context, Refused(grpc.StatusCode.RESOURCE_EXHAUSTED, full, "too many streams"))
+        counted = True
+
+        def uncount(_: object = None) -> None:
+            nonlocal counted
+            if counted:
+                counted = False
+                self.streams.close(peer)
+
+        # counted until the call is over for grpc too (a cut stream's last write may still block),
+        # or until it is refused: the tarpit bounds the refused streams it holds by itself
+        context.add_done_callback(uncount)  # type: ignore[arg-type]  # stubs: a class
         try:
             hello = await self._hello(context)
             await self._serve(context, hello)
         except Refused as e:
-            await _refuse(context, e)
+            uncount()
+            await self._refuse(context, e)
+
+    async def _refuse(self, context: Context, refusal: Refused) -> NoReturn:
+        """End the stream with ``refusal``'s status, after the tarpit's hold (but a stream refused
+        for a late Hello has waited already)."""
+        quiet.warning(("refused", refusal.kind), "ended a bot stream from %s: %s (%s)",
+                      context.peer(), refusal, refusal.code.name)
+        if refusal.kind != "late Hello":
+            await self.tarpit.hold(context, refusal.hold)
+        try:
+            await context.abort(refusal.code, str(refusal))
+        except grpc.aio.AbortError:
+            raise
+        except Exception:  # grpc could not send the status: the bot has gone meanwhile
+            raise asyncio.CancelledError() from None
+        raise AssertionError("context.abort returns only by raising")
 
     async def _hello(self, context: Context) -> bpb.Hello:
         timeout = self.node.config.limits.hello_timeout
@@ -110,9 +140,12 @@ class BotServicer(bgrpc.BotServiceServicer):
             entry = self.node.gate.bot_stream(hello.token or token_of(context), address_of(context))
         except AccessError as e:
             raise Refused(status_of(e), str(e), "credential") from None
-        if not self.node.link_for(entry).stream_budget.take():
+        budget = self.node.link_for(entry).stream_budget
+        if not budget.take():
+            # held until the bot may open its next one (the tarpit's hold at most)
             raise Refused(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                          f"bot {entry.name} opens streams too often: wait a second", "stream rate")
+                          f"bot {entry.name} opens streams too often: wait a second", "stream rate",
+                          hold=budget.wait())
         concurrency = min(hello.concurrency or 1, self.node.config.limits.max_concurrency)
         # the headers go now, alone: a status sent while the link's first write is in flight would
         # carry them too, and grpc refuses a second batch of headers (the bot would get no status)
@@ -175,18 +208,6 @@ class BotServicer(bgrpc.BotServiceServicer):
                 await asyncio.sleep(0)  # one stream's batch never holds the others up for long
 
 
-async def _refuse(context: Context, refusal: Refused) -> NoReturn:
-    quiet.warning(("refused", refusal.kind), "ended a bot stream from %s: %s (%s)",
-                  context.peer(), refusal, refusal.code.name)
-    try:
-        await context.abort(refusal.code, str(refusal))
-    except grpc.aio.AbortError:
-        raise
-    except Exception:  # grpc could not send the status: the bot has gone meanwhile
-        raise asyncio.CancelledError() from None
-    raise AssertionError("context.abort returns only by raising")
-
-
 def _add_bot_service(servicer: BotServicer, server: grpc.aio.Server) -> None:
     """``bgrpc.add_BotServiceServicer_to_server`` with a pass-through response serializer.
 
@@ -226,15 +247,18 @@ async def start_server(
     """
     limits = node.config.limits
     quiet_grpc_logs()
-    guard = RequestGuard(spectators(limits.max_watchers_per_match, limits.max_watchers))
+    tarpit = Tarpit(limits.refusal_hold, limits.max_streams_per_peer, limits.max_streams)
+    guard = RequestGuard(spectators(limits.max_watchers_per_match, limits.max_watchers), tarpit)
     server = grpc.aio.server(interceptors=[guard], options=[
         ("grpc.keepalive_time_ms", 20_000),
         ("grpc.keepalive_timeout_ms", 10_000),
         ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.max_receive_message_length", receive_cap(limits.max_concurrency)),
+        ("grpc.http2.lookahead_bytes", receive_cap(limits.max_concurrency)),
+        ("grpc.http2.bdp_probe", 0),
     ], maximum_concurrent_rpcs=limits.max_streams + 2 * limits.max_watchers)
-    _add_bot_service(BotServicer(node), server)
+    _add_bot_service(BotServicer(node, tarpit), server)
     agrpc.add_ArenaServiceServicer_to_server(arena or ArenaServicer(node), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

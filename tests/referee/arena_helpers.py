@@ -26,13 +26,16 @@ from belote_bot.client import Client
 from arena.harness import LocalArena
 from arena.records import MatchRecord, TimeControl
 from arena.referee.convert import result_to_proto
-from arena.referee.node import Node, NodeConfig
+from arena.referee.node import Limits, Node, NodeConfig
 from arena.referee.service import start_server, stop_server
 from arena.referee.sessions import BotLink
 
 #: a clock small enough that a late bot costs a fraction of a second, and loose enough that a
 #: prompt bot on a loaded two-core machine is never late
 FAST = TimeControl(deadline=0.2, time_bank=0.5, max_strikes=3, grace=0.5)
+#: the default limits, but refusals answered at once: for a test that is refused many times in a
+#: row to check the status, not the tarpit (test_limits tests the hold)
+NO_HOLD = Limits(refusal_hold=0.0)
 
 
 def arun(coro: Coroutine[Any, Any, Any], timeout: float = 30.0) -> Any:

@@ -65,6 +65,8 @@ class Plan:
     seed: int = 0
     #: the CPUs the attackers' process may run on (all when empty)
     cpus: tuple[int, ...] = ()
+    #: the moves each hostile bot goes round
+    moves: tuple[str, ...] = MOVES
 
 
 Tally = Counter[str]
@@ -103,7 +105,7 @@ async def hostile_bot(plan: Plan, token: str, rng: random.Random, tally: Tally) 
     ping = bpb.ConnectRequest(ping=bpb.Ping(nonce=2**64 - 1)).SerializeToString()
     async with grpc.aio.insecure_channel(plan.address, options=OPTIONS) as channel:
         for turn in range(1 << 62):
-            move = MOVES[turn % len(MOVES)]
+            move = plan.moves[turn % len(plan.moves)]
             call = _raw(channel)
             try:
                 if move == "silent":

@@ -23,9 +23,10 @@ from arena.credentials import ADMIN_FILE, node_admin_token
 from arena.harness import LocalArena, local_arena
 from arena.referee.access import AccessPolicy, Registration, SlidingWindow
 from arena.referee.live import MatchState
+from arena.referee.node import Limits
 from arena.referee.registry import digest, new_token
 
-from .arena_helpers import FAST, DelayBot, RawStream, arena_stub, arun, connect_client, until
+from .arena_helpers import FAST, NO_HOLD, DelayBot, RawStream, arena_stub, arun, connect_client, until
 
 pytestmark = pytest.mark.security
 
@@ -44,9 +45,10 @@ async def code_of(call: Awaitable[Any]) -> grpc.StatusCode:
     return grpc.StatusCode.OK
 
 
-def on_arena(body: Callable[[LocalArena], Awaitable[None]], **fields: Any) -> None:
+def on_arena(body: Callable[[LocalArena], Awaitable[None]], limits: Limits | None = None,
+             **fields: Any) -> None:
     async def main() -> None:
-        async with local_arena(time=FAST, access=policy(**fields)) as arena:
+        async with local_arena(time=FAST, access=policy(**fields), limits=limits) as arena:
             await body(arena)
 
     arun(main())
@@ -190,7 +192,7 @@ def test_wrong_credentials_are_throttled_per_address_but_a_known_token_still_con
         conn = await connect_client(arena.node, arena.address, RandomBot(1), "alpha", token=token)
         await conn.disconnect()
 
-    on_arena(body, failures_per_window=5)
+    on_arena(body, failures_per_window=5, limits=NO_HOLD)
 
 
 def test_a_sliding_window_forgets_what_is_older_than_the_window() -> None:

@@ -33,7 +33,7 @@ from arena.referee import quietlog
 from arena.referee.guard import TokenBucket
 from arena.referee.node import Node, NodeConfig
 
-from .arena_helpers import RawStream, arun, connect_client, link_of, node_server, until
+from .arena_helpers import NO_HOLD, RawStream, arun, connect_client, link_of, node_server, until
 from .fuzz_messages import garbage, messages, sample
 from .hostile_clients import CONNECT, LOST, OPTIONS
 
@@ -179,7 +179,8 @@ def test_ten_thousand_hostile_messages_leave_the_node_serving_and_the_honest_mat
     statuses: Counter[str] = Counter()
 
     async def main() -> tuple[MatchRecord, list[MatchRecord], int]:
-        async with node_server(NodeConfig()) as (node, address):
+        # the fuzz is about messages, not their rate: refusals are answered at once
+        async with node_server(NodeConfig(limits=NO_HOLD)) as (node, address):
             # the match the fuzz must not change, played quiet by bots of the same seeds
             ref = [await connect_client(node, address, HeuristicBot(1), "ref-a"),
                    await connect_client(node, address, RandomBot(2), "ref-b")]
@@ -256,7 +257,8 @@ def test_bytes_that_do_not_decode_are_invalid_argument_on_every_method(
     method: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     async def main() -> list[grpc.StatusCode]:
-        async with node_server(NodeConfig()) as (_, address), grpc.aio.insecure_channel(address) as channel:
+        async with node_server(NodeConfig(limits=NO_HOLD)) as (_, address), \
+                grpc.aio.insecure_channel(address) as channel:
             codes = []
             for _ in range(5):
                 if method == CONNECT:

@@ -52,14 +52,15 @@ def p99(values: list[int]) -> int:
     return values[min(len(values) - 1, int(len(values) * 0.99))]
 
 
-#: what the node logs when a limit is reached: the attack must reach each one
+#: what the node logs when a limit is reached: the attack must reach each one (not the stream rate:
+#: each refusal is held a second, so a bot that reconnects at once opens a stream a second at most,
+#: under its rate; test_limits tests that limit)
 LIMITS = (
     "more answers than requests",  # a batch of unasked answers, or a trickle of them
     "without an answer",  # a ping flood
     "undecodable ConnectRequest",
     "no Hello within",
     "limit per address",
-    "opens streams too often",
     "refused an undecodable",  # ArenaService
 )
 
@@ -93,7 +94,8 @@ def test_an_honest_match_keeps_its_pace_while_four_hostile_bots_attack(
     about 1 ms on loopback, so 2x is a millisecond, which a loaded CI machine's scheduler moves by
     itself (one time slice of another process is 4-10 ms) whatever the node does; 20 ms is 2% of
     the 1 s a decision has. No honest seat gets a strike, and the honest streams are never cut.
-    (Here: 0.6-1.0 ms quiet, 1.4-3.0 ms under attack.)"""
+    (Here, since refusals are held: 0.6-1.0 ms quiet, 1.0-2.4 ms under attack, 1.0-3.0x; 1.4-3.0 ms
+    before, when the attackers made 3,000 calls in a run instead of 300.)"""
     async def main() -> None:
         # a short Hello timeout, so the silent streams end (and come back) within the run
         async with node_server(NodeConfig(limits=Limits(hello_timeout=1.0))) as (node, address):

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,8 @@ from .arena_helpers import (
 )
 
 pytestmark = pytest.mark.reliability
+
+GET_MATCH = "/belote.arena.v1.ArenaService/GetMatch"
 
 
 async def welcomed(address: str, token: str, concurrency: int = 4) -> RawStream:
@@ -155,7 +158,7 @@ def test_a_stream_ended_while_its_welcome_is_on_its_way_still_gets_its_status() 
                 await stream.close()
             await until(lambda: not link.connected, what="the stream to end")
 
-    on_node(body)
+    on_node(body, refusal_hold=0.0)
 
 
 def test_a_message_larger_than_the_protocol_needs_is_resource_exhausted() -> None:
@@ -348,6 +351,111 @@ def test_a_bot_that_opens_streams_too_often_is_resource_exhausted() -> None:
     on_node(body)
 
 
+# ------------------------------------------------------------ retry storms
+async def _refused_in(call: Any) -> tuple[grpc.StatusCode, float]:
+    """``call``'s status and the seconds it took."""
+    start = time.monotonic()
+    code = await call()
+    return code, time.monotonic() - start
+
+
+def test_a_client_that_retries_at_once_whenever_it_is_refused_waits_the_hold_each_time() -> None:
+    """A refusal is held before its status, on the bot stream and on ArenaService, so a client
+    that retries at once (a reconnect storm) makes one call a hold; the node serves others meanwhile."""
+    hold = 0.4
+
+    async def bad_stream(address: str) -> grpc.StatusCode:
+        stream = RawStream(address)
+        try:
+            await stream.hello("not-a-token")
+            return await stream.status()
+        finally:
+            await stream.close()
+
+    async def garbage(channel: grpc.aio.Channel) -> grpc.StatusCode:
+        call: Any = channel.unary_unary(GET_MATCH, request_serializer=None, response_deserializer=None)
+        try:
+            await call(b"\xff\xff\xff", timeout=10)
+        except grpc.aio.AioRpcError as e:
+            return e.code()
+        return grpc.StatusCode.OK
+
+    async def body(node: Node, address: str) -> None:
+        node.register_bot("alpha")
+        async with arena_stub(address) as stub, grpc.aio.insecure_channel(address) as channel:
+            for _ in range(3):
+                held = asyncio.ensure_future(_refused_in(lambda: bad_stream(address)))
+                await asyncio.sleep(0.05)
+                # while the refusal is held, an honest call is answered
+                answered = asyncio.ensure_future(stub.ListBots(apb.ListBotsRequest()))
+                await asyncio.wait_for(asyncio.shield(answered), hold)
+                assert [b.name for b in answered.result().bots] == ["alpha"]
+                code, took = await held
+                assert code == grpc.StatusCode.UNAUTHENTICATED and took >= hold * 0.9, (code, took)
+                code, took = await _refused_in(lambda: garbage(channel))
+                assert code == grpc.StatusCode.INVALID_ARGUMENT and took >= hold * 0.9, (code, took)
+
+    on_node(body, refusal_hold=hold)
+
+
+def test_refusals_past_what_one_address_may_have_held_come_at_once() -> None:
+    """The tarpit holds as many refusals per address as it may open streams; the rest are answered
+    at once, so holding costs the node a bounded number of timers."""
+    async def refused(address: str) -> tuple[grpc.StatusCode, float]:
+        stream = RawStream(address)
+        try:
+            return await _refused_in(lambda: _hello_then_status(stream))
+        finally:
+            await stream.close()
+
+    async def _hello_then_status(stream: RawStream) -> grpc.StatusCode:
+        await stream.hello("not-a-token")
+        return await stream.status(timeout=30)
+
+    async def body(node: Node, address: str) -> None:
+        results = await asyncio.gather(*(refused(address) for _ in range(6)))
+        # wrong tokens, past the few an address may try in a row: throttled
+        assert {code for code, _ in results} <= {grpc.StatusCode.UNAUTHENTICATED,
+                                                 grpc.StatusCode.RESOURCE_EXHAUSTED}, results
+        times = sorted(took for _, took in results)
+        assert all(t >= 4.5 for t in times[3:]), times  # three held for the whole hold
+        assert all(t < 2.0 for t in times[:3]), times  # three refused at once
+
+    on_node(body, refusal_hold=5.0, max_streams_per_peer=3)
+
+
+def test_a_stream_refused_for_its_rate_is_held_only_until_the_bot_may_open_one() -> None:
+    async def body(node: Node, address: str) -> None:
+        _, token = node.register_bot("alpha")
+        link = link_of(node, "alpha")
+        link.stream_budget = TokenBucket(rate=2.0, burst=1)  # one now, the next in half a second
+        stream = await welcomed(address, token)
+        await stream.close()
+        await until(lambda: not link.connected, what="the stream to end")
+        stream = RawStream(address)
+        try:
+            await stream.hello(token)
+            code, took = await _refused_in(stream.status)
+            assert code == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert 0.2 <= took < 3.0, took  # about half a second, not the tarpit's 10
+        finally:
+            await stream.close()
+
+    on_node(body, refusal_hold=10.0)
+
+
+def test_a_token_bucket_says_when_it_could_give_again() -> None:
+    now = [0.0]
+    bucket = TokenBucket(rate=2.0, burst=1, clock=lambda: now[0])
+    assert bucket.wait() == 0.0 and bucket.take()
+    assert bucket.wait() == 0.5 and not bucket.take()
+    now[0] = 0.25
+    assert bucket.wait() == 0.25
+    now[0] = 1.0
+    assert bucket.wait() == 0.0
+    assert TokenBucket(rate=0.0, burst=0).wait() == float("inf")
+
+
 # ------------------------------------------------------------ spectators
 async def _watch(address: str, match_id: str) -> tuple[grpc.aio.Channel, Any]:
     channel = grpc.aio.insecure_channel(address)
@@ -397,7 +505,7 @@ def test_refusals_are_logged_once_per_kind_without_traceback(
             await stream.close()
 
     with caplog.at_level(logging.INFO):
-        on_node(body)
+        on_node(body, refusal_hold=0.0)
     lines = [r for r in caplog.records if "unknown or revoked credential" in r.getMessage()]
     assert len(lines) == 1
     # (asyncio may report grpc's poller of an earlier test's closed loop: not this node's doing)
@@ -413,7 +521,7 @@ def test_serve_takes_the_limits_from_its_flags(tmp_path: Path) -> None:
     try:
         proc = procs.spawn("node", [
             sys.executable, "-m", "arena.cli", "serve", "--listen", "127.0.0.1:0", "--data-dir",
-            str(tmp_path / "data"), "--hello-timeout", "0.5",
+            str(tmp_path / "data"), "--hello-timeout", "0.5", "--refusal-hold", "2.5",
             "--max-concurrency", "3", "--max-streams-per-address", "2"])
         node = procs.ready(NodeProc(proc.name, proc.popen, proc.log))
         token = register_bots(node.address, ["alpha"])["alpha"]
@@ -427,6 +535,11 @@ def test_serve_takes_the_limits_from_its_flags(tmp_path: Path) -> None:
                     assert [(b.name, b.concurrency) for b in bots] == [("alpha", 3)]
                 code, details = await ended(silent)
                 assert code == grpc.StatusCode.INVALID_ARGUMENT and "within 0.5 s" in details
+                stranger = RawStream(node.address)
+                await stranger.hello("not-a-token")
+                code, took = await _refused_in(stranger.status)
+                await stranger.close()
+                assert code == grpc.StatusCode.UNAUTHENTICATED and took >= 2.2, (code, took)
                 third = [RawStream(node.address) for _ in range(2)]
                 codes = [await ended(s) for s in third]  # with alpha's stream, one too many
                 assert any(c == grpc.StatusCode.RESOURCE_EXHAUSTED and "limit per address" in d
