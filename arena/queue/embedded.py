@@ -32,7 +32,7 @@ from arena.queue.broker import (
     LeaseLost,
     stored_tournament,
 )
-from arena.queue.elo import INITIAL_RATING, elo_update
+from arena.ratings.elo import INITIAL_RATING, elo_update
 from arena.tournament import MatchJob, MatchResult, TournamentSpec, TournamentState
 
 log = logging.getLogger(__name__)

@@ -54,7 +54,6 @@ from arena.queue.broker import (
     LeaseLost,
     stored_tournament,
 )
-from arena.queue.elo import INITIAL_RATING
 from arena.queue.keys import DEFAULT_PREFIX, GAMES_FIELD, RATING_FIELD, Keys
 from arena.queue.redis_scripts import (
     LUA_DROP,
@@ -66,6 +65,7 @@ from arena.queue.redis_scripts import (
     LUA_SET_STATE,
     LUA_WRITE_RESULT,
 )
+from arena.ratings.elo import INITIAL_RATING
 from arena.tournament import MatchJob, MatchResult, TournamentSpec, TournamentState
 
 log = logging.getLogger(__name__)

@@ -1,4 +1,4 @@
-"""The online Elo update applied with each result (the Redis backend does the same in Lua).
+"""The online Elo update applied with each result, per pool (the Redis backend does the same in Lua).
 
 Logistic Elo: team 0's expected score against team 1 is
 ``1 / (1 + 10 ** ((r1 - r0) / 400))``; each side moves by ``k * (score - expected)``.

@@ -1,0 +1,20 @@
+"""Ratings: online Elo per pool, Bradley-Terry maximum likelihood with intervals, from pair counts.
+
+Pure and typed: no I/O, no clock. The store (:mod:`arena.queue`) keeps, per
+pool, the online Elo and the pair counts (wins, draws and losses per pair of
+bots), updated in the same atomic step that writes a result; the leaderboard
+is computed from those counts, never by re-reading results.
+"""
+
+from arena.ratings.elo import INITIAL_RATING, elo_update, expected_score
+from arena.ratings.pools import TOURNAMENT_PREFIX, pools_of, preset_pool, tournament_pool
+
+__all__ = [
+    "INITIAL_RATING",
+    "TOURNAMENT_PREFIX",
+    "elo_update",
+    "expected_score",
+    "pools_of",
+    "preset_pool",
+    "tournament_pool",
+]
