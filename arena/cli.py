@@ -27,6 +27,7 @@ from arena.engine.record import (
 )
 from arena.engine.rules import spec_from_text
 from arena.engine.scoring import DealOutcome
+from arena.rankings_cli import add_parser as add_rankings_parser
 from arena.records import BOT_NAME_RULE, MAX_DEALS, valid_bot_name
 from arena.tournament.spec import MAX_ROUNDS
 from arena.tournament_cli import TournamentCliError, add_verify_parser
@@ -576,6 +577,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.set_defaults(func=cmd_match)
 
     add_verify_parser(sub)
+    add_rankings_parser(sub)
     return p
 
 

@@ -68,15 +68,15 @@ def _remote(args: argparse.Namespace) -> Remote:
     return Remote(args.address, token, credentials=credentials)
 
 
-def _call(args: argparse.Namespace, method: str, **fields: Any) -> Any:
+def _call(args: argparse.Namespace, rpc: str, /, **fields: Any) -> Any:
     from belote.arena.v1 import arena_service_pb2 as apb
 
     from arena.remote import RemoteError
 
-    request = getattr(apb, f"{method}Request")(**fields)
+    request = getattr(apb, f"{rpc}Request")(**fields)
     try:
         with _remote(args) as remote:
-            return remote.call(method, request)
+            return remote.call(rpc, request)
     except RemoteError as e:
         raise TournamentCliError(str(e)) from None
 

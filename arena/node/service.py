@@ -24,7 +24,9 @@ from belote.arena.v1 import arena_service_pb2 as apb
 from arena.engine import EngineError
 from arena.engine.dealing import commitment, derive_seed
 from arena.engine.rules import spec_from_text
+from arena.node.rankings import BadRequest, Rankings, UnknownPool
 from arena.queue import Broker, BrokerError
+from arena.ratings.leaderboard import Leaderboard
 from arena.referee.arena_service import ArenaServicer, summary_to_proto
 from arena.referee.edge import EDGE_ERRORS, Context, abort
 from arena.referee.node import FailedPrecondition, InvalidArgument, Node, NotFound
@@ -46,10 +48,12 @@ GIVEN_SEED = "its seed was given by the caller, so its deals were known in advan
 
 
 class ClusterArenaServicer(ArenaServicer):
-    def __init__(self, node: Node, broker: Broker, tournaments: Tournaments, secret: str) -> None:
+    def __init__(self, node: Node, broker: Broker, tournaments: Tournaments, secret: str,
+                 rankings: Rankings | None = None) -> None:
         super().__init__(node)
         self.broker = broker
         self.tournaments = tournaments
+        self.rankings = rankings or Rankings(broker)
         self._secret = secret or secrets.token_hex(32)
 
     async def _queue(self, context: Context, call: Callable[..., _T], *args: Any) -> _T:
@@ -62,9 +66,31 @@ class ClusterArenaServicer(ArenaServicer):
             await context.abort(grpc.StatusCode.ALREADY_EXISTS, str(e))
         except (TournamentError, EngineError) as e:
             await abort(context, InvalidArgument(str(e)))
+        except UnknownPool as e:
+            await abort(context, NotFound(str(e)))
+        except BadRequest as e:
+            await abort(context, InvalidArgument(str(e)))
         except BrokerError as e:
             await context.abort(grpc.StatusCode.UNAVAILABLE, f"the tournament queue: {e}")
         raise AssertionError("context.abort returns only by raising")
+
+    # ------------------------------------------------------------ rankings
+    async def GetLeaderboard(
+        self, request: apb.GetLeaderboardRequest, context: Context,
+    ) -> apb.GetLeaderboardResponse:
+        await self.reader(context)
+        board = await self._queue(context, self.rankings.leaderboard, request.pool, request.method or "bt",
+                                  request.offset, request.limit)
+        pools = await self._queue(context, self.rankings.pools)
+        return leaderboard_to_proto(board, pools)
+
+    async def GetBot(self, request: apb.GetBotRequest, context: Context) -> apb.GetBotResponse:
+        await self.reader(context)
+        reply = await self.bot_reply(request.name, context)
+        ratings = await self._queue(context, self.rankings.bot, request.name)
+        reply.ratings.extend(apb.BotRating(pool=r.pool, rating=r.rating, low=r.low, high=r.high, rank=r.rank,
+                                           elo=r.elo, games=r.games) for r in ratings)
+        return reply
 
     # ------------------------------------------------- duplicate legs and records
     def _sealed(self, match_id: str) -> bool:
@@ -264,3 +290,16 @@ def standing_to_proto(s: Standing, duplicate: bool) -> apb.Standing:
     if s.buchholz is not None:
         msg.buchholz = s.buchholz
     return msg
+
+
+def leaderboard_to_proto(board: Leaderboard, pools: list[str]) -> apb.GetLeaderboardResponse:
+    reply = apb.GetLeaderboardResponse(pool=board.pool, method=board.method, total=board.total,
+                                       offset=board.offset, pools=pools)
+    for e in board.entries:
+        entry = reply.entries.add(rank=e.rank, bot=e.bot, rating=e.rating, games=e.games, wins=e.wins,
+                                  draws=e.draws, losses=e.losses, score=e.score)
+        if e.low is not None and e.high is not None:
+            entry.low, entry.high = e.low, e.high
+        if e.los_next is not None:
+            entry.los_next = e.los_next
+    return reply

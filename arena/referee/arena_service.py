@@ -22,7 +22,7 @@ from arena.engine.rules import spec_from_text
 from arena.referee.access import AccessError, Caller, PermissionDenied, Role, Unauthenticated
 from arena.referee.convert import result_to_proto
 from arena.referee.edge import EDGE_ERRORS, Context, abort, address_of, token_of
-from arena.referee.node import InvalidArgument, MatchSummary, Node, NotFound
+from arena.referee.node import BotStatus, InvalidArgument, MatchSummary, Node, NotFound
 
 
 def summary_to_proto(summary: MatchSummary) -> apb.MatchSummary:
@@ -34,6 +34,15 @@ def summary_to_proto(summary: MatchSummary) -> apb.MatchSummary:
     if summary.result is not None:
         msg.result.CopyFrom(result_to_proto(summary.result, summary.deals_played))
     return msg
+
+
+#: the matches GetBot lists, newest first
+RECENT_MATCHES = 20
+
+
+def bot_to_proto(b: BotStatus) -> apb.BotInfo:
+    return apb.BotInfo(bot_id=b.bot_id, name=b.name, connected=b.connected, version=b.version,
+                       concurrency=b.concurrency, seats_in_use=b.seats_in_use, revoked=b.revoked)
 
 
 class ArenaServicer(agrpc.ArenaServiceServicer):
@@ -116,11 +125,26 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
         self, request: apb.ListBotsRequest, context: Context,
     ) -> apb.ListBotsResponse:
         await self.reader(context)
-        return apb.ListBotsResponse(bots=[
-            apb.BotInfo(bot_id=b.bot_id, name=b.name, connected=b.connected, version=b.version,
-                        concurrency=b.concurrency, seats_in_use=b.seats_in_use, revoked=b.revoked)
-            for b in self.node.bots()
-        ])
+        return apb.ListBotsResponse(bots=[bot_to_proto(b) for b in self.node.bots()])
+
+    async def GetBot(self, request: apb.GetBotRequest, context: Context) -> apb.GetBotResponse:
+        """What the node knows of the bot and its latest matches here (a node alone rates no one)."""
+        await self.reader(context)
+        return await self.bot_reply(request.name, context)
+
+    async def bot_reply(self, name: str, context: Context) -> apb.GetBotResponse:
+        status = next((b for b in self.node.bots() if b.name == name), None)
+        if status is None:
+            await abort(context, NotFound(f"no bot named {name!r}"))
+        recent = [summary_to_proto(s) for s in reversed(self.node.summaries()) if name in s.players]
+        return apb.GetBotResponse(bot=bot_to_proto(status), recent_matches=recent[:RECENT_MATCHES])
+
+    async def GetLeaderboard(
+        self, request: apb.GetLeaderboardRequest, context: Context,
+    ) -> apb.GetLeaderboardResponse:
+        await context.abort(grpc.StatusCode.UNIMPLEMENTED,
+                            "this node runs alone, with no results to rate from: ask a node of a cluster")
+        raise AssertionError("context.abort returns only by raising")
 
     # ------------------------------------------------------------ matches
     async def StartMatch(

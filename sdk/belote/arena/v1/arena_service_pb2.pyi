@@ -1039,3 +1039,231 @@ class ResumeTournamentResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ResumeTournamentResponse: _TypeAlias = ResumeTournamentResponse  # noqa: Y015
+
+@_typing.final
+class GetLeaderboardRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POOL_FIELD_NUMBER: _builtins.int
+    METHOD_FIELD_NUMBER: _builtins.int
+    OFFSET_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    pool: _builtins.str
+    """A ruleset preset ("classic", "coinche", ...: rated tournaments of that
+    preset) or "tournament:<id>" (that tournament alone); "" for the pool
+    with the most games.
+    """
+    method: _builtins.str
+    """"bt" (the default: Bradley-Terry with intervals) or "elo" (online)."""
+    offset: _builtins.int
+    """The rank to start after (0: from the top) and how many bots (0: 50; at
+    most 200).
+    """
+    limit: _builtins.int
+    def __init__(
+        self,
+        *,
+        pool: _builtins.str = ...,
+        method: _builtins.str = ...,
+        offset: _builtins.int = ...,
+        limit: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["limit", b"limit", "method", b"method", "offset", b"offset", "pool", b"pool"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetLeaderboardRequest: _TypeAlias = GetLeaderboardRequest  # noqa: Y015
+
+@_typing.final
+class LeaderboardEntry(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RANK_FIELD_NUMBER: _builtins.int
+    BOT_FIELD_NUMBER: _builtins.int
+    RATING_FIELD_NUMBER: _builtins.int
+    LOW_FIELD_NUMBER: _builtins.int
+    HIGH_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    WINS_FIELD_NUMBER: _builtins.int
+    DRAWS_FIELD_NUMBER: _builtins.int
+    LOSSES_FIELD_NUMBER: _builtins.int
+    SCORE_FIELD_NUMBER: _builtins.int
+    LOS_NEXT_FIELD_NUMBER: _builtins.int
+    rank: _builtins.int
+    bot: _builtins.str
+    rating: _builtins.float
+    low: _builtins.float
+    """The 95% interval of the rating; unset for the online Elo."""
+    high: _builtins.float
+    games: _builtins.int
+    wins: _builtins.int
+    draws: _builtins.int
+    losses: _builtins.int
+    score: _builtins.float
+    """Points per game: 1 a win, 1/2 a draw."""
+    los_next: _builtins.float
+    """The likelihood that this bot is stronger than the next one down; unset
+    for the last and for the online Elo.
+    """
+    def __init__(
+        self,
+        *,
+        rank: _builtins.int = ...,
+        bot: _builtins.str = ...,
+        rating: _builtins.float = ...,
+        low: _builtins.float | None = ...,
+        high: _builtins.float | None = ...,
+        games: _builtins.int = ...,
+        wins: _builtins.int = ...,
+        draws: _builtins.int = ...,
+        losses: _builtins.int = ...,
+        score: _builtins.float = ...,
+        los_next: _builtins.float | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_high", b"_high", "_los_next", b"_los_next", "_low", b"_low", "high", b"high", "los_next", b"los_next", "low", b"low"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_high", b"_high", "_los_next", b"_los_next", "_low", b"_low", "bot", b"bot", "draws", b"draws", "games", b"games", "high", b"high", "los_next", b"los_next", "losses", b"losses", "low", b"low", "rank", b"rank", "rating", b"rating", "score", b"score", "wins", b"wins"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__high: _TypeAlias = _typing.Literal["high"]  # noqa: Y015
+    _WhichOneofArgType__high: _TypeAlias = _typing.Literal["_high", b"_high"]  # noqa: Y015
+    _WhichOneofReturnType__los_next: _TypeAlias = _typing.Literal["los_next"]  # noqa: Y015
+    _WhichOneofArgType__los_next: _TypeAlias = _typing.Literal["_los_next", b"_los_next"]  # noqa: Y015
+    _WhichOneofReturnType__low: _TypeAlias = _typing.Literal["low"]  # noqa: Y015
+    _WhichOneofArgType__low: _TypeAlias = _typing.Literal["_low", b"_low"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__high) -> _WhichOneofReturnType__high | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__los_next) -> _WhichOneofReturnType__los_next | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__low) -> _WhichOneofReturnType__low | None: ...
+
+Global___LeaderboardEntry: _TypeAlias = LeaderboardEntry  # noqa: Y015
+
+@_typing.final
+class GetLeaderboardResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POOL_FIELD_NUMBER: _builtins.int
+    METHOD_FIELD_NUMBER: _builtins.int
+    TOTAL_FIELD_NUMBER: _builtins.int
+    OFFSET_FIELD_NUMBER: _builtins.int
+    ENTRIES_FIELD_NUMBER: _builtins.int
+    POOLS_FIELD_NUMBER: _builtins.int
+    pool: _builtins.str
+    method: _builtins.str
+    total: _builtins.int
+    """Bots in the pool; entries holds those from offset on."""
+    offset: _builtins.int
+    @_builtins.property
+    def entries(self) -> _containers.RepeatedCompositeFieldContainer[Global___LeaderboardEntry]: ...
+    @_builtins.property
+    def pools(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Every pool there is."""
+
+    def __init__(
+        self,
+        *,
+        pool: _builtins.str = ...,
+        method: _builtins.str = ...,
+        total: _builtins.int = ...,
+        offset: _builtins.int = ...,
+        entries: _abc.Iterable[Global___LeaderboardEntry] | None = ...,
+        pools: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entries", b"entries", "method", b"method", "offset", b"offset", "pool", b"pool", "pools", b"pools", "total", b"total"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetLeaderboardResponse: _TypeAlias = GetLeaderboardResponse  # noqa: Y015
+
+@_typing.final
+class GetBotRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetBotRequest: _TypeAlias = GetBotRequest  # noqa: Y015
+
+@_typing.final
+class BotRating(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POOL_FIELD_NUMBER: _builtins.int
+    RATING_FIELD_NUMBER: _builtins.int
+    LOW_FIELD_NUMBER: _builtins.int
+    HIGH_FIELD_NUMBER: _builtins.int
+    RANK_FIELD_NUMBER: _builtins.int
+    ELO_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    pool: _builtins.str
+    rating: _builtins.float
+    """Bradley-Terry, with its 95% interval and rank in the pool."""
+    low: _builtins.float
+    high: _builtins.float
+    rank: _builtins.int
+    elo: _builtins.float
+    """The online Elo."""
+    games: _builtins.int
+    def __init__(
+        self,
+        *,
+        pool: _builtins.str = ...,
+        rating: _builtins.float = ...,
+        low: _builtins.float = ...,
+        high: _builtins.float = ...,
+        rank: _builtins.int = ...,
+        elo: _builtins.float = ...,
+        games: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["elo", b"elo", "games", b"games", "high", b"high", "low", b"low", "pool", b"pool", "rank", b"rank", "rating", b"rating"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BotRating: _TypeAlias = BotRating  # noqa: Y015
+
+@_typing.final
+class GetBotResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    RATINGS_FIELD_NUMBER: _builtins.int
+    RECENT_MATCHES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def bot(self) -> Global___BotInfo: ...
+    @_builtins.property
+    def ratings(self) -> _containers.RepeatedCompositeFieldContainer[Global___BotRating]: ...
+    @_builtins.property
+    def recent_matches(self) -> _containers.RepeatedCompositeFieldContainer[Global___MatchSummary]:
+        """Its latest matches on this node, newest first."""
+
+    def __init__(
+        self,
+        *,
+        bot: Global___BotInfo | None = ...,
+        ratings: _abc.Iterable[Global___BotRating] | None = ...,
+        recent_matches: _abc.Iterable[Global___MatchSummary] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "ratings", b"ratings", "recent_matches", b"recent_matches"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetBotResponse: _TypeAlias = GetBotResponse  # noqa: Y015

@@ -124,6 +124,16 @@ class ArenaServiceStub:
                 request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.ResumeTournamentRequest.SerializeToString,
                 response_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.ResumeTournamentResponse.FromString,
                 _registered_method=True)
+        self.GetLeaderboard = channel.unary_unary(
+                '/belote.arena.v1.ArenaService/GetLeaderboard',
+                request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.GetLeaderboardRequest.SerializeToString,
+                response_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.GetLeaderboardResponse.FromString,
+                _registered_method=True)
+        self.GetBot = channel.unary_unary(
+                '/belote.arena.v1.ArenaService/GetBot',
+                request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.GetBotRequest.SerializeToString,
+                response_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.GetBotResponse.FromString,
+                _registered_method=True)
 
 
 class ArenaServiceServicer:
@@ -254,6 +264,23 @@ class ArenaServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetLeaderboard(self, request, context):
+        """The ranking of a rating pool: Bradley-Terry maximum likelihood with 95%
+        intervals and the likelihood of superiority over the next bot, or the
+        online Elo (docs/ratings.md). A node alone has no ratings: UNIMPLEMENTED.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetBot(self, request, context):
+        """A bot: what the node knows of it, its ratings in each pool, its recent
+        matches.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ArenaServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -336,6 +363,16 @@ def add_ArenaServiceServicer_to_server(servicer, server):
                     servicer.ResumeTournament,
                     request_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.ResumeTournamentRequest.FromString,
                     response_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.ResumeTournamentResponse.SerializeToString,
+            ),
+            'GetLeaderboard': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetLeaderboard,
+                    request_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.GetLeaderboardRequest.FromString,
+                    response_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.GetLeaderboardResponse.SerializeToString,
+            ),
+            'GetBot': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetBot,
+                    request_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.GetBotRequest.FromString,
+                    response_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.GetBotResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -780,6 +817,60 @@ class ArenaService:
             '/belote.arena.v1.ArenaService/ResumeTournament',
             belote_dot_arena_dot_v1_dot_arena__service__pb2.ResumeTournamentRequest.SerializeToString,
             belote_dot_arena_dot_v1_dot_arena__service__pb2.ResumeTournamentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetLeaderboard(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/belote.arena.v1.ArenaService/GetLeaderboard',
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.GetLeaderboardRequest.SerializeToString,
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.GetLeaderboardResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetBot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/belote.arena.v1.ArenaService/GetBot',
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.GetBotRequest.SerializeToString,
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.GetBotResponse.FromString,
             options,
             channel_credentials,
             insecure,

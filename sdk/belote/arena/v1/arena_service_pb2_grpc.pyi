@@ -83,6 +83,15 @@ class ArenaServiceStub:
     """Enqueue, once, what the results so far call for: after a whole cluster
     restarted (admin).
     """
+    GetLeaderboard: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.GetLeaderboardRequest, _arena_service_pb2.GetLeaderboardResponse]
+    """The ranking of a rating pool: Bradley-Terry maximum likelihood with 95%
+    intervals and the likelihood of superiority over the next bot, or the
+    online Elo (docs/ratings.md). A node alone has no ratings: UNIMPLEMENTED.
+    """
+    GetBot: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.GetBotRequest, _arena_service_pb2.GetBotResponse]
+    """A bot: what the node knows of it, its ratings in each pool, its recent
+    matches.
+    """
 
 @_typing.type_check_only
 class ArenaServiceAsyncStub(ArenaServiceStub):
@@ -138,6 +147,15 @@ class ArenaServiceAsyncStub(ArenaServiceStub):
     ResumeTournament: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.ResumeTournamentRequest, _arena_service_pb2.ResumeTournamentResponse]  # type: ignore[assignment]
     """Enqueue, once, what the results so far call for: after a whole cluster
     restarted (admin).
+    """
+    GetLeaderboard: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.GetLeaderboardRequest, _arena_service_pb2.GetLeaderboardResponse]  # type: ignore[assignment]
+    """The ranking of a rating pool: Bradley-Terry maximum likelihood with 95%
+    intervals and the likelihood of superiority over the next bot, or the
+    online Elo (docs/ratings.md). A node alone has no ratings: UNIMPLEMENTED.
+    """
+    GetBot: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.GetBotRequest, _arena_service_pb2.GetBotResponse]  # type: ignore[assignment]
+    """A bot: what the node knows of it, its ratings in each pool, its recent
+    matches.
     """
 
 class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -287,6 +305,27 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_arena_service_pb2.ResumeTournamentResponse, _abc.Awaitable[_arena_service_pb2.ResumeTournamentResponse]]:
         """Enqueue, once, what the results so far call for: after a whole cluster
         restarted (admin).
+        """
+
+    @_abc_1.abstractmethod
+    def GetLeaderboard(
+        self,
+        request: _arena_service_pb2.GetLeaderboardRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.GetLeaderboardResponse, _abc.Awaitable[_arena_service_pb2.GetLeaderboardResponse]]:
+        """The ranking of a rating pool: Bradley-Terry maximum likelihood with 95%
+        intervals and the likelihood of superiority over the next bot, or the
+        online Elo (docs/ratings.md). A node alone has no ratings: UNIMPLEMENTED.
+        """
+
+    @_abc_1.abstractmethod
+    def GetBot(
+        self,
+        request: _arena_service_pb2.GetBotRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.GetBotResponse, _abc.Awaitable[_arena_service_pb2.GetBotResponse]]:
+        """A bot: what the node knows of it, its ratings in each pool, its recent
+        matches.
         """
 
 def add_ArenaServiceServicer_to_server(servicer: ArenaServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

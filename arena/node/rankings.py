@@ -1,0 +1,125 @@
+"""The rankings a node serves: one place for the gRPC API, the HTTP API, the pages and the CLI.
+
+The store keeps, per pool, the online Elo and the pair counts, updated with
+each result (:mod:`arena.queue`); a leaderboard is computed from those counts
+(:func:`arena.ratings.leaderboard.leaderboard`), never by re-reading results.
+A fit over a pool of 1,000 bots takes a fraction of a second, so the whole
+board of a pool is computed once and kept for ``ttl`` seconds: readers asking
+at once (50 browsers on a page, a CLI) share it, and a page of it is a slice.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from arena.queue import Broker
+from arena.ratings.leaderboard import METHODS, Entry, Leaderboard, Method, leaderboard
+from arena.ratings.pools import TOURNAMENT_PREFIX
+
+#: the most bots one page of a leaderboard holds, and how many when the caller does not say
+MAX_LIMIT = 200
+DEFAULT_LIMIT = 50
+
+
+class RankingsError(Exception):
+    """A request the rankings cannot answer: :class:`UnknownPool` or :class:`BadRequest`."""
+
+
+class UnknownPool(RankingsError):
+    pass
+
+
+class BadRequest(RankingsError):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class BotRating:
+    """A bot in one pool: its Bradley-Terry rating with its interval and rank, and its online Elo."""
+
+    pool: str
+    rating: float
+    low: float
+    high: float
+    rank: int
+    elo: float
+    games: int
+
+
+class Rankings:
+    """Leaderboards of the pools of ``broker``, each computed at most once every ``ttl`` seconds."""
+
+    def __init__(self, broker: Broker, ttl: float = 2.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.broker = broker
+        self.ttl = ttl
+        self._clock = clock
+        self._boards: dict[tuple[str, Method], tuple[float, Leaderboard]] = {}
+        self._lock = threading.Lock()  # one fit at a time: readers asking at once wait for it
+
+    def pools(self) -> list[str]:
+        """Every pool, the presets first, then the tournaments."""
+        return sorted(self.broker.pools(), key=lambda p: (p.startswith(TOURNAMENT_PREFIX), p))
+
+    def default_pool(self) -> str:
+        """The preset pool with the most games (a tournament's pool when there is no preset pool)."""
+        pools = self.pools()
+        if not pools:
+            return ""
+        presets = [p for p in pools if not p.startswith(TOURNAMENT_PREFIX)] or pools
+        return max(presets, key=lambda p: (sum(g for _, g in self.broker.pool_ratings(p).values()), p))
+
+    def leaderboard(self, pool: str = "", method: str = "bt", offset: int = 0,
+                    limit: int = DEFAULT_LIMIT) -> Leaderboard:
+        """One page of a pool's ranking; :class:`UnknownPool` or :class:`BadRequest` for bad input."""
+        if method not in METHODS:
+            raise BadRequest(f"method must be one of {', '.join(METHODS)}, not {method!r}")
+        if not 0 <= offset <= 10**9:
+            raise BadRequest(f"offset must be 0 or more, not {offset}")
+        limit = limit or DEFAULT_LIMIT
+        if not 1 <= limit <= MAX_LIMIT:
+            raise BadRequest(f"limit must be from 1 to {MAX_LIMIT}, not {limit}")
+        pool = pool or self.default_pool()
+        if not pool:
+            return Leaderboard(pool="", method=method, total=0, offset=offset, entries=())
+        board = self._board(pool, method)
+        return Leaderboard(pool=board.pool, method=board.method, total=board.total, offset=offset,
+                           entries=board.entries[offset:offset + limit])
+
+    def _board(self, pool: str, method: Method) -> Leaderboard:
+        key = (pool, method)
+        with self._lock:
+            kept = self._boards.get(key)
+            now = self._clock()
+            if kept is not None and now - kept[0] < self.ttl:
+                return kept[1]
+            if pool not in self.broker.pools():
+                known = ", ".join(self.pools()) or "none yet"
+                raise UnknownPool(f"no rating pool {pool!r}: the pools are {known}")
+            board = leaderboard(self.broker.pair_counts(pool), self.broker.pool_ratings(pool), pool=pool,
+                                method=method, offset=0, limit=10**9)
+            self._boards[key] = (now, board)
+            return board
+
+    def bot(self, name: str) -> list[BotRating]:
+        """``name``'s rating in each pool it has played in."""
+        out = []
+        for pool in self.pools():
+            elo = self.broker.pool_ratings(pool).get(name)
+            if elo is None:
+                continue
+            entry = _find(self._board(pool, "bt"), name)
+            if entry is None:
+                continue
+            out.append(BotRating(pool=pool, rating=entry.rating, low=entry.low or entry.rating,
+                                 high=entry.high or entry.rating, rank=entry.rank, elo=elo[0], games=elo[1]))
+        return out
+
+    def history(self, pool: str, bot: str) -> list[tuple[int, float]]:
+        return self.broker.rating_history(pool, bot)
+
+
+def _find(board: Leaderboard, bot: str) -> Entry | None:
+    return next((e for e in board.entries if e.bot == bot), None)
