@@ -39,13 +39,15 @@ ALLOWED: dict[str, set[str]] = {
                    "belote"},
     "arena.remote": {"arena.engine", "belote", "belote_bot"},
     "arena.harness": {"arena.engine", "arena.records", "arena.referee", "belote_bot"},
+    "arena.web": {"arena.engine", "arena.records", "arena.ratings", "arena.tournament", "arena.queue",
+                  "arena.referee", "arena.node", "belote"},
     "arena.demo": {"arena.engine", "arena.records", "arena.tournament", "arena.queue", "arena.node",
-                   "arena.referee", "belote_bot"},
+                   "arena.referee", "arena.web", "belote_bot"},
     "arena.tournament_cli": {"arena.engine", "arena.records", "arena.tournament", "arena.credentials",
                              "arena.remote", "belote"},
     "arena.cli": {"arena.engine", "arena.records", "arena.tournament", "arena.queue", "arena.node",
                   "arena.referee", "arena.remote", "arena.demo", "arena.tournament_cli", "arena.credentials",
-                  "belote"},
+                  "arena.web", "belote"},
     "belote_bot": {"arena.engine", "belote"},
 }
 #: third-party packages that a part must not load at all
