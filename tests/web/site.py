@@ -83,21 +83,24 @@ class Site:
         self.loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
         broker = EmbeddedBroker(self.data_dir / "queue.sqlite3")
-        settings = NodeSettings(poll_s=0.05, heartbeat_s=0.2, capacity=8, drain_s=1.0,
-                                access=AccessPolicy(admin_sha256=digest(ADMIN), private_reads=self.private_reads))
+        access = AccessPolicy(admin_sha256=digest(ADMIN), private_reads=self.private_reads)
+        settings = NodeSettings(poll_s=0.05, heartbeat_s=0.2, capacity=8, drain_s=1.0, access=access)
         stop = asyncio.Event()
         tasks = []
         try:
-            async with running_node(broker, settings, stop) as running, web_for(running, "127.0.0.1:0") as web:
+            async with (running_node(broker, settings, stop) as running,
+                        web_for(running, "127.0.0.1:0") as web):
                 self.running, self.web = running, web
                 for name, bot in bots().items():
                     entry, token = running.node.register_bot(name)
                     tasks.append(asyncio.create_task(run_async(
-                        bot, running.address, token, 16, name=name, stop=stop, all_nodes=False, verbose=False)))
+                        bot, running.address, token, 16, name=name, stop=stop, all_nodes=False,
+                        verbose=False)))
                     await asyncio.wait_for(running.node.link_for(entry).connected_event.wait(), 10)
                 if self.with_tournament:
                     running.tournaments.create(TournamentSpec(
-                        tournament_id=TOURNAMENT, format="round-robin", bots=("alpha", "beta", "gamma", "xss"),
+                        tournament_id=TOURNAMENT, format="round-robin",
+                        bots=("alpha", "beta", "gamma", "xss"),
                         ruleset=Ruleset.from_spec("classic"), deals=2, rounds=1, seed="web/1",
                         unrated_reason="a test's seed"))
                     while running.tournaments.progress(TOURNAMENT).state.is_open:
@@ -138,7 +141,8 @@ class Site:
 
 def get(site: Site, path: str, token: str = "") -> tuple[int, Any]:
     """GET ``path`` of the site: (status, parsed JSON body)."""
-    request = urllib.request.Request(site.url + path, headers={"Authorization": f"Bearer {token}"} if token else {})
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    request = urllib.request.Request(site.url + path, headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=30) as reply:
             return reply.status, json.loads(reply.read())

@@ -62,7 +62,8 @@ def test_bad_input_is_a_400_with_a_json_error(site: Site, path: str) -> None:
 
 
 @pytest.mark.parametrize("path", [
-    "/api/v1/leaderboard?pool=nope", "/api/v1/bots/nobody", "/api/v1/tournaments/nope", "/api/v1/matches/nope",
+    "/api/v1/leaderboard?pool=nope", "/api/v1/bots/nobody", "/api/v1/tournaments/nope",
+    "/api/v1/matches/nope",
     "/api/v1/matches/nope/events", "/api/v1/nothing", "/api/v1/bots/nobody/history",
 ])
 def test_an_unknown_thing_is_a_404_with_a_json_error(site: Site, path: str) -> None:
@@ -158,7 +159,8 @@ def test_sse_events_hold_no_hidden_card(site: Site) -> None:
             # a trick names only cards already played, never one still in a hand
             assert set(data["trick_completed"]["card_names"]) <= set(played)
         if data["kind"] == "deal_started" and "retourne_card" in data["deal_started"]:
-            assert str(Card.parse(data["deal_started"]["retourne_card"])) == data["deal_started"]["retourne_card"]
+            turned = data["deal_started"]["retourne_card"]
+            assert str(Card.parse(turned)) == turned
     assert played == done["record"]["deals"][0]["plays"]
 
 

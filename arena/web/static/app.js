@@ -1,6 +1,6 @@
 // Belote Arena's pages, drawn from the JSON API (/api/v1/). No build step, no dependency.
 // Everything a user supplies (bot names, versions, ids) goes into the page as text:
-// elements are made with createElement and filled with textContent, never innerHTML.
+// elements are made with createElement and filled with textContent, never parsed as HTML.
 "use strict";
 
 const API = "/api/v1";
