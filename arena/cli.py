@@ -221,6 +221,8 @@ def check_bot_name(what: str, name: str) -> None:
 
 def check_serve(args: argparse.Namespace) -> None:
     check_address("--listen", args.listen, any_port=True)
+    if args.http:
+        check_address("--http", args.http, any_port=True)
     if args.advertise:
         check_address("--advertise", args.advertise, any_port=False)
     check_whole("--capacity", args.capacity, 1, MAX_CAPACITY)
@@ -242,6 +244,8 @@ def check_serve(args: argparse.Namespace) -> None:
 
 
 def check_demo(args: argparse.Namespace) -> None:
+    if args.http:
+        check_address("--http", args.http, any_port=True)
     check_whole("--rounds", args.rounds, 1, MAX_ROUNDS)
     check_whole("--deals", args.deals, 0, MAX_DEALS, " (0: play to the target)")
 
@@ -272,7 +276,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from arena.credentials import CredentialError, node_admin_token
-    from arena.node.run import NodeSettings, serve_forever
+    from arena.node.run import NodeSettings, RunningNode, serve_forever
     from arena.queue import BrokerError, open_broker
     from arena.records import TimeControl
     from arena.referee.access import AccessPolicy, Registration
@@ -314,9 +318,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
     logging.getLogger("arena.node").info(
         "admin credential in %s; bot registration: %s; reads: %s", where, args.registration,
         "need a credential" if args.private_reads else "public")
+    beside = None
+    if args.http:
+        from arena.web import web_for
+
+        def beside(running: RunningNode) -> contextlib.AbstractAsyncContextManager[object]:
+            return web_for(running, args.http)
     try:
-        with _one_line(TlsError):
-            asyncio.run(serve_forever(broker, settings))
+        with _one_line(TlsError, OSError):  # OSError: the HTTP port is taken
+            asyncio.run(serve_forever(broker, settings, beside))
     finally:
         broker.close()
     return 0
@@ -336,7 +346,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     rulesets = [r.strip() for r in args.rulesets.split(",") if r.strip()]
     for r in rulesets:
         Ruleset.from_spec(r)
-    return demo_main(args.data_dir, args.deals or None, args.rounds, args.seed, rulesets)
+    return demo_main(args.data_dir, args.deals or None, args.rounds, args.seed, rulesets, http=args.http)
 
 
 def _admin(args: argparse.Namespace) -> str:
@@ -542,6 +552,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--tls-cert", metavar="PEM", help="serve TLS with this certificate (the server's "
                    "first, then any intermediates); needs --tls-key. Without both: plaintext, for loopback")
     v.add_argument("--tls-key", metavar="PEM", help="the certificate's private key (unencrypted)")
+    v.add_argument("--http", metavar="HOST:PORT", default="",
+                   help="also serve the web pages and the read-only JSON API (/api/v1/) there")
     v.set_defaults(func=cmd_serve)
 
     d = sub.add_parser("demo", help="a node, the built-in bots over gRPC, a round-robin, a leaderboard")
@@ -550,6 +562,9 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--rounds", type=int, default=10, help="matches per pairing, seating and ruleset")
     d.add_argument("--seed", type=int, default=1)
     d.add_argument("--rulesets", default="classic,coinche")
+    d.add_argument("--http", metavar="HOST:PORT", default="",
+                   help="serve the web pages and JSON API there, and keep serving after the "
+                        "tournaments until Ctrl-C")
     d.set_defaults(func=cmd_demo)
 
     add_tournament_parser(sub)

@@ -24,6 +24,7 @@ from arena.engine import Ruleset
 from arena.node.run import NodeSettings, running_node
 from arena.queue import Broker, open_broker
 from arena.tournament import Tournaments, TournamentSpec
+from arena.web import web_for
 
 
 def demo_bots() -> dict[str, Bot]:
@@ -33,6 +34,18 @@ def demo_bots() -> dict[str, Bot]:
         "random": RandomBot(seed=1),
         "random-b": RandomBot(seed=2),
     }
+
+
+async def _until_interrupted() -> None:
+    """Wait for Ctrl-C (or SIGTERM), then return normally so the node drains and stops."""
+    import signal
+
+    done = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, done.set)
+    await done.wait()
 
 
 def _progress(tournaments: Tournaments, ids: list[str]) -> tuple[int, int, bool]:
@@ -48,7 +61,7 @@ def _progress(tournaments: Tournaments, ids: list[str]) -> tuple[int, int, bool]
 
 async def run_demo(
     data_dir: Path, rulesets: list[str], deals: int | None, rounds: int, seed: int, console: Console,
-    parallel: int = 8,
+    parallel: int = 8, http: str = "",
 ) -> int:
     bots = demo_bots()
     broker = open_broker(None, data_dir)
@@ -57,10 +70,13 @@ async def run_demo(
     started = time.perf_counter()
     tasks: list[asyncio.Task[None]] = []
     try:
-        async with running_node(broker, settings, stop) as running:
+        async with running_node(broker, settings, stop) as running, contextlib.AsyncExitStack() as stack:
             node, tournaments = running.node, running.tournaments
             console.print(f"referee node {node.node_id} on {running.address}, "
                           f"embedded queue and records in {data_dir}")
+            site = await stack.enter_async_context(web_for(running, http)) if http else None
+            if site is not None:
+                console.print(f"web pages on {site.url}/ (the JSON API under {site.url}/api/v1/)")
             for name, bot in bots.items():
                 entry, token = node.register_bot(name)
                 tasks.append(asyncio.create_task(run_async(
@@ -86,8 +102,11 @@ async def run_demo(
                     if over:
                         break
                     await asyncio.sleep(0.2)
-        elapsed = time.perf_counter() - started
-        _report(console, broker, tournaments, ids, elapsed, data_dir)
+            elapsed = time.perf_counter() - started
+            _report(console, broker, tournaments, ids, elapsed, data_dir)
+            if site is not None:
+                console.print(f"still serving the pages on {site.url}/ : Ctrl-C to stop")
+                await _until_interrupted()
     finally:
         stop.set()
         for t in tasks:
@@ -135,9 +154,11 @@ def _report(
                   f"(check one: belote-arena replay {data_dir / 'matches'}/<id>.json)")
 
 
-def main(data_dir: str, deals: int | None, rounds: int, seed: int, rulesets: list[str]) -> int:
+def main(
+    data_dir: str, deals: int | None, rounds: int, seed: int, rulesets: list[str], http: str = "",
+) -> int:
     from arena.referee.serve import install_uvloop
 
     install_uvloop()
     path = Path(data_dir) / time.strftime("demo-%Y%m%d-%H%M%S")
-    return asyncio.run(run_demo(path, rulesets, deals, rounds, seed, Console()))
+    return asyncio.run(run_demo(path, rulesets, deals, rounds, seed, Console(), http=http))

@@ -315,6 +315,8 @@ BAD_ARGUMENTS: dict[str, tuple[list[str], str]] = {
     "serve: a negative port": (["serve", "--listen", "127.0.0.1:-1"], "with a port from 0 to 65535"),
     "serve: no port": (["serve", "--listen", "localhost"], "--listen must be HOST:PORT"),
     "serve: no host": (["serve", "--listen", ":50051"], "--listen must be HOST:PORT"),
+    "serve: an HTTP address with no port": (["serve", "--http", "localhost"], "--http must be HOST:PORT"),
+    "demo: an HTTP port above 65535": (["demo", "--http", "127.0.0.1:70000"], "--http must be HOST:PORT"),
     "serve: advertised port 0": (["serve", "--advertise", "node1:0"], "--advertise must be HOST:PORT"),
     "serve: no match slot": (["serve", "--capacity", "0"], "--capacity must be a whole number from 1"),
     "serve: negative capacity": (["serve", "--capacity", "-4"], "--capacity must be"),

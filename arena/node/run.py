@@ -15,7 +15,7 @@ import contextlib
 import json
 import logging
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -153,8 +153,16 @@ async def running_node(
         await stop_server(server, node, grace=1.0)
 
 
-async def serve_forever(broker: Broker, config: NodeSettings) -> None:
-    """``belote-arena serve``: run a node until SIGINT or SIGTERM, then drain it."""
+#: something that runs beside a node for its whole life (the web pages), given the running node
+Beside = Callable[[RunningNode], contextlib.AbstractAsyncContextManager[object]]
+
+
+async def serve_forever(broker: Broker, config: NodeSettings, beside: Beside | None = None) -> None:
+    """``belote-arena serve``: run a node until SIGINT or SIGTERM, then drain it.
+
+    ``beside``, if given, runs for the node's life on the same loop (the web server of
+    ``--http``; this layer knows nothing of it).
+    """
     import signal
 
     stop = asyncio.Event()
@@ -162,7 +170,9 @@ async def serve_forever(broker: Broker, config: NodeSettings) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
-    async with running_node(broker, config, stop) as running:
+    async with running_node(broker, config, stop) as running, contextlib.AsyncExitStack() as stack:
+        if beside is not None:
+            await stack.enter_async_context(beside(running))
         tls = " with TLS" if config.tls_cert is not None else ""
         print(f"belote-arena node {running.node.node_id} listening on port {running.port}{tls} "
               f"(bots connect to {running.address})", flush=True)

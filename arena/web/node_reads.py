@@ -1,0 +1,296 @@
+""":class:`ArenaReads` over a running node and its broker: what the gRPC ``ArenaService`` shows.
+
+The same rules as :class:`arena.node.service.ClusterArenaServicer`: a match's
+seed and record only once it is over, a duplicate leg's only once both legs
+are over, a tournament's secret only once it has ended; a node's private
+reads need a credential. Broker calls run in a thread; the node's own state
+(its bots, its running matches and their event feeds) is read on the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import asdict
+from typing import Any, TypeVar
+
+from belote.arena.v1 import game_pb2 as pb
+from google.protobuf.json_format import MessageToDict
+
+from arena.engine.cards import CARDS
+from arena.engine.dealing import commitment
+from arena.queue import Broker, BrokerError
+from arena.ratings.leaderboard import METHODS, Leaderboard, Method
+from arena.referee.access import AccessError, Throttled
+from arena.referee.convert import result_to_proto
+from arena.referee.live import MatchState, MatchSummary
+from arena.referee.node import Node, NodeError
+from arena.referee.node import NotFound as NodeNotFound
+from arena.referee.replay_events import public_events
+from arena.tournament import MatchResult, Tournaments
+from arena.tournament.tournament import duplicate_legs
+from arena.web import leaderboards
+from arena.web.reads import (
+    BotDetail,
+    BotRating,
+    BotRow,
+    Conflict,
+    EventStream,
+    MatchRow,
+    MatchView,
+    NotFound,
+    Page,
+    TooMany,
+    TournamentDetail,
+    TournamentRow,
+    Unauthorized,
+    Unavailable,
+)
+
+_T = TypeVar("_T")
+
+#: the recent matches a bot's page lists
+RECENT_MATCHES = 20
+#: a tournament with more bots than this has no crosstable (its standings remain)
+CROSSTABLE_MAX_BOTS = 64
+
+
+class NodeReads:
+    """The reads of one node of a queue (its tournaments and results are the broker's)."""
+
+    def __init__(self, node: Node, broker: Broker, tournaments: Tournaments) -> None:
+        self.node = node
+        self.broker = broker
+        self.schedules = tournaments
+
+    async def _queue(self, call: Callable[..., _T], *args: Any) -> _T:
+        try:
+            return await asyncio.to_thread(call, *args)
+        except BrokerError as e:
+            raise Unavailable(f"the tournament queue: {e}") from None
+
+    # ------------------------------------------------------------ access
+    def authorize(self, token: str, peer: str) -> None:
+        try:
+            who = self.node.gate.caller(token, peer)
+            self.node.gate.require_reader(who)
+        except Throttled as e:
+            raise TooMany(str(e)) from None
+        except AccessError as e:
+            raise Unauthorized(str(e)) from None
+
+    # ----------------------------------------------------------- ratings
+    async def pools(self) -> list[str]:
+        return await self._queue(leaderboards.pools, self.broker)
+
+    async def leaderboard(self, pool: str, method: Method, offset: int, limit: int) -> Leaderboard:
+        board = await self._queue(leaderboards.leaderboard, self.broker, pool, method, offset, limit)
+        if board is None:
+            raise NotFound(f"no rating pool {pool!r}")
+        return board
+
+    async def rating_history(self, pool: str, bot: str) -> list[tuple[int, float]]:
+        return []  # the store keeps no history yet
+
+    # -------------------------------------------------------------- bots
+    async def bots(self, offset: int, limit: int) -> Page[BotRow]:
+        rows = sorted(self.node.bots(), key=lambda b: b.name)
+        return Page(total=len(rows), offset=offset, items=tuple(
+            BotRow(b.name, b.bot_id, b.connected, b.version, b.revoked) for b in rows[offset:offset + limit]))
+
+    async def bot(self, name: str) -> BotDetail:
+        found = [b for b in self.node.bots() if b.name == name]
+        if not found:
+            raise NotFound(f"no bot named {name!r}")
+        b = found[0]
+        ratings = []
+        for pool in await self.pools():
+            for method in METHODS:
+                board = await self.leaderboard(pool, method, 0, 1 << 30)
+                for e in board.entries:
+                    if e.bot == name:
+                        ratings.append(BotRating(pool, method, e.rank, e.rating, e.low, e.high, e.games))
+        recent = [_row_of_summary(s) for s in self.node.summaries() if name in s.players]
+        recent.reverse()  # the node lists its running matches, then its finished ones oldest first
+        recent += await self._queue(self._tournament_matches, name, RECENT_MATCHES - len(recent),
+                                    {r.match_id for r in recent})
+        return BotDetail(BotRow(b.name, b.bot_id, b.connected, b.version, b.revoked), tuple(ratings),
+                         tuple(recent[:RECENT_MATCHES]))
+
+    def _tournament_matches(self, name: str, wanted: int, seen: set[str]) -> list[MatchRow]:
+        out: list[MatchRow] = []
+        for tid in reversed(self.broker.list_tournaments()):
+            if len(out) >= wanted:
+                break
+            found = self.broker.get_tournament(tid)
+            if found is None or name not in found[0].bots:
+                continue
+            for r in reversed(self.broker.results(tid)):
+                if name in (r.team0, r.team1) and r.match_id not in seen:
+                    out.append(_row_of_result(r))
+        return out[:max(wanted, 0)]
+
+    # ------------------------------------------------------- tournaments
+    async def tournaments(self, offset: int, limit: int) -> Page[TournamentRow]:
+        return await self._queue(self._tournament_page, offset, limit)
+
+    def _tournament_page(self, offset: int, limit: int) -> Page[TournamentRow]:
+        ids = list(reversed(self.broker.list_tournaments()))
+        rows = []
+        for tid in ids[offset:offset + limit]:
+            found = self.broker.get_tournament(tid)
+            if found is not None:
+                spec, state = found
+                rows.append(TournamentRow(tid, spec.format, str(state), len(spec.bots),
+                                          spec.ruleset.to_spec()))
+        return Page(total=len(ids), offset=offset, items=tuple(rows))
+
+    async def tournament(self, tournament_id: str) -> TournamentDetail:
+        detail = await self._queue(self._tournament, tournament_id)
+        if detail is None:
+            raise NotFound(f"no tournament {tournament_id!r}")
+        return detail
+
+    def _tournament(self, tournament_id: str) -> TournamentDetail | None:
+        found = self.broker.get_tournament(tournament_id)
+        if found is None:
+            return None
+        spec, state = found
+        tour = self.schedules.tournament(spec)
+        results = self.broker.results(tournament_id)
+        standings = tour.standings(results)
+        order = [s.bot for s in standings]
+        crosstable: list[list[tuple[float, int] | None]] | None = None
+        if len(order) <= CROSSTABLE_MAX_BOTS:
+            at = {b: i for i, b in enumerate(order)}
+            crosstable = [[None] * len(order) for _ in order]
+            for g in tour.games(results):
+                for x, y, s in ((g.a, g.b, g.score_a), (g.b, g.a, 1.0 - g.score_a)):
+                    if x in at and y in at:
+                        cell = crosstable[at[x]][at[y]]
+                        crosstable[at[x]][at[y]] = (s, 1) if cell is None else (cell[0] + s, cell[1] + 1)
+        over = not state.is_open
+        return TournamentDetail(
+            tournament_id=tournament_id, format=spec.format, state=str(state), ruleset=spec.ruleset.to_spec(),
+            bots=tuple(spec.bots), duplicate=spec.duplicate, deals=spec.deals,
+            matches_done=len({r.match_id for r in results}),
+            matches_scheduled=sum(len(p.jobs) for stage in tour.stages(results) for p in stage.pairings),
+            matches_queued=self.broker.pending_count(tournament_id), commitment=commitment(spec.seed),
+            secret=spec.seed if over else "", unrated_reason=spec.unrated_reason,
+            standings=tuple({**asdict(s), "diff": s.duplicate_diff if spec.duplicate else s.point_diff}
+                            for s in standings),
+            crosstable=None if crosstable is None else tuple(tuple(row) for row in crosstable),
+            crosstable_bots=tuple(order) if crosstable is not None else (),
+            finished_matches=tuple(sorted({r.match_id for r in results})),
+        )
+
+    # ------------------------------------------------------------ matches
+    def _sealed(self, match_id: str) -> bool:
+        """A leg of a duplicate pair whose other leg is not over: its deals are still in play."""
+        legs = duplicate_legs(match_id)
+        return legs is not None and any(self.broker.get_result(leg) is None for leg in legs)
+
+    async def match(self, match_id: str) -> MatchView:
+        sealed = await self._queue(self._sealed, match_id)
+        result: MatchResult | None = None
+        try:
+            summary = self.node.summary(match_id)
+        except NodeNotFound:
+            result = await self._queue(self.broker.get_result, match_id)
+            if result is None:
+                raise NotFound(f"no match {match_id!r} on this node or in the queue") from None
+            summary = MatchSummary.of_record(result.record)
+        except NodeError as e:
+            raise Unavailable(str(e)) from None
+        record: dict[str, Any] | None = None
+        replay: tuple[dict[str, Any], ...] | None = None
+        if summary.state is MatchState.FINISHED and not sealed:
+            rec = result.record if result is not None else self.node.stored_record(match_id)
+            if rec is None:
+                found = await self._queue(self.broker.get_result, match_id)
+                rec = found.record if found is not None else None
+            if rec is not None:
+                record = rec.to_dict()
+                replay = await asyncio.to_thread(_outcomes, rec)
+        return MatchView(
+            match_id=summary.match_id, state=str(summary.state), players=summary.players,
+            ruleset=summary.ruleset, totals=summary.totals, deals_played=summary.deals_played,
+            seed="" if sealed else summary.seed,
+            result=None if summary.result is None else summary.result.to_dict(),
+            record=record, replay=replay,
+        )
+
+    async def match_events(self, match_id: str) -> EventStream:
+        if await self._queue(self._sealed, match_id):
+            raise Conflict(f"{match_id} is a leg of a duplicate pair: it is shown once both legs are over")
+        feed = None
+        try:
+            history, feed = self.node.watch(match_id)
+        except NodeNotFound:
+            found = await self._queue(self.broker.get_result, match_id)
+            if found is None:
+                raise NotFound(f"no match {match_id!r} on this node or in the queue") from None
+            history = public_events(found.record)
+        except NodeError as e:
+            raise Unavailable(str(e)) from None
+        return self._events(match_id, history, feed)
+
+    async def _events(self, match_id: str, history: Iterator[pb.PublicEvent], feed: Any) -> AsyncIterator[
+            dict[str, Any]]:
+        for event in history:
+            yield event_json(event)
+        if feed is not None:
+            while (event := await feed.get()) is not None:
+                yield event_json(event)
+        try:
+            summary = self.node.summary(match_id)
+        except NodeNotFound:
+            found = await self._queue(self.broker.get_result, match_id)
+            if found is None:
+                return
+            summary = MatchSummary.of_record(found.record)
+        if summary.result is not None:
+            yield {"kind": "result", "result": MessageToDict(
+                result_to_proto(summary.result, summary.deals_played), preserving_proto_field_name=True,
+                always_print_fields_with_no_presence=True)}
+
+
+def event_json(event: pb.PublicEvent) -> dict[str, Any]:
+    """A public event as JSON (the proto's field names), with ``kind`` naming it and card names added."""
+    out = MessageToDict(event, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
+    kind = event.WhichOneof("event")
+    out["kind"] = kind
+    body = out.get(kind or "", {})
+    if kind == "trick_completed":
+        body["card_names"] = [str(CARDS[c]) for c in event.trick_completed.cards]
+    elif kind == "deal_started" and event.deal_started.HasField("retourne"):
+        body["retourne_card"] = str(CARDS[event.deal_started.retourne])
+    elif kind == "deal_ended":
+        body["outcome"] = json.loads(event.deal_ended.outcome_json)
+    return out
+
+
+def _outcomes(record: Any) -> tuple[dict[str, Any], ...]:
+    """Each finished deal's outcome (tricks, score), rebuilt from the record."""
+    out = []
+    try:
+        for event in public_events(record):
+            if event.WhichOneof("event") == "deal_ended":
+                out.append(json.loads(event.deal_ended.outcome_json))
+    except ValueError:
+        pass  # a record that does not replay: the deals it could show
+    return tuple(out)
+
+
+def _row_of_summary(s: MatchSummary) -> MatchRow:
+    return MatchRow(
+        match_id=s.match_id, tournament_id="", state=str(s.state),
+        teams=(s.players[0], s.players[1]) if len(s.players) >= 2 else ("", ""), totals=s.totals,
+        winner=None if s.result is None else s.result.winner,
+        reason="" if s.result is None else str(s.result.reason))
+
+
+def _row_of_result(r: MatchResult) -> MatchRow:
+    return MatchRow(match_id=r.match_id, tournament_id=r.tournament_id, state=str(MatchState.FINISHED),
+                    teams=(r.team0, r.team1), totals=r.totals, winner=r.winner, reason=str(r.reason))

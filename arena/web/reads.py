@@ -1,0 +1,217 @@
+"""What the web layer reads, and nothing more: :class:`ArenaReads`, and the views it returns.
+
+The API and the pages only ever call these methods; :class:`arena.web.NodeReads`
+implements them over a node and its broker, and a test may implement them
+over anything. Each method is one read of one page of data (never one read
+per row). Errors are :class:`ReadError` subclasses, which the HTTP edge maps
+to a 4xx (or 503) JSON error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import asdict, dataclass
+from typing import Any, Generic, Protocol, TypeVar
+
+from arena.ratings.leaderboard import Leaderboard, Method
+
+_T = TypeVar("_T")
+
+#: the most rows one page may ask for
+MAX_LIMIT = 200
+
+
+class ReadError(Exception):
+    """Base of what a read may refuse; ``status`` is the HTTP status of the refusal."""
+
+    status = 400
+
+
+class BadRequest(ReadError):
+    status = 400
+
+
+class Unauthorized(ReadError):
+    status = 401
+
+
+class NotFound(ReadError):
+    status = 404
+
+
+class Conflict(ReadError):
+    """The thing exists but cannot be shown yet (a duplicate leg whose pair is not over)."""
+
+    status = 409
+
+
+class TooMany(ReadError):
+    """Too many watchers: retry later."""
+
+    status = 429
+
+
+class Unavailable(ReadError):
+    """The queue cannot be read now."""
+
+    status = 503
+
+
+@dataclass(frozen=True, slots=True)
+class Page(Generic[_T]):
+    """Rows ``offset`` to ``offset + len(items)`` of ``total``."""
+
+    total: int
+    offset: int
+    items: tuple[_T, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"total": self.total, "offset": self.offset, "items": [asdict(i) for i in self.items]}  # type: ignore[call-overload]
+
+
+@dataclass(frozen=True, slots=True)
+class BotRow:
+    name: str
+    bot_id: str
+    #: connected to this node now
+    connected: bool
+    #: what the bot said in its Hello (any text: show it as text)
+    version: str
+    revoked: bool
+
+
+@dataclass(frozen=True, slots=True)
+class BotRating:
+    pool: str
+    method: Method
+    rank: int
+    rating: float
+    low: float | None
+    high: float | None
+    games: int
+
+
+@dataclass(frozen=True, slots=True)
+class MatchRow:
+    match_id: str
+    tournament_id: str
+    #: running, finished or aborted
+    state: str
+    #: the bot names of team 0 and team 1
+    teams: tuple[str, str]
+    totals: tuple[int, int]
+    #: 0, 1, or None (a draw, or not over)
+    winner: int | None
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class BotDetail:
+    bot: BotRow
+    ratings: tuple[BotRating, ...]
+    recent_matches: tuple[MatchRow, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentRow:
+    tournament_id: str
+    format: str
+    state: str
+    bots: int
+    ruleset: Any
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentDetail:
+    """A tournament's progress, standings and crosstable; its secret only once it is over."""
+
+    tournament_id: str
+    format: str
+    state: str
+    ruleset: Any
+    bots: tuple[str, ...]
+    duplicate: bool
+    deals: int | None
+    matches_done: int
+    matches_scheduled: int
+    matches_queued: int
+    commitment: str
+    #: "" until the tournament is over
+    secret: str
+    unrated_reason: str
+    standings: tuple[dict[str, Any], ...]
+    #: crosstable[i][j]: bot i's points against bot j and their games (bots in standings order), None
+    #: if they never met; None when the tournament has too many bots for one
+    crosstable: tuple[tuple[tuple[float, int] | None, ...], ...] | None
+    crosstable_bots: tuple[str, ...]
+    finished_matches: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class MatchView:
+    """A match as anyone may see it: its status, and its record and replay only once it is over."""
+
+    match_id: str
+    state: str
+    players: tuple[str, ...]
+    ruleset: Any
+    totals: tuple[int, int]
+    deals_played: int
+    #: "" while the match runs (its deals follow from it)
+    seed: str
+    result: dict[str, Any] | None
+    #: the full record (RECORD.md, with the arena's fields): None until the match is over
+    record: dict[str, Any] | None
+    #: each deal's outcome as ``belote-arena replay --json`` prints it (tricks, score): None until over
+    replay: tuple[dict[str, Any], ...] | None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+#: the public events of a match, each as JSON (``kind`` names the event), then one
+#: ``{"kind": "result", ...}`` when the match has a result
+EventStream = AsyncIterator[dict[str, Any]]
+
+
+class ArenaReads(Protocol):
+    """Everything the web layer reads. All methods may raise :class:`ReadError`."""
+
+    def authorize(self, token: str, peer: str) -> None:
+        """Raise :class:`Unauthorized` unless ``token`` (may be "") may read on this node."""
+        ...
+
+    async def pools(self) -> list[str]:
+        """The rating pools, the default one first."""
+        ...
+
+    async def leaderboard(self, pool: str, method: Method, offset: int, limit: int) -> Leaderboard: ...
+
+    async def rating_history(self, pool: str, bot: str) -> list[tuple[int, float]]:
+        """``(games, rating)`` after each rated game of ``bot`` in ``pool``, oldest first."""
+        ...
+
+    async def bots(self, offset: int, limit: int) -> Page[BotRow]: ...
+
+    async def bot(self, name: str) -> BotDetail: ...
+
+    async def tournaments(self, offset: int, limit: int) -> Page[TournamentRow]:
+        """The latest tournaments first."""
+        ...
+
+    async def tournament(self, tournament_id: str) -> TournamentDetail: ...
+
+    async def match(self, match_id: str) -> MatchView: ...
+
+    async def match_events(self, match_id: str) -> EventStream:
+        """The public events of the match from its first, live until it ends, then its result.
+
+        Raises at once (not while iterating) for an unknown or hidden match.
+        """
+        ...

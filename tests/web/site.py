@@ -1,0 +1,170 @@
+"""A real node with its web site, bots over real gRPC and a finished round-robin, in a thread.
+
+The node runs on its own event loop in a background thread (as ``belote-arena
+serve --http`` runs it), so a test may talk to it over real HTTP, with a
+blocking client or a browser, from the main thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any
+
+from belote_bot import Action, Bot, HeuristicBot, Observation, RandomBot, run_async
+
+from arena.engine import Ruleset
+from arena.node.run import NodeSettings, RunningNode, running_node
+from arena.queue import EmbeddedBroker
+from arena.referee.access import AccessPolicy
+from arena.referee.registry import digest, new_token
+from arena.tournament import TournamentSpec
+from arena.web import WebServer, web_for
+
+XSS = "<img src=x onerror=alert(1)>"
+TOURNAMENT = "web-round-robin"
+ADMIN = new_token("adm")
+
+
+class SlowBot(RandomBot):
+    """A random bot that takes a moment over each decision, so a match lasts long enough to watch."""
+
+    async def act(self, obs: Observation) -> Action:  # type: ignore[override]
+        await asyncio.sleep(0.02)
+        return super().act(obs)
+
+
+def bots() -> dict[str, Bot]:
+    xss = RandomBot(seed=2)
+    xss.version = XSS
+    return {"alpha": HeuristicBot(seed=1), "beta": HeuristicBot(seed=2), "gamma": RandomBot(seed=1),
+            "xss": xss, "slow-a": SlowBot(seed=3), "slow-b": SlowBot(seed=4)}
+
+
+class Site:
+    """The running node and its site; :meth:`close` stops them."""
+
+    def __init__(self, data_dir: Path, *, private_reads: bool = False, tournament: bool = True) -> None:
+        self.data_dir = data_dir
+        self.private_reads = private_reads
+        self.with_tournament = tournament
+        self.ready = threading.Event()
+        self.failed: BaseException | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.running: RunningNode | None = None
+        self.web: WebServer | None = None
+        self._stop: asyncio.Event | None = None
+        self._thread = threading.Thread(target=self._thread_main, name="web-site", daemon=True)
+        self._thread.start()
+        if not self.ready.wait(120):
+            raise RuntimeError("the site did not start within 120 s")
+        if self.failed is not None:
+            raise RuntimeError(f"the site failed to start: {self.failed!r}")
+
+    @property
+    def url(self) -> str:
+        assert self.web is not None
+        return self.web.url
+
+    def _thread_main(self) -> None:
+        try:
+            asyncio.run(self._main())
+        except BaseException as e:  # reported to the test through ready
+            self.failed = e
+            self.ready.set()
+
+    async def _main(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        broker = EmbeddedBroker(self.data_dir / "queue.sqlite3")
+        access = AccessPolicy(admin_sha256=digest(ADMIN), private_reads=self.private_reads)
+        settings = NodeSettings(poll_s=0.05, heartbeat_s=0.2, capacity=8, drain_s=1.0, access=access)
+        stop = asyncio.Event()
+        tasks = []
+        try:
+            async with (running_node(broker, settings, stop) as running,
+                        web_for(running, "127.0.0.1:0") as web):
+                self.running, self.web = running, web
+                for name, bot in bots().items():
+                    entry, token = running.node.register_bot(name)
+                    tasks.append(asyncio.create_task(run_async(
+                        bot, running.address, token, 16, name=name, stop=stop, all_nodes=False,
+                        verbose=False)))
+                    await asyncio.wait_for(running.node.link_for(entry).connected_event.wait(), 10)
+                if self.with_tournament:
+                    running.tournaments.create(TournamentSpec(
+                        tournament_id=TOURNAMENT, format="round-robin",
+                        bots=("alpha", "beta", "gamma", "xss"),
+                        ruleset=Ruleset.from_spec("classic"), deals=2, rounds=1, seed="web/1",
+                        unrated_reason="a test's seed"))
+                    while running.tournaments.progress(TOURNAMENT).state.is_open:
+                        await asyncio.sleep(0.05)
+                self.ready.set()
+                await self._stop.wait()
+        finally:
+            stop.set()
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            broker.close()
+
+    def call(self, coro: Coroutine[Any, Any, Any], timeout: float = 60.0) -> Any:
+        assert self.loop is not None
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def start_match(self, team0: str = "slow-a", team1: str = "slow-b", deals: int = 1) -> str:
+        """Start a match on the node (the slow bots by default: about a second a deal)."""
+        assert self.running is not None
+        node = self.running.node
+
+        async def start() -> str:
+            return node.start_match(team0, team1, "classic", deals=deals)
+
+        match_id: str = self.call(start())
+        return match_id
+
+    def wait_match(self, match_id: str) -> None:
+        assert self.running is not None
+        self.call(self.running.node.wait(match_id))
+
+    def close(self) -> None:
+        if self.loop is not None and self._stop is not None:
+            self.loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(30)
+
+
+def get(site: Site, path: str, token: str = "") -> tuple[int, Any]:
+    """GET ``path`` of the site: (status, parsed JSON body)."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    request = urllib.request.Request(site.url + path, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as reply:
+            return reply.status, json.loads(reply.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def events(site: Site, match_id: str, timeout: float = 60.0) -> list[tuple[str, Any, float]]:
+    """Read a match's server-sent events to their end: (event name, data, arrival time)."""
+    out: list[tuple[str, Any, float]] = []
+    with urllib.request.urlopen(f"{site.url}/api/v1/matches/{match_id}/events", timeout=timeout) as reply:
+        assert reply.headers["Content-Type"].startswith("text/event-stream")
+        name, data = "message", ""
+        for raw in reply:
+            line = raw.decode().rstrip("\n")
+            if line.startswith("event: "):
+                name = line[7:]
+            elif line.startswith("data: "):
+                data = line[6:]
+            elif line == "":
+                out.append((name, json.loads(data), time.monotonic()))
+                if name == "end":
+                    break
+                name, data = "message", ""
+    return out

@@ -1,0 +1,214 @@
+"""The JSON API against a real node: a real round-robin of SDK bots over gRPC, read over real HTTP."""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from arena.engine import Card
+from tests.web.site import TOURNAMENT, XSS, Site, events, get
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[Site]:
+    with tempfile.TemporaryDirectory() as tmp:
+        s = Site(Path(tmp))
+        try:
+            yield s
+        finally:
+            s.close()
+
+
+def test_the_leaderboard_ranks_every_bot_of_the_tournament(site: Site) -> None:
+    for method in ("bt", "elo"):
+        status, board = get(site, f"/api/v1/leaderboard?method={method}")
+        assert status == 200
+        assert board["method"] == method and board["pool"] == "all" and board["total"] == 4
+        assert {e["bot"] for e in board["entries"]} == {"alpha", "beta", "gamma", "xss"}
+        assert [e["rank"] for e in board["entries"]] == [1, 2, 3, 4]
+        ratings = [e["rating"] for e in board["entries"]]
+        assert ratings == sorted(ratings, reverse=True)
+        assert all(e["games"] == 6 and e["wins"] + e["draws"] + e["losses"] == 6 for e in board["entries"])
+    _, bt = get(site, "/api/v1/leaderboard?method=bt")
+    assert all(e["low"] < e["rating"] < e["high"] for e in bt["entries"])
+    assert all(0 <= e["los_next"] <= 1 for e in bt["entries"][:-1]) and bt["entries"][-1]["los_next"] is None
+
+
+def test_pages_of_the_leaderboard_and_the_bots_are_bounded_and_consistent(site: Site) -> None:
+    _, whole = get(site, "/api/v1/leaderboard?limit=200")
+    _, second = get(site, "/api/v1/leaderboard?offset=1&limit=2")
+    assert second["offset"] == 1 and second["total"] == 4
+    assert second["entries"] == whole["entries"][1:3]
+    _, bots = get(site, "/api/v1/bots?offset=2&limit=3")
+    assert bots["total"] == 6 and bots["offset"] == 2 and len(bots["items"]) == 3
+    _, past = get(site, "/api/v1/bots?offset=100")
+    assert past["items"] == [] and past["total"] == 6
+
+
+@pytest.mark.parametrize("path", [
+    "/api/v1/leaderboard?limit=201", "/api/v1/leaderboard?limit=0", "/api/v1/leaderboard?offset=-1",
+    "/api/v1/leaderboard?offset=abc", "/api/v1/leaderboard?method=glicko", "/api/v1/bots?limit=1e3",
+    "/api/v1/tournaments?offset=1.5",
+])
+def test_bad_input_is_a_400_with_a_json_error(site: Site, path: str) -> None:
+    status, body = get(site, path)
+    assert status == 400 and body["status"] == 400 and body["error"]
+
+
+@pytest.mark.parametrize("path", [
+    "/api/v1/leaderboard?pool=nope", "/api/v1/bots/nobody", "/api/v1/tournaments/nope",
+    "/api/v1/matches/nope",
+    "/api/v1/matches/nope/events", "/api/v1/nothing", "/api/v1/bots/nobody/history",
+])
+def test_an_unknown_thing_is_a_404_with_a_json_error(site: Site, path: str) -> None:
+    status, body = get(site, path)
+    assert status == 404 and body["error"] and "Traceback" not in body["error"]
+
+
+def test_nothing_changes_state_over_http(site: Site) -> None:
+    request = urllib.request.Request(f"{site.url}/api/v1/bots", data=b"{}", method="POST")
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=10)
+    assert refused.value.code == 405
+
+
+def test_a_tournament_shows_its_progress_standings_and_crosstable(site: Site) -> None:
+    _, page = get(site, "/api/v1/tournaments")
+    assert [t["tournament_id"] for t in page["items"]] == [TOURNAMENT]
+    status, t = get(site, f"/api/v1/tournaments/{TOURNAMENT}")
+    assert status == 200
+    assert t["state"] == "finished" and t["matches_done"] == t["matches_scheduled"] == 12
+    assert t["secret"] == "web/1"  # revealed: the tournament is over
+    assert [s["bot"] for s in t["standings"]] == t["crosstable_bots"]
+    n = len(t["crosstable_bots"])
+    for i in range(n):
+        assert t["crosstable"][i][i] is None
+        for j in range(n):
+            if i != j:
+                points, games = t["crosstable"][i][j]
+                assert games == 2 and points + t["crosstable"][j][i][0] == 2
+
+
+def test_a_bot_shows_its_ratings_and_recent_matches_and_its_version_as_given(site: Site) -> None:
+    status, bot = get(site, "/api/v1/bots/xss")
+    assert status == 200
+    assert bot["bot"]["version"] == XSS
+    assert {(r["pool"], r["method"]) for r in bot["ratings"]} == {("all", "bt"), ("all", "elo")}
+    assert len(bot["recent_matches"]) == 6
+    assert all("xss" in m["teams"] for m in bot["recent_matches"])
+    _, history = get(site, "/api/v1/bots/xss/history")
+    assert history == {"pool": "all", "bot": "xss", "history": []}
+
+
+def test_a_match_shows_its_record_only_once_it_is_over(site: Site) -> None:
+    match_id = site.start_match()
+    status, live = get(site, f"/api/v1/matches/{match_id}")
+    assert status == 200 and live["state"] == "running"
+    assert live["record"] is None and live["replay"] is None and live["seed"] == ""
+    assert "hands" not in json.dumps(live)
+    site.wait_match(match_id)
+    _, done = get(site, f"/api/v1/matches/{match_id}")
+    assert done["state"] == "finished" and done["seed"]
+    assert done["record"]["match_id"] == match_id and len(done["record"]["deals"][0]["hands"]) == 4
+    [deal] = done["replay"]
+    assert len(deal["tricks"]) == 8
+
+
+def test_sse_delivers_a_live_match_s_public_events_in_order_then_its_result(site: Site) -> None:
+    match_id = site.start_match()
+    got = events(site, match_id)
+    site.wait_match(match_id)
+    names = [name for name, _, _ in got]
+    assert names[-2:] == ["result", "end"] and set(names[:-2]) == {"public"}
+    public = [data for name, data, _ in got if name == "public"]
+    assert public[0]["kind"] == "deal_started"
+    assert public[-1]["kind"] == "deal_ended"
+    # the events came as they were played, not all at once at the end
+    assert got[-1][2] - got[0][2] > 0.3
+    _, done = get(site, f"/api/v1/matches/{match_id}")
+    record = done["record"]
+    plays = [e["action_played"]["text"] for e in public if e["kind"] == "action_played"]
+    deal = record["deals"][0]
+    assert plays == [*deal["bids"], *deal["plays"]]
+    tricks = [e["trick_completed"] for e in public if e["kind"] == "trick_completed"]
+    assert [t["card_names"] for t in tricks] == [t["cards"] for t in done["replay"][0]["tricks"]]
+    assert got[-2][1]["result"]["totals"] == list(done["totals"])
+
+
+def test_sse_events_hold_no_hidden_card(site: Site) -> None:
+    match_id = site.start_match()
+    got = events(site, match_id)
+    _, done = get(site, f"/api/v1/matches/{match_id}")
+    played: list[str] = []
+    for name, data, _ in got:
+        if name != "public":
+            continue
+        text = json.dumps(data)
+        assert "hand" not in text and "seed" not in text
+        if data["kind"] == "action_played":
+            card = re.match(r"([789TJQKA][SHDC])\b", data["action_played"]["text"])
+            if card:
+                played.append(card.group(1))
+        if data["kind"] == "trick_completed":
+            # a trick names only cards already played, never one still in a hand
+            assert set(data["trick_completed"]["card_names"]) <= set(played)
+        if data["kind"] == "deal_started" and "retourne_card" in data["deal_started"]:
+            turned = data["deal_started"]["retourne_card"]
+            assert str(Card.parse(turned)) == turned
+    assert played == done["record"]["deals"][0]["plays"]
+
+
+def test_a_finished_match_s_events_are_rebuilt_from_its_record(site: Site) -> None:
+    _, t = get(site, f"/api/v1/tournaments/{TOURNAMENT}")
+    match_id = t["finished_matches"][0]
+    got = events(site, match_id)
+    kinds = [d.get("kind") for _, d, _ in got]
+    assert kinds.count("deal_ended") == 2 and kinds[-2] == "result"
+
+
+def test_spectators_are_bounded_per_match(site: Site) -> None:
+    from arena.web.api import Watchers
+    from arena.web.reads import TooMany
+
+    w = Watchers(per_match=2, total=3)
+    w.enter("m")
+    w.enter("m")
+    with pytest.raises(TooMany):
+        w.enter("m")
+    w.enter("n")
+    with pytest.raises(TooMany):
+        w.enter("o")
+    w.leave("m")
+    w.enter("o")
+
+
+def test_pages_are_served_with_a_content_security_policy(site: Site) -> None:
+    for path in ("/", "/bots", "/bots/xss", "/tournaments", f"/tournaments/{TOURNAMENT}", "/matches/x",
+                 "/matches/x/replay", "/static/app.js", "/static/style.css"):
+        with urllib.request.urlopen(site.url + path, timeout=10) as reply:
+            assert reply.status == 200
+            if not path.startswith("/static/"):
+                assert "script-src 'self'" in reply.headers["Content-Security-Policy"]
+    source = (Path(__file__).resolve().parents[2] / "arena" / "web" / "static" / "app.js").read_text()
+    assert "innerHTML" not in source and "insertAdjacentHTML" not in source and "document.write" not in source
+
+
+def test_private_reads_need_a_credential(tmp_path: Path) -> None:
+    from tests.web.site import ADMIN
+
+    site = Site(tmp_path, private_reads=True, tournament=False)
+    try:
+        status, body = get(site, "/api/v1/bots")
+        assert status == 401 and "credential" in body["error"]
+        status, body = get(site, "/api/v1/bots", token="not-a-token")
+        assert status == 401
+        status, body = get(site, "/api/v1/bots", token=ADMIN)
+        assert status == 200 and body["total"] == 6
+    finally:
+        site.close()

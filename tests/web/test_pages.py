@@ -1,0 +1,208 @@
+"""The pages in a real browser (Debian's headless chromium, driven by playwright) on a real tournament.
+
+Screenshots go to ``test-output/web/`` (ignored by git). Skipped, with the
+reason, only when no chromium is installed (``.ci/run`` installs it as root).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.web.site import TOURNAMENT, XSS, Site, get
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+SHOTS = Path(__file__).resolve().parents[2] / "test-output" / "web"
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(CHROMIUM is None, reason="no chromium installed (apt-get install chromium): "
+                                                "the browser tests of the pages are skipped"),
+]
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[Site]:
+    with tempfile.TemporaryDirectory() as tmp:
+        s = Site(Path(tmp))
+        try:
+            yield s
+        finally:
+            s.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A fresh page that fails the test on any console error, page error or dialog (an alert)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    pg = context.new_page()
+    problems: list[str] = []
+    pg.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    pg.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+
+    def dialog(d: Any) -> None:
+        problems.append(f"dialog: {d.message}")
+        d.dismiss()
+
+    pg.on("dialog", dialog)
+    yield pg
+    context.close()
+    assert problems == [], problems
+
+
+def shot(page: Any, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+def test_the_leaderboard_shows_the_api_s_order_and_numbers(site: Site, page: Any) -> None:
+    for method in ("bt", "elo"):
+        _, board = get(site, f"/api/v1/leaderboard?method={method}")
+        page.goto(f"{site.url}/?method={method}")
+        page.wait_for_selector("#leaderboard tbody tr")
+        rows = page.locator("#leaderboard tbody tr")
+        assert rows.count() == len(board["entries"])
+        for i, entry in enumerate(board["entries"]):
+            row = rows.nth(i)
+            assert row.get_attribute("data-bot") == entry["bot"]
+            assert row.locator("td.rank").inner_text() == str(entry["rank"])
+            assert row.locator("td.bot").inner_text() == entry["bot"]
+            assert float(row.locator("td.rating").inner_text()) == entry["rating"]
+            assert row.locator("td.games").inner_text() == str(entry["games"])
+            los = row.locator("td.los").inner_text()
+            if entry["los_next"] is None:
+                assert los == ""
+            else:
+                assert float(los.rstrip("%")) == pytest.approx(entry["los_next"] * 100, abs=0.051)
+            lines = row.locator("td.interval svg line").count()
+            assert lines == (1 if entry["low"] is not None else 0)
+        shot(page, f"leaderboard-{method}")
+    page.select_option("#method", "bt")
+    page.wait_for_function("document.location.search.includes('method=bt')")
+
+
+def test_the_leaderboard_pages_through_its_bots(site: Site, page: Any) -> None:
+    page.goto(f"{site.url}/bots")
+    page.wait_for_selector("#bots tbody tr")
+    assert page.locator(".range").inner_text() == "1\u20136 of 6"
+    assert page.locator("button.next").is_disabled()
+
+
+def test_a_bot_s_version_is_shown_as_text(site: Site, page: Any) -> None:
+    page.goto(f"{site.url}/bots/xss")
+    page.wait_for_selector("#bot-version")
+    assert page.locator("#bot-version").inner_text() == XSS
+    assert page.locator("main img").count() == 0
+    assert page.locator("#recent tbody tr").count() == 6
+    page.goto(f"{site.url}/bots")
+    page.wait_for_selector("#bots tbody tr")
+    assert page.locator("tr[data-bot=xss] td.version").inner_text() == XSS
+    assert page.locator("main img").count() == 0
+    shot(page, "bots")
+    page.goto(f"{site.url}/bots/xss")
+    page.wait_for_selector("#recent")
+    shot(page, "bot-xss")
+
+
+def test_tournaments_show_progress_standings_and_crosstable(site: Site, page: Any) -> None:
+    page.goto(f"{site.url}/tournaments")
+    page.wait_for_selector("#tournaments tbody tr")
+    page.click(f"a:text('{TOURNAMENT}')")
+    page.wait_for_selector("#crosstable")
+    _, t = get(site, f"/api/v1/tournaments/{TOURNAMENT}")
+    assert [r.get_attribute("data-bot") for r in page.locator("#standings tbody tr").all()] == \
+        [s["bot"] for s in t["standings"]]
+    assert "12 of 12 matches played" in page.locator("main").inner_text()
+    assert page.locator("#crosstable tbody tr").count() == 4
+    shot(page, "tournament")
+
+
+def test_the_live_view_shows_cards_as_they_are_played_and_no_hidden_card(site: Site, page: Any) -> None:
+    match_id = site.start_match(deals=2)
+    page.goto(f"{site.url}/matches/{match_id}")
+    seen: list[int] = []
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        seen.append(page.locator("#events li[data-kind=action_played]").count())
+        if page.locator("#status[data-over=true]").count():
+            break
+        # no card of any hand on the page: only the cards played so far in this deal
+        cards = page.locator("#played .card").count()
+        assert cards <= 32
+        time.sleep(0.05)
+    shot(page, "live")
+    assert page.locator("#status[data-over=true]").count() == 1
+    growing = sorted(set(seen))
+    assert len(growing) > 5, f"the cards came all at once: {growing}"
+    _, done = get(site, f"/api/v1/matches/{match_id}")
+    deals = done["record"]["deals"]
+    # what the page shows is exactly the last deal's plays, in order, and the public actions
+    shown = [c.get_attribute("data-card") for c in page.locator("#played .card").all()]
+    assert shown == [p.split(" ")[0] for p in deals[-1]["plays"]]
+    assert page.locator("#events li[data-kind=action_played]").count() == sum(
+        len(d["bids"]) + len(d["plays"]) for d in deals)
+    assert page.locator(".hand").count() == 0
+
+
+def test_the_replay_steps_through_the_8_tricks_with_all_hands(site: Site, page: Any) -> None:
+    _, t = get(site, f"/api/v1/tournaments/{TOURNAMENT}")
+    match_id = t["finished_matches"][0]
+    _, m = get(site, f"/api/v1/matches/{match_id}")
+    page.goto(f"{site.url}/matches/{match_id}/replay")
+    page.wait_for_selector("#trick-label")
+    assert page.locator("#trick-label").inner_text() == "trick 0 of 8"
+    assert [page.locator(f".hand[data-seat='{s}'] .card").count() for s in range(4)] == [8, 8, 8, 8]
+    hands = [sorted(c.get_attribute("data-card") for c in page.locator(f".hand[data-seat='{s}'] .card").all())
+             for s in range(4)]
+    first_deal = next(d for d, o in zip(m["record"]["deals"], m["replay"], strict=False)
+                      if not o.get("thrown_in"))
+    assert hands == [sorted(h) for h in first_deal["hands"]]
+    for k in range(1, 9):
+        page.click("#next")
+        assert page.locator("#trick-label").inner_text() == f"trick {k} of 8"
+        assert [page.locator(f".hand[data-seat='{s}'] .card").count() for s in range(4)] == [8 - k] * 4
+        assert re.fullmatch(r"trick \d to seat [0-3]", page.locator("#trick-winner").inner_text())
+        if k == 4:
+            shot(page, "replay-trick-4")
+    assert page.locator("#next").is_disabled()
+    page.click("#prev")
+    assert page.locator("#trick-label").inner_text() == "trick 7 of 8"
+
+
+def test_an_unfinished_match_has_no_replay(site: Site, page: Any) -> None:
+    match_id = site.start_match(deals=3)
+    page.goto(f"{site.url}/matches/{match_id}/replay")
+    page.wait_for_selector("#not-yet")
+    assert page.locator(".card").count() == 0
+    site.wait_match(match_id)
+
+
+def test_an_unknown_page_shows_an_error_without_a_console_error(site: Site, browser: Any) -> None:
+    context = browser.new_context()
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.goto(f"{site.url}/bots/nobody")
+    pg.wait_for_selector("p.error")
+    assert "no bot named" in pg.locator("p.error").inner_text()
+    assert errors == []
+    context.close()
