@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from arena.node.rankings import Rankings
 from arena.node.service import ClusterArenaServicer
 from arena.node.worker import Worker
 from arena.queue import Broker, BrokerError
@@ -96,6 +97,8 @@ class RunningNode:
     tournaments: Tournaments
     address: str
     port: int
+    #: the leaderboards of the broker's pools, shared by the gRPC API and the web pages
+    rankings: Rankings
 
 
 async def _heartbeat(node: Node, broker: Broker, address: str, every: float) -> None:
@@ -129,8 +132,9 @@ async def running_node(
                            limits=config.limits),
                 registry=registry, store=store)
     tournaments = Tournaments(broker)
+    rankings = Rankings(broker)
     server, port = await start_server(
-        node, config.listen, arena=ClusterArenaServicer(node, broker, tournaments, secret),
+        node, config.listen, arena=ClusterArenaServicer(node, broker, tournaments, secret, rankings),
         credentials=credentials)
     host = config.listen.rsplit(":", 1)[0]
     address = config.advertise or f"{'127.0.0.1' if host in ('0.0.0.0', '[::]', '') else host}:{port}"
@@ -142,7 +146,7 @@ async def running_node(
     log.info("node %s serving on %s (advertised %s, %s), %d match slots", node.node_id, config.listen,
              address, "TLS" if credentials else "plaintext", config.capacity)
     try:
-        yield RunningNode(node, worker, tournaments, address, port)
+        yield RunningNode(node, worker, tournaments, address, port, rankings)
     finally:
         stop.set()
         with contextlib.suppress(Exception):

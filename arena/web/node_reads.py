@@ -20,6 +20,8 @@ from google.protobuf.json_format import MessageToDict
 
 from arena.engine.cards import CARDS
 from arena.engine.dealing import commitment
+from arena.node.rankings import BadRequest as RankingsBadRequest
+from arena.node.rankings import Rankings, UnknownPool
 from arena.queue import Broker, BrokerError
 from arena.ratings.leaderboard import METHODS, Leaderboard, Method
 from arena.referee.access import AccessError, Throttled
@@ -30,7 +32,6 @@ from arena.referee.node import NotFound as NodeNotFound
 from arena.referee.replay_events import public_events
 from arena.tournament import MatchResult, Tournaments
 from arena.tournament.tournament import duplicate_legs
-from arena.web import leaderboards
 from arena.web.reads import (
     BotDetail,
     BotRating,
@@ -59,14 +60,19 @@ CROSSTABLE_MAX_BOTS = 64
 class NodeReads:
     """The reads of one node of a queue (its tournaments and results are the broker's)."""
 
-    def __init__(self, node: Node, broker: Broker, tournaments: Tournaments) -> None:
+    def __init__(self, node: Node, broker: Broker, tournaments: Tournaments, rankings: Rankings) -> None:
         self.node = node
         self.broker = broker
         self.schedules = tournaments
+        self.rankings = rankings
 
     async def _queue(self, call: Callable[..., _T], *args: Any) -> _T:
         try:
             return await asyncio.to_thread(call, *args)
+        except UnknownPool as e:
+            raise NotFound(str(e)) from None
+        except RankingsBadRequest as e:
+            raise BadRequest(str(e)) from None
         except BrokerError as e:
             raise Unavailable(f"the tournament queue: {e}") from None
 
@@ -82,16 +88,13 @@ class NodeReads:
 
     # ----------------------------------------------------------- ratings
     async def pools(self) -> list[str]:
-        return await self._queue(leaderboards.pools, self.broker)
+        return await self._queue(self.rankings.pools)
 
     async def leaderboard(self, pool: str, method: Method, offset: int, limit: int) -> Leaderboard:
-        board = await self._queue(leaderboards.leaderboard, self.broker, pool, method, offset, limit)
-        if board is None:
-            raise NotFound(f"no rating pool {pool!r}")
-        return board
+        return await self._queue(self.rankings.leaderboard, pool, method, offset, limit)
 
     async def rating_history(self, pool: str, bot: str) -> list[tuple[int, float]]:
-        return []  # the store keeps no history yet
+        return await self._queue(self.rankings.history, pool, bot)
 
     # -------------------------------------------------------------- bots
     async def bots(self, offset: int, limit: int) -> Page[BotRow]:
@@ -104,13 +107,8 @@ class NodeReads:
         if not found:
             raise NotFound(f"no bot named {name!r}")
         b = found[0]
-        ratings = []
-        for pool in await self.pools():
-            for method in METHODS:
-                board = await self.leaderboard(pool, method, 0, 1 << 30)
-                for e in board.entries:
-                    if e.bot == name:
-                        ratings.append(BotRating(pool, method, e.rank, e.rating, e.low, e.high, e.games))
+        ratings = [BotRating(r.pool, "bt", r.rank, r.rating, r.low, r.high, r.games)
+                   for r in await self._queue(self.rankings.bot, name)]
         recent = [_row_of_summary(s) for s in self.node.summaries() if name in s.players]
         recent.reverse()  # the node lists its running matches, then its finished ones oldest first
         recent += await self._queue(self._tournament_matches, name, RECENT_MATCHES - len(recent),

@@ -101,7 +101,7 @@ async def start_web(reads: ArenaReads, listen: str, limits: Limits | None = None
 @contextlib.asynccontextmanager
 async def web_for(running: RunningNode, listen: str) -> AsyncIterator[WebServer]:
     """The site of a running node, for as long as the block runs."""
-    reads = NodeReads(running.node, running.worker.broker, running.tournaments)
+    reads = NodeReads(running.node, running.worker.broker, running.tournaments, running.rankings)
     server = await start_web(reads, listen, running.node.config.limits)
     log.info("web pages and JSON API on %s", server.url)
     try:
