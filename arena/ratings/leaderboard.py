@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
+
+from arena.ratings.bt import ANCHOR, PairArrays, fit_arrays, los_of
+from arena.ratings.counts import PairCounts
+from arena.ratings.elo import INITIAL_RATING
 
 #: ``bt``: Bradley-Terry maximum likelihood with 95% intervals; ``elo``: the online Elo
 Method = Literal["bt", "elo"]
@@ -40,3 +45,56 @@ class Leaderboard:
     def to_json(self) -> dict[str, Any]:
         return {"pool": self.pool, "method": self.method, "total": self.total, "offset": self.offset,
                 "entries": [asdict(e) for e in self.entries]}
+
+
+#: ratings closer than this share a rank
+_TIE = 1e-6
+
+
+def leaderboard(counts: PairCounts, elo: Mapping[str, tuple[float, int]], *, pool: str, method: Method = "bt",
+                offset: int = 0, limit: int = 50) -> Leaderboard:
+    """The leaderboard of ``pool`` from its pair counts and its online Elo (bot -> (rating, games)).
+
+    The pool's bots are those of the counts and of ``elo``. ``bt`` ranks them by the Bradley-Terry
+    fit of the counts (:mod:`arena.ratings.bt`), with the 95% interval and the likelihood of
+    superiority over the next bot down; ``elo`` ranks them by the online Elo, with neither. A bot
+    with no counted game (it only met itself, or nothing yet) has the anchor rating (1500) and, under
+    ``bt``, no interval and no LOS next to it. Ties share the better rank (1, 2, 2, 4); equal
+    ratings go by name. ``entries`` are the ranks ``offset + 1`` to ``offset + limit``.
+    """
+    if offset < 0 or limit < 0:
+        raise ValueError(f"offset and limit must be >= 0, not {offset} and {limit}")
+    pairs = PairArrays.from_counts(counts)
+    wins, draws, losses = (dict(zip(pairs.bots, x.tolist(), strict=True)) for x in pairs.per_bot())
+    bots = sorted(set(pairs.bots) | set(elo))
+    fitted = {bot: i for i, bot in enumerate(pairs.bots)}
+    if method == "bt":
+        fit = fit_arrays(pairs)
+        lows, highs = fit.intervals()
+        rating = {bot: float(fit.ratings[i]) for bot, i in fitted.items()}
+        rating.update((bot, ANCHOR) for bot in bots if bot not in fitted)
+    elif method == "elo":
+        rating = {bot: float(elo[bot][0]) if bot in elo else INITIAL_RATING for bot in bots}
+    else:
+        raise ValueError(f"unknown rating method {method!r} (one of {', '.join(METHODS)})")
+    order = sorted(bots, key=lambda bot: (-rating[bot], bot))
+    ranks: list[int] = []
+    for place, bot in enumerate(order):
+        tied = place > 0 and abs(rating[order[place - 1]] - rating[bot]) < _TIE
+        ranks.append(ranks[-1] if tied else place + 1)
+    entries: list[Entry] = []
+    for place in range(offset, min(len(order), offset + limit)):
+        bot = order[place]
+        low = high = los_next = None
+        if method == "bt" and bot in fitted:
+            i = fitted[bot]
+            low, high = float(lows[i]), float(highs[i])
+            below = order[place + 1] if place + 1 < len(order) else None
+            if below is not None and below in fitted:
+                los_next = los_of(fit.ratings, fit.covariance, i, fitted[below])
+        w, d, l_ = wins.get(bot, 0), draws.get(bot, 0), losses.get(bot, 0)
+        games = w + d + l_
+        entries.append(Entry(rank=ranks[place], bot=bot, rating=rating[bot], low=low, high=high, games=games,
+                             wins=w, draws=d, losses=l_, score=(w + 0.5 * d) / games if games else 0.0,
+                             los_next=los_next))
+    return Leaderboard(pool=pool, method=method, total=len(order), offset=offset, entries=tuple(entries))

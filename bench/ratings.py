@@ -1,0 +1,194 @@
+"""Leaderboard time: the Bradley-Terry leaderboard of one pool of 1,000 bots and 1,000,000 results.
+
+Usage (from the repository root)::
+
+    python bench/ratings.py [--bots N] [--results M] [--repeats K] [--seed S] [--json]
+
+The pool (untimed): ``--bots`` bots of true strength drawn from N(1500, 200) on the Elo
+scale play ``--results`` games between pairs drawn at random (``numpy`` Generator seeded
+with ``--seed``), each game's expected score the Bradley-Terry probability, 10% of games
+between equals drawn (fewer as the gap grows); the results are kept as the store keeps
+them, one :class:`~arena.ratings.counts.PairCount` per pair (1,000,000 results over
+1,000 bots touch about 432,000 of the 499,500 pairs). The online Elo the leaderboard also
+takes is a stand-in (the true strengths): only the ``elo`` method reads it.
+
+What is timed (``time.perf_counter``, one warm-up, then the best of ``--repeats``)::
+
+    leaderboard(counts, elo, pool="bench", method="bt", limit=bots)   # every bot on one page
+
+that is: the counts into arrays, the Newton fit, the covariance (a bots x bots inverse),
+the 95% intervals, the LOS between neighbours and the entries. For information also: the
+arrays alone, the fit alone, and ``method="elo"`` (no fit). The reference, measured in
+the same run, is one plain-Python pass over the counts
+(``sum(c.games for c in counts.values())``); the last line is
+``ratio_vs_sum=R``, the leaderboard's time in such passes. Untimed check: the Spearman
+correlation between the fitted order and the true strengths.
+
+Target: ``leaderboard_s`` under 1 s at the default size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
+
+from arena.ratings.bt import PairArrays, fit_arrays
+from arena.ratings.counts import PairCount
+from arena.ratings.leaderboard import leaderboard
+
+TARGET_S = 1.0
+DRAW_RATE = 0.10
+
+
+# --------------------------------------------------------------------------- the pool
+def pool_counts(strengths: NDArray[np.float64], results: int,
+                rng: np.random.Generator) -> dict[tuple[str, str], PairCount]:
+    """The pair counts of ``results`` games between random pairs (never a bot against itself)."""
+    n = len(strengths)
+    a = rng.integers(0, n, results)
+    b = rng.integers(0, n - 1, results)
+    b += b >= a
+    first, second = np.minimum(a, b), np.maximum(a, b)
+    p = 1.0 / (1.0 + 10.0 ** ((strengths[second] - strengths[first]) / 400.0))
+    draw_p = 2.0 * DRAW_RATE * np.minimum(p, 1.0 - p)
+    u = rng.random(results)
+    win = u < p - draw_p / 2
+    draw = ~win & (u < p + draw_p / 2)
+    key = first * n + second
+    wins = np.bincount(key, weights=win, minlength=n * n).astype(np.int64)
+    draws = np.bincount(key, weights=draw, minlength=n * n).astype(np.int64)
+    played = np.bincount(key, minlength=n * n)
+    names = bot_names(n)
+    counts: dict[tuple[str, str], PairCount] = {}
+    for k in np.flatnonzero(played).tolist():
+        i, j = divmod(k, n)
+        w, d = int(wins[k]), int(draws[k])
+        counts[names[i], names[j]] = PairCount(w, d, int(played[k]) - w - d)
+    return counts
+
+
+def bot_names(n: int) -> list[str]:
+    return [f"bot{i:04d}" for i in range(n)]
+
+
+def spearman(x: NDArray[np.float64], y: NDArray[np.float64]) -> float:
+    rx, ry = np.argsort(np.argsort(x)), np.argsort(np.argsort(y))
+    return float(np.corrcoef(rx, ry)[0, 1])
+
+
+def best_time(run: Callable[[], object], repeats: int) -> float:
+    """Seconds of the fastest of ``repeats`` runs, after one warm-up."""
+    run()
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+# --------------------------------------------------------------------------- main
+@dataclass
+class Results:
+    bots: int
+    results: int
+    pairs: int
+    repeats: int
+    seed: int
+    python: str
+    numpy: str
+    #: the timed call: the whole bt leaderboard, every bot on one page
+    leaderboard_s: float
+    arrays_s: float
+    fit_s: float
+    elo_leaderboard_s: float
+    #: the reference: one plain-Python pass summing the counts' games
+    sum_s: float
+    spearman_vs_true: float
+    ratio_vs_sum: float
+    target_s: float = TARGET_S
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    p.add_argument("--bots", type=int, default=1_000, help="bots in the pool (1000)")
+    p.add_argument("--results", type=int, default=1_000_000, help="games played in the pool (1000000)")
+    p.add_argument("--repeats", type=int, default=3, help="timed runs per measure, best kept (3)")
+    p.add_argument("--seed", type=int, default=0, help="the schedule's and results' seed (0)")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    args = p.parse_args(argv)
+    for name, least in (("bots", 2), ("results", 1), ("repeats", 1)):
+        if getattr(args, name) < least:
+            p.error(f"--{name} must be at least {least}")
+    return args
+
+
+def run(args: argparse.Namespace) -> Results:
+    rng = np.random.default_rng(args.seed)
+    strengths = rng.normal(1500.0, 200.0, args.bots)
+    counts = pool_counts(strengths, args.results, rng)
+    elo = {bot: (float(s), 0) for bot, s in zip(bot_names(args.bots), strengths.tolist(), strict=True)}
+    n = args.bots
+
+    board_s = best_time(lambda: leaderboard(counts, elo, pool="bench", method="bt", limit=n), args.repeats)
+    arrays_s = best_time(lambda: PairArrays.from_counts(counts), args.repeats)
+    pairs = PairArrays.from_counts(counts)
+    fit_s = best_time(lambda: fit_arrays(pairs), args.repeats)
+    elo_s = best_time(lambda: leaderboard(counts, elo, pool="bench", method="elo", limit=n), args.repeats)
+    sum_s = best_time(lambda: sum(c.games for c in counts.values()), args.repeats)
+
+    board = leaderboard(counts, elo, pool="bench", method="bt", limit=n)
+    fitted = {e.bot: e.rating for e in board.entries}
+    truth = dict(zip(bot_names(n), strengths.tolist(), strict=True))
+    played = sorted(fitted)
+    rho = spearman(np.array([fitted[b] for b in played]), np.array([truth[b] for b in played]))
+    return Results(
+        bots=n, results=args.results, pairs=len(counts), repeats=args.repeats, seed=args.seed,
+        python=platform.python_version(), numpy=np.__version__,
+        leaderboard_s=round(board_s, 4), arrays_s=round(arrays_s, 4), fit_s=round(fit_s, 4),
+        elo_leaderboard_s=round(elo_s, 4), sum_s=round(sum_s, 5), spearman_vs_true=round(rho, 4),
+        ratio_vs_sum=round(board_s / sum_s, 2),
+    )
+
+
+def report(res: Results) -> None:
+    def line(label: str, seconds: float, note: str) -> None:
+        print(f"{label:<28}{seconds * 1000:>10,.1f} ms  ({note})")
+
+    print(f"ratings bench: {res.bots} bots, {res.results:,} results over {res.pairs:,} pairs, "
+          f"best of {res.repeats}, seed {res.seed}, Python {res.python}, numpy {res.numpy}")
+    line("leaderboard, bt", res.leaderboard_s, f"all {res.bots} bots on one page: fit, intervals, LOS")
+    line("  counts into arrays", res.arrays_s, "info")
+    line("  Bradley-Terry fit", res.fit_s, "info: Newton steps and the covariance")
+    line("leaderboard, elo", res.elo_leaderboard_s, "info: no fit")
+    line("sum of the counts", res.sum_s, "reference: one plain-Python pass")
+    print(f"spearman_vs_true={res.spearman_vs_true:.4f}")
+    verdict = "met" if res.leaderboard_s < res.target_s else "NOT met"
+    print(f"target leaderboard_s < {res.target_s:g}: {verdict}")
+    print(f"leaderboard_s={res.leaderboard_s:.3f}")
+    print(f"ratio_vs_sum={res.ratio_vs_sum:.1f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    res = run(args)
+    if args.json:
+        print(json.dumps(asdict(res), indent=2))
+    else:
+        report(res)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
