@@ -23,7 +23,7 @@ from arena.engine.dealing import commitment
 from arena.node.rankings import BadRequest as RankingsBadRequest
 from arena.node.rankings import Rankings, UnknownPool
 from arena.queue import Broker, BrokerError
-from arena.ratings.leaderboard import METHODS, Leaderboard, Method
+from arena.ratings.leaderboard import Leaderboard, Method
 from arena.referee.access import AccessError, Throttled
 from arena.referee.convert import result_to_proto
 from arena.referee.live import MatchState, MatchSummary
@@ -33,6 +33,7 @@ from arena.referee.replay_events import public_events
 from arena.tournament import MatchResult, Tournaments
 from arena.tournament.tournament import duplicate_legs
 from arena.web.reads import (
+    BadRequest,
     BotDetail,
     BotRating,
     BotRow,

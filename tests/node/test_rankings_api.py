@@ -73,16 +73,18 @@ def test_a_rated_tournament_ranks_its_bots_with_intervals_in_its_preset_and_its_
                 rerun = await stranger.GetLeaderboard(apb.GetLeaderboardRequest(pool="tournament:rerun"))
                 assert rerun.total == 2
                 # a page, the online Elo
-                page = await stranger.GetLeaderboard(apb.GetLeaderboardRequest(pool="classic", offset=1, limit=1))
+                page = await stranger.GetLeaderboard(
+                    apb.GetLeaderboardRequest(pool="classic", offset=1, limit=1))
                 assert [e.bot for e in page.entries] == [board.entries[1].bot] and page.total == 3
                 elo = await stranger.GetLeaderboard(apb.GetLeaderboardRequest(pool="classic", method="elo"))
                 assert {e.bot for e in elo.entries} == set(BOTS)
                 assert not any(e.HasField("low") or e.HasField("los_next") for e in elo.entries)
                 # bad requests
+                bad = grpc.StatusCode.INVALID_ARGUMENT
                 for request, code in (
                     (apb.GetLeaderboardRequest(pool="coinche"), grpc.StatusCode.NOT_FOUND),
-                    (apb.GetLeaderboardRequest(pool="classic", method="glicko"), grpc.StatusCode.INVALID_ARGUMENT),
-                    (apb.GetLeaderboardRequest(pool="classic", limit=201), grpc.StatusCode.INVALID_ARGUMENT),
+                    (apb.GetLeaderboardRequest(pool="classic", method="glicko"), bad),
+                    (apb.GetLeaderboardRequest(pool="classic", limit=201), bad),
                 ):
                     assert await status_of(stranger.GetLeaderboard(request)) == code, request
                 # a bot: its ratings in each pool, its recent matches
@@ -93,10 +95,12 @@ def test_a_rated_tournament_ranks_its_bots_with_intervals_in_its_preset_and_its_
                 top = next(e for e in board.entries if e.bot == "strong")
                 assert (classic.rating, classic.rank, classic.games) == (top.rating, top.rank, top.games)
                 assert bot.recent_matches and all("strong" in m.players for m in bot.recent_matches)
-                assert await status_of(stranger.GetBot(apb.GetBotRequest(name="ghost"))) == grpc.StatusCode.NOT_FOUND
+                ghost = stranger.GetBot(apb.GetBotRequest(name="ghost"))
+                assert await status_of(ghost) == grpc.StatusCode.NOT_FOUND
 
             # the CLI prints the same leaderboard, as text and as the JSON API's object
-            argv = ["rankings", "--address", running.address, "--pool", "classic", "--data-dir", str(tmp_path)]
+            argv = ["rankings", "--address", running.address, "--pool", "classic",
+                    "--data-dir", str(tmp_path)]
             assert await asyncio.to_thread(cli_main, [*argv, "--json"]) == 0
             printed = json.loads(capsys.readouterr().out)
             assert [(e["bot"], round(e["rating"], 6), round(e["low"], 6)) for e in printed["entries"]] == [
