@@ -3,8 +3,8 @@
 One process starts a referee node with its queue worker on the embedded
 broker (sqlite in the data directory), connects the built-in bots as real
 gRPC clients, queues a round-robin tournament per ruleset, shows a progress
-bar while the worker plays them, then prints the standings, the Elo ratings
-and where the records are. Everything is the production path: the same
+bar while the worker plays them, then prints the standings, the ratings with
+their intervals, and where the records are. Everything is the production path: the same
 tournament would run unchanged on a Redis cluster of nodes.
 """
 
@@ -21,8 +21,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from arena.engine import Ruleset
+from arena.node.rankings import Rankings
 from arena.node.run import NodeSettings, running_node
 from arena.queue import Broker, open_broker
+from arena.ratings import tournament_pool
+from arena.ratings.leaderboard import Leaderboard
 from arena.tournament import Tournaments, TournamentSpec
 from arena.web import web_for
 
@@ -137,13 +140,7 @@ def _report(
             table.add_row(str(s.rank), s.bot, str(s.played), str(s.wins), str(s.draws), str(s.losses),
                           str(s.points_for), str(s.points_against))
         console.print(table)
-    ratings = sorted(broker.ratings().items(), key=lambda kv: -kv[1][0])
-    elo = Table(title="Elo after every match (online, K=16)")
-    for col in ("bot", "rating", "matches"):
-        elo.add_column(col, justify="left" if col == "bot" else "right")
-    for name, (rating, games) in ratings:
-        elo.add_row(name, f"{rating:.0f}", str(games))
-    console.print(elo)
+        console.print(ratings_table(Rankings(broker).leaderboard(tournament_pool(tid), "bt", 0, 200)))
     latencies.sort()
     if latencies:
         n = len(latencies)
@@ -162,3 +159,16 @@ def main(
     install_uvloop()
     path = Path(data_dir) / time.strftime("demo-%Y%m%d-%H%M%S")
     return asyncio.run(run_demo(path, rulesets, deals, rounds, seed, Console(), http=http))
+
+
+def ratings_table(board: Leaderboard) -> Table:
+    """A pool's Bradley-Terry ratings: each with its 95% interval, and how likely each bot is stronger
+    than the next one down (two copies of one bot overlap, near 50%)."""
+    table = Table(title=f"Ratings in {board.pool} (Bradley-Terry, mean 1500; `belote-arena rankings`)")
+    for col in ("#", "bot", "rating", "95% interval", "LOS next", "games"):
+        table.add_column(col, justify="left" if col == "bot" else "right", no_wrap=True)
+    for e in board.entries:
+        interval = "" if e.low is None or e.high is None else f"{e.low:.0f} .. {e.high:.0f}"
+        los = "" if e.los_next is None else f"{100 * e.los_next:.0f}%"
+        table.add_row(str(e.rank), e.bot, f"{e.rating:.0f}", interval, los, str(e.games))
+    return table
