@@ -2,7 +2,8 @@
 
 Usage (from the repository root)::
 
-    python bench/ratings.py [--bots N] [--results M] [--repeats K] [--seed S] [--json]
+    python bench/ratings.py [--bots N] [--results M] [--repeats K] [--seed S] [--readers R]
+                            [--api-seconds T] [--json]
 
 The pool (untimed): ``--bots`` bots of true strength drawn from N(1500, 200) on the Elo
 scale play ``--results`` games between pairs drawn at random (``numpy`` Generator seeded
@@ -25,11 +26,18 @@ the same run, is one plain-Python pass over the counts
 correlation between the fitted order and the true strengths.
 
 Target: ``leaderboard_s`` under 1 s at the default size.
+
+Then (``--readers``, 50 by default; 0 skips it) the readers of one node's web
+pages and JSON API while it plays a tournament (:mod:`web_readers`): ``--readers``
+readers at once for ``--api-seconds``, each going round the leaderboard, the bots,
+the tournament and the page, against one reader alone in the same run. It prints
+``api_p99_ms=`` and ``api_ratio_vs_one_reader=``.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import platform
 import sys
@@ -41,7 +49,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
+sys.path[:0] = [str(Path(__file__).resolve().parent.parent), str(Path(__file__).resolve().parent)]
 
 from arena.ratings.bt import PairArrays, fit_arrays
 from arena.ratings.counts import PairCount
@@ -126,8 +134,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--results", type=int, default=1_000_000, help="games played in the pool (1000000)")
     p.add_argument("--repeats", type=int, default=3, help="timed runs per measure, best kept (3)")
     p.add_argument("--seed", type=int, default=0, help="the schedule's and results' seed (0)")
+    p.add_argument("--readers", type=int, default=50, help="web readers at once during a tournament (50; 0: none)")
+    p.add_argument("--api-seconds", type=float, default=10.0, help="how long they read (10)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     args = p.parse_args(argv)
+    if args.readers < 0 or not args.api_seconds > 0:
+        p.error("--readers must be 0 or more and --api-seconds more than 0")
     for name, least in (("bots", 2), ("results", 1), ("repeats", 1)):
         if getattr(args, name) < least:
             p.error(f"--{name} must be at least {least}")
@@ -183,10 +195,21 @@ def report(res: Results) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     res = run(args)
+    api: dict[str, float] = {}
+    if args.readers:
+        from web_readers import measure
+
+        api = asyncio.run(measure(args.readers, args.api_seconds))
     if args.json:
-        print(json.dumps(asdict(res), indent=2))
-    else:
-        report(res)
+        print(json.dumps({**asdict(res), **api}, indent=2))
+        return 0
+    report(res)
+    if api:
+        print(f"web readers: {api['readers']:.0f} at once during a tournament ({api['matches_during']:.0f} "
+              f"matches played), {api['requests']:.0f} requests, {api['errors']:.0f} errors; "
+              f"p50 {api['api_p50_ms']} ms; one reader alone: p99 {api['one_reader_p99_ms']} ms")
+        print(f"api_p99_ms={api['api_p99_ms']}")
+        print(f"api_ratio_vs_one_reader={api['ratio_vs_one_reader']}")
     return 0
 
 
