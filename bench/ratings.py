@@ -49,11 +49,12 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-sys.path[:0] = [str(Path(__file__).resolve().parent.parent), str(Path(__file__).resolve().parent)]
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parent), str(HERE)]  # run from a checkout
 
-from arena.ratings.bt import PairArrays, fit_arrays
-from arena.ratings.counts import PairCount
-from arena.ratings.leaderboard import leaderboard
+from arena.ratings.bt import PairArrays, fit_arrays  # noqa: E402
+from arena.ratings.counts import PairCount  # noqa: E402
+from arena.ratings.leaderboard import leaderboard  # noqa: E402
 
 TARGET_S = 1.0
 DRAW_RATE = 0.10
@@ -134,7 +135,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--results", type=int, default=1_000_000, help="games played in the pool (1000000)")
     p.add_argument("--repeats", type=int, default=3, help="timed runs per measure, best kept (3)")
     p.add_argument("--seed", type=int, default=0, help="the schedule's and results' seed (0)")
-    p.add_argument("--readers", type=int, default=50, help="web readers at once during a tournament (50; 0: none)")
+    p.add_argument("--readers", type=int, default=50,
+                   help="web readers at once during a tournament (50; 0: none)")
     p.add_argument("--api-seconds", type=float, default=10.0, help="how long they read (10)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     args = p.parse_args(argv)

@@ -24,8 +24,8 @@ BOTS = ("heuristic", "heuristic-b", "random", "random-b")
 
 
 def _paths() -> list[str]:
-    return [f"/api/v1/leaderboard?pool=tournament:{TOURNAMENT}", "/api/v1/bots",
-            f"/api/v1/tournaments/{TOURNAMENT}", "/", f"/api/v1/leaderboard?pool=tournament:{TOURNAMENT}&method=elo"]
+    board = f"/api/v1/leaderboard?pool=tournament:{TOURNAMENT}"
+    return [board, "/api/v1/bots", f"/api/v1/tournaments/{TOURNAMENT}", "/", f"{board}&method=elo"]
 
 
 async def _read(base: str, readers: int, seconds: float) -> tuple[list[float], int]:
@@ -91,7 +91,8 @@ async def measure(readers: int, seconds: float) -> dict[str, float]:
         broker = open_broker(None, data)
         tasks: list[asyncio.Task[None]] = []
         try:
-            async with running_node(broker, NodeSettings(data_dir=data, capacity=4, poll_s=0.05), stop) as running, \
+            settings = NodeSettings(data_dir=data, capacity=4, poll_s=0.05)
+            async with running_node(broker, settings, stop) as running, \
                     web_for(running, "127.0.0.1:0") as site:
                 for name, bot in zip(BOTS, (HeuristicBot(1), HeuristicBot(2), RandomBot(3), RandomBot(4)),
                                      strict=True):
@@ -99,8 +100,8 @@ async def measure(readers: int, seconds: float) -> dict[str, float]:
                     tasks.append(asyncio.create_task(run_async(bot, running.address, token, 16, name=name,
                                                                stop=stop, all_nodes=False, verbose=False)))
                 running.tournaments.create(TournamentSpec(
-                    tournament_id=TOURNAMENT, format="round-robin", bots=BOTS, ruleset=Ruleset.from_spec("coinche"),
-                    deals=4, rounds=100))
+                    tournament_id=TOURNAMENT, format="round-robin", bots=BOTS,
+                    ruleset=Ruleset.from_spec("coinche"), deals=4, rounds=100))
                 await asyncio.sleep(2.0)  # the first results, so the leaderboard has a pool
                 alone, _ = await asyncio.to_thread(_in_child, site.url, 1, seconds / 2)
                 many, errors = await asyncio.to_thread(_in_child, site.url, readers, seconds)
