@@ -23,6 +23,7 @@ from rich.table import Table
 from arena.engine import Ruleset
 from arena.node.run import NodeSettings, running_node
 from arena.queue import Broker, open_broker
+from arena.ratings import pools_of
 from arena.tournament import Tournaments, TournamentSpec
 
 
@@ -118,13 +119,21 @@ def _report(
             table.add_row(str(s.rank), s.bot, str(s.played), str(s.wins), str(s.draws), str(s.losses),
                           str(s.points_for), str(s.points_against))
         console.print(table)
-    ratings = sorted(broker.ratings().items(), key=lambda kv: -kv[1][0])
-    elo = Table(title="Elo after every match (online, K=16)")
-    for col in ("bot", "rating", "matches"):
-        elo.add_column(col, justify="left" if col == "bot" else "right")
-    for name, (rating, games) in ratings:
-        elo.add_row(name, f"{rating:.0f}", str(games))
-    console.print(elo)
+    for tid in ids:
+        # the widest pool the tournament counts in: its preset's when rated; the demo's seed is
+        # known, so it is unrated and counts in its own pool only
+        found = broker.get_tournament(tid)
+        if found is None:
+            continue
+        spec = found[0]
+        pool = pools_of(tid, spec.ruleset.to_spec(), rated=spec.unrated_reason == "")[-1]
+        ratings = sorted(broker.pool_ratings(pool).items(), key=lambda kv: -kv[1][0])
+        elo = Table(title=f"Elo in pool {pool} after every match (online, K={broker.elo_k:g})")
+        for col in ("bot", "rating", "matches"):
+            elo.add_column(col, justify="left" if col == "bot" else "right")
+        for name, (rating, games) in ratings:
+            elo.add_row(name, f"{rating:.0f}", str(games))
+        console.print(elo)
     latencies.sort()
     if latencies:
         n = len(latencies)
