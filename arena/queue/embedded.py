@@ -390,11 +390,13 @@ class EmbeddedBroker(Broker):
                 (pool, first, second, won, drawn, lost),
             )
         for bot, rating in updates:
-            (games,) = db.execute(
+            db.execute(
                 "INSERT INTO pool_ratings (pool, bot, rating, games) VALUES (?, ?, ?, 1)"
-                " ON CONFLICT (pool, bot) DO UPDATE SET rating = excluded.rating, games = games + 1"
-                " RETURNING games",
+                " ON CONFLICT (pool, bot) DO UPDATE SET rating = excluded.rating, games = games + 1",
                 (pool, bot, rating),
+            )  # (no RETURNING: it needs sqlite 3.35, and some Pythons bring an older one)
+            (games,) = db.execute(
+                "SELECT games FROM pool_ratings WHERE pool = ? AND bot = ?", (pool, bot)
             ).fetchone()
             if games % self.history_every == 0:
                 db.execute("INSERT OR REPLACE INTO rating_history (pool, bot, games, rating)"
