@@ -128,7 +128,7 @@ def _report(
         spec = found[0]
         pool = pools_of(tid, spec.ruleset.to_spec(), rated=spec.unrated_reason == "")[-1]
         ratings = sorted(broker.pool_ratings(pool).items(), key=lambda kv: -kv[1][0])
-        elo = Table(title=f"Elo in pool {pool} after every match (online, K={broker.elo_k:g})")
+        elo = Table(title=f"Elo in {pool} after every match (online, K={broker.elo_k:g})")
         for col in ("bot", "rating", "matches"):
             elo.add_column(col, justify="left" if col == "bot" else "right")
         for name, (rating, games) in ratings:
