@@ -24,7 +24,7 @@ from arena.engine import Ruleset
 from arena.node.rankings import Rankings
 from arena.node.run import NodeSettings, running_node
 from arena.queue import Broker, open_broker
-from arena.ratings import tournament_pool
+from arena.ratings import pools_of
 from arena.ratings.leaderboard import Leaderboard
 from arena.tournament import Tournaments, TournamentSpec
 from arena.web import web_for
@@ -140,7 +140,17 @@ def _report(
             table.add_row(str(s.rank), s.bot, str(s.played), str(s.wins), str(s.draws), str(s.losses),
                           str(s.points_for), str(s.points_against))
         console.print(table)
-        console.print(ratings_table(Rankings(broker).leaderboard(tournament_pool(tid), "bt", 0, 200)))
+    rankings = Rankings(broker)
+    for tid in ids:
+        # the widest pool the tournament counts in: its preset's when rated; the demo's seed is
+        # known, so it is unrated and counts in its own pool only
+        found = broker.get_tournament(tid)
+        if found is None:
+            continue
+        spec = found[0]
+        pool = pools_of(tid, spec.ruleset.to_spec(), rated=spec.unrated_reason == "")[-1]
+        if pool in broker.pools():
+            console.print(ratings_table(rankings.leaderboard(pool, "bt", 0, 200)))
     latencies.sort()
     if latencies:
         n = len(latencies)

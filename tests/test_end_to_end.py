@@ -264,6 +264,9 @@ def test_match_start_watch_shows_the_match_from_its_first_event(tmp_path: Path) 
 def test_demo_plays_a_round_robin_and_every_record_replays(tmp_path: Path) -> None:
     out = cli_ok("demo", "--rounds", "1", "--data-dir", str(tmp_path), timeout=120)
     assert "Leaderboard" in out, out
+    # the demo's seed is known, so it is unrated: its Elo is its tournaments' own pools'
+    assert "tournament:classic-round-robin" in out and "tournament:coinche-round-robin" in out, out
+    assert "95% interval" in out and "LOS next" in out, out  # Bradley-Terry, with intervals
     for name in ("heuristic", "heuristic-b", "random", "random-b"):
         assert re.search(rf"\b{re.escape(name)}\b", out), out
     records = sorted(tmp_path.glob("demo-*/matches/*.json"))

@@ -6,22 +6,35 @@ the match runs, writes the result and *acks*. A node that dies leaves its jobs
 claimed; once the lease expires another node *reclaims* them and replays the
 match from its seed. The result is written with the match id as the
 idempotency key, in one atomic step with the rating update, so a replayed job
-is never counted twice. A job delivered ``max_deliveries`` times without an
-ack goes to the dead-letter list.
+is never counted twice.
+
+The ratings a result updates, in that same step, are per pool (see
+:mod:`arena.ratings.pools`): each pool's online Elo, its pair counts (wins,
+draws and losses per pair of bots) and each bot's rating history. A duplicate
+pair counts as one game, when its second leg is written (:class:`RatingPlan`).
+
+A job delivered ``max_deliveries`` times without an ack goes to the
+dead-letter list.
 """
 
 from __future__ import annotations
 
 import abc
 import json
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Self
 
+from arena.ratings import PairCount, pools_of, tournament_pool
+from arena.ratings.counts import pair_key
+from arena.ratings.online import HISTORY_EVERY, HISTORY_MAX, Leg
+from arena.records import ResultReason
 from arena.tournament import MatchJob, MatchResult, TournamentError, TournamentSpec, TournamentState
+from arena.tournament.tournament import duplicate_legs
 
 __all__ = ["Broker", "BrokerDataLost", "BrokerError", "BrokerUnavailable", "Claim", "LeaseLost",
-           "stored_tournament"]
+           "RatingPlan", "rating_plan", "stored_tournament"]
 
 
 class BrokerError(Exception):
@@ -63,10 +76,78 @@ class Claim:
     handle: str
 
 
+@dataclass(frozen=True)
+class RatingPlan:
+    """What writing one result does to the ratings, worked out before the atomic step.
+
+    One game between bots ``a`` and ``b`` in each of ``pools``, which ``a``
+    scored ``score_a``; or, for a leg of a duplicate pair (``leg`` is its pair
+    id and the leg from ``a``'s side, ``a`` being team 0 of leg 0), nothing
+    if the other leg is not written yet, else the pair's one game, scored by
+    :func:`arena.ratings.online.duplicate_score` over both legs.
+    """
+
+    pools: tuple[str, ...]
+    a: str
+    b: str
+    score_a: float
+    leg: tuple[str, Leg] | None = None
+
+    @property
+    def pair(self) -> tuple[tuple[str, str], bool]:
+        """The pair counts' key of (a, b), and whether ``a`` is its first bot."""
+        return pair_key(self.a, self.b)
+
+
+def rating_plan(result: MatchResult, spec: TournamentSpec | None) -> RatingPlan:
+    """The plan for ``result`` of the tournament ``spec`` (None: a tournament the store does not
+    hold, whose results count in their tournament's own pool only)."""
+    tid = result.tournament_id
+    if spec is None:
+        pools: tuple[str, ...] = (tournament_pool(tid),)
+    else:
+        pools = pools_of(tid, spec.ruleset.to_spec(), rated=spec.unrated_reason == "")
+    legs = duplicate_legs(result.match_id) if spec is not None and spec.duplicate else None
+    if legs is None:
+        return RatingPlan(pools, result.team0, result.team1, result.score0())
+    (t0, t1), forfeit = result.totals, result.reason is ResultReason.FORFEIT
+    pair = legs[0].removesuffix("-leg0")
+    if result.match_id == legs[0]:
+        return RatingPlan(pools, result.team0, result.team1, result.score0(),
+                          (pair, Leg(t0, t1, result.score0(), forfeit)))
+    return RatingPlan(pools, result.team1, result.team0, 1.0 - result.score0(),
+                      (pair, Leg(t1, t0, 1.0 - result.score0(), forfeit)))
+
+
 class Broker(abc.ABC):
     """The contract both backends keep; tests/queue runs one suite against both."""
 
     max_deliveries: int = 5
+    #: the online Elo's K (each result moves a rating by at most K)
+    elo_k: float = 16.0
+    #: a rating history point after every this many games of a bot in a pool, this many kept
+    history_every: int = HISTORY_EVERY
+    history_max: int = HISTORY_MAX
+
+    def __init__(self) -> None:
+        # the specs behind the rating plans, by tournament id (a spec never changes)
+        self._specs: dict[str, TournamentSpec] = {}
+        self._specs_lock = threading.Lock()
+
+    def _rating_plan(self, result: MatchResult) -> RatingPlan:
+        """The result's plan, its tournament's spec read from the store once per process."""
+        tid = result.tournament_id
+        with self._specs_lock:
+            spec = self._specs.get(tid)
+        if spec is None:
+            found = self.get_tournament(tid)
+            if found is not None:
+                spec = found[0]
+                with self._specs_lock:
+                    if len(self._specs) >= 4096:
+                        self._specs.clear()
+                    self._specs[tid] = spec
+        return rating_plan(result, spec)
 
     # jobs
     @abc.abstractmethod
@@ -103,8 +184,21 @@ class Broker(abc.ABC):
     def results(self, tournament_id: str) -> list[MatchResult]: ...
 
     @abc.abstractmethod
-    def ratings(self) -> dict[str, tuple[float, int]]:
-        """Online Elo per bot name: (rating, games)."""
+    def pools(self) -> list[str]:
+        """The rating pools with at least one game counted, sorted."""
+
+    @abc.abstractmethod
+    def pool_ratings(self, pool: str) -> dict[str, tuple[float, int]]:
+        """The pool's online Elo per bot name: (rating, games)."""
+
+    @abc.abstractmethod
+    def pair_counts(self, pool: str) -> dict[tuple[str, str], PairCount]:
+        """The pool's games per pair of bots ``(a, b)``, ``a < b``, from ``a``'s side."""
+
+    @abc.abstractmethod
+    def rating_history(self, pool: str, bot: str) -> list[tuple[int, float]]:
+        """The bot's Elo in the pool after every ``history_every`` of its games there (the latest
+        ``history_max`` of them), then its latest: ``(games played in the pool, rating)``."""
 
     # tournaments (their spec and state live with the jobs, so any node can see them);
     # with results, enqueue_once and pending_count, this is arena.tournament.TournamentStore

@@ -4,8 +4,10 @@ The same contract as the Redis backend, with wall-clock leases: a claimed job
 carries its owner, its delivery number and ``lease_until``; once that time has
 passed, another claim takes it over (a node of this process that hung). Each
 operation is one transaction (BEGIN IMMEDIATE for writes), so a result and its
-rating update are written together or not at all, and a file survives a
-restart: results, ratings, tournaments and unfinished jobs are all still there.
+rating updates (each pool's Elo, pair counts and history, a duplicate pair's
+first leg kept for its second) are written together or not at all, and a file
+survives a restart: results, ratings, tournaments and unfinished jobs are all
+still there.
 
 One connection is shared under a lock, so one ``EmbeddedBroker`` is safe to use
 from several threads (an asyncio node calls it through ``asyncio.to_thread``).
@@ -30,9 +32,12 @@ from arena.queue.broker import (
     BrokerUnavailable,
     Claim,
     LeaseLost,
+    RatingPlan,
     stored_tournament,
 )
+from arena.ratings import PairCount, counts_from_rows
 from arena.ratings.elo import INITIAL_RATING, elo_update
+from arena.ratings.online import Leg, duplicate_score, history_points
 from arena.tournament import MatchJob, MatchResult, TournamentSpec, TournamentState
 
 log = logging.getLogger(__name__)
@@ -65,10 +70,32 @@ CREATE TABLE IF NOT EXISTS results (
     written_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS results_by_tournament ON results (tournament_id, match_id);
-CREATE TABLE IF NOT EXISTS ratings (
-    bot TEXT PRIMARY KEY,
+CREATE TABLE IF NOT EXISTS pool_ratings (  -- the online Elo of each bot in each pool
+    pool TEXT NOT NULL,
+    bot TEXT NOT NULL,
     rating REAL NOT NULL,
-    games INTEGER NOT NULL
+    games INTEGER NOT NULL,
+    PRIMARY KEY (pool, bot)
+);
+CREATE TABLE IF NOT EXISTS pair_counts (   -- games per pair of bots a < b, from a's side
+    pool TEXT NOT NULL,
+    a TEXT NOT NULL,
+    b TEXT NOT NULL,
+    wins INTEGER NOT NULL,
+    draws INTEGER NOT NULL,
+    losses INTEGER NOT NULL,
+    PRIMARY KEY (pool, a, b)
+);
+CREATE TABLE IF NOT EXISTS rating_history (
+    pool TEXT NOT NULL,
+    bot TEXT NOT NULL,
+    games INTEGER NOT NULL,
+    rating REAL NOT NULL,
+    PRIMARY KEY (pool, bot, games)
+);
+CREATE TABLE IF NOT EXISTS duplicate_legs (  -- a duplicate pair's first leg written, until its second
+    pair TEXT PRIMARY KEY,
+    leg TEXT NOT NULL                        -- arena.ratings.online.Leg.to_text()
 );
 CREATE TABLE IF NOT EXISTS tournaments (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,  -- creation order
@@ -117,6 +144,7 @@ class EmbeddedBroker(Broker):
     ) -> None:
         if max_deliveries < 1:
             raise ValueError(f"max_deliveries must be at least 1, not {max_deliveries}")
+        super().__init__()
         self.path = path
         self.max_deliveries = max_deliveries
         self.elo_k = elo_k
@@ -321,6 +349,7 @@ class EmbeddedBroker(Broker):
 
     # results and ratings
     def write_result(self, result: MatchResult) -> bool:
+        plan = self._rating_plan(result)
         with self._errors(), self._tx() as db:
             cur = db.execute(
                 "INSERT OR IGNORE INTO results (match_id, tournament_id, body, written_at)"
@@ -329,22 +358,55 @@ class EmbeddedBroker(Broker):
             )
             if cur.rowcount == 0:
                 return False
-            r0, r1 = (self._rating(db, bot) for bot in (result.team0, result.team1))
-            if result.team0 == result.team1:
-                updates = [(result.team0, r0)]  # a mirror match: one game, no rating change
-            else:
-                new0, new1 = elo_update(r0, r1, result.score0(), self.elo_k)
-                updates = [(result.team0, new0), (result.team1, new1)]
-            db.executemany(
-                "INSERT INTO ratings (bot, rating, games) VALUES (?, ?, 1)"
-                " ON CONFLICT (bot) DO UPDATE SET rating = excluded.rating, games = games + 1",
-                updates,
-            )
+            score_a = plan.score_a
+            if plan.leg is not None:
+                pair, leg = plan.leg
+                row = db.execute("SELECT leg FROM duplicate_legs WHERE pair = ?", (pair,)).fetchone()
+                if row is None:  # the first leg written: kept until the other one
+                    db.execute("INSERT INTO duplicate_legs (pair, leg) VALUES (?, ?)", (pair, leg.to_text()))
+                    return True
+                db.execute("DELETE FROM duplicate_legs WHERE pair = ?", (pair,))
+                score_a = duplicate_score(Leg.from_text(row[0]), leg)
+            for pool in plan.pools:
+                self._count_game(db, pool, plan, score_a)
             return True
 
+    def _count_game(self, db: sqlite3.Connection, pool: str, plan: RatingPlan, score_a: float) -> None:
+        """One game in ``pool``: the Elo, the pair counts and the history points."""
+        a, b = plan.a, plan.b
+        ra, rb = (self._rating(db, pool, bot) for bot in (a, b))
+        if a == b:
+            updates = [(a, ra)]  # a mirror match: one game, no rating change, no pair
+        else:
+            new_a, new_b = elo_update(ra, rb, score_a, self.elo_k)
+            updates = [(b, new_b), (a, new_a)]
+            (first, second), a_first = plan.pair
+            score = score_a if a_first else 1.0 - score_a
+            won, drawn, lost = int(score > 0.5), int(score == 0.5), int(score < 0.5)
+            db.execute(
+                "INSERT INTO pair_counts (pool, a, b, wins, draws, losses) VALUES (?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (pool, a, b) DO UPDATE SET wins = wins + excluded.wins,"
+                " draws = draws + excluded.draws, losses = losses + excluded.losses",
+                (pool, first, second, won, drawn, lost),
+            )
+        for bot, rating in updates:
+            db.execute(
+                "INSERT INTO pool_ratings (pool, bot, rating, games) VALUES (?, ?, ?, 1)"
+                " ON CONFLICT (pool, bot) DO UPDATE SET rating = excluded.rating, games = games + 1",
+                (pool, bot, rating),
+            )  # (no RETURNING: it needs sqlite 3.35, and some Pythons bring an older one)
+            (games,) = db.execute(
+                "SELECT games FROM pool_ratings WHERE pool = ? AND bot = ?", (pool, bot)
+            ).fetchone()
+            if games % self.history_every == 0:
+                db.execute("INSERT OR REPLACE INTO rating_history (pool, bot, games, rating)"
+                           " VALUES (?, ?, ?, ?)", (pool, bot, games, rating))
+                db.execute("DELETE FROM rating_history WHERE pool = ? AND bot = ? AND games <= ?",
+                           (pool, bot, games - self.history_every * self.history_max))
+
     @staticmethod
-    def _rating(db: sqlite3.Connection, bot: str) -> float:
-        row = db.execute("SELECT rating FROM ratings WHERE bot = ?", (bot,)).fetchone()
+    def _rating(db: sqlite3.Connection, pool: str, bot: str) -> float:
+        row = db.execute("SELECT rating FROM pool_ratings WHERE pool = ? AND bot = ?", (pool, bot)).fetchone()
         return INITIAL_RATING if row is None else float(row[0])
 
     def get_result(self, match_id: str) -> MatchResult | None:
@@ -360,10 +422,35 @@ class EmbeddedBroker(Broker):
             ).fetchall()
         return [MatchResult.from_json(body) for (body,) in rows]
 
-    def ratings(self) -> dict[str, tuple[float, int]]:
+    def pools(self) -> list[str]:
         with self._errors(), self._tx(write=False) as db:
-            rows = db.execute("SELECT bot, rating, games FROM ratings ORDER BY bot").fetchall()
+            return [p for (p,) in db.execute("SELECT DISTINCT pool FROM pool_ratings ORDER BY pool")]
+
+    def pool_ratings(self, pool: str) -> dict[str, tuple[float, int]]:
+        with self._errors(), self._tx(write=False) as db:
+            rows = db.execute(
+                "SELECT bot, rating, games FROM pool_ratings WHERE pool = ? ORDER BY bot", (pool,)
+            ).fetchall()
         return {bot: (float(rating), int(games)) for bot, rating, games in rows}
+
+    def pair_counts(self, pool: str) -> dict[tuple[str, str], PairCount]:
+        with self._errors(), self._tx(write=False) as db:
+            rows = db.execute(
+                "SELECT a, b, wins, draws, losses FROM pair_counts WHERE pool = ?", (pool,)
+            ).fetchall()
+        return counts_from_rows(rows)
+
+    def rating_history(self, pool: str, bot: str) -> list[tuple[int, float]]:
+        with self._errors(), self._tx(write=False) as db:
+            stored = db.execute(
+                "SELECT games, rating FROM rating_history WHERE pool = ? AND bot = ? ORDER BY games",
+                (pool, bot),
+            ).fetchall()
+            latest = db.execute(
+                "SELECT games, rating FROM pool_ratings WHERE pool = ? AND bot = ?", (pool, bot)
+            ).fetchone()
+        return history_points([(int(g), float(r)) for g, r in stored],
+                              None if latest is None else (int(latest[0]), float(latest[1])))
 
     # tournaments
     def put_tournament(self, spec: TournamentSpec) -> bool:

@@ -7,7 +7,13 @@ With the default prefix ``belote-arena`` the keys are::
     belote-arena:pending:<tournament>   jobs enqueued and not yet acked, per tournament
     belote-arena:result:<match>         one match's result JSON (written once)
     belote-arena:results:<tournament>   set of the tournament's match ids with a result
-    belote-arena:ratings                hash: ``rating:<bot>`` and ``games:<bot>``
+    belote-arena:pools                  set of the rating pools with a game counted
+    belote-arena:elo:<pool>             hash: ``rating:<bot>`` and ``games:<bot>``, the pool's online Elo
+    belote-arena:pairs:<pool>           hash: JSON ``["a","b"]`` (a < b) -> ``"wins draws losses"`` of a
+    belote-arena:history:<pool>         hash: bot -> ``"games rating;games rating;..."``, a point every
+                                        HISTORY_EVERY games of the bot in the pool, the last HISTORY_MAX
+    belote-arena:leg:<pair>             a duplicate pair's first leg written (``Leg.to_text()``), until
+                                        its second leg counts the pair's game and deletes it
     belote-arena:tournament:<id>        hash: ``spec`` (JSON) and ``state``
     belote-arena:tournaments            list of tournament ids, in creation order
     belote-arena:once:<key>             enqueue-once marker
@@ -32,7 +38,7 @@ from dataclasses import dataclass
 
 DEFAULT_PREFIX = "belote-arena"
 
-#: hash fields of the ratings hash: ``rating:<bot>`` and ``games:<bot>``
+#: hash fields of a pool's Elo hash: ``rating:<bot>`` and ``games:<bot>``
 RATING_FIELD = "rating:"
 GAMES_FIELD = "games:"
 
@@ -78,8 +84,20 @@ class Keys:
         return self._key("results", tournament_id)
 
     @property
-    def ratings(self) -> str:
-        return self._key("ratings")
+    def pools(self) -> str:
+        return self._key("pools")
+
+    def elo(self, pool: str) -> str:
+        return self._key("elo", pool)
+
+    def pairs(self, pool: str) -> str:
+        return self._key("pairs", pool)
+
+    def history(self, pool: str) -> str:
+        return self._key("history", pool)
+
+    def leg(self, pair_id: str) -> str:
+        return self._key("leg", pair_id)
 
     # tournaments
     def tournament(self, tournament_id: str) -> str:

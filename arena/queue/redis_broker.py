@@ -19,8 +19,14 @@ number is that plus the consumer group's own delivery counter.
   delivery count in the entry; a release is not a failed delivery, so the next
   claim gets the same delivery number (a node that lacks the bots does not push
   the job toward the dead letters).
-- ``write_result``: one Lua script writes the result, indexes it and moves the
-  two bots' Elo ratings, or does nothing if the result exists.
+- ``write_result``: one Lua script writes the result, indexes it and counts
+  its game in each of its rating pools (the Elo, the pair counts, the history
+  points), or does nothing if the result exists. The pools and the bots'
+  sides are worked out in Python first (:class:`~arena.queue.broker.RatingPlan`,
+  from the tournament's spec, which never changes). A duplicate pair's first
+  leg written is kept under ``leg:<pair>``; the second finds it, counts the
+  pair's one game and deletes it, in the same script, so two nodes writing
+  the two legs at once count the pair once.
 
 Leases are idle times measured by Redis's own clock, so the nodes' clocks do not
 matter; but the reclaiming node's ``lease_s`` is what counts, so every node
@@ -65,6 +71,7 @@ from arena.queue.redis_scripts import (
     LUA_SET_STATE,
     LUA_WRITE_RESULT,
 )
+from arena.ratings import PairCount, counts_from_rows, history_points
 from arena.ratings.elo import INITIAL_RATING
 from arena.tournament import MatchJob, MatchResult, TournamentSpec, TournamentState
 
@@ -109,6 +116,7 @@ class RedisBroker(Broker):
     ) -> None:
         if max_deliveries < 1:
             raise ValueError(f"max_deliveries must be at least 1, not {max_deliveries}")
+        super().__init__()
         self.url = url
         self.keys = Keys(prefix)
         self.max_deliveries = max_deliveries
@@ -323,16 +331,27 @@ class RedisBroker(Broker):
 
     # results and ratings
     def write_result(self, result: MatchResult) -> bool:
+        plan = self._rating_plan(result)
         k = self.keys
-        keys = [k.result(result.match_id), k.results_index(result.tournament_id), k.ratings]
+        (first, second), a_first = plan.pair
+        keys = [k.result(result.match_id), k.results_index(result.tournament_id), k.pools,
+                k.leg(plan.leg[0]) if plan.leg else k.pools]
+        for pool in plan.pools:
+            keys += [k.elo(pool), k.pairs(pool), k.history(pool)]
         args = [
             result.to_json(),
             result.match_id,
-            result.team0,
-            result.team1,
-            repr(result.score0()),
             repr(float(self.elo_k)),
             repr(INITIAL_RATING),
+            self.history_every,
+            self.history_max,
+            plan.a,
+            plan.b,
+            json.dumps([first, second]),
+            "1" if a_first else "0",
+            "leg" if plan.leg else "game",
+            plan.leg[1].to_text() if plan.leg else repr(plan.score_a),
+            *plan.pools,
         ]
         with self._errors():
             return bool(self._write_result(keys=keys, args=args))
@@ -353,15 +372,37 @@ class RedisBroker(Broker):
                 out.extend(MatchResult.from_json(t) for t in texts if t is not None)
         return out
 
-    def ratings(self) -> dict[str, tuple[float, int]]:
+    def pools(self) -> list[str]:
         with self._errors():
-            fields = cast("dict[str, str]", self._redis.hgetall(self.keys.ratings))
+            return sorted(cast("set[str]", self._redis.smembers(self.keys.pools)))
+
+    def pool_ratings(self, pool: str) -> dict[str, tuple[float, int]]:
+        with self._errors():
+            fields = cast("dict[str, str]", self._redis.hgetall(self.keys.elo(pool)))
         out: dict[str, tuple[float, int]] = {}
-        for name, value in fields.items():
+        for name, value in sorted(fields.items()):
             if name.startswith(RATING_FIELD):
                 bot = name[len(RATING_FIELD) :]
                 out[bot] = (float(value), int(fields.get(GAMES_FIELD + bot, "0")))
         return out
+
+    def pair_counts(self, pool: str) -> dict[tuple[str, str], PairCount]:
+        rows: list[tuple[str, str, int, int, int]] = []
+        with self._errors():
+            for field, value in self._redis.hscan_iter(self.keys.pairs(pool), count=1000):
+                a, b = json.loads(field)
+                wins, draws, losses = (int(n) for n in value.split())
+                rows.append((a, b, wins, draws, losses))
+        return counts_from_rows(rows)
+
+    def rating_history(self, pool: str, bot: str) -> list[tuple[int, float]]:
+        with self._errors():
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.hget(self.keys.history(pool), bot)
+            pipe.hmget(self.keys.elo(pool), [RATING_FIELD + bot, GAMES_FIELD + bot])
+            text, (rating, games) = pipe.execute()
+        stored = [(int(g), float(r)) for g, r in (p.split() for p in text.split(";"))] if text else []
+        return history_points(stored, None if rating is None else (int(games), float(rating)))
 
     # tournaments
     def put_tournament(self, spec: TournamentSpec) -> bool:

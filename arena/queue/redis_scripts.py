@@ -105,24 +105,89 @@ return 1
 """
 )
 
-# KEYS: result, results index of the tournament, ratings hash
-# ARGV: result JSON, match id, team0, team1, team 0's score, K, initial rating
+# Write a result once and count it in its pools (arena.queue.broker.RatingPlan): each pool's
+# Elo, pair counts and history; a duplicate leg's first leg is kept until the second counts the
+# pair (arena.ratings.online.duplicate_score, the same rule in Lua).
+# KEYS: result, results index of the tournament, pools set, leg key (any key when not a leg),
+#       then for each pool: its Elo hash, its pairs hash, its history hash
+# ARGV: 1 result JSON, 2 match id, 3 K, 4 initial rating, 5 history every, 6 history kept,
+#       7 bot a, 8 bot b, 9 the pair's field, 10 '1' if a is the pair's first bot,
+#       11 'game' or 'leg', 12 a's score (game) or the leg's text (leg), 13.. the pools' names
 LUA_WRITE_RESULT = f"""
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('SET', KEYS[1], ARGV[1])
 redis.call('SADD', KEYS[2], ARGV[2])
-local a, b = ARGV[3], ARGV[4]
-local ra = tonumber(redis.call('HGET', KEYS[3], '{RATING_FIELD}' .. a) or ARGV[7])
-local rb = tonumber(redis.call('HGET', KEYS[3], '{RATING_FIELD}' .. b) or ARGV[7])
-if a ~= b then
-  local e = 1 / (1 + 10 ^ ((rb - ra) / 400))
-  local d = tonumber(ARGV[6]) * (tonumber(ARGV[5]) - e)
-  ra, rb = ra + d, rb - d
-  redis.call('HSET', KEYS[3], '{RATING_FIELD}' .. b, string.format('%.17g', rb))
-  redis.call('HINCRBY', KEYS[3], '{GAMES_FIELD}' .. b, 1)
+
+local function leg(text)
+  local t = {{}}
+  for w in string.gmatch(text, '%S+') do t[#t + 1] = tonumber(w) end
+  return t
 end
-redis.call('HSET', KEYS[3], '{RATING_FIELD}' .. a, string.format('%.17g', ra))
-redis.call('HINCRBY', KEYS[3], '{GAMES_FIELD}' .. a, 1)
+
+local score
+if ARGV[11] == 'leg' then
+  local other = redis.call('GET', KEYS[4])
+  if not other then
+    redis.call('SET', KEYS[4], ARGV[12])
+    return 1
+  end
+  redis.call('DEL', KEYS[4])
+  local p, q = leg(other), leg(ARGV[12])
+  if p[4] == 1 or q[4] == 1 then
+    local mean = (p[3] + q[3]) / 2
+    if mean > 0.5 then score = 1 elseif mean < 0.5 then score = 0 else score = 0.5 end
+  else
+    local d = p[1] + q[1] - p[2] - q[2]
+    if d > 0 then score = 1 elseif d < 0 then score = 0 else score = 0.5 end
+  end
+else
+  score = tonumber(ARGV[12])
+end
+
+local k, init = tonumber(ARGV[3]), tonumber(ARGV[4])
+local every, kept = tonumber(ARGV[5]), tonumber(ARGV[6])
+local a, b = ARGV[7], ARGV[8]
+
+local function point(hist, bot, games, rating)
+  if games % every ~= 0 then return end
+  local p = string.format('%d %.17g', games, rating)
+  local s = redis.call('HGET', hist, bot)
+  if s then
+    if games / every > kept then
+      local cut = string.find(s, ';', 1, true)
+      if cut then s = string.sub(s, cut + 1) .. ';' .. p else s = p end
+    else
+      s = s .. ';' .. p
+    end
+  else
+    s = p
+  end
+  redis.call('HSET', hist, bot, s)
+end
+
+local function rate(elo, hist, bot, rating)
+  redis.call('HSET', elo, '{RATING_FIELD}' .. bot, string.format('%.17g', rating))
+  point(hist, bot, redis.call('HINCRBY', elo, '{GAMES_FIELD}' .. bot, 1), rating)
+end
+
+for i = 1, #ARGV - 12 do
+  local elo, pairs, hist = KEYS[2 + 3 * i], KEYS[3 + 3 * i], KEYS[4 + 3 * i]
+  redis.call('SADD', KEYS[3], ARGV[12 + i])
+  local ra = tonumber(redis.call('HGET', elo, '{RATING_FIELD}' .. a) or init)
+  local rb = tonumber(redis.call('HGET', elo, '{RATING_FIELD}' .. b) or init)
+  if a ~= b then
+    local e = 1 / (1 + 10 ^ ((rb - ra) / 400))
+    local d = k * (score - e)
+    ra, rb = ra + d, rb - d
+    rate(elo, hist, b, rb)
+    local s = score
+    if ARGV[10] ~= '1' then s = 1 - s end
+    local c = leg(redis.call('HGET', pairs, ARGV[9]) or '0 0 0')
+    if s > 0.5 then c[1] = c[1] + 1 elseif s < 0.5 then c[3] = c[3] + 1 else c[2] = c[2] + 1 end
+    redis.call('HSET', pairs, ARGV[9], string.format('%d %d %d', c[1], c[2], c[3]))
+  end
+  rate(elo, hist, a, ra)
+end
 return 1
 """
 

@@ -6,14 +6,26 @@ bots), updated in the same atomic step that writes a result; the leaderboard
 is computed from those counts, never by re-reading results.
 """
 
+from arena.ratings.counts import PairCount, PairCounts, add_game, counts_from_rows, pair_key
 from arena.ratings.elo import INITIAL_RATING, elo_update, expected_score
+from arena.ratings.online import HISTORY_EVERY, HISTORY_MAX, Leg, duplicate_score, history_points
 from arena.ratings.pools import TOURNAMENT_PREFIX, pools_of, preset_pool, tournament_pool
 
 __all__ = [
+    "HISTORY_EVERY",
+    "HISTORY_MAX",
     "INITIAL_RATING",
     "TOURNAMENT_PREFIX",
+    "Leg",
+    "PairCount",
+    "PairCounts",
+    "add_game",
+    "counts_from_rows",
+    "duplicate_score",
     "elo_update",
     "expected_score",
+    "history_points",
+    "pair_key",
     "pools_of",
     "preset_pool",
     "tournament_pool",

@@ -73,7 +73,7 @@ def test_two_in_process_nodes_play_a_tiny_round_robin_exactly_once(tmp_path: Pat
             ids = [j.match_id for s in tour.stages(results) for p in s.pairings for j in p.jobs]
             assert sorted(r.match_id for r in results) == sorted(ids) and len(ids) == 6
             assert {r.node_id for r in results} <= {first.node.node_id, second.node.node_id}
-            assert sum(games for _, games in one.ratings().values()) == 2 * len(results)
+            assert sum(games for _, games in one.pool_ratings("coinche").values()) == 2 * len(results)
             assert one.pending_count() == 0
             for r in results:
                 again = replayed(r)
@@ -125,7 +125,8 @@ def test_restart_with_a_kept_record_writes_its_result_exactly_once(tmp_path: Pat
             result = broker.get_result("kept-r1-0")
             assert result is not None and result.record == record
             assert result.totals == record.totals and result.winner == record.winner
-            assert sum(games for _, games in broker.ratings().values()) == 2
+            assert broker.pools() == ["tournament:kept"]  # a tournament the store does not hold
+            assert sum(games for _, games in broker.pool_ratings("tournament:kept").values()) == 2
         finally:
             broker.close()
 

@@ -29,3 +29,13 @@ def write_once(spec: tuple[str, str, str], result: MatchResult, start: Any, out:
         out.put(broker.write_result(result))
     finally:
         broker.close()
+
+
+def write_all(spec: tuple[str, str, str], results: list[MatchResult], start: Any, out: Any) -> None:
+    """Wait for the others, write ``results`` in order, report how many this process wrote."""
+    broker = open_store(spec)
+    try:
+        start.wait(30)
+        out.put(sum(broker.write_result(r) for r in results))
+    finally:
+        broker.close()

@@ -16,6 +16,7 @@ import pytest
 
 from arena.engine import Ruleset
 from arena.queue.broker import Broker, Claim, LeaseLost
+from arena.ratings import tournament_pool
 from arena.tournament import MatchJob, MatchResult, TournamentState
 from tests.factories import synthetic_record, tournament_spec
 from tests.queue import procs
@@ -42,6 +43,12 @@ def result(j: MatchJob, winner: int | None = 0, node: str = "n1") -> MatchResult
     totals = (1001, 640) if winner == 0 else (640, 1001) if winner == 1 else (820, 820)
     record = synthetic_record(j.match_id, j.team0, j.team1, totals, winner, seed=j.seed)
     return MatchResult.of_record(j, record, node)
+
+
+def elo(broker: Broker, tournament: str = "t1") -> dict[str, tuple[float, int]]:
+    """The online Elo in the tournament's own pool (where a result of a tournament the store does
+    not hold counts, and only there)."""
+    return broker.pool_ratings(tournament_pool(tournament))
 
 
 def ids(claims: list[Claim]) -> list[str]:
@@ -281,7 +288,7 @@ def test_write_result_exactly_once(broker: Broker) -> None:
     assert broker.write_result(first) is True
     assert broker.write_result(result(j, winner=1, node="n2")) is False  # a replay that went otherwise
     assert broker.get_result(j.match_id) == first
-    assert broker.ratings() == {"alpha": (1508.0, 1), "beta": (1492.0, 1)}
+    assert elo(broker) == {"alpha": (1508.0, 1), "beta": (1492.0, 1)}
     assert broker.get_result("t1-unknown") is None
 
 
@@ -293,7 +300,7 @@ def test_result_round_trips_every_field(broker: Broker) -> None:
     assert broker.write_result(r)
     assert broker.get_result("m-é") == r
     assert broker.results("t-ü") == [r]
-    assert broker.ratings() == {"bot:one": (1500.0, 1), "bot two": (1500.0, 1)}
+    assert elo(broker, "t-ü") == {"bot:one": (1500.0, 1), "bot two": (1500.0, 1)}
 
 
 def test_concurrent_write_result_threads_exactly_once(broker: Broker) -> None:
@@ -307,7 +314,7 @@ def test_concurrent_write_result_threads_exactly_once(broker: Broker) -> None:
     with ThreadPoolExecutor(8) as pool:
         written = list(pool.map(write, range(8)))
     assert written.count(True) == 1
-    assert {games for _, games in broker.ratings().values()} == {1}
+    assert {games for _, games in elo(broker).values()} == {1}
     assert len(broker.results("t1")) == 1
 
 
@@ -328,7 +335,7 @@ def test_concurrent_write_result_processes_exactly_once(store: Store) -> None:
     assert [w.exitcode for w in workers] == [0] * n
     assert written.count(True) == 1
     broker = store.open()
-    assert broker.ratings() == {"alpha": (1508.0, 1), "beta": (1492.0, 1)}
+    assert elo(broker) == {"alpha": (1508.0, 1), "beta": (1492.0, 1)}
     assert broker.results("t1") == [r]
 
 
@@ -341,7 +348,7 @@ def test_crash_after_write_before_ack_replay_is_skipped_exactly_once(broker: Bro
     time.sleep(EXPIRE)
     assert ids(broker.claim("n2", 5, LEASE)) == ["t1-m1"]
     assert broker.pending_count() == 1
-    assert broker.ratings()["alpha"] == (1508.0, 1)
+    assert elo(broker)["alpha"] == (1508.0, 1)
 
 
 def test_results_lists_the_tournaments_results(broker: Broker) -> None:
@@ -358,11 +365,11 @@ def test_results_lists_the_tournaments_results(broker: Broker) -> None:
 def test_elo_by_hand(broker: Broker) -> None:
     # both start at 1500, so alpha expects 0.5 and wins: +-K*(1 - 0.5) = 8
     broker.write_result(result(job(0, team0="alpha", team1="beta"), winner=0))
-    assert broker.ratings() == {"alpha": (1508.0, 1), "beta": (1492.0, 1)}
+    assert elo(broker) == {"alpha": (1508.0, 1), "beta": (1492.0, 1)}
     # beta (1492, team 0) draws alpha (1508): beta expects 1/(1 + 10**(16/400)) = 0.476990412702...
     # so beta gains 16*(0.5 - 0.476990412702) = 0.368153396761 and alpha loses as much
     broker.write_result(result(job(1, team0="beta", team1="alpha"), winner=None))
-    ratings = broker.ratings()
+    ratings = elo(broker)
     assert ratings["beta"][0] == pytest.approx(1492.368153396761, abs=1e-9)
     assert ratings["alpha"][0] == pytest.approx(1507.631846603239, abs=1e-9)
     assert ratings["beta"][1] == ratings["alpha"][1] == 2
@@ -372,12 +379,12 @@ def test_elo_by_hand(broker: Broker) -> None:
 def test_elo_uses_the_configured_k(store: Store) -> None:
     broker = store.open(elo_k=32.0)
     broker.write_result(result(job(0), winner=1))
-    assert broker.ratings() == {"alpha": (1484.0, 1), "beta": (1516.0, 1)}
+    assert elo(broker) == {"alpha": (1484.0, 1), "beta": (1516.0, 1)}
 
 
 def test_mirror_match_counts_a_game_and_keeps_the_rating(broker: Broker) -> None:
     broker.write_result(result(job(0, team0="alpha", team1="alpha"), winner=0))
-    assert broker.ratings() == {"alpha": (1500.0, 1)}
+    assert elo(broker) == {"alpha": (1500.0, 1)}
 
 
 # ---------------------------------------------------------------- tournaments
@@ -446,7 +453,7 @@ def test_results_survive_a_restart(store: Store) -> None:
     again = store.open()
     assert again.get_result("t1-m0") == result(job(0))
     assert again.results("t1") == [result(job(0))]
-    assert again.ratings() == {"alpha": (1508.0, 1), "beta": (1492.0, 1)}
+    assert elo(again) == {"alpha": (1508.0, 1), "beta": (1492.0, 1)}
     assert again.get_tournament("t1") == (tournament_spec("t1", "gauntlet"), "running")
     assert again.list_tournaments() == ["t1"]
     assert again.enqueue_once("t1/round/1", [job(1)]) is False

@@ -62,7 +62,8 @@ def test_every_key_is_under_the_prefix() -> None:
     k = Keys("arena-x")
     built = [
         k.jobs, k.dead_letters, k.pending("t"), k.enqueue_marker("t/round/1"), k.result("m"),
-        k.results_index("t"), k.ratings, k.tournament("t"), k.tournaments,
+        k.results_index("t"), k.pools, k.elo("classic"), k.pairs("tournament:t"), k.history("p"),
+        k.leg("t-r1-0"), k.tournament("t"), k.tournaments,
     ]
     assert all(key.startswith("arena-x:") for key in built)
     assert len(set(built)) == len(built)

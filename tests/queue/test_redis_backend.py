@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from arena.queue.broker import BrokerUnavailable
-from arena.tournament import TournamentState
+from arena.tournament import MatchResult, TournamentState
 from tests.factories import result_of_job, tournament_spec
 from tests.queue.conftest import REDIS_URL, redis_unavailable
 from tests.queue.test_broker_contract import LEASE, job, result
@@ -164,7 +164,7 @@ def test_redis_restart_with_aof_keeps_results_and_reclaims_jobs(own_redis: tuple
         with RedisBroker(url) as broker:
             assert broker.get_result(done.job.match_id) == result(done.job)
             assert broker.results("t1") == [result(done.job)]
-            assert broker.ratings() == {"alpha": (1508.0, 1), "beta": (1492.0, 1)}
+            assert broker.pool_ratings("classic") == {"alpha": (1508.0, 1), "beta": (1492.0, 1)}
             assert broker.get_tournament("t1") == (tournament_spec("t1"), "running")
             assert broker.write_result(result(done.job, winner=1)) is False  # still exactly once
             assert broker.enqueue_once("t1/round/1", [job(0), job(1)]) is False
@@ -185,20 +185,49 @@ def test_both_backends_compute_the_very_same_ratings() -> None:
 
     import redis
 
+    from arena.engine import Ruleset
     from arena.queue.embedded import EmbeddedBroker
     from arena.tournament import MatchJob
 
     prefix = f"test-arena-{uuid.uuid4().hex[:12]}"
     rng = random.Random(7)
     bots = ["alpha", "beta", "gamma", "delta", "epsilon"]
+    specs = [tournament_spec("t1"),
+             tournament_spec("t2", duplicate=True, deals=4, ruleset=Ruleset.from_spec("coinche")),
+             tournament_spec("t3", unrated_reason="its seed was chosen")]
     try:
         with RedisBroker(REDIS_URL, prefix=prefix) as in_redis, EmbeddedBroker(None) as in_sqlite:
-            for n in range(200):
+            for broker in (in_redis, in_sqlite):
+                broker.history_every, broker.history_max = 3, 4  # the window slides within the test
+                for spec in specs:
+                    broker.put_tournament(spec)
+            written: list[MatchResult] = []
+            for n in range(300):
                 team0, team1 = rng.sample(bots, 2)
-                job = MatchJob(f"m{n}", "t1", team0, team1, "classic", "s")
-                r = result_of_job(job, (0, 0), rng.choice([0, 1, None]))
+                tid = rng.choice(["t1", "t2", "t3"])
+                totals = (rng.randrange(0, 900), rng.randrange(0, 900))
+                reason = rng.choice(["finished"] * 5 + ["forfeit"])
+                winner = rng.choice([0, 1, None])
+                if tid == "t2":
+                    legs = [MatchJob(f"t2-r1-{n}-leg0", "t2", team0, team1, "coinche", "s"),
+                            MatchJob(f"t2-r1-{n}-leg1", "t2", team1, team0, "coinche", "s")]
+                    rng.shuffle(legs)  # either leg may be written first
+                    written += [result_of_job(j, totals, winner, reason=reason) for j in legs]
+                else:
+                    written.append(result_of_job(MatchJob(f"{tid}-r1-{n}", tid, team0, team1, "classic", "s"),
+                                                 totals, winner, reason=reason))
+            for r in written:
                 assert in_redis.write_result(r) and in_sqlite.write_result(r)
-            assert in_redis.ratings() == in_sqlite.ratings()  # Lua and Python agree to the last bit
+            assert in_redis.pools() == in_sqlite.pools() == ["classic", "coinche", "tournament:t1",
+                                                             "tournament:t2", "tournament:t3"]
+            for pool in in_sqlite.pools():
+                # Lua and Python agree to the last bit
+                assert in_redis.pool_ratings(pool) == in_sqlite.pool_ratings(pool)
+                assert in_redis.pair_counts(pool) == in_sqlite.pair_counts(pool)
+                for bot in bots:
+                    assert in_redis.rating_history(pool, bot) == in_sqlite.rating_history(pool, bot)
+                    history = in_sqlite.rating_history(pool, bot)
+                    assert 0 < len(history) <= 5  # 4 points kept, and the latest
     finally:
         client = redis.Redis.from_url(REDIS_URL)
         own = list(client.scan_iter(match=f"{prefix}:*"))
