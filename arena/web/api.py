@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from arena.ratings.leaderboard import METHODS, Method
-from arena.web.reads import MAX_LIMIT, ArenaReads, BadRequest, ReadError, TooMany
+from arena.web.reads import MAX_LIMIT, ArenaReads, BadRequest, NotFound, ReadError, TooMany
 
 log = logging.getLogger("arena.web")
 
@@ -108,7 +108,7 @@ async def leaderboard(request: web.Request) -> web.Response:
     if method not in METHODS:
         raise BadRequest(f"method must be one of {', '.join(METHODS)}, not {method[:40]!r}")
     offset, limit = page_of(request)
-    pool = request.query.get("pool") or (await reads.pools())[0]
+    pool = request.query.get("pool", "")  # "": the preset pool with the most games
     m: Method = "bt" if method == "bt" else "elo"
     return web.json_response((await reads.leaderboard(pool, m, offset, limit)).to_json())
 
@@ -117,9 +117,10 @@ async def rating_history(request: web.Request) -> web.Response:
     reads = request.app[READS]
     name = request.match_info["name"]
     await reads.bot(name)  # an unknown bot is a 404
-    pool = request.query.get("pool") or (await reads.pools())[0]
-    if pool not in await reads.pools():
-        raise web.HTTPNotFound(reason=f"no rating pool {pool[:80]!r}")
+    pools = await reads.pools()
+    pool = request.query.get("pool") or (pools[0] if pools else "")
+    if pool not in pools:
+        raise NotFound(f"no rating pool {pool[:80]!r}")
     points = await reads.rating_history(pool, name)
     return web.json_response({"pool": pool, "bot": name, "history": [list(p) for p in points]})
 

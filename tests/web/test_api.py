@@ -29,11 +29,14 @@ def test_the_leaderboard_ranks_every_bot_of_the_tournament(site: Site) -> None:
     for method in ("bt", "elo"):
         status, board = get(site, f"/api/v1/leaderboard?method={method}")
         assert status == 200
-        assert board["method"] == method and board["pool"] == "all" and board["total"] == 4
+        # the site's tournament has a given seed: unrated, it counts in its own pool only
+        assert board["method"] == method and board["pool"] == f"tournament:{TOURNAMENT}"
+        assert board["total"] == 4
         assert {e["bot"] for e in board["entries"]} == {"alpha", "beta", "gamma", "xss"}
-        assert [e["rank"] for e in board["entries"]] == [1, 2, 3, 4]
         ratings = [e["rating"] for e in board["entries"]]
         assert ratings == sorted(ratings, reverse=True)
+        # competition ranks: equal ratings (equal records) share a rank
+        assert [e["rank"] for e in board["entries"]] == [1 + sum(r > x for r in ratings) for x in ratings]
         assert all(e["games"] == 6 and e["wins"] + e["draws"] + e["losses"] == 6 for e in board["entries"])
     _, bt = get(site, "/api/v1/leaderboard?method=bt")
     assert all(e["low"] < e["rating"] < e["high"] for e in bt["entries"])
@@ -99,11 +102,12 @@ def test_a_bot_shows_its_ratings_and_recent_matches_and_its_version_as_given(sit
     status, bot = get(site, "/api/v1/bots/xss")
     assert status == 200
     assert bot["bot"]["version"] == XSS
-    assert {(r["pool"], r["method"]) for r in bot["ratings"]} == {("all", "bt"), ("all", "elo")}
+    assert {(r["pool"], r["method"]) for r in bot["ratings"]} == {(f"tournament:{TOURNAMENT}", "bt")}
     assert len(bot["recent_matches"]) == 6
     assert all("xss" in m["teams"] for m in bot["recent_matches"])
     _, history = get(site, "/api/v1/bots/xss/history")
-    assert history == {"pool": "all", "bot": "xss", "history": []}
+    assert history["pool"] == f"tournament:{TOURNAMENT}" and history["bot"] == "xss"
+    assert [games for games, _ in history["history"]] == [6]  # a point every 10 games, and the latest
 
 
 def test_a_match_shows_its_record_only_once_it_is_over(site: Site) -> None:

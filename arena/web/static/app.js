@@ -67,7 +67,7 @@ function tournamentLink(id) { return el("a", { href: `/tournaments/${encodeURICo
 
 function fixed(value, digits) { return value === null || value === undefined ? "" : Number(value).toFixed(digits); }
 
-function percent(value) { return value === null || value === undefined ? "" : `${(value * 100).toFixed(1)}%`; }
+function percent(value) { return value === null || value === undefined ? "" : `${(value * 100).toFixed(0)}%`; }
 
 function card(text, extra) {
   const suit = text.slice(-1);
@@ -125,9 +125,9 @@ async function leaderboardPage() {
     const rows = board.entries.map((e) => el("tr", { "data-bot": e.bot },
       el("td", { class: "rank", text: e.rank }),
       el("td", { class: "name bot" }, botLink(e.bot)),
-      el("td", { class: "rating", text: fixed(e.rating, 1) }),
+      el("td", { class: "rating", text: fixed(e.rating, 0) }),
       el("td", { class: "interval" }, intervalBar(e, low, high)),
-      el("td", { class: "range", text: e.low === null ? "" : `${fixed(e.low, 1)} \u2013 ${fixed(e.high, 1)}` }),
+      el("td", { class: "range", text: e.low === null ? "" : `${fixed(e.low, 0)} \u2013 ${fixed(e.high, 0)}` }),
       el("td", { class: "los", text: percent(e.los_next) }),
       el("td", { class: "games", text: e.games }),
       el("td", { class: "wins", text: e.wins }),
@@ -204,7 +204,7 @@ async function botPage() {
   document.title = `${b.name} \u2013 Belote Arena`;
   const ratings = detail.ratings.map((r) => el("tr", {},
     el("td", { class: "name", text: r.pool }), el("td", { class: "name", text: r.method }),
-    el("td", { text: r.rank }), el("td", { text: fixed(r.rating, 1) }),
+    el("td", { text: r.rank }), el("td", { text: fixed(r.rating, 0) }),
     el("td", { text: r.low === null ? "" : `${fixed(r.low, 1)} \u2013 ${fixed(r.high, 1)}` }),
     el("td", { text: r.games })));
   show(el("h1", { id: "bot-name", text: b.name }),
