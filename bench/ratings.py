@@ -45,6 +45,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -197,7 +198,7 @@ def report(res: Results) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     res = run(args)
-    api: dict[str, float] = {}
+    api: dict[str, Any] = {}
     if args.readers:
         from web_readers import measure
 
@@ -210,6 +211,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"web readers: {api['readers']:.0f} at once during a tournament ({api['matches_during']:.0f} "
               f"matches played), {api['requests']:.0f} requests, {api['errors']:.0f} errors; "
               f"p50 {api['api_p50_ms']} ms; one reader alone: p99 {api['one_reader_p99_ms']} ms")
+        for path, ms in api["p99_ms_by_path"].items():
+            print(f"  p99 {ms:>9.2f} ms  GET {path}")
         print(f"api_p99_ms={api['api_p99_ms']}")
         print(f"api_ratio_vs_one_reader={api['ratio_vs_one_reader']}")
     return 0

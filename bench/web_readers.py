@@ -28,10 +28,10 @@ def _paths() -> list[str]:
     return [board, "/api/v1/bots", f"/api/v1/tournaments/{TOURNAMENT}", "/", f"{board}&method=elo"]
 
 
-async def _read(base: str, readers: int, seconds: float) -> tuple[list[float], int]:
+async def _read(base: str, readers: int, seconds: float) -> tuple[list[tuple[str, float]], int]:
     import aiohttp
 
-    latencies: list[float] = []
+    latencies: list[tuple[str, float]] = []
     errors = 0
     end = time.perf_counter() + seconds
     paths = _paths()
@@ -41,11 +41,12 @@ async def _read(base: str, readers: int, seconds: float) -> tuple[list[float], i
         i = k
         while time.perf_counter() < end:
             start = time.perf_counter()
-            async with session.get(base + paths[i % len(paths)]) as reply:
+            path = paths[i % len(paths)]
+            async with session.get(base + path) as reply:
                 await reply.read()
                 if reply.status != 200:
                     errors += 1
-            latencies.append(time.perf_counter() - start)
+            latencies.append((path, time.perf_counter() - start))
             i += 1
 
     connector = aiohttp.TCPConnector(limit=readers)
@@ -58,13 +59,13 @@ def _child(base: str, readers: int, seconds: float, out: Any) -> None:
     out.put(asyncio.run(_read(base, readers, seconds)))
 
 
-def _in_child(base: str, readers: int, seconds: float) -> tuple[list[float], int]:
+def _in_child(base: str, readers: int, seconds: float) -> tuple[list[tuple[str, float]], int]:
     ctx = mp.get_context("spawn")
     out: Any = ctx.Queue()
     proc = ctx.Process(target=_child, args=(base, readers, seconds, out), daemon=True)
     proc.start()
     try:
-        result: tuple[list[float], int] = out.get(timeout=seconds + 60)
+        result: tuple[list[tuple[str, float]], int] = out.get(timeout=seconds + 60)
         return result
     finally:
         proc.join(10)
@@ -75,7 +76,7 @@ def _p99_ms(values: list[float]) -> float:
     return 1000 * values[min(len(values) - 1, int(len(values) * 0.99))] if values else float("nan")
 
 
-async def measure(readers: int, seconds: float) -> dict[str, float]:
+async def measure(readers: int, seconds: float) -> dict[str, Any]:
     """The p50 and p99 of ``readers`` readers, and of one reader alone, during a tournament."""
     from belote_bot import HeuristicBot, RandomBot, run_async
 
@@ -103,8 +104,8 @@ async def measure(readers: int, seconds: float) -> dict[str, float]:
                     tournament_id=TOURNAMENT, format="round-robin", bots=BOTS,
                     ruleset=Ruleset.from_spec("coinche"), deals=4, rounds=100))
                 await asyncio.sleep(2.0)  # the first results, so the leaderboard has a pool
-                alone, _ = await asyncio.to_thread(_in_child, site.url, 1, seconds / 2)
-                many, errors = await asyncio.to_thread(_in_child, site.url, readers, seconds)
+                alone_timed, _ = await asyncio.to_thread(_in_child, site.url, 1, seconds / 2)
+                many_timed, errors = await asyncio.to_thread(_in_child, site.url, readers, seconds)
                 played = len(await asyncio.to_thread(broker.results, TOURNAMENT))
         finally:
             stop.set()
@@ -113,7 +114,11 @@ async def measure(readers: int, seconds: float) -> dict[str, float]:
             with contextlib.suppress(Exception):
                 await asyncio.gather(*tasks, return_exceptions=True)
             broker.close()
+    alone = [t for _, t in alone_timed]
+    many = [t for _, t in many_timed]
+    by_path = {path: round(_p99_ms([t for p, t in many_timed if p == path]), 2) for path in _paths()}
     return {"readers": readers, "requests": len(many), "errors": errors, "matches_during": played,
+            "p99_ms_by_path": by_path,
             "api_p50_ms": round(1000 * sorted(many)[len(many) // 2], 2) if many else float("nan"),
             "api_p99_ms": round(_p99_ms(many), 2), "one_reader_p99_ms": round(_p99_ms(alone), 2),
             "ratio_vs_one_reader": round(_p99_ms(many) / _p99_ms(alone), 2)}
