@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import asdict
 from typing import Any, TypeVar
@@ -56,6 +58,10 @@ _T = TypeVar("_T")
 RECENT_MATCHES = 20
 #: a tournament with more bots than this has no crosstable (its standings remain)
 CROSSTABLE_MAX_BOTS = 64
+#: how long a tournament's progress, standings and crosstable are kept for the next readers (seconds),
+#: and for how many tournaments at most
+DETAIL_TTL = 1.0
+DETAILS_KEPT = 256
 
 
 class NodeReads:
@@ -66,6 +72,8 @@ class NodeReads:
         self.broker = broker
         self.schedules = tournaments
         self.rankings = rankings
+        self._details: dict[str, tuple[float, TournamentDetail | None]] = {}
+        self._details_lock = threading.Lock()
 
     async def _queue(self, call: Callable[..., _T], *args: Any) -> _T:
         try:
@@ -146,10 +154,24 @@ class NodeReads:
         return Page(total=len(ids), offset=offset, items=tuple(rows))
 
     async def tournament(self, tournament_id: str) -> TournamentDetail:
-        detail = await self._queue(self._tournament, tournament_id)
+        detail = await self._queue(self._tournament_kept, tournament_id)
         if detail is None:
             raise NotFound(f"no tournament {tournament_id!r}")
         return detail
+
+    def _tournament_kept(self, tournament_id: str) -> TournamentDetail | None:
+        """``_tournament``, computed at most once every :data:`DETAIL_TTL` seconds per tournament:
+        it reads every result of the tournament, so readers asking at once share one reading."""
+        with self._details_lock:
+            now = time.monotonic()
+            kept = self._details.get(tournament_id)
+            if kept is not None and now - kept[0] < DETAIL_TTL:
+                return kept[1]
+            detail = self._tournament(tournament_id)
+            if len(self._details) >= DETAILS_KEPT:
+                self._details.clear()
+            self._details[tournament_id] = (now, detail)
+            return detail
 
     def _tournament(self, tournament_id: str) -> TournamentDetail | None:
         found = self.broker.get_tournament(tournament_id)

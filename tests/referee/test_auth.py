@@ -329,8 +329,13 @@ def test_many_refused_streams_at_once_leave_the_node_serving() -> None:
         try:
             await asyncio.gather(*(s.hello(f"bad-{i}") for i, s in enumerate(streams)))
             codes = await asyncio.gather(*(s.status() for s in streams))
-            assert set(codes) == {grpc.StatusCode.UNAUTHENTICATED}
+            # 20 streams from one address at once: past its 16, one opened before the others' Hello
+            # was read is refused for the address's limit
+            assert grpc.StatusCode.UNAUTHENTICATED in codes
+            assert set(codes) <= {grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.RESOURCE_EXHAUSTED}
         finally:
             await asyncio.gather(*(s.close() for s in streams))
+        async with arena_stub(arena.address) as stub:  # and the node serves on
+            assert (await stub.ListBots(apb.ListBotsRequest())).bots is not None
 
     on_arena(body)
