@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from belote_bot import HeuristicBot, RandomBot
 
 from arena.cli import main as cli_main
 from arena.harness import local_arena
+from arena.web import web_for
 from tests.node.test_tournament_trust import ADMIN, connect, create, finished, node
 from tests.referee.arena_helpers import arena_stub, arun, until
 
@@ -99,13 +101,19 @@ def test_a_rated_tournament_ranks_its_bots_with_intervals_in_its_preset_and_its_
                 ghost = stranger.GetBot(apb.GetBotRequest(name="ghost"))
                 assert await status_of(ghost) == grpc.StatusCode.NOT_FOUND
 
-            # the CLI prints the same leaderboard, as text and as the JSON API's object
+            # the CLI prints the same leaderboard, as text and as the JSON API's object, which the
+            # node's HTTP API serves too
             argv = ["rankings", "--address", running.address, "--pool", "classic",
                     "--data-dir", str(tmp_path)]
             assert await asyncio.to_thread(cli_main, [*argv, "--json"]) == 0
             printed = json.loads(capsys.readouterr().out)
             assert [(e["bot"], round(e["rating"], 6), round(e["low"], 6)) for e in printed["entries"]] == [
                 (e.bot, round(e.rating, 6), round(e.low, 6)) for e in board.entries]
+            async with web_for(running, "127.0.0.1:0") as site:
+                url = f"{site.url}/api/v1/leaderboard?pool=classic"
+                body = await asyncio.to_thread(lambda: urllib.request.urlopen(url, timeout=10).read())
+            served = json.loads(body)
+            assert served == printed
             assert await asyncio.to_thread(cli_main, argv) == 0
             text = capsys.readouterr().out
             assert "Bradley-Terry" in text and "95% interval" in text
