@@ -22,6 +22,8 @@ from arena.ratings.pools import TOURNAMENT_PREFIX
 #: the most bots one page of a leaderboard holds, and how many when the caller does not say
 MAX_LIMIT = 200
 DEFAULT_LIMIT = 50
+#: the boards kept at most (a pool and a method each; the table is emptied when it is full)
+BOARDS_KEPT = 256
 
 
 class RankingsError(Exception):
@@ -57,6 +59,7 @@ class Rankings:
         self.ttl = ttl
         self._clock = clock
         self._boards: dict[tuple[str, Method], tuple[float, Leaderboard]] = {}
+        self._default: tuple[float, str] | None = None
         self._lock = threading.Lock()  # one fit at a time: readers asking at once wait for it
 
     def pools(self) -> list[str]:
@@ -64,12 +67,17 @@ class Rankings:
         return sorted(self.broker.pools(), key=lambda p: (p.startswith(TOURNAMENT_PREFIX), p))
 
     def default_pool(self) -> str:
-        """The preset pool with the most games (a tournament's pool when there is no preset pool)."""
+        """The preset pool with the most games (a tournament's pool when there is no preset pool),
+        worked out at most once every ``ttl`` seconds."""
+        now = self._clock()
+        if self._default is not None and now - self._default[0] < self.ttl:
+            return self._default[1]
         pools = self.pools()
-        if not pools:
-            return ""
         presets = [p for p in pools if not p.startswith(TOURNAMENT_PREFIX)] or pools
-        return max(presets, key=lambda p: (sum(g for _, g in self.broker.pool_ratings(p).values()), p))
+        best = max(presets, key=lambda p: (sum(g for _, g in self.broker.pool_ratings(p).values()), p),
+                   default="")
+        self._default = (now, best)
+        return best
 
     def leaderboard(self, pool: str = "", method: str = "bt", offset: int = 0,
                     limit: int = DEFAULT_LIMIT) -> Leaderboard:
@@ -100,6 +108,8 @@ class Rankings:
                 raise UnknownPool(f"no rating pool {pool!r}: the pools are {known}")
             board = leaderboard(self.broker.pair_counts(pool), self.broker.pool_ratings(pool), pool=pool,
                                 method=method, offset=0, limit=10**9)
+            if len(self._boards) >= BOARDS_KEPT:
+                self._boards.clear()
             self._boards[key] = (now, board)
             return board
 
