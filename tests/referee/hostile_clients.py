@@ -187,11 +187,16 @@ async def attack(plan: Plan, stop: Callable[[], bool], tally: Tally, progress: A
         await strangers.close(grace=None)
 
 
-def _child(plan: Plan, progress: Any, stop: Any, out: Any) -> None:
+def _child(plan: Plan, progress: Any, ready: Any, go: Any, stop: Any, out: Any) -> None:
     if plan.cpus:
         os.sched_setaffinity(0, plan.cpus)
     with contextlib.suppress(OSError):
         os.nice(19)
+    ready.set()  # started, its modules imported: it waits for ``go`` doing nothing
+    while not go.wait(0.05):
+        if stop.is_set():
+            out.put({})
+            return
     tally: Tally = Counter()
     asyncio.run(attack(plan, stop.is_set, tally, progress))
     out.put(dict(tally))
@@ -230,11 +235,29 @@ class InChild:
 
 
 class Attackers(InChild):
-    """The attack of ``plan`` in a child process: ``async with Attackers(plan) as a: ...; a.tally``."""
+    """The attack of ``plan`` in a child process: ``async with Attackers(plan) as a: ...; a.tally``.
 
-    def __init__(self, plan: Plan) -> None:
-        self._progress = mp.get_context("spawn").Value("q", 0)
-        super().__init__(_child, (plan, self._progress), "hostile-clients")
+    With ``gated``, the child starts idle and attacks once :meth:`go` is called: a quiet run measured
+    meanwhile (after :meth:`ready`) has the same processes on the machine as the attack, so that
+    the two differ only by what the attackers send.
+    """
+
+    def __init__(self, plan: Plan, gated: bool = False) -> None:
+        ctx = mp.get_context("spawn")
+        self._progress = ctx.Value("q", 0)
+        self._ready = ctx.Event()
+        self._go = ctx.Event()
+        if not gated:
+            self._go.set()
+        super().__init__(_child, (plan, self._progress, self._ready, self._go), "hostile-clients")
+
+    async def ready(self, timeout: float = 60.0) -> None:
+        """Wait until the child has started (and imported what it needs)."""
+        if not await asyncio.to_thread(self._ready.wait, timeout):
+            raise TimeoutError("the attackers' process did not start")
+
+    def go(self) -> None:
+        self._go.set()
 
     @property
     def calls_ended(self) -> int:

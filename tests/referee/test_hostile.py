@@ -1,13 +1,13 @@
 """No bot slows another: an honest match keeps its pace while hostile bots attack the node.
 
 The honest match (SDK bots, heuristic against random, coinche) is played
-quiet, then again while four hostile bots, each with its own token, and a few
-strangers send the worst the protocol allows (:mod:`.hostile_clients`: batches
-of as many answers as the node takes, answers one at a time, ping floods,
-garbage, silent streams, streams that never say Hello, garbage to every
-ArenaService method, all reconnecting at once whenever the node ends them).
-The honest decisions' round trips are the referee's own measure (the records'
-``latencies_us``).
+quiet (the attackers' process started, idle), then again while four hostile
+bots, each with its own token, and a few strangers send the worst the
+protocol allows (:mod:`.hostile_clients`: batches of as many answers as the
+node takes, answers one at a time, ping floods, garbage, silent streams,
+streams that never say Hello, garbage to every ArenaService method, all
+reconnecting at once whenever the node ends them). The honest decisions'
+round trips are the referee's own measure (the records' ``latencies_us``).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from .hostile_clients import LOST, Attackers, Plan
 MATCHES = 6
 DEALS = 4
 #: the absolute slack on the honest p99, for what a loaded two-core machine adds by itself
-FLOOR_US = 20_000
+FLOOR_US = 5_000
 
 
 async def play_honest(node: Node, until: Callable[[], bool] = lambda: True,
@@ -90,12 +90,16 @@ class Reached:
 def test_an_honest_match_keeps_its_pace_while_four_hostile_bots_attack(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The honest p99 stays within 2x of the quiet run's, or within 20 ms of it: a quiet p99 is
+    """The honest p99 stays within 2x of the quiet run's, or within 5 ms of it: a quiet p99 is
     about 1 ms on loopback, so 2x is a millisecond, which a loaded CI machine's scheduler moves by
-    itself (one time slice of another process is 4-10 ms) whatever the node does; 20 ms is 2% of
+    itself (one time slice of another process is 4-10 ms) whatever the node does; 5 ms is 0.5% of
     the 1 s a decision has. No honest seat gets a strike, and the honest streams are never cut.
-    (Here, since refusals are held: 0.6-1.0 ms quiet, 1.0-2.4 ms under attack, 1.0-3.0x; 1.4-3.0 ms
-    before, when the attackers made 3,000 calls in a run instead of 300.)"""
+
+    The quiet run is played with the attackers' process started and idle, so that the two runs
+    differ only by what the attackers send: the start of a process (its imports) takes a core
+    for half a second, and alone moved the honest p99 up to 3x on two cores.
+    (Here: 0.7-1.0 ms quiet, 1.1-1.9 ms under attack, 1.1-1.9x over five runs; before refusals
+    were held, 2.2-3.1x, the attackers making 3,000 calls a run instead of 300.)"""
     async def main() -> None:
         # a short Hello timeout, so the silent streams end (and come back) within the run
         async with node_server(NodeConfig(limits=Limits(hello_timeout=1.0))) as (node, address):
@@ -104,8 +108,12 @@ def test_an_honest_match_keeps_its_pace_while_four_hostile_bots_attack(
             tokens = tuple(node.register_bot(f"hostile-{i}")[1] for i in range(4))
             for i in range(4):  # a burst of 3 streams, not 10: the reconnect storms reach it sooner
                 link_of(node, f"hostile-{i}").stream_budget = TokenBucket(STREAMS_PER_S, 3)
-            quiet, _ = await play_honest(node)
-            async with Attackers(Plan(address, tokens)) as attackers:
+            async with Attackers(Plan(address, tokens), gated=True) as attackers:
+                # the quiet run with the attackers' process started but idle: the two runs differ
+                # only by what the attackers send
+                await attackers.ready()
+                quiet, _ = await play_honest(node)
+                attackers.go()
                 await until(lambda: attackers.calls_ended >= 300 or not attackers.alive, timeout=60,
                             what="the attack to be under way")
                 # the honest matches go on until the attack has reached every limit
