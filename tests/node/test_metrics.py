@@ -206,3 +206,45 @@ def test_metrics_and_logs_of_a_real_tournament(tmp_path: Path) -> None:
     assert checked.returncode == 0 and not (checked.stdout + checked.stderr).strip(), checked.stdout + \
         checked.stderr
 
+
+
+def test_the_rpc_interceptor_counts_each_call_by_its_status_code() -> None:
+    """go-grpc-prometheus's counters: an answered call is OK, a refused one counts under its code,
+    bytes that do not decode under INVALID_ARGUMENT (the guard refuses them after this count starts)."""
+    import grpc
+    import grpc.aio
+    from belote.arena.v1 import arena_service_pb2 as apb
+    from belote.arena.v1 import arena_service_pb2_grpc as agrpc
+
+    from arena.referee.node import Limits, Node, NodeConfig
+    from arena.referee.service import start_server, stop_server
+
+    async def main() -> str:
+        node = Node(NodeConfig(limits=Limits(refusal_hold=0)))
+        server, port = await start_server(node)
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+                stub = agrpc.ArenaServiceStub(channel)
+                await stub.ListBots(apb.ListBotsRequest())
+                with pytest.raises(grpc.aio.AioRpcError) as missing:
+                    await stub.GetMatch(apb.GetMatchRequest(match_id="m-nowhere"))
+                assert missing.value.code() is grpc.StatusCode.NOT_FOUND
+                raw = channel.unary_unary("/belote.arena.v1.ArenaService/GetMatch")
+                with pytest.raises(grpc.aio.AioRpcError) as bad:
+                    await raw(b"\xff\xff\xff")
+                assert bad.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+            return node.metrics.exposition().decode()
+        finally:
+            await stop_server(server, node)
+
+    values = samples(arun(main()))
+    arena = {"grpc_service": "belote.arena.v1.ArenaService", "grpc_type": "unary"}
+    assert total(values, "grpc_server_handled_total", grpc_method="ListBots", grpc_code="OK", **arena) == 1
+    get = {"grpc_method": "GetMatch", **arena}
+    assert total(values, "grpc_server_started_total", **get) == 2
+    assert total(values, "grpc_server_handled_total", grpc_code="NOT_FOUND", **get) == 1
+    assert total(values, "grpc_server_handled_total", grpc_code="INVALID_ARGUMENT", **get) == 1
+    assert total(values, "grpc_server_msg_received_total", **get) == 2
+    assert total(values, "grpc_server_msg_sent_total", **get) == 0
+    assert total(values, "grpc_server_handling_seconds_count", **get) == 2
+    assert "m-nowhere" not in str(values)
