@@ -229,7 +229,7 @@ def test_the_rpc_interceptor_counts_each_call_by_its_status_code() -> None:
                 with pytest.raises(grpc.aio.AioRpcError) as missing:
                     await stub.GetMatch(apb.GetMatchRequest(match_id="m-nowhere"))
                 assert missing.value.code() is grpc.StatusCode.NOT_FOUND
-                raw = channel.unary_unary("/belote.arena.v1.ArenaService/GetMatch")
+                raw: Any = channel.unary_unary("/belote.arena.v1.ArenaService/GetMatch")
                 with pytest.raises(grpc.aio.AioRpcError) as bad:
                     await raw(b"\xff\xff\xff")
                 assert bad.value.code() is grpc.StatusCode.INVALID_ARGUMENT
