@@ -28,6 +28,7 @@ from prometheus_client import (
     GCCollector,
     PlatformCollector,
     ProcessCollector,
+    disable_created_metrics,
     generate_latest,
 )
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
@@ -36,6 +37,9 @@ from prometheus_client.registry import Collector
 from arena.records import TimeControl
 
 __all__ = ["CONTENT_TYPE", "DecisionStats", "NodeMetrics", "RpcStats", "decision_buckets"]
+
+# no belote_arena_*_created series beside each counter: a node's start time is process_start_time_seconds
+disable_created_metrics()
 
 PREFIX = "belote_arena_"
 #: the content type of the text exposition format
