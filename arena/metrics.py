@@ -39,7 +39,7 @@ from arena.records import TimeControl
 __all__ = ["CONTENT_TYPE", "DecisionStats", "NodeMetrics", "RpcStats", "decision_buckets"]
 
 # no belote_arena_*_created series beside each counter: a node's start time is process_start_time_seconds
-disable_created_metrics()
+disable_created_metrics()  # type: ignore[no-untyped-call]  # untyped in prometheus_client
 
 PREFIX = "belote_arena_"
 #: the content type of the text exposition format
