@@ -276,6 +276,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from arena.credentials import CredentialError, node_admin_token
+    from arena.logformat import configure as configure_logging
     from arena.node.run import NodeSettings, RunningNode, serve_forever
     from arena.queue import BrokerError, open_broker
     from arena.records import TimeControl
@@ -292,7 +293,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.tls_cert is not None:
         with _one_line(TlsError):  # checked before anything starts: a bad pair is one line, exit 1
             server_credentials(args.tls_cert, args.tls_key)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(args.log_format)
     install_uvloop()
     tc = TimeControl(deadline=args.deadline, time_bank=args.time_bank, max_strikes=args.max_strikes,
                      grace=args.grace)
@@ -553,7 +554,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "first, then any intermediates); needs --tls-key. Without both: plaintext, for loopback")
     v.add_argument("--tls-key", metavar="PEM", help="the certificate's private key (unencrypted)")
     v.add_argument("--http", metavar="HOST:PORT", default="",
-                   help="also serve the web pages and the read-only JSON API (/api/v1/) there")
+                   help="also serve the web pages, the read-only JSON API (/api/v1/) and the Prometheus "
+                        "metrics (/metrics) there")
+    v.add_argument("--log-format", choices=["text", "json"], default="text",
+                   help="log lines as text, or as JSON objects one a line (default: %(default)s)")
     v.set_defaults(func=cmd_serve)
 
     d = sub.add_parser("demo", help="a node, the built-in bots over gRPC, a round-robin, a leaderboard")

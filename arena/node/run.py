@@ -19,10 +19,11 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from arena.node.rankings import Rankings
+from arena.node.rankings import MAX_LIMIT, Rankings
 from arena.node.service import ClusterArenaServicer
 from arena.node.worker import Worker
 from arena.queue import Broker, BrokerError
+from arena.ratings.pools import TOURNAMENT_PREFIX
 from arena.records import TimeControl
 from arena.referee.access import AccessPolicy
 from arena.referee.node import Limits, Node, NodeConfig
@@ -133,6 +134,7 @@ async def running_node(
                 registry=registry, store=store)
     tournaments = Tournaments(broker)
     rankings = Rankings(broker)
+    node.metrics.samplers.append(lambda: _sample_ratings(node, rankings))
     server, port = await start_server(
         node, config.listen, arena=ClusterArenaServicer(node, broker, tournaments, secret, rankings),
         credentials=credentials)
@@ -143,8 +145,9 @@ async def running_node(
                     absent_timeout_s=config.absent_timeout_s)
     worker_task = asyncio.create_task(worker.run(stop), name="worker")
     beat = asyncio.create_task(_heartbeat(node, broker, address, config.heartbeat_s), name="heartbeat")
+    fields = {"event": "node_start", "node": node.node_id, "address": address}
     log.info("node %s serving on %s (advertised %s, %s), %d match slots", node.node_id, config.listen,
-             address, "TLS" if credentials else "plaintext", config.capacity)
+             address, "TLS" if credentials else "plaintext", config.capacity, extra=fields)
     try:
         yield RunningNode(node, worker, tournaments, address, port, rankings)
     finally:
@@ -155,6 +158,20 @@ async def running_node(
         with contextlib.suppress(asyncio.CancelledError):
             await beat
         await stop_server(server, node, grace=1.0)
+        log.info("node %s stopped (%d matches completed here)", node.node_id, worker.completed,
+                 extra={**fields, "event": "node_stop"})
+
+
+def _sample_ratings(node: Node, rankings: Rankings) -> None:
+    """The Bradley-Terry ratings of the preset pools (not the tournaments' own: bounded labels)."""
+    values: dict[tuple[str, str], float] = {}
+    for pool in rankings.pools():
+        if pool.startswith(TOURNAMENT_PREFIX):
+            continue
+        board = rankings.leaderboard(pool, "bt", 0, MAX_LIMIT)
+        for entry in board.entries:
+            values[(pool, entry.bot)] = entry.rating
+    node.metrics.ratings.values = values
 
 
 #: something that runs beside a node for its whole life (the web pages), given the running node

@@ -57,6 +57,30 @@ class Worker:
         self.completed = 0
         self.released = 0
         self._slot_freed = asyncio.Event()
+        self.metrics = metrics = node.metrics
+        metrics.capacity.set_function(lambda: self.capacity)
+        metrics.free_slots.set_function(lambda: max(0, self.capacity - len(self.running)))
+        metrics.samplers.append(self._sample)
+        self._dead_lettered = broker.dead_lettered
+
+    def _sample(self) -> None:
+        """What a scrape asks of the broker (in a thread): the jobs waiting, the live nodes."""
+        self.metrics.jobs_waiting.set(self.broker.pending_count())
+        self.metrics.live_nodes.set(len(self.broker.live_nodes()))
+
+    def _count_claims(self, claims: list[Claim]) -> None:
+        metrics = self.metrics
+        metrics.jobs_claimed.inc(len(claims))
+        for claim in claims:
+            if claim.delivery > 1:
+                metrics.jobs_reclaimed.inc()
+                log.warning("match %s reclaimed (delivery %d): a lease was lost", claim.job.match_id,
+                            claim.delivery, extra={"event": "job_reclaimed", "match_id": claim.job.match_id,
+                                                   "node": self.node.node_id, "delivery": claim.delivery})
+        dead = self.broker.dead_lettered
+        if dead > self._dead_lettered:
+            metrics.dead_letters.inc(dead - self._dead_lettered)
+        self._dead_lettered = dead
 
     # --------------------------------------------------------------- main loop
     async def run(self, stop: asyncio.Event) -> None:
@@ -76,6 +100,7 @@ class Worker:
                     except BrokerError as e:
                         log.warning("claim failed: %s", e)
                         claims = []
+                    self._count_claims(claims)
                     if not claims:
                         break
                     budget -= len(claims)
@@ -161,10 +186,12 @@ class Worker:
             result = MatchResult.of_record(job, record, self.node.node_id)
             current = self.running.get(job.match_id)
             written = await asyncio.to_thread(self.broker.write_result, result)
+            (self.metrics.results_written if written else self.metrics.results_duplicate).inc()
             await asyncio.to_thread(self.broker.ack, current.claim if current else claim)
             self.completed += 1
             log.info("match %s %s (%s)", job.match_id, "recorded" if written else "was already recorded",
-                     result.reason)
+                     result.reason, extra={"event": "result_written" if written else "result_duplicate",
+                                           "match_id": job.match_id, "node": self.node.node_id})
             if job.tournament_id:
                 await asyncio.to_thread(self.tournaments.advance, job.tournament_id)
         except (BrokerError, NodeError) as e:

@@ -130,6 +130,8 @@ class Broker(abc.ABC):
     history_max: int = HISTORY_MAX
 
     def __init__(self) -> None:
+        #: jobs this broker's claims moved to the dead letters (a node's metric counts them)
+        self.dead_lettered = 0
         # the specs behind the rating plans, by tournament id (a spec never changes)
         self._specs: dict[str, TournamentSpec] = {}
         self._specs_lock = threading.Lock()

@@ -260,12 +260,16 @@ class EmbeddedBroker(Broker):
         try:
             job = MatchJob.from_json(body)
         except (ValueError, TypeError, KeyError) as e:
-            log.error("job row %d is unreadable (%s): dead-lettered", row_id, e)
+            log.error("job row %d is unreadable (%s): dead-lettered", row_id, e,
+                      extra={"event": "dead_letter", "node": node_id})
             self._dead_letter(db, row_id, body, deliveries, "unreadable", node_id)
+            self.dead_lettered += 1
             return
         if delivery > self.max_deliveries:
-            log.warning("match %s delivered %d times without an ack: dead-lettered", job.match_id, deliveries)
+            log.warning("match %s delivered %d times without an ack: dead-lettered", job.match_id, deliveries,
+                        extra={"event": "dead_letter", "match_id": job.match_id, "node": node_id})
             self._dead_letter(db, row_id, body, deliveries, "max_deliveries", node_id)
+            self.dead_lettered += 1
             return
         cancelled = db.execute(
             "SELECT 1 FROM tournaments WHERE id = ? AND state = ?",

@@ -268,7 +268,8 @@ class RedisBroker(Broker):
             try:
                 job: MatchJob | None = MatchJob.from_json(body)
             except (ValueError, TypeError, KeyError) as e:
-                log.error("job entry %s is unreadable (%s): dead-lettered", entry_id, e)
+                log.error("job entry %s is unreadable (%s): dead-lettered", entry_id, e,
+                          extra={"event": "dead_letter", "node": node_id})
                 job = None
             parsed.append((entry_id, job, body, delivery))
         pipe = self._redis.pipeline(transaction=False)
@@ -280,13 +281,16 @@ class RedisBroker(Broker):
         for entry_id, job, body, delivery in parsed:
             if job is None:
                 self._drop_entry(entry_id, "", "unreadable", body, delivery, node_id)
+                self.dead_lettered += 1
                 continue
             state, has_result = next(facts), next(facts)
             if delivery > self.max_deliveries:
                 log.warning(
-                    "match %s delivered %d times without an ack: dead-lettered", job.match_id, delivery - 1
+                    "match %s delivered %d times without an ack: dead-lettered", job.match_id, delivery - 1,
+                    extra={"event": "dead_letter", "match_id": job.match_id, "node": node_id},
                 )
                 self._drop_entry(entry_id, job.tournament_id, "max_deliveries", body, delivery - 1, node_id)
+                self.dead_lettered += 1
             elif state == TournamentState.CANCELLED or has_result:
                 self._drop_entry(entry_id, job.tournament_id, "", body, delivery, node_id)
             else:

@@ -18,6 +18,7 @@ from enum import StrEnum
 
 from belote.arena.v1 import game_pb2 as pb
 
+from arena.metrics import NodeMetrics
 from arena.records import MatchEnd, MatchRecord, ResultReason, RulesetSpec
 from arena.referee.runner import MatchRunner, MatchSpec
 from arena.referee.sessions import Hub
@@ -89,7 +90,8 @@ class LiveMatch:
     gets the events rebuilt from it (:mod:`arena.referee.replay_events`).
     """
 
-    def __init__(self, hub: Hub, spec: MatchSpec) -> None:
+    def __init__(self, hub: Hub, spec: MatchSpec, metrics: NodeMetrics | None = None,
+                 node_id: str = "") -> None:
         # the runner's publisher holds the list and the signal, not this object: no reference
         # cycle, so a finished match is freed as soon as the node and its waiters let go of it,
         # without waiting for the garbage collector
@@ -100,7 +102,7 @@ class LiveMatch:
             history.append(event.SerializeToString())
             signal.wake()
 
-        self.runner = MatchRunner(hub, spec, publish=publish)
+        self.runner = MatchRunner(hub, spec, publish=publish, metrics=metrics, node_id=node_id)
         self.match_id = spec.match_id
         #: every public event so far, serialized
         self.history = history

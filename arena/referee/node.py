@@ -28,6 +28,7 @@ from belote.arena.v1 import game_pb2 as pb
 
 from arena.engine import EngineError, Ruleset
 from arena.engine.dealing import derive_seed
+from arena.metrics import NodeMetrics
 from arena.records import (
     BOT_NAME_RULE,
     MAX_DEALS,
@@ -162,7 +163,7 @@ RECENT_SUMMARIES = 100
 class Node:
     def __init__(
         self, config: NodeConfig | None = None, *, registry: BotRegistry | None = None,
-        store: MatchStore | None = None,
+        store: MatchStore | None = None, metrics: NodeMetrics | None = None,
     ) -> None:
         config = config or NodeConfig()
         self.config = config
@@ -179,7 +180,20 @@ class Node:
         #: the summaries of the latest finished or aborted ones, oldest first
         self._recent: collections.OrderedDict[str, MatchSummary] = collections.OrderedDict()
         self.peer_addresses: list[str] = []
+        #: the node's Prometheus metrics (its own registry)
+        self.metrics = metrics or NodeMetrics(config.time)
+        self.metrics.connected_bots.set_function(
+            lambda: sum(1 for link in self._hub.links.values() if link.connected))
+        self.metrics.matches_running.set_function(lambda: len(self._matches))
+        self.metrics.rpc.streams = self._stream_messages
         self._remember_stored()
+
+    def _stream_messages(self) -> dict[tuple[str, str, str], tuple[int, int]]:
+        """The bot streams' messages (received, sent) since the node started (the links are kept)."""
+        links = self._hub.links.values()
+        received = sum(link.messages_received for link in links)
+        sent = sum(link.messages_sent for link in links)
+        return {("bidi_stream", "belote.arena.v1.BotService", "Connect"): (received, sent)}
 
     @property
     def requests_sent(self) -> int:
@@ -327,7 +341,7 @@ class Node:
             seed=derive_seed(self._secret, f"match/{match_id}") if seed is None or seed == "" else seed,
             seats=seats, target=target or None, time=self.config.time,
         )
-        live = LiveMatch(self._hub, spec)
+        live = LiveMatch(self._hub, spec, self.metrics, self.node_id)
         for link in links:
             link.seats_in_use += 2
         self._matches[match_id] = live
@@ -353,6 +367,19 @@ class Node:
                 del self._matches[live.match_id]
                 if record is not None:
                     self._remember(MatchSummary.of_record(record))
+                    self._ended(record)
+
+    def _ended(self, record: MatchRecord) -> None:
+        """One log line and the count of a match that ended here."""
+        result = record.result
+        outcome = result.reason.value
+        self.metrics.matches_finished.labels(outcome).inc()
+        team0, team1 = record.players[0], record.players[1]
+        winner = "nobody" if result.winner is None else record.players[result.winner]
+        log.info("match %s %s: %s %d - %d %s, won by %s", record.match_id, outcome, team0, result.totals[0],
+                 result.totals[1], team1, winner, extra={
+                     "event": "match_end", "match_id": record.match_id, "node": self.node_id,
+                     "bot": f"{team0},{team1}", "outcome": outcome})
 
     def _remember(self, summary: MatchSummary) -> None:
         self._recent[summary.match_id] = summary

@@ -19,7 +19,7 @@ import logging
 import re
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 #: seconds between two lines of the same problem (default)
@@ -75,22 +75,27 @@ class QuietLog:
         self.logger = logger
         self.limit = RateLimit(every, max_keys=max_keys, clock=clock)
 
-    def log(self, level: int, key: Hashable, msg: str, *args: Any) -> bool:
-        """Log ``msg % args`` as one line unless ``key`` was logged less than ``every`` seconds ago."""
+    def log(self, level: int, key: Hashable, msg: str, *args: Any,
+            extra: Mapping[str, object] | None = None) -> bool:
+        """Log ``msg % args`` as one line unless ``key`` was logged less than ``every`` seconds ago;
+        ``extra``: the record's fields (match id, bot, node: what a JSON log line carries)."""
         if not self.logger.isEnabledFor(level):
             return False
         held = self.limit.admit(key)
         if held is None:
             return False
         text = (msg % args if args else msg).replace("\n", " ")
-        self.logger.log(level, "%s%s", text, _held_note(held, self.limit.every))
+        fields = dict(extra) if extra else {}
+        if held:
+            fields["held_back"] = held
+        self.logger.log(level, "%s%s", text, _held_note(held, self.limit.every), extra=fields or None)
         return True
 
-    def info(self, key: Hashable, msg: str, *args: Any) -> bool:
-        return self.log(logging.INFO, key, msg, *args)
+    def info(self, key: Hashable, msg: str, *args: Any, extra: Mapping[str, object] | None = None) -> bool:
+        return self.log(logging.INFO, key, msg, *args, extra=extra)
 
-    def warning(self, key: Hashable, msg: str, *args: Any) -> bool:
-        return self.log(logging.WARNING, key, msg, *args)
+    def warning(self, key: Hashable, msg: str, *args: Any, extra: Mapping[str, object] | None = None) -> bool:
+        return self.log(logging.WARNING, key, msg, *args, extra=extra)
 
 
 class QuietFilter(logging.Filter):

@@ -29,6 +29,7 @@ from arena.engine.actions import NO_ACTION, PASS
 from arena.engine.cards import card_strength, card_value
 from arena.engine.deal import BIDDING
 from arena.engine.record import DealRecord, deal_record
+from arena.metrics import NodeMetrics
 from arena.records import (
     MatchEnd,
     MatchRecord,
@@ -40,6 +41,7 @@ from arena.records import (
 )
 from arena.referee import wire
 from arena.referee.convert import STRIKE_REASONS, observation_to_proto, result_to_proto, ruleset_to_proto
+from arena.referee.quietlog import quiet
 from arena.referee.sessions import BotDisconnected, BotLink, BotTimeout, Hub
 
 __all__ = ["MatchRunner", "MatchSpec", "Seat", "TimeControl", "fallback_action"]
@@ -76,9 +78,13 @@ Publisher = Callable[[pb.PublicEvent], None]
 
 
 class MatchRunner:
-    def __init__(self, hub: Hub, spec: MatchSpec, publish: Publisher | None = None) -> None:
+    def __init__(self, hub: Hub, spec: MatchSpec, publish: Publisher | None = None,
+                 metrics: NodeMetrics | None = None, node_id: str = "") -> None:
         self.hub = hub
         self.spec = spec
+        self.metrics = metrics
+        #: the node's id, for the log lines
+        self.node_id = node_id
         #: the match score and the deals played so far, and the record once it is over
         self.totals: tuple[int, int] = (0, 0)
         self.deals_played = 0
@@ -135,6 +141,8 @@ class MatchRunner:
                     break
                 outcome = match.add(deal)
                 unfinished = None
+                if self.metrics is not None:
+                    self.metrics.deals_played.inc()
                 self.totals = (match.totals[0], match.totals[1])
                 self.deals_played = len(match.outcomes)
                 self._event(index, deal_ended=pb.DealEnded(
@@ -174,6 +182,8 @@ class MatchRunner:
     async def _play_deal(self, match: Match, deal: Deal, index: int) -> None:
         score = (match.totals[0], match.totals[1])
         latencies = self._latencies[-1]
+        names = [s.name for s in self.spec.seats]
+        count = self.metrics.decisions.decision if self.metrics is not None else None
         while not deal.is_over:
             seat = deal.to_act
             obs, legal = observation_to_proto(
@@ -183,6 +193,8 @@ class MatchRunner:
             if self._forfeit is not None:
                 return
             latencies.append(latency_us)
+            if count is not None:
+                count(names[seat], latency_us)
             tricks_before = len(deal.tricks)
             shown_before = deal.decl_shown
             deal.apply_unchecked(action)
@@ -294,6 +306,13 @@ class MatchRunner:
         ))
         code = STRIKE_REASONS[kind]
         link = self.spec.seats[seat].link
+        name = self.spec.seats[seat].name
+        fields = {"event": "strike", "match_id": self.spec.match_id, "bot": name, "node": self.node_id,
+                  "reason": kind.value}
+        quiet.warning(("strike", name, kind.value), "match %s: strike for %s (%s): %s", self.spec.match_id,
+                      name, kind.value, reason, extra=fields)
+        if self.metrics is not None:
+            self.metrics.strike(name, kind.value)
         link.post(bpb.ConnectResponse(strike=bpb.Strike(
             match_id=self.spec.match_id, seat=seat, request_id=rid, reason=reason, detail=detail,
             kind=code, fallback_action=fallback, strikes=self._strikes[team], max_strikes=tc.max_strikes,
@@ -331,6 +350,12 @@ class MatchRunner:
         )
         self.totals = end.totals
         self.deals_played = len(match.outcomes)
+        if forfeit_seat is not None:
+            name = spec.seats[forfeit_seat].name
+            log.warning("match %s: %s forfeits: %s", spec.match_id, name, detail, extra={
+                "event": "forfeit", "match_id": spec.match_id, "bot": name, "node": self.node_id})
+            if self.metrics is not None:
+                self.metrics.forfeits.labels(name).inc()
         return end
 
 

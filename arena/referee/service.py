@@ -35,6 +35,7 @@ from arena.referee.guard import (
 )
 from arena.referee.node import Node, NodeError
 from arena.referee.quietlog import quiet, quiet_grpc_logs
+from arena.referee.rpc_metrics import RpcMetrics
 from arena.referee.sessions import IDLE_MESSAGES_PER_S, BotLink
 
 log = logging.getLogger("arena.referee")
@@ -156,8 +157,9 @@ class BotServicer(bgrpc.BotServiceServicer):
                 entry, context.write, name=hello.name, version=hello.version, concurrency=concurrency)
         except NodeError as e:
             raise Refused(status_of(e), str(e)) from None
+        fields = {"bot": entry.name, "node": self.node.node_id, "stream": stream_id}
         quiet.info(("connected", entry.bot_id), "bot %s connected (stream %d, %d seats)",
-                   entry.name, stream_id, link.concurrency)
+                   entry.name, stream_id, link.concurrency, extra={"event": "bot_connected", **fields})
         try:
             link.post(bpb.ConnectResponse(welcome=bpb.Welcome(
                 bot_id=entry.bot_id, bot_name=entry.name, node_id=self.node.node_id,
@@ -169,7 +171,7 @@ class BotServicer(bgrpc.BotServiceServicer):
         finally:
             link.detach(stream_id)
             quiet.info(("disconnected", entry.bot_id), "bot %s disconnected (stream %d)",
-                       entry.name, stream_id)
+                       entry.name, stream_id, extra={"event": "bot_disconnected", **fields})
 
     @staticmethod
     async def _read(context: Context, link: BotLink) -> None:
@@ -206,6 +208,10 @@ class BotServicer(bgrpc.BotServiceServicer):
                 resolve(reply.request_id, reply.action)
             if n > YIELD_AFTER:
                 await asyncio.sleep(0)  # one stream's batch never holds the others up for long
+
+
+#: the bot streams' method (their messages are counted by the node's links: see arena.referee.rpc_metrics)
+BOT_CONNECT = "/belote.arena.v1.BotService/Connect"
 
 
 def _add_bot_service(servicer: BotServicer, server: grpc.aio.Server) -> None:
@@ -249,7 +255,9 @@ async def start_server(
     quiet_grpc_logs()
     tarpit = Tarpit(limits.refusal_hold, limits.max_streams_per_peer, limits.max_streams)
     guard = RequestGuard(spectators(limits.max_watchers_per_match, limits.max_watchers), tarpit)
-    server = grpc.aio.server(interceptors=[guard], options=[
+    # first: the calls the guard refuses are counted too
+    counted = RpcMetrics(node.metrics.rpc, own_messages=frozenset({BOT_CONNECT}))
+    server = grpc.aio.server(interceptors=[counted, guard], options=[
         ("grpc.keepalive_time_ms", 20_000),
         ("grpc.keepalive_timeout_ms", 10_000),
         ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
@@ -258,7 +266,9 @@ async def start_server(
         ("grpc.http2.lookahead_bytes", receive_cap(limits.max_concurrency)),
         ("grpc.http2.bdp_probe", 0),
     ], maximum_concurrent_rpcs=limits.max_streams + 2 * limits.max_watchers)
-    _add_bot_service(BotServicer(node, tarpit), server)
+    bots = BotServicer(node, tarpit)
+    node.metrics.bot_streams.set_function(lambda: bots.streams.open_calls)
+    _add_bot_service(bots, server)
     agrpc.add_ArenaServiceServicer_to_server(arena or ArenaServicer(node), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

@@ -10,6 +10,7 @@ could not run a script a bot's name or version carried.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from arena.metrics import CONTENT_TYPE, NodeMetrics
 from arena.node.run import RunningNode
 from arena.referee.node import Limits
 from arena.web.api import READS, WATCHERS, Watchers, add_routes, json_errors, readers_only
@@ -57,13 +59,26 @@ def _page_handler(page: str) -> Callable[[web.Request], Awaitable[web.Response]]
     return handler
 
 
-def make_app(reads: ArenaReads, limits: Limits | None = None) -> web.Application:
-    """The whole site over ``reads``: the API, the pages, their static files."""
+def _metrics_handler(metrics: NodeMetrics) -> Callable[[web.Request], Awaitable[web.Response]]:
+    async def handler(request: web.Request) -> web.Response:
+        # what needs the broker is sampled in a thread; the rest is read on the node's loop
+        await asyncio.to_thread(metrics.refresh)
+        return web.Response(body=metrics.exposition(), headers={"Content-Type": CONTENT_TYPE})
+
+    return handler
+
+
+def make_app(reads: ArenaReads, limits: Limits | None = None, metrics: NodeMetrics | None = None,
+             ) -> web.Application:
+    """The whole site over ``reads``: the API, the pages, their static files; and ``metrics`` at
+    ``/metrics`` (Prometheus's text format) when given."""
     limits = limits or Limits()
     app = web.Application(middlewares=[json_errors, readers_only])
     app[READS] = reads
     app[WATCHERS] = Watchers(limits.max_watchers_per_match, limits.max_watchers)
     add_routes(app)
+    if metrics is not None:
+        app.router.add_get("/metrics", _metrics_handler(metrics))
     for route, page in PAGES.items():
         app.router.add_get(route, _page_handler(page))
     app.router.add_static("/static/", STATIC, append_version=False)
@@ -86,11 +101,12 @@ class WebServer:
         await self.runner.cleanup()
 
 
-async def start_web(reads: ArenaReads, listen: str, limits: Limits | None = None) -> WebServer:
+async def start_web(reads: ArenaReads, listen: str, limits: Limits | None = None,
+                    metrics: NodeMetrics | None = None) -> WebServer:
     """Serve the site on ``listen`` (HOST:PORT, port 0 for a free one) on the running loop."""
     host, _, port = listen.rpartition(":")
     host = host.strip("[]")
-    runner = web.AppRunner(make_app(reads, limits), access_log=None, shutdown_timeout=1.0)
+    runner = web.AppRunner(make_app(reads, limits, metrics), access_log=None, shutdown_timeout=1.0)
     await runner.setup()
     site = web.TCPSite(runner, host or "127.0.0.1", int(port))
     await site.start()
@@ -102,7 +118,7 @@ async def start_web(reads: ArenaReads, listen: str, limits: Limits | None = None
 async def web_for(running: RunningNode, listen: str) -> AsyncIterator[WebServer]:
     """The site of a running node, for as long as the block runs."""
     reads = NodeReads(running.node, running.worker.broker, running.tournaments, running.rankings)
-    server = await start_web(reads, listen, running.node.config.limits)
+    server = await start_web(reads, listen, running.node.config.limits, running.node.metrics)
     log.info("web pages and JSON API on %s", server.url)
     try:
         yield server

@@ -1,0 +1,261 @@
+"""Every Prometheus metric of a node, defined once (docs: README "Operate").
+
+One :class:`NodeMetrics` per node, on its own ``CollectorRegistry`` (the tests
+run several nodes in one process); the node's HTTP server exposes it at
+``/metrics``. No metric has a ``node`` label: Prometheus's ``instance`` label
+tells the nodes apart. Labels stay bounded: bot names, pools, result reasons,
+strike reasons and gRPC methods, never a match id, a token or a card.
+
+What the referee counts on its hot path (every decision, every gRPC call) is
+kept in plain Python numbers, not in prometheus_client's locked values: a node
+runs all of it on one event loop, and the scrape (on the same loop) turns them
+into metric families (:class:`DecisionStats`, :class:`RpcStats`). The rest
+changes a few times a match and uses prometheus_client's own objects; what a
+scrape can read from the node (bots connected, matches running, free slots) is
+read then (``Gauge.set_function``), and what needs the broker (jobs waiting,
+live nodes, ratings) is sampled before each scrape (:meth:`NodeMetrics.refresh`).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Iterable, Iterator
+
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    GCCollector,
+    PlatformCollector,
+    ProcessCollector,
+    disable_created_metrics,
+    generate_latest,
+)
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from arena.records import TimeControl
+
+__all__ = ["CONTENT_TYPE", "DecisionStats", "NodeMetrics", "RpcStats", "decision_buckets"]
+
+# no belote_arena_*_created series beside each counter: a node's start time is process_start_time_seconds
+disable_created_metrics()  # type: ignore[no-untyped-call]  # untyped in prometheus_client
+
+PREFIX = "belote_arena_"
+#: the content type of the text exposition format
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+#: the decision latency buckets below the deadline (seconds)
+FAST_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75)
+#: go-grpc-prometheus's (Prometheus's default) buckets for grpc_server_handling_seconds
+RPC_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0)
+
+
+def decision_buckets(time: TimeControl) -> tuple[float, ...]:
+    """Buckets placed around what a bot may use: 1 ms ... the deadline, 1.5x, 2x, deadline + bank."""
+    d = time.deadline
+    return tuple(sorted({*FAST_BUCKETS, d, 1.5 * d, 2 * d, d + time.time_bank}))
+
+
+class _Histogram:
+    """A histogram in plain numbers (one event loop adds to it; no lock)."""
+
+    __slots__ = ("bounds", "count", "counts", "sum")
+
+    def __init__(self, bounds: Iterable[float]) -> None:
+        self.bounds = list(bounds)
+        self.counts = [0] * (len(self.bounds) + 1)  # the last: above every bound
+        self.sum = 0.0
+        self.count = 0
+
+    def observe(self, value: float) -> None:
+        self.counts[bisect.bisect_left(self.bounds, value)] += 1
+        self.sum += value
+        self.count += 1
+
+    def buckets(self) -> list[tuple[str, float]]:
+        out: list[tuple[str, float]] = []
+        acc = 0
+        for bound, n in zip(self.bounds, self.counts, strict=False):
+            acc += n
+            out.append((_float(bound), acc))
+        out.append(("+Inf", self.count))
+        return out
+
+
+def _float(value: float) -> str:
+    return repr(float(value))
+
+
+class DecisionStats(Collector):
+    """``belote_arena_decisions_total{bot}`` and ``belote_arena_decision_seconds``.
+
+    Every decision of a bot's seat counts (those played by fallback too: as
+    many as the records' latencies); the histogram holds the round trips the
+    referee measured, the answers it got (a late or absent one is a strike, or
+    a fallback, and counts there).
+    """
+
+    def __init__(self, time: TimeControl) -> None:
+        self.by_bot: dict[str, int] = {}
+        self.seconds = _Histogram(decision_buckets(time))
+
+    def decision(self, bot: str, latency_us: int) -> None:
+        """One decision of ``bot``'s seat; ``latency_us`` its round trip (negative: not answered)."""
+        by_bot = self.by_bot
+        by_bot[bot] = by_bot.get(bot, 0) + 1
+        if latency_us >= 0:
+            self.seconds.observe(latency_us * 1e-6)
+
+    def collect(self) -> Iterator[Metric]:
+        decisions = CounterMetricFamily(PREFIX + "decisions", "Decisions played, by bot (fallbacks too)",
+                                        labels=["bot"])
+        for bot, n in sorted(self.by_bot.items()):
+            decisions.add_metric([bot], n)
+        yield decisions
+        h = self.seconds
+        seconds = HistogramMetricFamily(
+            PREFIX + "decision_seconds", "Round trip of an answered action request, as the referee times it",
+            unit="seconds")
+        seconds.add_metric([], h.buckets(), h.sum)
+        yield seconds
+
+
+class RpcStats(Collector):
+    """The gRPC server's calls, with go-grpc-prometheus's names and labels.
+
+    :class:`arena.referee.rpc_metrics.RpcMetrics` (a server interceptor) adds
+    to it; the bot streams' messages are counted by their own loops (``streams``:
+    a callable giving (received, sent) per (type, service, method) at scrape).
+    """
+
+    LABELS = ("grpc_type", "grpc_service", "grpc_method")
+
+    def __init__(self) -> None:
+        self.started: dict[tuple[str, str, str], int] = {}
+        self.handled: dict[tuple[str, str, str, str], int] = {}
+        self.received: dict[tuple[str, str, str], int] = {}
+        self.sent: dict[tuple[str, str, str], int] = {}
+        self.seconds: dict[tuple[str, str, str], _Histogram] = {}
+        #: messages counted elsewhere (the bot streams), added at scrape
+        self.streams: Callable[[], dict[tuple[str, str, str], tuple[int, int]]] | None = None
+
+    def start(self, key: tuple[str, str, str]) -> None:
+        self.started[key] = self.started.get(key, 0) + 1
+
+    def finish(self, key: tuple[str, str, str], code: str, seconds: float) -> None:
+        handled = (*key, code)
+        self.handled[handled] = self.handled.get(handled, 0) + 1
+        h = self.seconds.get(key)
+        if h is None:
+            h = self.seconds[key] = _Histogram(RPC_BUCKETS)
+        h.observe(seconds)
+
+    def collect(self) -> Iterator[Metric]:
+        started = CounterMetricFamily("grpc_server_started", "RPCs started on the server",
+                                      labels=self.LABELS)
+        for key, n in sorted(self.started.items()):
+            started.add_metric(key, n)
+        yield started
+        handled = CounterMetricFamily("grpc_server_handled", "RPCs completed on the server, by status code",
+                                      labels=[*self.LABELS, "grpc_code"])
+        for hkey, n in sorted(self.handled.items()):
+            handled.add_metric(hkey, n)
+        yield handled
+        received, sent = dict(self.received), dict(self.sent)
+        if self.streams is not None:
+            for key, (r, s) in self.streams().items():
+                received[key] = received.get(key, 0) + r
+                sent[key] = sent.get(key, 0) + s
+        for name, what, counts in (("grpc_server_msg_received", "received", received),
+                                   ("grpc_server_msg_sent", "sent", sent)):
+            family = CounterMetricFamily(name, f"Stream messages {what} on the server", labels=self.LABELS)
+            for key, n in sorted(counts.items()):
+                family.add_metric(key, n)
+            yield family
+        seconds = HistogramMetricFamily(
+            "grpc_server_handling_seconds", "Time from the start of an RPC to its end on the server",
+            labels=self.LABELS)
+        for key, h in sorted(self.seconds.items()):
+            seconds.add_metric(key, h.buckets(), h.sum)
+        yield seconds
+
+
+class Ratings(Collector):
+    """``belote_arena_rating{pool,bot}``: the Bradley-Terry rating of each bot in each preset pool, as
+    last sampled (:meth:`NodeMetrics.refresh`)."""
+
+    def __init__(self) -> None:
+        self.values: dict[tuple[str, str], float] = {}
+
+    def collect(self) -> Iterator[Metric]:
+        family = GaugeMetricFamily(PREFIX + "rating", "Bradley-Terry rating of a bot in a preset pool",
+                                   labels=["pool", "bot"])
+        for key, value in sorted(self.values.items()):
+            family.add_metric(key, value)
+        yield family
+
+
+class NodeMetrics:
+    """A node's metrics, on ``registry`` (a new one by default) with the process collectors."""
+
+    def __init__(self, time: TimeControl | None = None, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry = registry or CollectorRegistry()
+        time = time or TimeControl()
+        self.decisions = DecisionStats(time)
+        self.rpc = RpcStats()
+        self.ratings = Ratings()
+        for collector in (self.decisions, self.rpc, self.ratings):
+            registry.register(collector)
+        ProcessCollector(registry=registry)
+        PlatformCollector(registry=registry)
+        GCCollector(registry=registry)
+
+        def counter(name: str, doc: str, labels: tuple[str, ...] = ()) -> Counter:
+            return Counter(PREFIX + name, doc, labels, registry=registry)
+
+        def gauge(name: str, doc: str) -> Gauge:
+            return Gauge(PREFIX + name, doc, registry=registry)
+
+        # bots
+        self.strikes = counter("strikes_total", "Strikes given, by bot and reason (late, illegal, no_action)",
+                               ("bot", "reason"))
+        self.forfeits = counter("forfeits_total", "Matches forfeited, by the bot whose team forfeited",
+                                ("bot",))
+        self.connected_bots = gauge("connected_bots", "Bots with a stream open to this node")
+        self.bot_streams = gauge("bot_streams", "Bot streams open on this node (refused ones included)")
+        # matches
+        self.matches_running = gauge("matches_running", "Matches running on this node")
+        self.matches_finished = counter("matches_finished_total",
+                                        "Matches over on this node, by how they ended", ("outcome",))
+        self.deals_played = counter("deals_played_total", "Deals played to their end on this node")
+        # queue
+        self.jobs_waiting = gauge("queue_jobs_waiting", "Jobs enqueued or claimed and not yet acked")
+        self.jobs_claimed = counter("queue_jobs_claimed_total", "Jobs this node claimed")
+        self.jobs_reclaimed = counter("queue_jobs_reclaimed_total",
+                                      "Jobs this node claimed after another claim's lease was lost")
+        self.dead_letters = counter("queue_dead_letters_total", "Jobs this node moved to the dead letters")
+        self.results_written = counter("results_written_total", "Match results this node wrote")
+        self.results_duplicate = counter("results_duplicate_total",
+                                         "Match results refused as already written (the exactly-once guard)")
+        # node
+        self.capacity = gauge("node_capacity", "Matches this node runs at once at most")
+        self.free_slots = gauge("node_free_slots", "Match slots free on this node")
+        self.live_nodes = gauge("live_nodes", "Nodes whose heartbeat this node sees alive")
+        #: what refresh samples, each in a thread (they may call the broker)
+        self.samplers: list[Callable[[], None]] = []
+
+    def strike(self, bot: str, reason: str) -> None:
+        self.strikes.labels(bot, reason).inc()
+
+    def refresh(self) -> None:
+        """Sample what needs the broker (blocking: run it in a thread); a sampler that fails keeps
+        its last values."""
+        for sample in self.samplers:
+            try:
+                sample()
+            except Exception:  # a broker away: the scrape still answers with what it has
+                continue
+
+    def exposition(self) -> bytes:
+        """The text exposition of every metric."""
+        return generate_latest(self.registry)
