@@ -22,8 +22,9 @@ ALERTS = {"BeloteNodeDown", "BeloteNoLiveNode", "BeloteHighStrikeRate", "BeloteH
 
 def test_there_are_files_to_check() -> None:
     names = {p.relative_to(DEPLOY).as_posix() for p in [*YAML, *JSON]}
-    assert {"compose.yaml", "prometheus/prometheus.yml", "prometheus/alerts.yml", "prometheus/alerts_test.yml",
-            "grafana/dashboards/arena.json", "k8s/node.yaml", "k8s/redis.yaml"} <= names
+    assert {"compose.yaml", "prometheus/prometheus.yml", "prometheus/alerts.yml",
+            "prometheus/alerts_test.yml", "grafana/dashboards/arena.json", "k8s/node.yaml",
+            "k8s/redis.yaml"} <= names
     assert (DEPLOY / "Dockerfile").is_file()
 
 
@@ -110,7 +111,8 @@ def test_compose_references_hold() -> None:
         if build:
             assert (DEPLOY / build["context"] / build["dockerfile"]).is_file()
     redis = services["redis"]
-    assert "--appendonly" in redis["command"] and redis["command"][redis["command"].index("--appendonly") + 1] == "yes"
+    command = redis["command"]
+    assert "--appendonly" in command and command[command.index("--appendonly") + 1] == "yes"
     assert any(m.endswith(":/data") for m in redis["volumes"])
     assert "ports" not in redis, "Redis is reached on the stack's network only"
     for node in ("node-1", "node-2"):

@@ -10,7 +10,8 @@ from typing import Any
 from tests.deploy.deployfiles import K8S, load_yaml, load_yaml_all
 
 REQUIRED = {
-    "Deployment": ["spec.selector.matchLabels", "spec.template.metadata.labels", "spec.template.spec.containers"],
+    "Deployment": ["spec.selector.matchLabels", "spec.template.metadata.labels",
+                   "spec.template.spec.containers"],
     "StatefulSet": ["spec.selector.matchLabels", "spec.serviceName", "spec.template.metadata.labels",
                     "spec.template.spec.containers", "spec.volumeClaimTemplates"],
     "Service": ["spec.selector", "spec.ports"],
@@ -77,6 +78,7 @@ def node() -> dict[str, Any]:
 
 
 def node_container() -> dict[str, Any]:
+    container: dict[str, Any]
     (container,) = node()["spec"]["template"]["spec"]["containers"]
     return container
 
@@ -84,7 +86,7 @@ def node_container() -> dict[str, Any]:
 def flag(args: list[str], name: str) -> str:
     for i, a in enumerate(args):
         if a == name:
-            return args[i + 1]
+            return str(args[i + 1])
         if a.startswith(name + "="):
             return a.split("=", 1)[1]
     raise AssertionError(f"no {name} in {args}")
@@ -104,15 +106,17 @@ def test_a_rolling_update_drains_matches_before_the_kill() -> None:
     c = node_container()
     drain = float(flag(c["args"], "--drain"))
     pre_stop = c["lifecycle"]["preStop"]
-    pause = float(pre_stop["exec"]["command"][-1]) if "exec" in pre_stop else float(pre_stop["sleep"]["seconds"])
+    pause = float(pre_stop["exec"]["command"][-1] if "exec" in pre_stop else pre_stop["sleep"]["seconds"])
     grace = d["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]
-    assert grace > pause + drain, f"terminationGracePeriodSeconds {grace} <= preStop {pause} + --drain {drain}"
+    assert grace > pause + drain, (
+        f"terminationGracePeriodSeconds {grace} <= preStop {pause} + --drain {drain}")
     assert d["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"] == 0
 
 
 def test_the_pdb_selects_the_nodes_and_leaves_one() -> None:
     (pdb,) = of_kind("PodDisruptionBudget")
-    assert selects(pdb["spec"]["selector"]["matchLabels"], node()["spec"]["template"]["metadata"]["labels"])
+    node_labels = node()["spec"]["template"]["metadata"]["labels"]
+    assert selects(pdb["spec"]["selector"]["matchLabels"], node_labels)
     assert 1 <= pdb["spec"]["minAvailable"] < node()["spec"]["replicas"]
 
 
@@ -120,7 +124,8 @@ def test_services_select_pods_and_name_their_ports() -> None:
     for svc in of_kind("Service"):
         pods = [t for t in pod_templates() if selects(svc["spec"]["selector"], t["metadata"]["labels"])]
         assert pods, f"Service {svc['metadata']['name']} selects no pod"
-        port_names = {p.get("name") for t in pods for c in t["spec"]["containers"] for p in c.get("ports", [])}
+        port_names = {p.get("name") for t in pods for c in t["spec"]["containers"]
+                      for p in c.get("ports", [])}
         for p in svc["spec"]["ports"]:
             target = p.get("targetPort", p["port"])
             assert isinstance(target, int) or target in port_names, f"{svc['metadata']['name']}: {target}"
@@ -134,9 +139,11 @@ def test_redis_persists_append_only_on_a_volume() -> None:
     assert any(m["name"] in claims and m["mountPath"] == "/data" for m in c["volumeMounts"])
     assert any(s["metadata"]["name"] == sts["spec"]["serviceName"] for s in of_kind("Service"))
     (policy,) = of_kind("NetworkPolicy")
-    assert selects(policy["spec"]["podSelector"]["matchLabels"], sts["spec"]["template"]["metadata"]["labels"])
+    redis_labels = sts["spec"]["template"]["metadata"]["labels"]
+    assert selects(policy["spec"]["podSelector"]["matchLabels"], redis_labels)
     (rule,) = policy["spec"]["ingress"]
-    assert selects(rule["from"][0]["podSelector"]["matchLabels"], node()["spec"]["template"]["metadata"]["labels"])
+    node_labels = node()["spec"]["template"]["metadata"]["labels"]
+    assert selects(rule["from"][0]["podSelector"]["matchLabels"], node_labels)
 
 
 def test_the_node_reads_config_and_the_admin_secret_by_reference() -> None:
