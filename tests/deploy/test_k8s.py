@@ -1,0 +1,181 @@
+"""The Kubernetes manifests, checked in Python (no kubeconform in the registries here: not on PyPI,
+npm or Debian): the fields each kind requires, gRPC probes, a grace period above the drain, selectors
+that select, and references (Secret, ConfigMap keys, ports) that resolve."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tests.deploy.deployfiles import K8S, load_yaml, load_yaml_all
+
+REQUIRED = {
+    "Deployment": ["spec.selector.matchLabels", "spec.template.metadata.labels",
+                   "spec.template.spec.containers"],
+    "StatefulSet": ["spec.selector.matchLabels", "spec.serviceName", "spec.template.metadata.labels",
+                    "spec.template.spec.containers", "spec.volumeClaimTemplates"],
+    "Service": ["spec.selector", "spec.ports"],
+    "PodDisruptionBudget": ["spec.selector.matchLabels"],
+    "ConfigMap": ["data"],
+    "NetworkPolicy": ["spec.podSelector"],
+    "ServiceMonitor": ["spec.selector.matchLabels", "spec.endpoints"],
+}
+API = {"Deployment": "apps/v1", "StatefulSet": "apps/v1", "Service": "v1", "ConfigMap": "v1",
+       "PodDisruptionBudget": "policy/v1", "NetworkPolicy": "networking.k8s.io/v1",
+       "ServiceMonitor": "monitoring.coreos.com/v1"}
+
+
+def manifests() -> list[dict[str, Any]]:
+    docs: list[dict[str, Any]] = []
+    for path in sorted(K8S.glob("*.yaml")):
+        if path.name != "kustomization.yaml":
+            docs.extend(load_yaml_all(path))
+    return docs
+
+
+def of_kind(kind: str) -> list[dict[str, Any]]:
+    return [d for d in manifests() if d["kind"] == kind]
+
+
+def field(doc: Any, dotted: str) -> Any:
+    for key in dotted.split("."):
+        assert isinstance(doc, dict) and key in doc, f"missing {dotted}"
+        doc = doc[key]
+    return doc
+
+
+def selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
+    return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
+
+
+def pod_templates() -> list[dict[str, Any]]:
+    return [d["spec"]["template"] for d in manifests() if d["kind"] in ("Deployment", "StatefulSet")]
+
+
+def test_every_manifest_has_its_kinds_required_fields() -> None:
+    docs = manifests()
+    assert {d["kind"] for d in docs} >= {"Deployment", "StatefulSet", "Service", "PodDisruptionBudget",
+                                         "ConfigMap"}
+    for d in docs:
+        assert d["apiVersion"] == API[d["kind"]], f"{d['kind']}: apiVersion {d['apiVersion']}"
+        name = field(d, "metadata.name")
+        assert re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", name), name
+        for f in REQUIRED[d["kind"]]:
+            assert field(d, f), f"{d['kind']} {name}: empty {f}"
+    for t in pod_templates():
+        for c in t["spec"]["containers"]:
+            assert c["name"] and c["image"]
+
+
+def test_workload_selectors_match_their_pods() -> None:
+    for d in [*of_kind("Deployment"), *of_kind("StatefulSet")]:
+        assert selects(d["spec"]["selector"]["matchLabels"], d["spec"]["template"]["metadata"]["labels"])
+
+
+def node() -> dict[str, Any]:
+    (deployment,) = of_kind("Deployment")
+    return deployment
+
+
+def node_container() -> dict[str, Any]:
+    container: dict[str, Any]
+    (container,) = node()["spec"]["template"]["spec"]["containers"]
+    return container
+
+
+def flag(args: list[str], name: str) -> str:
+    for i, a in enumerate(args):
+        if a == name:
+            return str(args[i + 1])
+        if a.startswith(name + "="):
+            return a.split("=", 1)[1]
+    raise AssertionError(f"no {name} in {args}")
+
+
+def test_the_nodes_probes_are_grpc_health_on_the_grpc_port() -> None:
+    c = node_container()
+    grpc_port = flag(c["args"], "--listen").rsplit(":", 1)[1]
+    assert any(p["containerPort"] == int(grpc_port) for p in c["ports"])
+    for probe in ("readinessProbe", "livenessProbe"):
+        assert c[probe]["grpc"]["port"] == int(grpc_port), probe
+        assert set(c[probe]) & {"httpGet", "tcpSocket", "exec"} == set(), probe
+
+
+def test_a_rolling_update_drains_matches_before_the_kill() -> None:
+    d = node()
+    c = node_container()
+    drain = float(flag(c["args"], "--drain"))
+    pre_stop = c["lifecycle"]["preStop"]
+    pause = float(pre_stop["exec"]["command"][-1] if "exec" in pre_stop else pre_stop["sleep"]["seconds"])
+    grace = d["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]
+    assert grace > pause + drain, (
+        f"terminationGracePeriodSeconds {grace} <= preStop {pause} + --drain {drain}")
+    assert d["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"] == 0
+
+
+def test_the_pdb_selects_the_nodes_and_leaves_one() -> None:
+    (pdb,) = of_kind("PodDisruptionBudget")
+    node_labels = node()["spec"]["template"]["metadata"]["labels"]
+    assert selects(pdb["spec"]["selector"]["matchLabels"], node_labels)
+    assert 1 <= pdb["spec"]["minAvailable"] < node()["spec"]["replicas"]
+
+
+def test_services_select_pods_and_name_their_ports() -> None:
+    for svc in of_kind("Service"):
+        pods = [t for t in pod_templates() if selects(svc["spec"]["selector"], t["metadata"]["labels"])]
+        assert pods, f"Service {svc['metadata']['name']} selects no pod"
+        port_names = {p.get("name") for t in pods for c in t["spec"]["containers"]
+                      for p in c.get("ports", [])}
+        for p in svc["spec"]["ports"]:
+            target = p.get("targetPort", p["port"])
+            assert isinstance(target, int) or target in port_names, f"{svc['metadata']['name']}: {target}"
+
+
+def test_redis_persists_append_only_on_a_volume() -> None:
+    (sts,) = of_kind("StatefulSet")
+    (c,) = sts["spec"]["template"]["spec"]["containers"]
+    assert flag(c["args"], "--appendonly") == "yes"
+    claims = {v["metadata"]["name"] for v in sts["spec"]["volumeClaimTemplates"]}
+    assert any(m["name"] in claims and m["mountPath"] == "/data" for m in c["volumeMounts"])
+    assert any(s["metadata"]["name"] == sts["spec"]["serviceName"] for s in of_kind("Service"))
+    (policy,) = of_kind("NetworkPolicy")
+    redis_labels = sts["spec"]["template"]["metadata"]["labels"]
+    assert selects(policy["spec"]["podSelector"]["matchLabels"], redis_labels)
+    (rule,) = policy["spec"]["ingress"]
+    node_labels = node()["spec"]["template"]["metadata"]["labels"]
+    assert selects(rule["from"][0]["podSelector"]["matchLabels"], node_labels)
+
+
+def test_the_node_reads_config_and_the_admin_secret_by_reference() -> None:
+    c = node_container()
+    (config,) = of_kind("ConfigMap")
+    assert {e["configMapRef"]["name"] for e in c["envFrom"]} == {config["metadata"]["name"]}
+    defined = set(config["data"]) | {e["name"] for e in c.get("env", [])}
+    for a in c["args"]:
+        for var in re.findall(r"\$\((\w+)\)", a):
+            assert var in defined, f"{a}: ${var} is defined nowhere"
+    assert config["data"]["BELOTE_REDIS"].startswith("redis://")
+    volumes = {v["name"]: v for v in node()["spec"]["template"]["spec"]["volumes"]}
+    token_file = flag(c["args"], "--admin-token-file")
+    (mount,) = [m for m in c["volumeMounts"] if token_file.startswith(m["mountPath"] + "/")]
+    assert "secret" in volumes[mount["name"]], "the admin credential comes from a Secret"
+    assert not of_kind("Secret"), "no secret value is checked in"
+
+
+def test_prometheus_finds_the_nodes_metrics() -> None:
+    c = node_container()
+    annotations = node()["spec"]["template"]["metadata"]["annotations"]
+    http_port = flag(c["args"], "--http").rsplit(":", 1)[1]
+    assert annotations["prometheus.io/scrape"] == "true"
+    assert annotations["prometheus.io/port"] == http_port and annotations["prometheus.io/path"] == "/metrics"
+    (monitor,) = of_kind("ServiceMonitor")
+    endpoint_ports = {e["port"] for e in monitor["spec"]["endpoints"]}
+    services = [s for s in of_kind("Service") if selects(monitor["spec"]["selector"]["matchLabels"],
+                                                          s["metadata"]["labels"])]
+    assert any(p.get("name") in endpoint_ports and str(p["port"]) == http_port
+               for s in services for p in s["spec"]["ports"])
+
+
+def test_the_kustomization_lists_files_that_exist() -> None:
+    for resource in load_yaml(K8S / "kustomization.yaml")["resources"]:
+        assert (K8S / resource).is_file(), resource
