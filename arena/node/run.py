@@ -151,6 +151,7 @@ async def running_node(
     try:
         yield RunningNode(node, worker, tournaments, address, port, rankings)
     finally:
+        await node.begin_drain()  # health says NOT_SERVING while the matches drain
         stop.set()
         with contextlib.suppress(Exception):
             await worker_task  # drains: each running match finishes or is released

@@ -19,7 +19,7 @@ import asyncio
 import collections
 import logging
 import secrets
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -186,7 +186,18 @@ class Node:
             lambda: sum(1 for link in self._hub.links.values() if link.connected))
         self.metrics.matches_running.set_function(lambda: len(self._matches))
         self.metrics.rpc.streams = self._stream_messages
+        #: what tells the world the node is draining (the gRPC edge adds its health service's)
+        self.drain_hooks: list[Callable[[], Awaitable[None]]] = []
+        self.draining = False
         self._remember_stored()
+
+    async def begin_drain(self) -> None:
+        """The node takes no new work from now on: it says so (health NOT_SERVING), once."""
+        if self.draining:
+            return
+        self.draining = True
+        for hook in self.drain_hooks:
+            await hook()
 
     def _stream_messages(self) -> dict[tuple[str, str, str], tuple[int, int]]:
         """The bot streams' messages (received, sent) since the node started (the links are kept)."""

@@ -19,7 +19,7 @@ from belote.arena.v1 import arena_service_pb2_grpc as agrpc
 from belote.arena.v1 import bot_service_pb2 as bpb
 from belote.arena.v1 import bot_service_pb2_grpc as bgrpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
+from grpc_reflection.v1alpha import reflection, reflection_pb2
 
 from arena.referee.access import AccessError
 from arena.referee.arena_service import ArenaServicer
@@ -279,6 +279,7 @@ async def start_server(
         reflection.SERVICE_NAME,
     ]
     reflection.enable_server_reflection(names, server)
+    _add_reflection_v1(names, server)
     try:
         if credentials is None:
             port = server.add_insecure_port(address)
@@ -289,10 +290,37 @@ async def start_server(
     if port == 0:
         raise OSError(f"cannot listen on {address}")
     await server.start()
-    for name in names[:2]:
+    for name in ("", *names[:2]):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+
+    async def not_serving() -> None:  # a draining node: load balancers and probes stop sending
+        for name in ("", *names[:2]):
+            await health_servicer.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
+
+    node.drain_hooks.append(not_serving)
     return server, port
+
+
+#: the reflection service current tools (grpcurl, buf curl) ask for first
+REFLECTION_V1 = "grpc.reflection.v1.ServerReflection"
+
+
+def _add_reflection_v1(names: list[str], server: grpc.aio.Server) -> None:
+    """Serve ``grpc.reflection.v1`` beside grpcio-reflection's ``v1alpha``.
+
+    grpcio-reflection ships v1alpha only. v1 is the same protocol, its
+    messages the same fields with the same numbers under another package, so
+    the v1alpha servicer answers v1 calls byte for byte: only the method's
+    path differs.
+    """
+    servicer = reflection.aio.ReflectionServicer(names)
+    handler = grpc.stream_stream_rpc_method_handler(
+        servicer.ServerReflectionInfo,
+        request_deserializer=reflection_pb2.ServerReflectionRequest.FromString,
+        response_serializer=reflection_pb2.ServerReflectionResponse.SerializeToString,
+    )
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler(REFLECTION_V1, {"ServerReflectionInfo": handler}),))
 
 
 async def stop_server(server: grpc.aio.Server, node: Node, grace: float = 1.0) -> None:

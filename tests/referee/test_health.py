@@ -88,3 +88,24 @@ def test_reflection_describes_the_methods_of_the_services() -> None:
         "ListMatches", "GetMatch", "GetMatchRecord", "WatchMatch", "CreateTournament", "GetTournament",
         "ListTournaments", "CancelTournament", "ResumeTournament", "GetLeaderboard", "GetBot",
     }
+
+
+def test_reflection_answers_on_v1_as_current_tools_ask_first() -> None:
+    """grpcurl and buf curl ask ``grpc.reflection.v1`` first; its messages are v1alpha's, renamed."""
+    async def main() -> tuple[list[str], int]:
+        async with local_arena(time=FAST) as arena, grpc.aio.insecure_channel(arena.address) as channel:
+            call: Any = channel.stream_stream(
+                "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+                request_serializer=reflection_pb2.ServerReflectionRequest.SerializeToString,
+                response_deserializer=reflection_pb2.ServerReflectionResponse.FromString)()
+            await call.write(reflection_pb2.ServerReflectionRequest(list_services=""))
+            listed = await call.read()
+            await call.write(reflection_pb2.ServerReflectionRequest(file_containing_symbol=ARENA_SERVICE))
+            described = await call.read()
+            await call.done_writing()
+            return ([s.name for s in listed.list_services_response.service],
+                    len(described.file_descriptor_response.file_descriptor_proto))
+
+    services, files = arun(main())
+    assert {BOT_SERVICE, ARENA_SERVICE, "grpc.health.v1.Health"} <= set(services)
+    assert files >= 1
