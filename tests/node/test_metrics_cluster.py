@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import shutil
 import subprocess
 import uuid
@@ -75,9 +76,11 @@ def test_a_two_node_tournament_scrapes_clean_on_both_nodes() -> None:
             async with arena_stub(first.address, ADMIN) as admin:
                 await create(admin, tournament_id=TOURNAMENT, format="round-robin", bots=list(BOTS),
                              ruleset="classic", deals=2, rounds=2)
+            def playing(running: RunningNode) -> bool:
+                return any(s.state.value == "running" for s in running.node.summaries())
+
             for running, url in nodes:  # a scrape of each node while it plays a match
-                await until(lambda r=running: any(s.state.value == "running" for s in r.node.summaries()),
-                            30, "a match on each node")
+                await until(functools.partial(playing, running), 30, "a match on each node")
                 scrapes.append(await asyncio.to_thread(scrape, url))
             broker = first.worker.broker
             await until(lambda: len(broker.results(TOURNAMENT)) == 12, 90, "the tournament's 12 matches")
