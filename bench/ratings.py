@@ -54,42 +54,15 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE)]  # run from a checkout
 
 from arena.ratings.bt import PairArrays, fit_arrays  # noqa: E402
-from arena.ratings.counts import PairCount  # noqa: E402
 from arena.ratings.leaderboard import leaderboard  # noqa: E402
+from tests.ratings.league import bot_names, play_games  # noqa: E402
 
 TARGET_S = 1.0
-DRAW_RATE = 0.10
 
 
 # --------------------------------------------------------------------------- the pool
-def pool_counts(strengths: NDArray[np.float64], results: int,
-                rng: np.random.Generator) -> dict[tuple[str, str], PairCount]:
-    """The pair counts of ``results`` games between random pairs (never a bot against itself)."""
-    n = len(strengths)
-    a = rng.integers(0, n, results)
-    b = rng.integers(0, n - 1, results)
-    b += b >= a
-    first, second = np.minimum(a, b), np.maximum(a, b)
-    p = 1.0 / (1.0 + 10.0 ** ((strengths[second] - strengths[first]) / 400.0))
-    draw_p = 2.0 * DRAW_RATE * np.minimum(p, 1.0 - p)
-    u = rng.random(results)
-    win = u < p - draw_p / 2
-    draw = ~win & (u < p + draw_p / 2)
-    key = first * n + second
-    wins = np.bincount(key, weights=win, minlength=n * n).astype(np.int64)
-    draws = np.bincount(key, weights=draw, minlength=n * n).astype(np.int64)
-    played = np.bincount(key, minlength=n * n)
-    names = bot_names(n)
-    counts: dict[tuple[str, str], PairCount] = {}
-    for k in np.flatnonzero(played).tolist():
-        i, j = divmod(k, n)
-        w, d = int(wins[k]), int(draws[k])
-        counts[names[i], names[j]] = PairCount(w, d, int(played[k]) - w - d)
-    return counts
-
-
-def bot_names(n: int) -> list[str]:
-    return [f"bot{i:04d}" for i in range(n)]
+# the pool's games are the simulated leagues' of the rating tests (tests/ratings/league.py)
+pool_counts = play_games
 
 
 def spearman(x: NDArray[np.float64], y: NDArray[np.float64]) -> float:
