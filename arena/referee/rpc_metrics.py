@@ -67,15 +67,20 @@ def _counted(behavior: Any, kind: str, key: tuple[str, str, str], stats: RpcStat
                 yield request
         return counting()
 
+    def begin(request: Any) -> tuple[Any, float]:
+        """Count the call started and its request (or wrap its stream of requests); the request
+        to hand on, and when the call started."""
+        stats.start(key)
+        if messages:
+            if streaming_request:
+                request = received_from(request)
+            else:
+                stats.received[key] = stats.received.get(key, 0) + 1
+        return request, clock()
+
     if inspect.isasyncgenfunction(behavior):
         async def stream(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-            stats.start(key)
-            start = clock()
-            if messages:
-                if streaming_request:
-                    request = received_from(request)
-                else:
-                    stats.received[key] = stats.received.get(key, 0) + 1
+            request, start = begin(request)
             error: BaseException | None = None
             try:
                 async for item in behavior(request, context):
@@ -90,13 +95,7 @@ def _counted(behavior: Any, kind: str, key: tuple[str, str, str], stats: RpcStat
         return stream
 
     async def unary(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-        stats.start(key)
-        start = clock()
-        if messages:
-            if streaming_request:
-                request = received_from(request)
-            else:
-                stats.received[key] = stats.received.get(key, 0) + 1
+        request, start = begin(request)
         error: BaseException | None = None
         try:
             response = await behavior(request, context)
