@@ -104,14 +104,23 @@ class Rankings:
             if kept is not None and now - kept[0] < self.ttl:
                 return kept[1]
             if pool not in self.broker.pools():
-                known = ", ".join(self.pools()) or "none yet"
-                raise UnknownPool(f"no rating pool {pool!r}: the pools are {known}")
+                raise UnknownPool(f"no rating pool {pool[:80]!r}: {self._known()}")
             board = leaderboard(self.broker.pair_counts(pool), self.broker.pool_ratings(pool), pool=pool,
                                 method=method, offset=0, limit=10**9)
             if len(self._boards) >= BOARDS_KEPT:
                 self._boards.clear()
             self._boards[key] = (now, board)
             return board
+
+    def _known(self) -> str:
+        """The pools there are, in a line: the presets by name, the tournaments counted."""
+        pools = self.pools()
+        presets = [p for p in pools if not p.startswith(TOURNAMENT_PREFIX)]
+        tournaments = len(pools) - len(presets)
+        if not pools:
+            return "there is none yet"
+        return (f"the presets' are {', '.join(presets) or 'none yet'}, and there are {tournaments} "
+                f"tournaments' ({TOURNAMENT_PREFIX}<id>)")
 
     def bot(self, name: str) -> list[BotRating]:
         """``name``'s rating in each pool it has played in."""

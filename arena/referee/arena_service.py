@@ -135,7 +135,7 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
     async def bot_reply(self, name: str, context: Context) -> apb.GetBotResponse:
         status = next((b for b in self.node.bots() if b.name == name), None)
         if status is None:
-            await abort(context, NotFound(f"no bot named {name!r}"))
+            await abort(context, NotFound(f"no bot named {name[:80]!r}"))
         recent = [summary_to_proto(s) for s in reversed(self.node.summaries()) if name in s.players]
         return apb.GetBotResponse(bot=bot_to_proto(status), recent_matches=recent[:RECENT_MATCHES])
 

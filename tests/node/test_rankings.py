@@ -54,8 +54,11 @@ def test_the_default_pool_is_the_preset_with_the_most_games(broker: Broker) -> N
 def test_bad_requests_say_what_is_wrong(broker: Broker) -> None:  # noqa: F811
     played(broker)
     rankings = Rankings(broker)
-    with pytest.raises(UnknownPool, match=r"no rating pool 'belote'.*classic"):
+    with pytest.raises(UnknownPool, match=r"no rating pool 'belote'.*classic, coinche, and there are 2"):
         rankings.leaderboard("belote")
+    with pytest.raises(UnknownPool) as info:  # a long name is cut in the reply
+        rankings.leaderboard("x" * 10_000)
+    assert len(str(info.value)) < 300
     for kwargs, words in (({"method": "glicko"}, "method must be one of bt, elo"),
                           ({"limit": MAX_LIMIT + 1}, "limit must be from 1 to 200"),
                           ({"offset": -1}, "offset must be 0 or more")):
