@@ -212,6 +212,10 @@ class Broker(abc.ABC):
     def get_tournament(self, tournament_id: str) -> tuple[TournamentSpec, TournamentState] | None: ...
 
     @abc.abstractmethod
+    def get_tournaments(self, ids: Sequence[str]) -> dict[str, tuple[TournamentSpec, TournamentState]]:
+        """The stored ones of ``ids``, in one read (a page of a list, not one read a row)."""
+
+    @abc.abstractmethod
     def set_tournament_state(
         self, tournament_id: str, state: TournamentState, *, expect: TournamentState | None = None,
     ) -> bool:

@@ -470,6 +470,17 @@ class EmbeddedBroker(Broker):
             row = db.execute("SELECT spec, state FROM tournaments WHERE id = ?", (tournament_id,)).fetchone()
         return None if row is None else stored_tournament(tournament_id, row[0], row[1])
 
+    def get_tournaments(self, ids: Sequence[str]) -> dict[str, tuple[TournamentSpec, TournamentState]]:
+        wanted = list(dict.fromkeys(ids))
+        rows = []
+        with self._errors(), self._tx(write=False) as db:
+            for at in range(0, len(wanted), 500):  # under SQLite's oldest limit of 999 parameters
+                chunk = wanted[at:at + 500]
+                marks = ",".join("?" * len(chunk))
+                rows += db.execute(f"SELECT id, spec, state FROM tournaments WHERE id IN ({marks})",
+                                   chunk).fetchall()
+        return {tid: stored_tournament(tid, spec, state) for tid, spec, state in rows}
+
     def set_tournament_state(
         self, tournament_id: str, state: TournamentState, *, expect: TournamentState | None = None,
     ) -> bool:

@@ -425,6 +425,17 @@ class RedisBroker(Broker):
             return None
         return stored_tournament(tournament_id, spec, state)
 
+    def get_tournaments(self, ids: Sequence[str]) -> dict[str, tuple[TournamentSpec, TournamentState]]:
+        wanted = list(dict.fromkeys(ids))
+        with self._errors():
+            pipe = self._redis.pipeline(transaction=False)
+            for tid in wanted:
+                pipe.hmget(self.keys.tournament(tid), ["spec", "state"])
+            rows = cast("list[list[str | None]]", pipe.execute())
+        return {tid: stored_tournament(tid, spec, state)
+                for tid, (spec, state) in zip(wanted, rows, strict=True)
+                if spec is not None and state is not None}
+
     def set_tournament_state(
         self, tournament_id: str, state: TournamentState, *, expect: TournamentState | None = None,
     ) -> bool:

@@ -145,8 +145,10 @@ class NodeReads:
     def _tournament_page(self, offset: int, limit: int) -> Page[TournamentRow]:
         ids = list(reversed(self.broker.list_tournaments()))
         rows = []
-        for tid in ids[offset:offset + limit]:
-            found = self.broker.get_tournament(tid)
+        page = ids[offset:offset + limit]
+        stored = self.broker.get_tournaments(page)  # one read for the page
+        for tid in page:
+            found = stored.get(tid)
             if found is not None:
                 spec, state = found
                 rows.append(TournamentRow(tid, spec.format, str(state), len(spec.bots),

@@ -411,6 +411,17 @@ def test_tournament_create_get_state_cas_list(broker: Broker) -> None:
         broker.set_tournament_state("t1", TournamentState.RUNNING, expect="paused")  # type: ignore[arg-type]
 
 
+def test_a_page_of_tournaments_is_read_at_once(broker: Broker) -> None:
+    specs = {f"t{i}": tournament_spec(f"t{i}") for i in range(600)}  # past SQLite's 999 parameters too
+    for spec in specs.values():
+        broker.put_tournament(spec)
+    broker.set_tournament_state("t3", TournamentState.RUNNING)
+    got = broker.get_tournaments(["t3", "ghost", "t3", *specs])
+    assert set(got) == set(specs)  # the unknown id left out, the repeated one once
+    assert got["t3"] == (specs["t3"], "running") and got["t599"] == (specs["t599"], "created")
+    assert broker.get_tournaments([]) == {}
+
+
 def test_tournament_state_cas_race_has_one_winner(broker: Broker) -> None:
     broker.put_tournament(tournament_spec("t1"))
     start = threading.Barrier(8)
