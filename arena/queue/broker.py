@@ -186,6 +186,10 @@ class Broker(abc.ABC):
     def results(self, tournament_id: str) -> list[MatchResult]: ...
 
     @abc.abstractmethod
+    def result_counts(self, ids: Sequence[str]) -> dict[str, int]:
+        """How many results each of these tournaments has, in one read and without reading them."""
+
+    @abc.abstractmethod
     def pools(self) -> list[str]:
         """The rating pools with at least one game counted, sorted."""
 

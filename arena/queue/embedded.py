@@ -426,6 +426,17 @@ class EmbeddedBroker(Broker):
             ).fetchall()
         return [MatchResult.from_json(body) for (body,) in rows]
 
+    def result_counts(self, ids: Sequence[str]) -> dict[str, int]:
+        wanted = list(dict.fromkeys(ids))
+        counts = dict.fromkeys(wanted, 0)
+        with self._errors(), self._tx(write=False) as db:
+            for at in range(0, len(wanted), 500):  # under SQLite's oldest limit of 999 parameters
+                chunk = wanted[at:at + 500]
+                marks = ",".join("?" * len(chunk))
+                counts.update(db.execute(f"SELECT tournament_id, COUNT(*) FROM results WHERE tournament_id "
+                                         f"IN ({marks}) GROUP BY tournament_id", chunk).fetchall())
+        return counts
+
     def pools(self) -> list[str]:
         with self._errors(), self._tx(write=False) as db:
             return [p for (p,) in db.execute("SELECT DISTINCT pool FROM pool_ratings ORDER BY pool")]

@@ -365,6 +365,15 @@ class RedisBroker(Broker):
             text = cast("str | None", self._redis.get(self.keys.result(match_id)))
         return None if text is None else MatchResult.from_json(text)
 
+    def result_counts(self, ids: Sequence[str]) -> dict[str, int]:
+        wanted = list(dict.fromkeys(ids))
+        with self._errors():
+            pipe = self._redis.pipeline(transaction=False)
+            for tid in wanted:
+                pipe.scard(self.keys.results_index(tid))
+            counts = cast("list[int]", pipe.execute())
+        return dict(zip(wanted, counts, strict=True))
+
     def results(self, tournament_id: str) -> list[MatchResult]:
         """The tournament's results, ordered by match id."""
         out: list[MatchResult] = []

@@ -18,7 +18,7 @@ from arena.engine import Ruleset
 from arena.queue.broker import Broker, Claim, LeaseLost
 from arena.ratings import tournament_pool
 from arena.tournament import MatchJob, MatchResult, TournamentState
-from tests.factories import synthetic_record, tournament_spec
+from tests.factories import result_of_job, synthetic_record, tournament_spec
 from tests.queue import procs
 from tests.queue.conftest import Store
 
@@ -420,6 +420,16 @@ def test_a_page_of_tournaments_is_read_at_once(broker: Broker) -> None:
     assert set(got) == set(specs)  # the unknown id left out, the repeated one once
     assert got["t3"] == (specs["t3"], "running") and got["t599"] == (specs["t599"], "created")
     assert broker.get_tournaments([]) == {}
+
+
+def test_result_counts_count_without_reading_the_results(broker: Broker) -> None:
+    for tid in ("t1", "t2"):
+        broker.put_tournament(tournament_spec(tid))
+    jobs = [MatchJob(f"t1-m{n}", "t1", "alpha", "beta", "classic", "s") for n in range(3)]
+    for job in [*jobs, jobs[0]]:  # the first written twice: counted once
+        broker.write_result(result_of_job(job, (1001, 640), 0))
+    assert broker.result_counts(["t1", "t2", "ghost", "t1"]) == {"t1": 3, "t2": 0, "ghost": 0}
+    assert broker.result_counts([]) == {}
 
 
 def test_tournament_state_cas_race_has_one_winner(broker: Broker) -> None:
