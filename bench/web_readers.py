@@ -103,7 +103,13 @@ async def measure(readers: int, seconds: float) -> dict[str, Any]:
                 running.tournaments.create(TournamentSpec(
                     tournament_id=TOURNAMENT, format="round-robin", bots=BOTS,
                     ruleset=Ruleset.from_spec("coinche"), deals=4, rounds=100))
-                await asyncio.sleep(2.0)  # the first results, so the leaderboard has a pool
+                # the first result, so that the tournament's pool exists (a generous ceiling: a loaded
+                # machine plays its first match late)
+                deadline = time.monotonic() + 120
+                while not await asyncio.to_thread(broker.pools):
+                    if time.monotonic() > deadline:
+                        raise TimeoutError("no match of the tournament finished within 120 s")
+                    await asyncio.sleep(0.1)
                 alone_timed, _ = await asyncio.to_thread(_in_child, site.url, 1, seconds / 2)
                 many_timed, errors = await asyncio.to_thread(_in_child, site.url, readers, seconds)
                 played = len(await asyncio.to_thread(broker.results, TOURNAMENT))
