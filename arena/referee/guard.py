@@ -195,17 +195,37 @@ def _watch_limited(handler: Any, watching: OpenCount) -> Any:
 WATCH_MATCH = "/belote.arena.v1.ArenaService/WatchMatch"
 
 
+class WrappedHandlers:
+    """What an interceptor made of each handler grpc gave it, made once per (handler, key).
+
+    grpc hands an interceptor the same registered handler object on every call;
+    wrapping it anew each call would cost a wrapper a call. The table holds the
+    registered handlers only in practice, and is emptied if it ever grows past
+    :attr:`MAX_HANDLERS`.
+    """
+
+    MAX_HANDLERS = 256
+
+    def __init__(self) -> None:
+        self._made: dict[tuple[int, str], tuple[Any, Any]] = {}
+
+    def get(self, handler: Any, key: str, make: Callable[[], Any]) -> Any:
+        hit = self._made.get((id(handler), key))
+        if hit is None or hit[0] is not handler:  # an id reused by another object
+            if len(self._made) >= self.MAX_HANDLERS:
+                self._made.clear()
+            hit = self._made[(id(handler), key)] = (handler, make())
+        return hit[1]
+
+
 class RequestGuard(grpc.aio.ServerInterceptor):
     """A server interceptor that gives every method :func:`guard_handler`'s protection (holding
     its refusals in ``tarpit``), and counts the spectators (``watching``; none counted without it)."""
 
-    #: handlers remembered (the registered ones; the table is emptied if it ever grows past this)
-    MAX_HANDLERS = 256
-
     def __init__(self, watching: OpenCount | None = None, tarpit: Tarpit | None = None) -> None:
         self.watching = watching
         self.tarpit = tarpit
-        self._guarded: dict[int, tuple[Any, Any]] = {}
+        self._guarded = WrappedHandlers()
 
     async def intercept_service(
         self, continuation: Callable[[grpc.HandlerCallDetails], Any],
@@ -214,15 +234,15 @@ class RequestGuard(grpc.aio.ServerInterceptor):
         handler = await continuation(handler_call_details)
         if handler is None:
             return None
-        hit = self._guarded.get(id(handler))
-        if hit is None or hit[0] is not handler:
-            if len(self._guarded) >= self.MAX_HANDLERS:
-                self._guarded.clear()
-            guarded = guard_handler(handler, self.tarpit)
-            if self.watching is not None and handler_call_details.method == WATCH_MATCH:
-                guarded = _watch_limited(guarded, self.watching)
-            hit = self._guarded[id(handler)] = (handler, guarded)
-        return hit[1]
+        method = handler_call_details.method
+
+        def guarded() -> Any:
+            out = guard_handler(handler, self.tarpit)
+            if self.watching is not None and method == WATCH_MATCH:
+                out = _watch_limited(out, self.watching)
+            return out
+
+        return self._guarded.get(handler, method, guarded)
 
 
 # ------------------------------------------------------------ limits

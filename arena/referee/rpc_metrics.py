@@ -23,6 +23,7 @@ import grpc
 import grpc.aio
 
 from arena.metrics import RpcStats
+from arena.referee.guard import WrappedHandlers
 
 #: the grpc_type label of each kind of handler
 _TYPES = {"unary_unary": "unary", "unary_stream": "server_stream", "stream_unary": "client_stream",
@@ -128,13 +129,10 @@ class RpcMetrics(grpc.aio.ServerInterceptor):
     """Counts every call of the server in ``stats``; the methods in ``own_messages`` count their
     messages themselves."""
 
-    #: handlers remembered (the registered ones; the table is emptied if it ever grows past this)
-    MAX_HANDLERS = 256
-
     def __init__(self, stats: RpcStats, own_messages: frozenset[str] = frozenset()) -> None:
         self.stats = stats
         self.own_messages = own_messages
-        self._counted: dict[tuple[int, str], tuple[Any, Any]] = {}
+        self._counted = WrappedHandlers()
 
     async def intercept_service(
         self, continuation: Callable[[grpc.HandlerCallDetails], Any],
@@ -144,10 +142,5 @@ class RpcMetrics(grpc.aio.ServerInterceptor):
         if handler is None:
             return None
         method = handler_call_details.method
-        hit = self._counted.get((id(handler), method))
-        if hit is None or hit[0] is not handler:
-            if len(self._counted) >= self.MAX_HANDLERS:
-                self._counted.clear()
-            hit = self._counted[(id(handler), method)] = (
-                handler, counted_handler(handler, method, self.stats, self.own_messages))
-        return hit[1]
+        return self._counted.get(
+            handler, method, lambda: counted_handler(handler, method, self.stats, self.own_messages))
