@@ -4,25 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-import tempfile
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from arena.engine import Card
 from tests.web.site import TOURNAMENT, XSS, Site, events, get
-
-
-@pytest.fixture(scope="module")
-def site() -> Iterator[Site]:
-    with tempfile.TemporaryDirectory() as tmp:
-        s = Site(Path(tmp))
-        try:
-            yield s
-        finally:
-            s.close()
 
 
 def test_the_leaderboard_ranks_every_bot_of_the_tournament(site: Site) -> None:

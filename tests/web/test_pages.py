@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,16 +25,6 @@ pytestmark = [
     pytest.mark.skipif(CHROMIUM is None, reason="no chromium installed (apt-get install chromium): "
                                                 "the browser tests of the pages are skipped"),
 ]
-
-
-@pytest.fixture(scope="module")
-def site() -> Iterator[Site]:
-    with tempfile.TemporaryDirectory() as tmp:
-        s = Site(Path(tmp))
-        try:
-            yield s
-        finally:
-            s.close()
 
 
 @pytest.fixture(scope="module")

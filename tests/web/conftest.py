@@ -1,0 +1,22 @@
+"""The site the web tests share: a real node with its pages, bots and a finished round-robin."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.web.site import Site
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[Site]:
+    """One site per test module (a module that needs another defines its own ``site``)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        s = Site(Path(tmp))
+        try:
+            yield s
+        finally:
+            s.close()
