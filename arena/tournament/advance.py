@@ -7,8 +7,12 @@ the store is the narrow :class:`TournamentStore` protocol; the queue's
 brokers keep it.
 
 :class:`Tournaments` builds each :class:`Tournament` once per process and
-keeps it: it caches what it computed from results (duplicate pairs replay
-their records), and a tournament's spec never changes.
+keeps it (a tournament's spec never changes). It works from the result
+summaries the store keeps with each result (:mod:`arena.tournament.summary`),
+never from the results' records, and keeps those it has read: the store's log
+of a tournament's summaries only grows, in the order written, so each
+advance reads only the summaries written since the last one (a cursor), and
+what it reads from the store does not grow with the results.
 """
 
 from __future__ import annotations
@@ -18,11 +22,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from arena.tournament.jobs import MatchJob, MatchResult, TournamentState
+from arena.tournament.jobs import MatchJob, TournamentState
 from arena.tournament.spec import TournamentError, TournamentSpec
 from arena.tournament.sprt import SprtState
 from arena.tournament.standings import Standing
+from arena.tournament.summary import ResultSummary
 from arena.tournament.tournament import Tournament
+
+#: the tournaments whose summaries a process keeps at once (the oldest read is forgotten first)
+LOGS_KEPT = 512
 
 
 class UnknownTournament(TournamentError):
@@ -54,7 +62,9 @@ class TournamentStore(Protocol):
 
     def list_tournaments(self) -> list[str]: ...
 
-    def results(self, tournament_id: str) -> list[MatchResult]: ...
+    def summaries(self, tournament_id: str, start: int = 0) -> list[ResultSummary]:
+        """The tournament's result summaries in the order written, from the ``start``-th on."""
+        ...
 
     def pending_count(self, tournament_id: str | None = None) -> int:
         """Jobs enqueued or claimed and not yet acked."""
@@ -90,6 +100,8 @@ class Tournaments:
     def __init__(self, store: TournamentStore) -> None:
         self.store = store
         self._built: dict[str, Tournament] = {}
+        # the summaries read so far, by tournament id (a prefix of the store's log)
+        self._logs: dict[str, list[ResultSummary]] = {}
         self._lock = threading.Lock()  # nodes advance from worker threads
 
     def tournament(self, spec: TournamentSpec) -> Tournament:
@@ -98,6 +110,23 @@ class Tournaments:
             if tour is None:
                 tour = self._built[spec.tournament_id] = Tournament(spec)
             return tour
+
+    def summaries(self, tournament_id: str) -> list[ResultSummary]:
+        """Every result summary of the tournament so far, reading from the store only the new ones."""
+        with self._lock:
+            start = len(self._logs.get(tournament_id, ()))
+        new = self.store.summaries(tournament_id, start)
+        with self._lock:
+            kept = self._logs.pop(tournament_id, [])  # put back last: the latest read is kept longest
+            whole = len(kept) >= start  # (another thread may have read some of ``new`` meanwhile)
+            if whole:
+                kept.extend(new[len(kept) - start:])
+            if len(self._logs) >= LOGS_KEPT:
+                del self._logs[next(iter(self._logs))]
+            self._logs[tournament_id] = kept
+            if whole:
+                return list(kept)
+        return self.summaries(tournament_id)  # forgotten meanwhile: read on from what is kept
 
     def _get(self, tournament_id: str) -> tuple[TournamentSpec, TournamentState]:
         found = self.store.get_tournament(tournament_id)
@@ -125,7 +154,7 @@ class Tournaments:
             # (sprt may decide in the middle of a batch, so it always looks at its results)
             return
         tour = self.tournament(spec)
-        results = self.store.results(tournament_id)
+        results = self.summaries(tournament_id)
         if tour.is_finished(results):
             self.store.set_tournament_state(tournament_id, TournamentState.FINISHED, expect=state)
             return
@@ -151,7 +180,7 @@ class Tournaments:
     def progress(self, tournament_id: str) -> Progress:
         spec, state = self._get(tournament_id)
         tour = self.tournament(spec)
-        results = self.store.results(tournament_id)
+        results = self.summaries(tournament_id)
         scheduled = sum(len(p.jobs) for stage in tour.stages(results) for p in stage.pairings)
         return Progress(
             spec=spec, state=state, matches_done=len({r.match_id for r in results}),

@@ -33,6 +33,7 @@ from arena.referee.node import Node, NodeError
 from arena.referee.node import NotFound as NodeNotFound
 from arena.referee.replay_events import public_events
 from arena.tournament import MatchResult, Tournaments
+from arena.tournament.summary import ResultSummary
 from arena.tournament.tournament import duplicate_legs
 from arena.web.reads import (
     BadRequest,
@@ -120,23 +121,12 @@ class NodeReads:
                    for r in await self._queue(self.rankings.bot, name)]
         recent = [_row_of_summary(s) for s in self.node.summaries() if name in s.players]
         recent.reverse()  # the node lists its running matches, then its finished ones oldest first
-        recent += await self._queue(self._tournament_matches, name, RECENT_MATCHES - len(recent),
-                                    {r.match_id for r in recent})
+        if len(recent) < RECENT_MATCHES:  # then the newest in the queue: one read of the bot's list
+            seen = {r.match_id for r in recent}
+            stored = await self._queue(self.broker.bot_matches, name, RECENT_MATCHES)
+            recent += [_row_of_result(s) for s in stored if s.match_id not in seen]
         return BotDetail(BotRow(b.name, b.bot_id, b.connected, b.version, b.revoked), tuple(ratings),
                          tuple(recent[:RECENT_MATCHES]))
-
-    def _tournament_matches(self, name: str, wanted: int, seen: set[str]) -> list[MatchRow]:
-        out: list[MatchRow] = []
-        for tid in reversed(self.broker.list_tournaments()):
-            if len(out) >= wanted:
-                break
-            found = self.broker.get_tournament(tid)
-            if found is None or name not in found[0].bots:
-                continue
-            for r in reversed(self.broker.results(tid)):
-                if name in (r.team0, r.team1) and r.match_id not in seen:
-                    out.append(_row_of_result(r))
-        return out[:max(wanted, 0)]
 
     # ------------------------------------------------------- tournaments
     async def tournaments(self, offset: int, limit: int) -> Page[TournamentRow]:
@@ -163,7 +153,7 @@ class NodeReads:
 
     def _tournament_kept(self, tournament_id: str) -> TournamentDetail | None:
         """``_tournament``, computed at most once every :data:`DETAIL_TTL` seconds per tournament:
-        it reads every result of the tournament, so readers asking at once share one reading."""
+        it rebuilds the standings from every result summary, so readers asking at once share one."""
         with self._details_lock:
             now = time.monotonic()
             kept = self._details.get(tournament_id)
@@ -181,7 +171,7 @@ class NodeReads:
             return None
         spec, state = found
         tour = self.schedules.tournament(spec)
-        results = self.broker.results(tournament_id)
+        results = self.schedules.summaries(tournament_id)  # the new ones read, never the records
         standings = tour.standings(results)
         order = [s.bot for s in standings]
         crosstable: list[list[tuple[float, int] | None]] | None = None
@@ -314,6 +304,6 @@ def _row_of_summary(s: MatchSummary) -> MatchRow:
         reason="" if s.result is None else str(s.result.reason))
 
 
-def _row_of_result(r: MatchResult) -> MatchRow:
+def _row_of_result(r: ResultSummary) -> MatchRow:
     return MatchRow(match_id=r.match_id, tournament_id=r.tournament_id, state=str(MatchState.FINISHED),
                     teams=(r.team0, r.team1), totals=r.totals, winner=r.winner, reason=str(r.reason))
