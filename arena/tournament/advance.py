@@ -25,7 +25,7 @@ from typing import Protocol
 from arena.tournament.jobs import MatchJob, TournamentState
 from arena.tournament.spec import TournamentError, TournamentSpec
 from arena.tournament.sprt import SprtState
-from arena.tournament.standings import Standing
+from arena.tournament.standings import Game, Standing
 from arena.tournament.summary import ResultSummary
 from arena.tournament.tournament import Tournament
 
@@ -88,6 +88,8 @@ class Progress:
     sprt: SprtState | None
     #: the ids of its matches with a result, in order
     finished: tuple[str, ...] = ()
+    #: its finished pairings, in schedule order
+    games: tuple[Game, ...] = ()
 
     @property
     def tournament_id(self) -> str:
@@ -154,11 +156,10 @@ class Tournaments:
             # (sprt may decide in the middle of a batch, so it always looks at its results)
             return
         tour = self.tournament(spec)
-        results = self.summaries(tournament_id)
-        if tour.is_finished(results):
+        key, jobs = tour.jobs_for(self.summaries(tournament_id))  # one pass over the summaries
+        if key == f"{tournament_id}/finished":
             self.store.set_tournament_state(tournament_id, TournamentState.FINISHED, expect=state)
             return
-        key, jobs = tour.jobs_for(results)
         if jobs:
             self.store.enqueue_once(key, jobs)
         if state is TournamentState.CREATED:
@@ -181,11 +182,11 @@ class Tournaments:
         spec, state = self._get(tournament_id)
         tour = self.tournament(spec)
         results = self.summaries(tournament_id)
-        scheduled = sum(len(p.jobs) for stage in tour.stages(results) for p in stage.pairings)
+        seen = tour.overview(results)
+        done = sorted({r.match_id for r in results})
         return Progress(
-            spec=spec, state=state, matches_done=len({r.match_id for r in results}),
-            matches_scheduled=scheduled, matches_queued=self.store.pending_count(tournament_id),
-            standings=tour.standings(results),
-            sprt=tour.sprt_state(results) if spec.format == "sprt" else None,
-            finished=tuple(sorted({r.match_id for r in results})),
+            spec=spec, state=state, matches_done=len(done),
+            matches_scheduled=sum(len(p.jobs) for stage in seen.stages for p in stage.pairings),
+            matches_queued=self.store.pending_count(tournament_id), standings=seen.standings,
+            sprt=seen.sprt, finished=tuple(done), games=tuple(seen.games),
         )

@@ -96,6 +96,20 @@ Legs = tuple[ResultSummary, ...]
 Results = Sequence[MatchResult | ResultSummary]
 
 
+@dataclass(frozen=True)
+class Overview:
+    """A tournament as its results leave it (see :meth:`Tournament.overview`)."""
+
+    #: every stage scheduled so far, the current one last
+    stages: list[Stage]
+    #: every finished pairing, in schedule order
+    games: list[Game]
+    standings: list[Standing]
+    #: the SPRT (sprt format only)
+    sprt: SprtState | None
+    finished: bool
+
+
 @dataclass
 class _Progress:
     stages: list[Stage] = field(default_factory=list)
@@ -121,6 +135,8 @@ class Tournament:
         self._ruleset = spec.ruleset.to_spec()
         # the summaries of results given whole, by match id (a pure function of the result)
         self._summaries: dict[str, tuple[MatchResult, ResultSummary]] = {}
+        # the pairings made, by (round, index, a, b): as many as the matches scheduled
+        self._pairings: dict[tuple[int, int, str, str], Pairing] = {}
 
     # ------------------------------------------------------------ public
     def jobs_for(self, results: Results) -> tuple[str, list[MatchJob]]:
@@ -149,14 +165,26 @@ class Tournament:
         """Every finished pairing, in schedule order."""
         return [self._game(p, legs) for p, legs in self._progress(results).done]
 
+    def overview(self, results: Results) -> Overview:
+        """Its stages, games, standings and SPRT at once (one pass over the results, not four)."""
+        progress = self._progress(results)
+        games = [self._game(p, legs) for p, legs in progress.done]
+        return Overview(stages=progress.stages, games=games, standings=self._standings(progress, games),
+                        sprt=progress.sprt if progress.sprt is not None else (
+                            run_sprt((), self.spec.sprt_options) if self.spec.format == "sprt" else None),
+                        finished=progress.finished)
+
     def standings(self, results: Results) -> list[Standing]:
         """Every bot's standing, best first (see :mod:`arena.tournament.standings`)."""
-        spec = self.spec
         progress = self._progress(results)
+        return self._standings(progress, [self._game(p, legs) for p, legs in progress.done])
+
+    def _standings(self, progress: _Progress, games: list[Game]) -> list[Standing]:
+        spec = self.spec
         fmt = spec.format
         order: Order = "swiss" if fmt == "swiss" else "knockout" if fmt == "knockout" else "points"
         return compute_standings(
-            spec.bots, [self._game(p, legs) for p, legs in progress.done], order=order,
+            spec.bots, games, order=order,
             duplicate=spec.duplicate, byes=[b for s in progress.stages for b in s.byes],
             bye_scores=fmt == "swiss", reached=progress.reached,
         )
@@ -329,6 +357,15 @@ class Tournament:
 
     # ------------------------------------------------------------ jobs and games
     def _pairing(self, rnd: int, index: int, a: str, b: str) -> Pairing:
+        """The pairing and its jobs, made once per instance (a seed is an HMAC: rebuilding the
+        schedule at every advance would make them all again)."""
+        key = (rnd, index, a, b)
+        made = self._pairings.get(key)
+        if made is None:
+            made = self._pairings[key] = self._make_pairing(rnd, index, a, b)
+        return made
+
+    def _make_pairing(self, rnd: int, index: int, a: str, b: str) -> Pairing:
         spec = self.spec
         base = f"{spec.tournament_id}-r{rnd}-{index}"
         seed = derive_seed(spec.seed, f"r{rnd}-{index}")

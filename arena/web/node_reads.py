@@ -32,7 +32,7 @@ from arena.referee.live import MatchState, MatchSummary
 from arena.referee.node import Node, NodeError
 from arena.referee.node import NotFound as NodeNotFound
 from arena.referee.replay_events import public_events
-from arena.tournament import MatchResult, Tournaments
+from arena.tournament import MatchResult, Tournaments, UnknownTournament
 from arena.tournament.summary import ResultSummary
 from arena.tournament.tournament import duplicate_legs
 from arena.web.reads import (
@@ -166,19 +166,17 @@ class NodeReads:
             return detail
 
     def _tournament(self, tournament_id: str) -> TournamentDetail | None:
-        found = self.broker.get_tournament(tournament_id)
-        if found is None:
+        try:
+            progress = self.schedules.progress(tournament_id)  # from the result summaries, never the records
+        except UnknownTournament:
             return None
-        spec, state = found
-        tour = self.schedules.tournament(spec)
-        results = self.schedules.summaries(tournament_id)  # the new ones read, never the records
-        standings = tour.standings(results)
+        spec, state, standings = progress.spec, progress.state, progress.standings
         order = [s.bot for s in standings]
         crosstable: list[list[tuple[float, int] | None]] | None = None
         if len(order) <= CROSSTABLE_MAX_BOTS:
             at = {b: i for i, b in enumerate(order)}
             crosstable = [[None] * len(order) for _ in order]
-            for g in tour.games(results):
+            for g in progress.games:
                 for x, y, s in ((g.a, g.b, g.score_a), (g.b, g.a, 1.0 - g.score_a)):
                     if x in at and y in at:
                         cell = crosstable[at[x]][at[y]]
@@ -187,15 +185,14 @@ class NodeReads:
         return TournamentDetail(
             tournament_id=tournament_id, format=spec.format, state=str(state), ruleset=spec.ruleset.to_spec(),
             bots=tuple(spec.bots), duplicate=spec.duplicate, deals=spec.deals,
-            matches_done=len({r.match_id for r in results}),
-            matches_scheduled=sum(len(p.jobs) for stage in tour.stages(results) for p in stage.pairings),
-            matches_queued=self.broker.pending_count(tournament_id), commitment=commitment(spec.seed),
+            matches_done=progress.matches_done, matches_scheduled=progress.matches_scheduled,
+            matches_queued=progress.matches_queued, commitment=commitment(spec.seed),
             secret=spec.seed if over else "", unrated_reason=spec.unrated_reason,
             standings=tuple({**asdict(s), "diff": s.duplicate_diff if spec.duplicate else s.point_diff}
                             for s in standings),
             crosstable=None if crosstable is None else tuple(tuple(row) for row in crosstable),
             crosstable_bots=tuple(order) if crosstable is not None else (),
-            finished_matches=tuple(sorted({r.match_id for r in results})),
+            finished_matches=progress.finished,
         )
 
     # ------------------------------------------------------------ matches
