@@ -29,8 +29,9 @@ from arena.tournament.standings import Game, Standing
 from arena.tournament.summary import ResultSummary
 from arena.tournament.tournament import Tournament
 
-#: the tournaments whose summaries a process keeps at once (the oldest read is forgotten first)
-LOGS_KEPT = 512
+#: the tournaments whose summaries a process keeps at once (the least recently read is forgotten first:
+#: a summary is a few hundred bytes in memory, a tournament up to some thousands of them)
+LOGS_KEPT = 64
 
 
 class UnknownTournament(TournamentError):

@@ -291,3 +291,19 @@ def test_a_fresh_embedded_file_is_marked_current(tmp_path: Any) -> None:
     EmbeddedBroker(tmp_path / "q.sqlite3").close()
     with sqlite3.connect(tmp_path / "q.sqlite3") as db:
         assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+def test_a_reader_that_forgot_a_tournament_reads_it_whole_again(
+    broker: Broker, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("arena.tournament.advance.LOGS_KEPT", 1)
+    store = NoRecords(broker)
+    tours = Tournaments(store)
+    broker.write_result(game("t1", 0))
+    broker.write_result(game("t2", 0))
+    assert [s.match_id for s in tours.summaries("t1")] == ["t1-r1-0"]
+    assert [s.match_id for s in tours.summaries("t2")] == ["t2-r1-0"]  # t1 is forgotten
+    broker.write_result(game("t1", 1))
+    assert [s.match_id for s in tours.summaries("t1")] == ["t1-r1-0", "t1-r1-1"]
+    assert [s.match_id for s in tours.summaries("t1")] == ["t1-r1-0", "t1-r1-1"]
+    assert store.starts == [0, 0, 0, 2]
