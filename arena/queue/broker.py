@@ -224,6 +224,13 @@ class Broker(abc.ABC):
         """The bot's newest ``limit`` results (at most :data:`BOT_MATCHES_KEPT`), newest first, in
         one read whatever the number of its tournaments."""
 
+    def complete_summaries(self) -> int:
+        """Summarize every stored result that has no summary yet (results of an older version);
+        how many tournaments had some. A node calls it once as it starts, so that the bots'
+        recent matches list those results too; a tournament's own summaries are completed
+        anyway the first time they are read. The embedded backend does it when it opens a file."""
+        return 0
+
     @abc.abstractmethod
     def result_counts(self, ids: Sequence[str]) -> dict[str, int]:
         """How many results each of these tournaments has, in one read and without reading them."""

@@ -411,6 +411,20 @@ class RedisBroker(Broker):
             return self.summaries(tournament_id, start)
         return [ResultSummary.from_json(t) for t in texts]
 
+    def complete_summaries(self) -> int:
+        k = self.keys
+        ids = self.list_tournaments()
+        with self._errors():
+            pipe = self._redis.pipeline(transaction=False)
+            for tid in ids:
+                pipe.scard(k.results_index(tid))
+                pipe.llen(k.summaries(tid))
+            counts = cast("list[int]", pipe.execute())
+        short = [(tid, counts[2 * i + 1]) for i, tid in enumerate(ids) if counts[2 * i] > counts[2 * i + 1]]
+        for tid, kept in short:
+            self.summaries(tid, kept)  # completes them (reads only the summaries it adds)
+        return len(short)
+
     def _summarize_missing(self, tournament_id: str) -> None:
         """Append the summaries of the tournament's results that have none (read from their records)."""
         k = self.keys

@@ -307,3 +307,17 @@ def test_a_reader_that_forgot_a_tournament_reads_it_whole_again(
     assert [s.match_id for s in tours.summaries("t1")] == ["t1-r1-0", "t1-r1-1"]
     assert [s.match_id for s in tours.summaries("t1")] == ["t1-r1-0", "t1-r1-1"]
     assert store.starts == [0, 0, 0, 2]
+
+
+def test_a_starting_node_summarizes_an_older_stores_results_for_the_bots_pages(store: Store) -> None:
+    broker = store.open()
+    for t in ("a", "b"):
+        broker.put_tournament(tournament_spec(t))
+        broker.write_result(game(t, 0))
+    broker.close()
+    forget_summaries(store)
+    again = store.open()
+    assert again.complete_summaries() == (2 if store.kind == "redis" else 0)  # embedded: on opening
+    assert again.complete_summaries() == 0  # once
+    assert {m.match_id for m in again.bot_matches("alpha", 20)} == {"a-r1-0", "b-r1-0"}
+    assert [s.match_id for s in again.summaries("b")] == ["b-r1-0"]
