@@ -135,6 +135,11 @@ async def running_node(
                            node_id=config.node_id, access=config.access, secret=secret,
                            limits=config.limits),
                 registry=registry, store=store)
+    try:  # results of an older version: summarized once, so the bots' recent matches list them
+        await asyncio.to_thread(broker.complete_summaries)
+    except BrokerError as e:
+        log.warning("could not summarize the results stored without a summary: %s", e,
+                    extra={"event": "summaries_incomplete"})
     tournaments = Tournaments(broker)
     rankings = Rankings(broker)
     node.metrics.samplers.append(lambda: _sample_ratings(node, rankings))

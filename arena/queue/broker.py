@@ -13,6 +13,14 @@ The ratings a result updates, in that same step, are per pool (see
 draws and losses per pair of bots) and each bot's rating history. A duplicate
 pair counts as one game, when its second leg is written (:class:`RatingPlan`).
 
+With the result, in the same step, the store keeps its
+:class:`~arena.tournament.summary.ResultSummary` twice: at the end of its
+tournament's log of summaries (``summaries``: a tournament advances and shows
+its standings from them, reading only those it has not seen yet, never the
+records) and at the head of each of its two bots' lists of recent matches
+(``bot_matches``: the newest :data:`BOT_MATCHES_KEPT` of each bot). A result
+written twice is summarized once.
+
 A job delivered ``max_deliveries`` times without an ack goes to the
 dead-letter list.
 """
@@ -31,10 +39,14 @@ from arena.ratings.counts import pair_key
 from arena.ratings.online import HISTORY_EVERY, HISTORY_MAX, Leg
 from arena.records import ResultReason
 from arena.tournament import MatchJob, MatchResult, TournamentError, TournamentSpec, TournamentState
+from arena.tournament.summary import ResultSummary
 from arena.tournament.tournament import duplicate_legs
 
-__all__ = ["Broker", "BrokerDataLost", "BrokerError", "BrokerUnavailable", "Claim", "LeaseLost",
-           "RatingPlan", "rating_plan", "stored_tournament"]
+__all__ = ["BOT_MATCHES_KEPT", "Broker", "BrokerDataLost", "BrokerError", "BrokerUnavailable", "Claim",
+           "LeaseLost", "RatingPlan", "rating_plan", "stored_tournament", "summary_of"]
+
+#: the newest results kept in each bot's list of recent matches (older ones are trimmed as new come)
+BOT_MATCHES_KEPT = 200
 
 
 class BrokerError(Exception):
@@ -119,6 +131,12 @@ def rating_plan(result: MatchResult, spec: TournamentSpec | None) -> RatingPlan:
                       (pair, Leg(t1, t0, 1.0 - result.score0(), forfeit)))
 
 
+def summary_of(result: MatchResult, spec: TournamentSpec | None) -> ResultSummary:
+    """What the store keeps of ``result`` beside it; a duplicate leg's deal difference with it."""
+    return ResultSummary.of_result(
+        result, deals=spec is not None and spec.duplicate and duplicate_legs(result.match_id) is not None)
+
+
 class Broker(abc.ABC):
     """The contract both backends keep; tests/queue runs one suite against both."""
 
@@ -138,7 +156,15 @@ class Broker(abc.ABC):
 
     def _rating_plan(self, result: MatchResult) -> RatingPlan:
         """The result's plan, its tournament's spec read from the store once per process."""
-        tid = result.tournament_id
+        return rating_plan(result, self._spec(result.tournament_id))
+
+    def _write_plan(self, result: MatchResult) -> tuple[RatingPlan, ResultSummary]:
+        """What writing ``result`` does: its rating plan and the summary kept beside it."""
+        spec = self._spec(result.tournament_id)
+        return rating_plan(result, spec), summary_of(result, spec)
+
+    def _spec(self, tid: str) -> TournamentSpec | None:
+        """The tournament's spec, read from the store once per process (None: not stored)."""
         with self._specs_lock:
             spec = self._specs.get(tid)
         if spec is None:
@@ -149,7 +175,7 @@ class Broker(abc.ABC):
                     if len(self._specs) >= 4096:
                         self._specs.clear()
                     self._specs[tid] = spec
-        return rating_plan(result, spec)
+        return spec
 
     # jobs
     @abc.abstractmethod
@@ -184,6 +210,26 @@ class Broker(abc.ABC):
 
     @abc.abstractmethod
     def results(self, tournament_id: str) -> list[MatchResult]: ...
+
+    @abc.abstractmethod
+    def summaries(self, tournament_id: str, start: int = 0) -> list[ResultSummary]:
+        """The tournament's result summaries in the order written, from the ``start``-th on (0 is
+        the first): a reader that kept the first ``start`` reads only the new ones, in one read.
+
+        Results written by an older version, which kept no summaries, are summarized the first
+        time they are missed (each backend says how)."""
+
+    @abc.abstractmethod
+    def bot_matches(self, bot: str, limit: int) -> list[ResultSummary]:
+        """The bot's newest ``limit`` results (at most :data:`BOT_MATCHES_KEPT`), newest first, in
+        one read whatever the number of its tournaments."""
+
+    def complete_summaries(self) -> int:
+        """Summarize every stored result that has no summary yet (results of an older version);
+        how many tournaments had some. A node calls it once as it starts, so that the bots'
+        recent matches list those results too; a tournament's own summaries are completed
+        anyway the first time they are read. The embedded backend does it when it opens a file."""
+        return 0
 
     @abc.abstractmethod
     def result_counts(self, ids: Sequence[str]) -> dict[str, int]:

@@ -108,15 +108,27 @@ return 1
 # Write a result once and count it in its pools (arena.queue.broker.RatingPlan): each pool's
 # Elo, pair counts and history; a duplicate leg's first leg is kept until the second counts the
 # pair (arena.ratings.online.duplicate_score, the same rule in Lua).
+# With the result, its summary goes at the end of the tournament's log of summaries and at the
+# head of each of its bots' lists of recent matches (trimmed): written once, with the result.
 # KEYS: result, results index of the tournament, pools set, leg key (any key when not a leg),
+#       5 the tournament's summaries, 6 and 7 the recent matches of team 0's and team 1's bot,
 #       then for each pool: its Elo hash, its pairs hash, its history hash
 # ARGV: 1 result JSON, 2 match id, 3 K, 4 initial rating, 5 history every, 6 history kept,
 #       7 bot a, 8 bot b, 9 the pair's field, 10 '1' if a is the pair's first bot,
-#       11 'game' or 'leg', 12 a's score (game) or the leg's text (leg), 13.. the pools' names
+#       11 'game' or 'leg', 12 a's score (game) or the leg's text (leg), 13 the summary's JSON,
+#       14 the recent matches kept per bot, 15.. the pools' names
 LUA_WRITE_RESULT = f"""
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('SET', KEYS[1], ARGV[1])
 redis.call('SADD', KEYS[2], ARGV[2])
+redis.call('RPUSH', KEYS[5], ARGV[13])
+local kept = tonumber(ARGV[14])
+redis.call('LPUSH', KEYS[6], ARGV[13])
+redis.call('LTRIM', KEYS[6], 0, kept - 1)
+if KEYS[7] ~= KEYS[6] then
+  redis.call('LPUSH', KEYS[7], ARGV[13])
+  redis.call('LTRIM', KEYS[7], 0, kept - 1)
+end
 
 local function leg(text)
   local t = {{}}
@@ -170,9 +182,9 @@ local function rate(elo, hist, bot, rating)
   point(hist, bot, redis.call('HINCRBY', elo, '{GAMES_FIELD}' .. bot, 1), rating)
 end
 
-for i = 1, #ARGV - 12 do
-  local elo, pairs, hist = KEYS[2 + 3 * i], KEYS[3 + 3 * i], KEYS[4 + 3 * i]
-  redis.call('SADD', KEYS[3], ARGV[12 + i])
+for i = 1, #ARGV - 14 do
+  local elo, pairs, hist = KEYS[5 + 3 * i], KEYS[6 + 3 * i], KEYS[7 + 3 * i]
+  redis.call('SADD', KEYS[3], ARGV[14 + i])
   local ra = tonumber(redis.call('HGET', elo, '{RATING_FIELD}' .. a) or init)
   local rb = tonumber(redis.call('HGET', elo, '{RATING_FIELD}' .. b) or init)
   if a ~= b then
@@ -187,6 +199,23 @@ for i = 1, #ARGV - 12 do
     redis.call('HSET', pairs, ARGV[9], string.format('%d %d %d', c[1], c[2], c[3]))
   end
   rate(elo, hist, a, ra)
+end
+return 1
+"""
+
+# Summaries of results written by an older version, which kept none: appended to the
+# tournament's log only if it still has the length the caller saw (else 0: read and try again),
+# and to the tail of each bot's recent matches (as older than what it holds) while it is short.
+# KEYS: the tournament's summaries, then per summary its team 0's and team 1's recent matches
+# ARGV: 1 the log's length seen, 2 the recent matches kept per bot, 3.. the summaries' JSON
+LUA_ADD_SUMMARIES = """
+if redis.call('LLEN', KEYS[1]) ~= tonumber(ARGV[1]) then return 0 end
+local kept = tonumber(ARGV[2])
+for i = 3, #ARGV do
+  redis.call('RPUSH', KEYS[1], ARGV[i])
+  local b0, b1 = KEYS[2 * i - 4], KEYS[2 * i - 3]
+  if redis.call('LLEN', b0) < kept then redis.call('RPUSH', b0, ARGV[i]) end
+  if b1 ~= b0 and redis.call('LLEN', b1) < kept then redis.call('RPUSH', b1, ARGV[i]) end
 end
 return 1
 """
