@@ -45,7 +45,7 @@ row); against colver, reported. The last line is ``search_vs_heuristic_low=L``: 
 lower end of the search-heuristic intervals, in points per deal (``n/a`` while
 ``belote_bot.bots.search`` does not exist in this tree).
 
-``--quick`` (under 60 s here): ``--ms 25``, 200 boards for heuristic-random, 8 for the
+``--quick`` (under 60 s here): ``--ms 25``, 200 boards for heuristic-random, 16 for the
 search-heuristic rows and 4 for the colver rows. A full run (the defaults: 1000 and 100
 boards, 50 and 200 ms) takes about an hour on two workers.
 """
@@ -238,9 +238,10 @@ class Row:
 class BoardResult:
     #: A minus B in each deal: A at seats 0/2, then at 1/3
     diffs: tuple[float, float]
-    #: seconds spent in act and decisions with a choice (more than one legal action), for A and for B
-    seconds: tuple[float, float]
-    decisions: tuple[int, int]
+    #: seconds spent in act, and decisions, with a choice (more than one legal action):
+    #: A's bids, A's cards, B's bids, B's cards
+    seconds: tuple[float, ...]
+    decisions: tuple[int, ...]
 
 
 def _run_hook(result: Any) -> None:
@@ -256,7 +257,7 @@ def play_board(row: Row, board: int, seed: int) -> BoardResult:
     rules = Ruleset.from_spec(RULESETS[row.ruleset])
     makers = (factory(row.a), factory(row.b))
     diffs: list[float] = []
-    seconds, decisions = [0.0, 0.0], [0, 0]
+    seconds, decisions = [0.0] * 4, [0] * 4
     row_key = ROW_KINDS.index(f"{row.a}-{row.b}") * 1_000_003 + row.ms * 7919 + len(row.ruleset)
     for swap in (0, 1):
         deal = deal_from_rng(rules, board & 3, random.Random(f"strength/{seed}/{row.ruleset}/{board}"))
@@ -277,6 +278,7 @@ def play_board(row: Row, board: int, seed: int) -> BoardResult:
             obs = Observation.from_proto(msg, legal, request_id=request, match_id=match_id,
                                          deadline_ms=DEADLINE_MS, time_bank_ms=TIME_BANK_MS)
             choice = len(legal) > 1
+            slot = 2 * side[seat] + (deal.phase != "bidding")
             t0 = time.perf_counter()
             answer = bots[seat].act(obs)
             if inspect.isawaitable(answer):
@@ -285,27 +287,34 @@ def play_board(row: Row, board: int, seed: int) -> BoardResult:
 
                 answer = asyncio.run(wait())
             if choice:  # forced moves are not timed: some bots answer them at once
-                seconds[side[seat]] += time.perf_counter() - t0
-                decisions[side[seat]] += 1
+                seconds[slot] += time.perf_counter() - t0
+                decisions[slot] += 1
             deal.apply(legal_code(obs, answer))  # raises on an illegal answer
         score = score_deal(deal).score
         a_team = swap  # A sits at seats 0/2 (team 0), then at 1/3 (team 1)
         diffs.append(float(score[a_team] - score[1 - a_team]))
-    return BoardResult((diffs[0], diffs[1]), (seconds[0], seconds[1]), (decisions[0], decisions[1]))
+    return BoardResult((diffs[0], diffs[1]), tuple(seconds), tuple(decisions))
 
 
-def _task(args: tuple[Row, int, int]) -> BoardResult:
-    return play_board(*args)
+def _task(args: tuple[Row, int, int, int]) -> list[BoardResult]:
+    row, start, stop, seed = args
+    return [play_board(row, b, seed) for b in range(start, stop)]
 
 
 def play_rows(rows: Sequence[Row], seed: int, workers: int) -> list[list[BoardResult]]:
-    tasks = [(row, b, seed) for row in rows for b in range(row.boards)]
+    """Every board of every row, in order; boards of clock-free rows go to a worker in batches
+    of 25 (milliseconds each), the others one by one (so the workers stay evenly loaded)."""
+    tasks = []
+    for row in rows:
+        step = 25 if row.ms == 0 else 1
+        tasks += [(row, b, min(b + step, row.boards), seed) for b in range(0, row.boards, step)]
     if workers <= 1:
-        flat = [_task(t) for t in tasks]
+        batches = [_task(t) for t in tasks]
     else:
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-            flat = list(pool.map(_task, tasks, chunksize=max(1, len(tasks) // (workers * 16))))
+            batches = list(pool.map(_task, tasks))
+    flat = [result for batch in batches for result in batch]
     out: list[list[BoardResult]] = []
     pos = 0
     for row in rows:
@@ -328,7 +337,8 @@ class RowResult:
     high: float | None = None
     sd_board: float | None = None
     sd_deal: float | None = None
-    ms_per_decision: tuple[float, float] | None = None
+    #: mean ms of a decision with a choice: A's bids, A's cards, B's bids, B's cards
+    ms_per_decision: tuple[float, ...] | None = None
     points: dict[str, float] = field(default_factory=dict)
     wins: dict[str, float] = field(default_factory=dict)
     win_rate_boards: float | None = None
@@ -337,14 +347,14 @@ class RowResult:
 def summarize(row: Row, results: Sequence[BoardResult]) -> RowResult:
     deals = [r.diffs for r in results]
     iv = mean_interval([(a + b) / 2 for a, b in deals])
-    sec = [sum(r.seconds[i] for r in results) for i in (0, 1)]
-    dec = [sum(r.decisions[i] for r in results) for i in (0, 1)]
+    sec = [sum(r.seconds[i] for r in results) for i in range(4)]
+    dec = [sum(r.decisions[i] for r in results) for i in range(4)]
     sep_p, sep_w = separation(deals, "points"), separation(deals, "wins")
     singles = [d for pair in deals for d in pair]
     return RowResult(
         row.a, row.b, row.ruleset, row.ms, row.boards, mean=iv.mean, low=iv.low, high=iv.high,
         sd_board=iv.sd, sd_deal=statistics.stdev(singles) if len(singles) > 1 else math.nan,
-        ms_per_decision=(1000 * sec[0] / max(1, dec[0]), 1000 * sec[1] / max(1, dec[1])),
+        ms_per_decision=tuple(round(1000 * s / max(1, n), 3) for s, n in zip(sec, dec, strict=True)),
         points={"plain": sep_p.plain, "duplicate": sep_p.duplicate, "ratio": sep_p.ratio},
         wins={"plain": sep_w.plain, "duplicate": sep_w.duplicate, "ratio": sep_w.ratio},
         win_rate_boards=statistics.fmean(win((a + b) / 2) for a, b in deals),
@@ -376,13 +386,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--rows", default=",".join(ROW_KINDS), help=f"which rows ({','.join(ROW_KINDS)})")
     p.add_argument("--workers", type=int, default=2, help="processes playing boards (2)")
     p.add_argument("--seed", type=int, default=0, help="the bench seed: decks and bot seeds (0)")
-    p.add_argument("--quick", action="store_true", help="--ms 25, 200/8/4 boards: under 60 s")
+    p.add_argument("--quick", action="store_true", help="--ms 25, 200/16/4 boards: under 60 s")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     args = p.parse_args(argv)
     quick = args.quick
     args.ms = [int(x) for x in (args.ms or ("25" if quick else "50,200")).split(",") if x]
     args.deals = args.deals if args.deals is not None else 200 if quick else 1000
-    args.timed_deals = args.timed_deals if args.timed_deals is not None else 8 if quick else 100
+    args.timed_deals = args.timed_deals if args.timed_deals is not None else 16 if quick else 100
     args.colver_deals = args.colver_deals if args.colver_deals is not None else 4 if quick else 100
     args.rows = [r for r in args.rows.split(",") if r]
     for r in args.rows:
@@ -442,7 +452,7 @@ def report(res: dict[str, Any]) -> None:
           f"{res['wall_s']} s")
     print("mean points per deal, A minus B, over duplicate boards (each board = 2 deals), 95% interval")
     print(f"{'A vs B':<22}{'ruleset':<9}{'ms':>5}{'boards':>8}{'mean':>9}  {'95% interval':<20}"
-          f"{'ms/decision A/B':>17}  (decisions with a choice)")
+          f"{'ms/bid A/B':>14}{'ms/card A/B':>16}  (decisions with a choice)")
     for r in res["rows"]:
         label = f"{r['a']} vs {r['b']}"
         ms = str(r["ms"]) if r["ms"] else "-"
@@ -450,9 +460,9 @@ def report(res: dict[str, Any]) -> None:
             print(f"{label:<22}{r['ruleset']:<9}{ms:>5}  {r['missing']}")
             continue
         iv = f"[{r['low']:+.1f}, {r['high']:+.1f}]"
-        a_ms, b_ms = r["ms_per_decision"]
+        a_bid, a_card, b_bid, b_card = r["ms_per_decision"]
         print(f"{label:<22}{r['ruleset']:<9}{ms:>5}{r['boards']:>8}{r['mean']:>+9.1f}  {iv:<20}"
-              f"{a_ms:>8.2f} /{b_ms:>7.2f}")
+              f"{a_bid:>7.2f} /{b_bid:>6.2f}{a_card:>8.2f} /{b_card:>6.1f}")
     print()
     print("deals played to separate the pair at 95% (plain: single deals, random seats; duplicate: "
           "boards, 2 deals each)")
