@@ -232,3 +232,10 @@ def test_a_missing_colver_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch
     with pytest.raises(colver_ismcts.ColverMissingError, match=r"pip install -e '\.\[bench\]'"):
         ColverIsmctsBot()
     assert colver_ismcts.main(["--address", "localhost:1"]) == 2
+
+
+def test_the_bot_refuses_a_ruleset_colver_does_not_play() -> None:
+    needs_colver()
+    deal = deal_from_rng(Ruleset.from_spec("classic"), 0, random.Random(1))
+    with pytest.raises(MappingError, match="coinche only"):
+        ColverIsmctsBot(seed=1, time_ms=1).act(observation(deal))

@@ -18,15 +18,16 @@ it rebuilds the deal from its :class:`~belote_bot.types.Observation` alone.
 2. Those hands go to ``colver.Env.deal_with_hands`` (in fact ``redeal_with_hands`` on an
    env seeded from this bot's seed), ``smart_ismcts_init()``, and every public bid and
    card is replayed with ``smart_ismcts_step`` (colver's belief model records each one).
-   The mirrored env's legal actions are checked against the observation's.
+   The mirrored env's legal actions must equal the observation's (else :class:`MappingError`).
 3. ``action_smart_ismcts(time_ms)`` chooses; its action is mapped back to ours.
 
 **Does colver peek at the sampled hands?** No, as read in colver's source (0.11,
 ``colver-core/src/smart_ismcts.rs``, ``determinize.rs``, ``card_beliefs.rs``) and
 checked by ``tests/sdk/test_colver_ismcts.py``:
 
-* in the card play, ``SmartIsMctsSearch`` re-determinizes at every iteration: it keeps
-  the acting seat's hand and re-deals *every* other unplayed card among the other seats
+* in the card play, ``SmartIsMctsSearch`` samples a fresh world for each determinization
+  (an MCTS of about 50 iterations runs on each, until the time is up): it keeps the
+  acting seat's hand and re-deals *every* other unplayed card among the other seats
   (``determinize_weighted`` from its belief weights, else ``determinize_greedy``),
   using only the hand sizes, the cards played and the voids it derived from the play.
   Its beliefs start from the acting seat's hand, the cards played and the voids, and
@@ -38,6 +39,9 @@ checked by ``tests/sdk/test_colver_ismcts.py``:
 
 So the sample only has to be *consistent* (the replay must be legal in colver); its
 distribution does not matter, and it is near-uniform, not weighted by the bidding.
+(colver's beliefs also mark a seat void in trumps when it discarded while an opponent
+won the trick with a trump; that holds only where undertrumping is compulsory, which it
+is neither in colver's legal moves nor here: an over-inference of colver's own, left as is.)
 
 **Rules.** It plays the arena's ruleset closest to colver's, :data:`COLVER_RULES`:
 the ``coinche`` preset with declarations off and belote automatic (colver has neither
@@ -304,9 +308,13 @@ class ColverIsmctsBot(Bot):
     def act(self, obs: Observation) -> Action:
         if len(obs.legal_actions) == 1:  # e.g. the last trick: colver would still search
             return obs.legal_actions[0]
+        if obs.retourne is not None:
+            raise MappingError(f"colver plays coinche only: play this bot under {COLVER_RULES}")
         env = mirror(obs, sample_hands(obs, self.rng, self.must_undertrump), self.rng.getrandbits(63))
-        if env.current_player() != obs.seat:
-            raise MappingError(f"the mirror has seat {env.current_player()} to act, not {obs.seat}")
+        if env.current_player() != obs.seat or colver_legal(env) != sorted(obs.legal_codes):
+            raise MappingError(f"the mirror differs from the observation (seat to act "
+                               f"{env.current_player()}, legal {colver_legal(env)}): "
+                               f"is the ruleset {COLVER_RULES}?")
         ms = self.time_ms
         if self.full_time and obs.phase == "play":
             ms = -(-ms * 8 // max(1, len(obs.hand)))
