@@ -20,13 +20,14 @@ board's is the mean of its two deals. The rows (``--rows``, all by default):
   rules (coinche, declarations off, belote automatic; scoring still ours), at each ``--ms``;
 * ``heuristic-colver``: the heuristic (microseconds a decision) against colver, for calibration.
 
-The bots play in this process (no gRPC) exactly what the referee would send them: each
-decision's :class:`belote_bot.Observation` is built by the referee's own
-``observation_to_proto`` (deadline 1 s and time bank 10 s, the referee's defaults), each
+The bots play in the bench's processes (no gRPC) exactly what the referee would send
+them: each decision's :class:`belote_bot.Observation` is built by the referee's own
+``observation_to_proto`` (deadline 1 s and time bank 10 s, the referee's defaults); each
 bot gets ``on_match_start`` with the referee's ``MatchStarted`` (a one-deal match per
-deal), and its answer is checked as the SDK checks it (an illegal answer stops the
-bench). Each seat of each deal has a bot object of its own, seeded from the bench seed,
-the row, the board, the deal and the seat, so the boards can be spread over ``--workers``
+deal; the public events, ``on_event``, are not sent: the observations carry all they
+say); its answer is checked as the SDK checks it (an illegal answer stops the bench).
+Each seat of each deal has a bot object of its own, seeded from the bench seed, the row,
+the board, the deal and the seat, so the boards can be spread over ``--workers``
 processes and give the same results whatever their number (for bots whose play does
 not depend on a clock: the search and colver stop on time, so they differ from run to run).
 

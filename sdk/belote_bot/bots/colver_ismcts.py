@@ -62,6 +62,10 @@ the first trick, an eighth on the last); with ``full_time=True`` (the default) t
 asks for ``time_ms * 8 / cards_in_hand`` so that every card decision gets ``time_ms``,
 as a search bot at equal time per decision does. The bidding takes no search time.
 The search is bounded by time, so its choices are not reproducible from the seed alone.
+colver keeps the interpreter lock while it searches (measured: another Python thread got
+about a seventh of its usual work done meanwhile), so over gRPC the SDK's event loop and
+the bot's other seats wait for it: run it with ``--concurrency 1`` and budgets well under
+the referee's deadline.
 """
 
 from __future__ import annotations
