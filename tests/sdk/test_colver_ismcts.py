@@ -239,3 +239,15 @@ def test_the_bot_refuses_a_ruleset_colver_does_not_play() -> None:
     deal = deal_from_rng(Ruleset.from_spec("classic"), 0, random.Random(1))
     with pytest.raises(MappingError, match="coinche only"):
         ColverIsmctsBot(seed=1, time_ms=1).act(observation(deal))
+
+
+def test_the_command_prints_its_help() -> None:
+    import subprocess
+    import sys
+
+    needs_colver()
+    done = subprocess.run([sys.executable, "-m", "belote_bot.bots.colver_ismcts", "-h"], capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    for option in ("--address", "--token-file", "--concurrency", "--time-ms"):
+        assert option in done.stdout
