@@ -166,15 +166,17 @@ def _bits(mask: int) -> list[int]:
 def _deal_once(k: Knowledge, rng: random.Random, strict: bool) -> list[int] | None:
     """One random assignment of the unseen cards to the other seats, or None on a dead end.
 
-    Cards with fewer eligible seats go first; each goes to an eligible seat with room, chosen
-    with odds proportional to its room. Without ``strict`` the voids are ignored (a last resort
-    for a history the constraints cannot explain).
+    The cards some seat may not hold go first, those fewer seats may hold before the others,
+    each to an eligible seat with room, chosen with odds proportional to its room; the free
+    cards then fill the room left in a random order. Without ``strict`` the voids are ignored
+    (a last resort for a history the constraints cannot explain).
     """
-    others = [s for s in range(4) if s != k.seat]
+    seat = k.seat
+    others = ((seat + 1) & 3, (seat + 2) & 3, (seat + 3) & 3)
     hands = [0, 0, 0, 0]
-    hands[k.seat] = k.own
+    hands[seat] = k.own
     room = list(k.sizes)
-    room[k.seat] = 0
+    room[seat] = 0
     pool = k.unseen
     for s in others:
         hands[s] = k.forced[s] & pool
@@ -182,31 +184,40 @@ def _deal_once(k: Knowledge, rng: random.Random, strict: bool) -> list[int] | No
         room[s] -= hands[s].bit_count()
         if room[s] < 0:
             return None
-    cards = _bits(pool)
-    rng.shuffle(cards)
     forbidden = k.forbidden if strict else (0, 0, 0, 0)
-    # most constrained first: a stable sort keeps the shuffle's order among equals
-    cards.sort(key=lambda c: sum(1 for s in others if not forbidden[s] >> c & 1))
-    extra = 0
-    for c in cards:
-        total = 0
-        for s in others:
-            if room[s] > 0 and not forbidden[s] >> c & 1:
-                total += room[s]
-        if total == 0:
-            if k.classic_bidding and sum(room) == 0:
-                extra |= 1 << c  # still in the deck
-                continue
-            return None
-        r = rng.randrange(total)
-        for s in others:
-            if room[s] > 0 and not forbidden[s] >> c & 1:
-                r -= room[s]
-                if r < 0:
-                    hands[s] |= 1 << c
-                    room[s] -= 1
-                    break
-    if any(room[s] for s in others):
+    fa, fb, fc = forbidden[others[0]], forbidden[others[1]], forbidden[others[2]]
+    hard = pool & (fa | fb | fc)
+    if hard:
+        cards = _bits(hard)
+        rng.shuffle(cards)
+        # the cards with fewer eligible seats first (a stable sort keeps the shuffle among equals)
+        cards.sort(key=lambda c: (fa >> c & 1) + (fb >> c & 1) + (fc >> c & 1), reverse=True)
+        for c in cards:
+            total = 0
+            for s in others:
+                if room[s] > 0 and not forbidden[s] >> c & 1:
+                    total += room[s]
+            if total == 0:
+                if k.classic_bidding:
+                    continue  # stays in the deck
+                return None
+            r = int(rng.random() * total)
+            for s in others:
+                if room[s] > 0 and not forbidden[s] >> c & 1:
+                    r -= room[s]
+                    if r < 0:
+                        hands[s] |= 1 << c
+                        room[s] -= 1
+                        break
+    free = _bits(pool & ~hard)
+    rng.shuffle(free)
+    pos = 0
+    for s in others:
+        n = room[s]
+        for c in free[pos:pos + n]:
+            hands[s] |= 1 << c
+        pos += n
+    if pos > len(free) or (pos < len(free) and not k.classic_bidding):
         return None
     return hands
 
