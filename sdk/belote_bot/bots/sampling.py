@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from arena.engine import actions as A
 from arena.engine.cards import JACK, KING, NINE, QUEEN, SUIT_MASKS, TRUMP_ABOVE, beats
 from arena.engine.deal import Deal
-from arena.engine.declarations import declaration_choices
+from arena.engine.declarations import Meld, compare_declarations, declaration_choices, shown_melds
 from arena.engine.observation import Observation
 from arena.engine.rules import Ruleset
 
@@ -58,8 +58,11 @@ class Knowledge:
     forced: tuple[int, int, int, int]
     #: the declaration kinds each seat announced with its first card (0: none or not yet)
     announced: tuple[int, int, int, int]
-    #: the seats whose melds were shown (their announcement is then already satisfied)
-    shown_seats: int
+    #: the cards of the melds each seat showed (after the first card of trick 2)
+    shown: tuple[int, int, int, int]
+    #: once compared (the first card of trick 2 is played): the team whose declarations score
+    #: (None: nobody) and their points; None before
+    declarations: tuple[int | None, int] | None
     #: classic bidding: hands of 5, the rest of the deck still to deal
     classic_bidding: bool
 
@@ -118,10 +121,10 @@ def knowledge_of(obs: Observation, rules: Ruleset) -> Knowledge:
     retourne = obs.retourne
     classic_bidding = not rules.is_coinche and obs.taker < 0
     # shown melds: their unplayed cards are still in the hand
-    shown = 0
+    shown = [0, 0, 0, 0]
     for s, mask in obs.shown_declarations:
         forced[s] |= mask & ~played_all
-        shown |= 1 << s
+        shown[s] |= mask
     # "belote" said with the first card: the other one is still held, unless played since
     if trump >= 0:
         k, q = 1 << (8 * trump + KING), 1 << (8 * trump + QUEEN)
@@ -130,6 +133,10 @@ def knowledge_of(obs: Observation, rules: Ruleset) -> Knowledge:
                 forced[s] |= (k | q) & ~played_all
     if not rules.is_coinche and obs.taker >= 0 and not played_all >> retourne & 1:
         forced[obs.taker] |= 1 << retourne
+    declarations: tuple[int | None, int] | None = None
+    if rules.annonces and len(obs.plays) > 4:
+        points = sum(m.points for s, mask in obs.shown_declarations for m in shown_melds(mask, trump))
+        declarations = (obs.declarations_team, points)
     forced[seat] = 0
     forbidden[seat] = 0
     unseen = ALL & ~own & ~played_all
@@ -144,7 +151,7 @@ def knowledge_of(obs: Observation, rules: Ruleset) -> Knowledge:
     return Knowledge(
         rules=rules, seat=seat, dealer=obs.dealer, retourne=retourne, bids=obs.bids, plays=obs.plays,
         own=own, unseen=unseen, sizes=_four(sizes), played=_four(played), forbidden=_four(forbidden),
-        forced=_four(forced), announced=_four(announced), shown_seats=shown,
+        forced=_four(forced), announced=_four(announced), shown=_four(shown), declarations=declarations,
         classic_bidding=classic_bidding,
     )
 
@@ -256,16 +263,22 @@ def bid_likelihood(k: Knowledge, hands: list[int]) -> float:
 
 
 def _announcements_hold(k: Knowledge, hands: list[int]) -> bool:
-    """Whether each seat that announced declarations (not shown) could have announced them."""
+    """Whether the seats could have announced what they did, and, once the declarations are
+    compared, whether the sample's comparison gives the public result."""
     if not k.rules.annonces:
         return True
     trump = _trump_of(k)
+    declared: list[tuple[Meld, ...]] = [(), (), (), ()]
     for s in range(4):
         code = k.announced[s]
-        if code and s != k.seat and not k.shown_seats >> s & 1:
-            if code not in declaration_choices(hands[s] | k.played[s], trump):
+        if code:
+            choices = declaration_choices(hands[s] | k.played[s], trump)
+            if code not in choices:
                 return False
-    return True
+            declared[s] = choices[code]
+            if k.shown[s] and sum(m.mask for m in declared[s]) != k.shown[s]:
+                return False  # the same kinds, but not the melds it showed
+    return k.declarations is None or compare_declarations(declared) == k.declarations
 
 
 def _trump_of(k: Knowledge) -> int:
@@ -285,25 +298,33 @@ def sample_hands(k: Knowledge, rng: random.Random, tries: int = 24, weighted: bo
     """The four hands now (the own one as it is), the unseen cards dealt once under the constraints.
 
     Each try deals the cards and is kept with probability :func:`bid_likelihood` (rejection
-    sampling); after ``tries`` the likeliest deal seen is kept. A deal breaking the announced
-    declaration kinds is rejected too.
+    sampling); after ``tries`` the likeliest deal seen is kept. A deal that could not have
+    announced the declarations the seats announced (or compares them otherwise than shown) is
+    never kept while another can be found (up to ``8 * tries`` deals).
     """
     best: list[int] | None = None
     best_w = -1.0
-    for attempt in range(tries):
-        hands = _deal_once(k, rng, strict=attempt < tries - 2 or best is not None)
+    fallback: list[int] | None = None
+    for attempt in range(8 * tries):
+        hands = _deal_once(k, rng, strict=attempt < 8 * tries - 2 or fallback is not None)
         if hands is None:
             continue
-        w = bid_likelihood(k, hands) if weighted else 1.0
+        if fallback is None:
+            fallback = hands
         if not _announcements_hold(k, hands):
-            w *= 0.001
+            continue
+        w = bid_likelihood(k, hands) if weighted else 1.0
         if w > best_w:
             best, best_w = hands, w
         if rng.random() < w:
             return hands
-    if best is None:
+        if attempt >= tries - 1 and best is not None:
+            return best
+    if best is not None:
+        return best
+    if fallback is None:
         raise RuntimeError("no deal fits the public history")  # only on a history the rules forbid
-    return best
+    return fallback
 
 
 # ------------------------------------------------------------------------ rebuilding
