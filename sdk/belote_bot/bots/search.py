@@ -182,7 +182,8 @@ class SearchBot(Bot):
     referee's deadline plus 2% of the time bank, minus a safety margin);
     ``iterations`` caps the samples per decision; ``rollout`` names a policy of
     :data:`belote_bot.bots.rollout.POLICIES` or is one; ``ruleset`` is used
-    when the referee does not announce one (requests built by hand).
+    when the referee does not announce one (requests built by hand);
+    ``search_bids=False`` leaves the bidding to the heuristic.
     """
 
     name = "search"
@@ -191,6 +192,7 @@ class SearchBot(Bot):
         self, seed: int | str | None = None, budget_ms: float | None = None, *,
         iterations: int | None = None, rollout: str | RolloutPolicy = "greedy",
         ruleset: Ruleset | str | None = None, deadline_fraction: float = 0.5, bank_fraction: float = 0.02,
+        search_bids: bool = True,
     ) -> None:
         self.seed = seed
         self.budget_ms = budget_ms
@@ -199,6 +201,7 @@ class SearchBot(Bot):
         self.ruleset = Ruleset.from_spec(ruleset) if ruleset is not None else None
         self.deadline_fraction = deadline_fraction
         self.bank_fraction = bank_fraction
+        self.search_bids = search_bids
         self._rules: dict[str, Ruleset] = {}
         self._lock = threading.Lock()
         #: the last search of this bot (any seat): for benches and curious authors
@@ -241,6 +244,8 @@ class SearchBot(Bot):
     def act(self, obs: Observation) -> Action:
         stop_at = self.stop_time(obs)
         engine_obs = obs.to_engine()
+        if not self.search_bids and obs.phase == "bidding":
+            return Action.of(_HEURISTIC.act(engine_obs, self.decision_rng(obs)))
         result = search(engine_obs, self.rules_for(obs, engine_obs), self.decision_rng(obs),
                         iterations=self.iterations, stop_at=stop_at, policy=self.policy)
         self.last = result
