@@ -6,7 +6,10 @@ from __future__ import annotations
 import asyncio
 import math
 import random
+import re
 import time
+from pathlib import Path
+from typing import Any
 
 import pytest
 from belote_bot import Bot, HeuristicBot, Observation, RandomBot
@@ -265,3 +268,19 @@ def test_it_plays_a_match_on_a_referee() -> None:
             assert not record.strikes, record.strikes
 
     asyncio.run(asyncio.wait_for(main(), 60))
+
+
+def test_the_guides_examples_make_bots_that_play() -> None:
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "search-bot.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", guide, re.S)
+    ran = 0
+    for block in blocks:
+        if "play_local" in block:
+            continue  # whole matches over gRPC: the referee test above plays one
+        scope: dict[str, Any] = {}
+        exec(compile(block, "docs/search-bot.md", "exec"), scope)  # our own docs
+        bot = scope["bot"]
+        bot.iterations = 3
+        assert play([bot, HeuristicBot(), bot, HeuristicBot()], "coinche", deals=2, seed=8) > 20
+        ran += 1
+    assert ran == 2

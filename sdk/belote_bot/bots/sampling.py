@@ -18,6 +18,7 @@ a whole deck, so the rest of the bidding and the play can be simulated.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from arena.engine import actions as A
@@ -27,7 +28,7 @@ from arena.engine.declarations import Meld, compare_declarations, declaration_ch
 from arena.engine.observation import Observation
 from arena.engine.rules import Ruleset
 
-__all__ = ["Knowledge", "bid_likelihood", "deal_of", "knowledge_of", "sample_hands"]
+__all__ = ["Knowledge", "Likelihood", "bid_likelihood", "deal_of", "knowledge_of", "sample_hands"]
 
 ALL = (1 << 32) - 1
 _DECL_FIELD = 0xFF << A.DECL_SHIFT
@@ -294,13 +295,20 @@ def _trump_of(k: Knowledge) -> int:
     return trump
 
 
-def sample_hands(k: Knowledge, rng: random.Random, tries: int = 24, weighted: bool = True) -> list[int]:
+#: how likely the public bidding is with some hands: (knowledge, hands) -> weight in [0, 1]
+Likelihood = Callable[[Knowledge, list[int]], float]
+
+
+def sample_hands(
+    k: Knowledge, rng: random.Random, tries: int = 24, weighted: bool = True,
+    likelihood: Likelihood | None = None,
+) -> list[int]:
     """The four hands now (the own one as it is), the unseen cards dealt once under the constraints.
 
     Each try deals the cards and is kept with probability :func:`bid_likelihood` (rejection
-    sampling); after ``tries`` the likeliest deal seen is kept. A deal that could not have
-    announced the declarations the seats announced (or compares them otherwise than shown) is
-    never kept while another can be found (up to ``8 * tries`` deals).
+    sampling; ``likelihood`` replaces it); after ``tries`` the likeliest deal seen is kept.
+    A deal that could not have announced the declarations the seats announced (or compares
+    them otherwise than shown) is never kept while another can be found (up to ``8 * tries``).
     """
     best: list[int] | None = None
     best_w = -1.0
@@ -313,7 +321,7 @@ def sample_hands(k: Knowledge, rng: random.Random, tries: int = 24, weighted: bo
             fallback = hands
         if not _announcements_hold(k, hands):
             continue
-        w = bid_likelihood(k, hands) if weighted else 1.0
+        w = (likelihood or bid_likelihood)(k, hands) if weighted else 1.0
         if w > best_w:
             best, best_w = hands, w
         if rng.random() < w:

@@ -41,7 +41,7 @@ from arena.engine.observation import observe
 from arena.engine.rules import PRESETS, Ruleset
 from belote_bot.bot import Bot
 from belote_bot.bots.rollout import POLICIES, RolloutPolicy, play_out, team_value
-from belote_bot.bots.sampling import deal_of, knowledge_of, sample_hands
+from belote_bot.bots.sampling import Likelihood, deal_of, knowledge_of, sample_hands
 from belote_bot.events import MatchInfo, MatchResult
 from belote_bot.types import Action, Observation
 
@@ -118,9 +118,12 @@ def _finish_bidding(deal: Deal, rng: random.Random) -> None:
 def search(
     obs: EngineObservation, rules: Ruleset, rng: random.Random, *, iterations: int | None = None,
     stop_at: float | None = None, policy: RolloutPolicy = POLICIES["greedy"],
+    likelihood: Likelihood | None = None,
 ) -> SearchResult:
     """Choose ``obs.seat``'s action by PIMC: at most ``iterations`` samples, none started after
-    ``stop_at`` (a ``time.perf_counter()`` value); at least one sample unless the time is up."""
+    ``stop_at`` (a ``time.perf_counter()`` value); at least one sample unless the time is up.
+    ``likelihood`` weighs the samples by the bidding (default:
+    :func:`~belote_bot.bots.sampling.bid_likelihood`)."""
     started = time.perf_counter()
     bidding = obs.phase == _BIDDING
     candidates = bid_candidates(obs, rules, rng) if bidding else play_candidates(obs)
@@ -133,7 +136,7 @@ def search(
     while iterations is None or samples < iterations:
         if stop_at is not None and time.perf_counter() >= stop_at:
             break
-        hands = sample_hands(knowledge, rng)
+        hands = sample_hands(knowledge, rng, likelihood=likelihood)
         base = deal_of(knowledge, hands, rng)
         for i, action in enumerate(candidates):
             d = base.copy()
@@ -183,7 +186,8 @@ class SearchBot(Bot):
     ``iterations`` caps the samples per decision; ``rollout`` names a policy of
     :data:`belote_bot.bots.rollout.POLICIES` or is one; ``ruleset`` is used
     when the referee does not announce one (requests built by hand);
-    ``search_bids=False`` leaves the bidding to the heuristic.
+    ``search_bids=False`` leaves the bidding to the heuristic; ``likelihood``
+    weighs the samples by the bidding (see :mod:`belote_bot.bots.sampling`).
     """
 
     name = "search"
@@ -192,7 +196,7 @@ class SearchBot(Bot):
         self, seed: int | str | None = None, budget_ms: float | None = None, *,
         iterations: int | None = None, rollout: str | RolloutPolicy = "greedy",
         ruleset: Ruleset | str | None = None, deadline_fraction: float = 0.5, bank_fraction: float = 0.02,
-        search_bids: bool = True,
+        search_bids: bool = True, likelihood: Likelihood | None = None,
     ) -> None:
         self.seed = seed
         self.budget_ms = budget_ms
@@ -202,6 +206,7 @@ class SearchBot(Bot):
         self.deadline_fraction = deadline_fraction
         self.bank_fraction = bank_fraction
         self.search_bids = search_bids
+        self.likelihood = likelihood
         self._rules: dict[str, Ruleset] = {}
         self._lock = threading.Lock()
         #: the last search of this bot (any seat): for benches and curious authors
@@ -247,7 +252,8 @@ class SearchBot(Bot):
         if not self.search_bids and obs.phase == "bidding":
             return Action.of(_HEURISTIC.act(engine_obs, self.decision_rng(obs)))
         result = search(engine_obs, self.rules_for(obs, engine_obs), self.decision_rng(obs),
-                        iterations=self.iterations, stop_at=stop_at, policy=self.policy)
+                        iterations=self.iterations, stop_at=stop_at, policy=self.policy,
+                        likelihood=self.likelihood)
         self.last = result
         return Action.of(result.action)
 
