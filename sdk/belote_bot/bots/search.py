@@ -68,9 +68,15 @@ class SearchResult:
     seconds: float
 
 
-def bid_candidates(obs: EngineObservation, rules: Ruleset, rng: random.Random) -> list[int]:
+#: coinche: the bids searched in a suit, as steps above the lowest legal bid
+BID_STEPS: tuple[int, ...] = (0, 20)
+
+
+def bid_candidates(
+    obs: EngineObservation, rules: Ruleset, rng: random.Random, steps: tuple[int, ...] = BID_STEPS,
+) -> list[int]:
     """The few bids worth a search: pass, the heuristic's choice, and per plausible trump suit
-    the lowest bid and one 20 higher (coinche), or every legal bid (classic)."""
+    the lowest bid and those ``steps`` above it (coinche), or every legal bid (classic)."""
     legal = obs.legal_actions
     if not rules.is_coinche:
         return list(legal)
@@ -92,7 +98,7 @@ def bid_candidates(obs: EngineObservation, rules: Ruleset, rng: random.Random) -
         byte = (obs.hand >> (8 * suit)) & 0xFF
         plausible = (byte >> JACK & 1 or byte >> NINE & 1) and byte.bit_count() >= 2
         if plausible or suit in partner_suits:
-            for v in (low, low + 20):
+            for v in (low + step for step in steps):
                 a = A.bid_action(v, suit)
                 if a in values and a not in out:
                     out.append(a)
@@ -118,7 +124,7 @@ def _finish_bidding(deal: Deal, rng: random.Random) -> None:
 def search(
     obs: EngineObservation, rules: Ruleset, rng: random.Random, *, iterations: int | None = None,
     stop_at: float | None = None, policy: RolloutPolicy = POLICIES["greedy"],
-    likelihood: Likelihood | None = None,
+    likelihood: Likelihood | None = None, bid_steps: tuple[int, ...] = BID_STEPS,
 ) -> SearchResult:
     """Choose ``obs.seat``'s action by PIMC: at most ``iterations`` samples, none started after
     ``stop_at`` (a ``time.perf_counter()`` value); at least one sample unless the time is up.
@@ -126,7 +132,7 @@ def search(
     :func:`~belote_bot.bots.sampling.bid_likelihood`)."""
     started = time.perf_counter()
     bidding = obs.phase == _BIDDING
-    candidates = bid_candidates(obs, rules, rng) if bidding else play_candidates(obs)
+    candidates = bid_candidates(obs, rules, rng, bid_steps) if bidding else play_candidates(obs)
     if len(candidates) == 1:
         return SearchResult(candidates[0], ((candidates[0], 0.0),), 0, 0, 0.0)
     knowledge = knowledge_of(obs, rules)
@@ -197,6 +203,7 @@ class SearchBot(Bot):
         iterations: int | None = None, rollout: str | RolloutPolicy = "greedy",
         ruleset: Ruleset | str | None = None, deadline_fraction: float = 0.5, bank_fraction: float = 0.02,
         search_bids: bool = True, likelihood: Likelihood | None = None,
+        bid_steps: tuple[int, ...] = BID_STEPS,
     ) -> None:
         self.seed = seed
         self.budget_ms = budget_ms
@@ -207,6 +214,7 @@ class SearchBot(Bot):
         self.bank_fraction = bank_fraction
         self.search_bids = search_bids
         self.likelihood = likelihood
+        self.bid_steps = bid_steps
         self._rules: dict[str, Ruleset] = {}
         self._lock = threading.Lock()
         #: the last search of this bot (any seat): for benches and curious authors
@@ -253,7 +261,7 @@ class SearchBot(Bot):
             return Action.of(_HEURISTIC.act(engine_obs, self.decision_rng(obs)))
         result = search(engine_obs, self.rules_for(obs, engine_obs), self.decision_rng(obs),
                         iterations=self.iterations, stop_at=stop_at, policy=self.policy,
-                        likelihood=self.likelihood)
+                        likelihood=self.likelihood, bid_steps=self.bid_steps)
         self.last = result
         return Action.of(result.action)
 
