@@ -284,3 +284,16 @@ def test_the_guides_examples_make_bots_that_play() -> None:
         assert play([bot, HeuristicBot(), bot, HeuristicBot()], "coinche", deals=2, seed=8) > 20
         ran += 1
     assert ran == 2
+
+
+def test_a_search_that_fails_answers_the_heuristics_choice(monkeypatch: pytest.MonkeyPatch) -> None:
+    from belote_bot.bots import search as search_module
+
+    def broken(*args: object, **kw: object) -> None:
+        raise RuntimeError("no deal fits the public history")
+
+    monkeypatch.setattr(search_module, "search", broken)
+    _, deal, seat = position("coinche", 600)
+    obs = sdk_observation(deal)
+    expected = HeuristicPlayer().act(observe(deal, seat), random.Random(0))
+    assert SearchBot(seed=1, iterations=2).act(obs).code == expected

@@ -25,6 +25,7 @@ same samples, so their differences carry less noise than their values
 
 from __future__ import annotations
 
+import logging
 import random
 import sys
 import threading
@@ -46,6 +47,8 @@ from belote_bot.events import MatchInfo, MatchResult
 from belote_bot.types import Action, Observation
 
 __all__ = ["SearchBot", "SearchResult", "bid_candidates", "main", "search", "time_budget_s"]
+
+log = logging.getLogger("belote_bot")
 
 _BIDDING = Phase.BIDDING
 _HEURISTIC = HeuristicPlayer()
@@ -259,9 +262,15 @@ class SearchBot(Bot):
         engine_obs = obs.to_engine()
         if not self.search_bids and obs.phase == "bidding":
             return Action.of(_HEURISTIC.act(engine_obs, self.decision_rng(obs)))
-        result = search(engine_obs, self.rules_for(obs, engine_obs), self.decision_rng(obs),
-                        iterations=self.iterations, stop_at=stop_at, policy=self.policy,
-                        likelihood=self.likelihood, bid_steps=self.bid_steps)
+        rng = self.decision_rng(obs)
+        try:
+            result = search(engine_obs, self.rules_for(obs, engine_obs), rng,
+                            iterations=self.iterations, stop_at=stop_at, policy=self.policy,
+                            likelihood=self.likelihood, bid_steps=self.bid_steps)
+        except Exception:  # a history the sampler cannot explain (a ruleset guessed wrong): never a strike
+            log.exception("search failed for match %s, seat %d; answering the heuristic's choice",
+                          obs.match_id, obs.seat)
+            return Action.of(_HEURISTIC.act(engine_obs, rng))
         self.last = result
         return Action.of(result.action)
 
