@@ -3,6 +3,7 @@ time, and it beats the heuristic over duplicate deals."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import math
 import random
@@ -28,6 +29,8 @@ from arena.engine.dealing import shuffle_and_cut
 from arena.engine.observation import Observation as EngineObservation
 from arena.records import TimeControl
 from arena.referee.convert import observation_to_proto
+
+from .test_bots import run_module
 
 PRESETS = ["classic", "classic-annonces", "club", "coinche"]
 RULESETS = [*PRESETS, {"preset": "coinche", "must_undertrump": True},
@@ -297,3 +300,16 @@ def test_a_search_that_fails_answers_the_heuristics_choice(monkeypatch: pytest.M
     obs = sdk_observation(deal)
     expected = HeuristicPlayer().act(observe(deal, seat), random.Random(0))
     assert SearchBot(seed=1, iterations=2).act(obs).code == expected
+
+
+def test_its_command_takes_a_budget_and_a_rollout_policy() -> None:
+    from belote_bot.bots.search import _configure, _options
+
+    done = run_module("belote_bot.bots.search", "-h")
+    assert done.returncode == 0, done.stderr
+    assert "--budget-ms" in done.stdout and "--rollout" in done.stdout
+    parser = argparse.ArgumentParser()
+    _options(parser)
+    bot = SearchBot()
+    _configure(bot, parser.parse_args(["--budget-ms", "25", "--rollout", "random"]))
+    assert bot.budget_ms == 25 and bot.policy is POLICIES["random"]

@@ -25,6 +25,7 @@ same samples, so their differences carry less noise than their values
 
 from __future__ import annotations
 
+import argparse
 import logging
 import random
 import sys
@@ -275,22 +276,26 @@ class SearchBot(Bot):
         return Action.of(result.action)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    import argparse
+def _options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--budget-ms", type=float, default=None, metavar="MS",
+                        help="search time per decision (default: half the referee's deadline and 2%% of "
+                             "the time bank, never past them)")
+    parser.add_argument("--rollout", default="greedy", choices=sorted(POLICIES),
+                        help="the rollout policy (default: %(default)s)")
 
+
+def _configure(bot: Bot, args: argparse.Namespace) -> None:
+    assert isinstance(bot, SearchBot)
+    bot.budget_ms = args.budget_ms
+    bot.policy = POLICIES[args.rollout]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
     from belote_bot.cli import bot_main
 
-    ap = argparse.ArgumentParser(add_help=False)
-    ap.add_argument("--budget-ms", type=float, default=None)
-    ap.add_argument("--rollout", default="greedy", choices=sorted(POLICIES))
-    own, rest = ap.parse_known_args(argv)
-
-    def make(seed: str | None) -> Bot:
-        return SearchBot(seed, own.budget_ms, rollout=own.rollout)
-
-    return bot_main(make, "python -m belote_bot.bots.search",
-                    "Play by determinized Monte Carlo search. --budget-ms MS: search time per decision "
-                    "(default: half the referee's deadline); --rollout {greedy,random,epsilon}.", rest)
+    return bot_main(SearchBot, "python -m belote_bot.bots.search",
+                    "Play by determinized Monte Carlo search over the hidden hands.", argv,
+                    options=_options, configure=_configure)
 
 
 if __name__ == "__main__":
