@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from belote_bot import Bot, HeuristicBot, RandomBot, run_async
+from belote_bot import Bot, HeuristicBot, RandomBot, SearchBot, run_async
 
 from arena.records import MatchRecord, TimeControl
 from arena.referee.access import AccessPolicy
@@ -27,7 +27,7 @@ from arena.referee.registry import digest, new_token
 from arena.referee.service import start_server, stop_server
 from arena.referee.tls import server_credentials
 
-BUILTIN_BOTS: dict[str, type[Bot]] = {"random": RandomBot, "heuristic": HeuristicBot}
+BUILTIN_BOTS: dict[str, type[Bot]] = {"random": RandomBot, "heuristic": HeuristicBot, "search": SearchBot}
 
 
 @dataclass

@@ -21,9 +21,9 @@ def act`` runs on the event loop (see :class:`Bot`). Optional hooks:
 :class:`Bot`). ``obs.to_engine()`` gives the engine's observation, so
 :mod:`arena.engine` players and searchers work unchanged.
 
-Built-in bots: ``python -m belote_bot.bots.random`` and
-``python -m belote_bot.bots.heuristic`` (``-h`` for the options; the token may
-come from ``BELOTE_TOKEN``).
+Built-in bots: ``python -m belote_bot.bots.random``,
+``python -m belote_bot.bots.heuristic`` and ``python -m belote_bot.bots.search``
+(``-h`` for the options; the token may come from ``BELOTE_TOKEN``).
 """
 
 from typing import TYPE_CHECKING, Any
@@ -51,6 +51,7 @@ from belote_bot.types import Action, Observation, ShownMeld, Trick
 if TYPE_CHECKING:
     from belote_bot.bots.heuristic import HeuristicBot
     from belote_bot.bots.random import RandomBot
+    from belote_bot.bots.search import SearchBot
 
 __version__ = SDK_VERSION
 
@@ -58,7 +59,7 @@ __version__ = SDK_VERSION
 def __getattr__(name: str) -> Any:
     # the built-in bots load on first use, so that ``python -m belote_bot.bots.random`` runs its
     # module once, as __main__
-    if name in ("HeuristicBot", "RandomBot"):
+    if name in ("HeuristicBot", "RandomBot", "SearchBot"):
         from belote_bot import bots
 
         return getattr(bots, name)
@@ -83,6 +84,7 @@ __all__ = [
     "MatchResult",
     "Observation",
     "RandomBot",
+    "SearchBot",
     "ShownMeld",
     "Strike",
     "StrikeGiven",

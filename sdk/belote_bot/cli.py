@@ -40,9 +40,17 @@ def _parser(prog: str, description: str) -> argparse.ArgumentParser:
 
 def bot_main(
     make_bot: Callable[[str | None], Bot], prog: str, description: str, argv: Sequence[str] | None = None,
+    *, options: Callable[[argparse.ArgumentParser], None] | None = None,
+    configure: Callable[[Bot, argparse.Namespace], None] | None = None,
 ) -> int:
-    """Parse the command line, run the bot made by ``make_bot(seed)``; returns the exit status."""
-    args = _parser(prog, description).parse_args(argv)
+    """Parse the command line, run the bot made by ``make_bot(seed)``; returns the exit status.
+
+    ``options`` adds a bot's own options to the parser; ``configure(bot, args)`` applies them.
+    """
+    parser = _parser(prog, description)
+    if options is not None:
+        options(parser)
+    args = parser.parse_args(argv)
     if args.concurrency < 1:
         print(f"{prog}: --concurrency must be at least 1", file=sys.stderr)
         return 2
@@ -55,8 +63,11 @@ def bot_main(
         except OSError as exc:
             print(f"{prog}: cannot read {args.token_file}: {exc.strerror or exc}", file=sys.stderr)
             return 2
+    bot = make_bot(args.seed)
+    if configure is not None:
+        configure(bot, args)
     try:
-        run(make_bot(args.seed), args.address, token, args.concurrency, name=args.name,
+        run(bot, args.address, token, args.concurrency, name=args.name,
             tls_ca=args.tls_ca, tls=args.tls)
     except (AuthenticationError, TlsConfigError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)

@@ -85,7 +85,8 @@ def run_module(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True, timeout=60, env=env)
 
 
-@pytest.mark.parametrize("module", ["belote_bot.bots.random", "belote_bot.bots.heuristic"])
+@pytest.mark.parametrize("module", ["belote_bot.bots.random", "belote_bot.bots.heuristic",
+                                    "belote_bot.bots.search"])
 def test_builtin_bot_command_prints_its_help(module: str) -> None:
     done = run_module(module, "-h")
     assert done.returncode == 0, done.stderr

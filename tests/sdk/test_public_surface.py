@@ -19,7 +19,7 @@ PUBLIC = {
     "MatchInfo", "MatchResult", "Strike", "Event", "BidMade", "CardPlayed", "DealEnded", "DealStarted",
     "DeclarationsShown", "StrikeGiven", "TrickCompleted",
     "BotError", "AuthenticationError", "IllegalAnswerError",
-    "RandomBot", "HeuristicBot", "ShownMeld", "Trick", "__version__",
+    "RandomBot", "HeuristicBot", "SearchBot", "ShownMeld", "Trick", "__version__",
 }
 
 
@@ -47,6 +47,7 @@ def test_the_client_keeps_what_the_referee_tests_use() -> None:
 def test_a_plain_act_runs_in_a_thread_unless_the_bot_says_inline() -> None:
     assert Bot.act_inline is False
     assert belote_bot.RandomBot.act_inline and belote_bot.HeuristicBot.act_inline
+    assert belote_bot.SearchBot.act_inline is False  # it searches for milliseconds: off the event loop
     assert "thread" in (Bot.__doc__ or "") and "act_inline" in (Bot.__doc__ or "")
 
 

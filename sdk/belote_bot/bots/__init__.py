@@ -1,7 +1,9 @@
-"""The built-in bots: :class:`RandomBot` and :class:`HeuristicBot`, each runnable with ``python -m``.
+"""The built-in bots: :class:`RandomBot`, :class:`HeuristicBot` and :class:`SearchBot`, each runnable
+with ``python -m``.
 
     python -m belote_bot.bots.random -h
     python -m belote_bot.bots.heuristic -h
+    python -m belote_bot.bots.search -h
 """
 
 from typing import TYPE_CHECKING, Any
@@ -9,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from belote_bot.bots.heuristic import HeuristicBot
     from belote_bot.bots.random import RandomBot
+    from belote_bot.bots.search import SearchBot
 
-__all__ = ["HeuristicBot", "RandomBot"]
+__all__ = ["HeuristicBot", "RandomBot", "SearchBot"]
 
 
 def __getattr__(name: str) -> Any:
@@ -23,4 +26,8 @@ def __getattr__(name: str) -> Any:
         from belote_bot.bots.heuristic import HeuristicBot
 
         return HeuristicBot
+    if name == "SearchBot":
+        from belote_bot.bots.search import SearchBot
+
+        return SearchBot
     raise AttributeError(f"module 'belote_bot.bots' has no attribute {name!r}")
