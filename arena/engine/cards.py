@@ -12,6 +12,7 @@ This bit order is also the wire order of every card mask the arena sends.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from typing import TypeVar
 
 from arena.engine.errors import CardError
 
@@ -53,6 +54,18 @@ BYTE_CARDS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
 )
 
 
+_T = TypeVar("_T")
+
+
+def _python_class(cls: type[_T]) -> type[_T]:
+    """Leave a class as it is. For the compiled engine: mypyc makes a class with a decorator other
+    than its own an ordinary Python class, which :class:`Card` must be, as a native (compiled)
+    class cannot subclass ``int``. (mypyc's own ``@mypyc_attr(native_class=False)`` says the same
+    but comes from ``mypy_extensions``, and the engine uses the standard library only.)"""
+    return cls
+
+
+@_python_class
 class Card(int):
     """One of the 32 cards; an ``int`` 0..31 that prints as ``"JH"``."""
 

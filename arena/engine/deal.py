@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from enum import StrEnum
+from typing import Final
 
 from arena.engine import actions as A
 from arena.engine.actions import BELOTE_WORD, BID, DECL_SHIFT, REBELOTE_WORD, format_action
@@ -45,10 +46,13 @@ class Phase(StrEnum):
     OVER = "over"
 
 
-BIDDING, PLAY, OVER = Phase.BIDDING, Phase.PLAY, Phase.OVER
+# Final: the compiled build keeps these in C variables instead of looking them up by name
+BIDDING: Final = Phase.BIDDING
+PLAY: Final = Phase.PLAY
+OVER: Final = Phase.OVER
 
 #: coinche distribution patterns (cards per packet), chosen by the seed
-PACKETS: tuple[tuple[int, int, int], ...] = ((3, 3, 2), (3, 2, 3), (2, 3, 3))
+PACKETS: Final[tuple[tuple[int, int, int], ...]] = ((3, 3, 2), (3, 2, 3), (2, 3, 3))
 
 
 _VALUE_BIDS: dict[tuple[int, int], tuple[int, ...]] = {}
@@ -64,47 +68,55 @@ def _value_bids(low: int, max_bid: int) -> tuple[int, ...]:
     return bids
 
 
+#: every field of a deal: its ``__slots__`` in the pure build (a compiled class has none to read)
+FIELDS: Final[tuple[str, ...]] = (
+    "_annonces",
+    "_belote_declared",
+    "_bidding_known",
+    "_coinche",
+    "_spoken",
+    "_undertrump",
+    "belote_said",
+    "belote_scored",
+    "belote_seat",
+    "bidder",
+    "bids",
+    "dealer",
+    "deck",
+    "decl_kinds",
+    "decl_points",
+    "decl_shown",
+    "decl_team",
+    "declared",
+    "hands",
+    "initial_hands",
+    "multiplier",
+    "packets",
+    "passes",
+    "phase",
+    "plays",
+    "retourne",
+    "round",
+    "rules",
+    "standing",
+    "taker",
+    "thrown_in",
+    "to_act",
+    "trick",
+    "trick_best",
+    "trick_leader",
+    "trick_points",
+    "trick_winner",
+    "tricks",
+    "tricks_won",
+    "trump",
+)
+
+
 class Deal:
     """The whole state of one deal, hidden cards included (the referee's view)."""
 
-    __slots__ = (
-        "_bidding_known",
-        "_spoken",
-        "belote_said",
-        "belote_scored",
-        "belote_seat",
-        "bidder",
-        "bids",
-        "dealer",
-        "deck",
-        "decl_kinds",
-        "decl_points",
-        "decl_shown",
-        "decl_team",
-        "declared",
-        "hands",
-        "initial_hands",
-        "multiplier",
-        "packets",
-        "passes",
-        "phase",
-        "plays",
-        "retourne",
-        "round",
-        "rules",
-        "standing",
-        "taker",
-        "thrown_in",
-        "to_act",
-        "trick",
-        "trick_best",
-        "trick_leader",
-        "trick_points",
-        "trick_winner",
-        "tricks",
-        "tricks_won",
-        "trump",
-    )
+    __slots__ = FIELDS
 
     rules: Ruleset
     dealer: int
@@ -142,12 +154,21 @@ class Deal:
     decl_shown: bool
     _bidding_known: bool
     _spoken: int
+    # the options of ``rules`` that the hot paths read, as plain attributes (the ruleset is frozen)
+    _coinche: bool
+    _annonces: bool
+    _belote_declared: bool
+    _undertrump: bool
 
     # ------------------------------------------------------------------ setup
     def __init__(self, rules: Ruleset, dealer: int) -> None:
         if not 0 <= dealer < 4:
             raise ValueError(f"dealer must be a seat 0..3, not {dealer}")
         self.rules = rules
+        self._coinche = rules.is_coinche
+        self._annonces = rules.annonces
+        self._belote_declared = rules.belote == "declared"
+        self._undertrump = rules.must_undertrump
         self.dealer = dealer
         self.deck = None
         self.packets = None
@@ -261,7 +282,7 @@ class Deal:
 
     def copy(self) -> Deal:
         """A cheap independent copy: lists are copied, immutable values shared."""
-        c = Deal.__new__(Deal)
+        c = Deal(self.rules, self.dealer)  # not Deal.__new__: a compiled Deal has no such step
         c._bidding_known = self._bidding_known
         c._spoken = self._spoken
         c.belote_said = self.belote_said
@@ -303,7 +324,7 @@ class Deal:
     # ---------------------------------------------------------------- queries
     @property
     def is_over(self) -> bool:
-        return self.phase == OVER
+        return self.phase is OVER
 
     @property
     def takers(self) -> int:
@@ -323,15 +344,15 @@ class Deal:
         return self.trick_winner
 
     def legal_actions(self) -> list[int]:
-        if self.phase == PLAY:
+        if self.phase is PLAY:
             return self._legal_plays()
-        if self.phase == BIDDING:
+        if self.phase is BIDDING:
             return self._legal_bids()
         return []
 
     def legal_cards(self) -> int:
         """The mask of the cards the seat to act may play (0 outside the play)."""
-        return self._legal_card_mask() if self.phase == PLAY else 0
+        return self._legal_card_mask() if self.phase is PLAY else 0
 
     def format_legal(self) -> list[str]:
         return [format_action(a) for a in self.legal_actions()]
@@ -340,7 +361,7 @@ class Deal:
     def _legal_bids(self) -> list[int]:
         seat = self.to_act
         out = [A.PASS]
-        if self.rules.is_coinche:
+        if self._coinche:
             if self.multiplier == 1:
                 low = self.contract_value + 10 if self.standing >= 0 else 80
                 if low <= A.CAPOT_VALUE:
@@ -382,7 +403,7 @@ class Deal:
         if action == A.REDEAL:
             self._throw_in()
             return
-        if self.rules.is_coinche:
+        if self._coinche:
             if action == A.PASS:
                 self.passes += 1
                 if self.standing < 0:
@@ -424,9 +445,9 @@ class Deal:
     def _set_contract(self, seat: int, trump: int) -> None:
         self.taker = seat
         self.trump = trump
-        if not self.rules.is_coinche:
+        if not self._coinche:
             self.bidder = seat
-        if self.rules.is_coinche:
+        if self._coinche:
             self._start_play()
 
     def _complete_classic_hands(self) -> None:
@@ -487,7 +508,7 @@ class Deal:
             higher = trumps & (TRUMP_ABOVE[best & 7] << tshift)
             if higher:
                 return higher
-            return trumps if self.rules.must_undertrump else hand
+            return trumps if self._undertrump else hand
         return trumps
 
     def _legal_plays(self) -> list[int]:
@@ -498,7 +519,7 @@ class Deal:
             if b:
                 out += BYTE_CARDS[s][b]
         seat = self.to_act
-        if seat == self.belote_seat and self.rules.belote == "declared":
+        if seat == self.belote_seat and self._belote_declared:
             t8 = 8 * self.trump
             k, q = t8 + KING, t8 + QUEEN
             hand = self.hands[seat]
@@ -511,7 +532,7 @@ class Deal:
                     elif self.belote_said:
                         extra.append(c | REBELOTE_WORD)
             out.extend(extra)
-        if self.rules.annonces and not self.tricks:
+        if self._annonces and not self.tricks:
             choices = declaration_choices(self.hands[seat], self.trump)
             if len(choices) > 1:
                 out = [a | code << DECL_SHIFT for code in sorted(choices) for a in out]
@@ -529,7 +550,7 @@ class Deal:
         if not trick:
             self.trick_winner = seat
             self.trick_best = card
-            if len(self.tricks) == 1 and self.rules.annonces:
+            if len(self.tricks) == 1 and self._annonces:
                 self._show_declarations()
         else:
             # cards.beats(card, best, t), inlined: this is the hot path of every rollout
@@ -545,7 +566,7 @@ class Deal:
         trick.append(card)
         if seat == self.belote_seat and suit == t and (rank in (KING, QUEEN)):
             self._belote_card(seat, action)
-        if not self.tricks and self.rules.annonces:
+        if not self.tricks and self._annonces:
             code = action >> DECL_SHIFT
             self.decl_kinds[seat] = code
             if code:
@@ -576,7 +597,7 @@ class Deal:
     def _belote_card(self, seat: int, action: int) -> None:
         other = 8 * self.trump + (KING + QUEEN - (action & 7))
         first = self.hands[seat] >> other & 1
-        if self.rules.belote == "automatic":
+        if not self._belote_declared:
             if not first:
                 self.belote_scored = True
         elif first:

@@ -36,6 +36,7 @@ from arena.engine import (
 from arena.engine import actions as A
 from arena.engine.bots import HeuristicPlayer, Player, RandomPlayer
 from arena.engine.cards import ALL_CARDS_MASK
+from arena.engine.deal import FIELDS
 from arena.engine.record import match_outcome_json
 from arena.engine.scoring import DealOutcome
 
@@ -124,7 +125,7 @@ def may_redeal(deal: Deal, seat: int) -> bool:
 def state_of(deal: Deal) -> tuple[object, ...]:
     """Every field of a deal, lists copied: equal states mean an untouched deal."""
     return tuple(
-        v[:] if isinstance(v := getattr(deal, name), list) else v for name in Deal.__slots__
+        v[:] if isinstance(v := getattr(deal, name), list) else v for name in FIELDS
     )
 
 
