@@ -19,6 +19,7 @@ from typing import Final
 from arena.engine import actions as A
 from arena.engine.actions import BELOTE_WORD, BID, DECL_SHIFT, REBELOTE_WORD, format_action
 from arena.engine.cards import (
+    ALL_CARDS_MASK,
     BYTE_CARDS,
     CARDS,
     KING,
@@ -165,7 +166,7 @@ class Deal:
         if not 0 <= dealer < 4:
             raise ValueError(f"dealer must be a seat 0..3, not {dealer}")
         self.rules = rules
-        self._coinche = rules.is_coinche
+        self._coinche = rules.game == "coinche"  # rules.is_coinche, without a Python call
         self._annonces = rules.annonces
         self._belote_declared = rules.belote == "declared"
         self._undertrump = rules.must_undertrump
@@ -216,24 +217,32 @@ class Deal:
         the rest is dealt when somebody takes. Coinche: all 32 cards in the
         given packets.
         """
-        if sorted(deck) != list(range(32)):
+        seen = 0
+        for c in deck:
+            if 0 <= c < 32:
+                seen |= 1 << c
+        if len(deck) != 32 or seen != ALL_CARDS_MASK:
             raise CardError("a deck holds each of the 32 cards once")
         d = cls(rules, dealer)
-        d.deck = tuple(deck)
-        pos = 0
-        sizes = (3, 2) if not rules.is_coinche else packets
-        if rules.is_coinche:
+        cards = d.deck = tuple(deck)
+        coinche = d._coinche
+        if coinche:
             if packets not in PACKETS:
                 raise ValueError(f"packets must be one of {PACKETS}, not {packets}")
             d.packets = packets
+        sizes = packets if coinche else (3, 2)
+        hands = d.hands
+        pos = 0
         for n in sizes:
             for i in range(1, 5):
                 seat = (dealer + i) & 3
-                for c in deck[pos:pos + n]:
-                    d.hands[seat] |= 1 << c
+                hand = hands[seat]
+                for p in range(pos, pos + n):
+                    hand |= 1 << cards[p]
+                hands[seat] = hand
                 pos += n
-        if not rules.is_coinche:
-            d.retourne = deck[pos]
+        if not coinche:
+            d.retourne = cards[pos]
         else:
             d._start_play_hands()
         return d
