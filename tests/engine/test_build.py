@@ -1,0 +1,123 @@
+"""Which build of the engine is loaded: the one asked for, or the pure one with the reason why.
+
+CI runs the engine's tests twice, the second time with ``BELOTE_ENGINE=compiled`` after
+``scripts/build_engine.py``: the first test here fails that run if the pure engine was loaded,
+so the second run cannot silently test the pure engine twice.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+import arena.engine
+from arena.engine import _build
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_build_loaded_is_the_one_asked_for() -> None:
+    wanted = os.environ.get(_build.ENV, "").strip().lower()
+    if wanted in ("pure", "compiled"):
+        assert wanted == arena.engine.BUILD, f"{_build.ENV}={wanted}, but: {arena.engine.BUILD_NOTE}"
+    assert arena.engine.BUILD in ("pure", "compiled")
+    for name in _build.MODULES:
+        module = importlib.import_module(f"arena.engine.{name}")
+        suffix = _build.SUFFIX if arena.engine.BUILD == "compiled" else ".py"
+        assert str(module.__file__).endswith(suffix), (name, module.__file__, arena.engine.BUILD)
+
+
+def test_the_modules_that_stay_python_are_python_in_both_builds() -> None:
+    for name in ("errors", "rules", "_build"):
+        assert str(importlib.import_module(f"arena.engine.{name}").__file__).endswith(".py")
+
+
+def test_the_compiled_build_is_the_same_source_as_the_pure_one() -> None:
+    # what it was built from is what the package holds now (else it is not loaded at all)
+    if arena.engine.BUILD == "compiled":
+        assert (_build.COMPILED_DIR / "SOURCES").read_text().strip() == _build.sources_hash()
+
+
+def choose_with(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, wanted: str) -> tuple[str, str, list[str]]:
+    """``_build.choose`` on a compiled build in ``tmp_path`` (modules already imported stay)."""
+    monkeypatch.setattr(_build, "COMPILED_DIR", tmp_path)
+    monkeypatch.setenv(_build.ENV, wanted)
+    path: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        build, why = _build.choose(path)
+    assert path == []
+    return build, why, [str(w.message) for w in caught]
+
+
+def test_without_a_compiled_build_the_pure_one_loads_quietly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    build, why, warned = choose_with(tmp_path, monkeypatch, "")
+    assert (build, warned) == ("pure", [])
+    assert "not built" in why and "scripts/build_engine.py" in why
+
+
+def test_asking_for_the_compiled_build_when_there_is_none_warns_and_loads_the_pure_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    build, why, warned = choose_with(tmp_path, monkeypatch, "compiled")
+    assert build == "pure"
+    assert len(warned) == 1 and "BELOTE_ENGINE=compiled" in warned[0] and why in warned[0]
+
+
+def test_a_compiled_build_older_than_the_sources_is_not_loaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in _build.MODULES:
+        (tmp_path / (name + _build.SUFFIX)).write_bytes(b"")
+    (tmp_path / "SOURCES").write_text("0" * 64 + "\n")
+    build, why, warned = choose_with(tmp_path, monkeypatch, "auto")
+    assert (build, warned) == ("pure", [])
+    assert "older than the sources" in why
+
+
+def test_pure_is_forced_by_the_environment_and_a_bad_value_is_taken_as_auto(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert choose_with(tmp_path, monkeypatch, "pure")[:3] == ("pure", "BELOTE_ENGINE=pure", [])
+    build, _, warned = choose_with(tmp_path, monkeypatch, "fast")
+    assert build == "pure" and len(warned) == 1 and "taken as auto" in warned[0]
+
+
+def test_a_compiled_build_that_does_not_import_leaves_the_pure_one_loaded(tmp_path: Path) -> None:
+    # in a child: the failed attempt forgets the engine's modules, which this process holds
+    for name in _build.MODULES:
+        (tmp_path / (name + _build.SUFFIX)).write_bytes(b"not an extension module")
+    (tmp_path / "SOURCES").write_text(_build.sources_hash() + "\n")
+    code = (
+        "import os, sys, warnings\n"
+        "import arena.engine\n"  # the pure build (BELOTE_ENGINE=pure below)
+        "from arena.engine import _build\n"
+        f"_build.COMPILED_DIR = __import__('pathlib').Path({str(tmp_path)!r})\n"
+        "for name in [n for n in sys.modules if n.startswith('arena.engine.') and n != _build.__name__]:\n"
+        "    del sys.modules[name]\n"
+        "os.environ['BELOTE_ENGINE'] = 'compiled'\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    build, why = _build.choose(arena.engine.__path__)\n"
+        "import arena.engine.deal\n"
+        "print(build, arena.engine.__path__ == [str(_build.ENGINE_DIR)],\n"
+        "      arena.engine.deal.__file__.endswith('.py'))\n"
+        "print(why)\n"
+        "print(len(caught), caught[0].message if caught else '')\n"
+    )
+    env = {**os.environ, _build.ENV: "pure"}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+                          check=False, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    first, why, warned = proc.stdout.splitlines()
+    assert first == "pure True True"
+    assert "does not import" in why
+    assert warned.startswith("1 ") and "does not import" in warned
