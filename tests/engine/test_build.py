@@ -44,6 +44,62 @@ def test_the_compiled_build_is_the_same_source_as_the_pure_one() -> None:
         assert (_build.COMPILED_DIR / "SOURCES").read_text().strip() == _build.sources_hash()
 
 
+def transcript(deals: int) -> str:
+    """A digest of everything the engine answers over random deals of every preset: legal actions
+    in order, observations, copies, illegal-action messages, outcomes, records and their replays."""
+    import hashlib
+    import json
+    import random
+
+    from arena.engine import (
+        PRESETS,
+        IllegalActionError,
+        Match,
+        Ruleset,
+        deal_record,
+        observe,
+        replay_deal,
+        score_deal,
+    )
+
+    h = hashlib.sha256()
+    for preset in PRESETS:
+        rules = Ruleset.from_spec({"preset": preset, "deals": deals})
+        match = Match(rules, seed=f"transcript/{preset}")
+        rng = random.Random(preset)
+        while not match.is_over:
+            deal = match.new_deal()
+            while not deal.is_over:
+                legal = deal.legal_actions()
+                h.update(repr((legal, deal.legal_cards(), observe(deal, rng.randrange(4)))).encode())
+                if rng.random() < 0.1:
+                    copy = deal.copy()
+                    while not copy.is_over:
+                        copy.apply_unchecked(rng.choice(copy.legal_actions()))
+                    h.update(repr(score_deal(copy)).encode())
+                    illegal = [a for a in [*(a ^ 1 for a in legal), 1 << 16 | 5] if a not in legal]
+                    with pytest.raises(IllegalActionError) as err:
+                        deal.apply(rng.choice(illegal))
+                    h.update(str(err.value).encode())
+                deal.apply(rng.choice(legal))
+            outcome = match.add(deal)
+            record = deal_record(deal)
+            h.update(json.dumps([outcome.as_json(), record], sort_keys=True).encode())
+            h.update(repr(score_deal(replay_deal(record)[0])).encode())
+    return h.hexdigest()
+
+
+def test_the_compiled_build_plays_every_deal_as_the_pure_one() -> None:
+    if arena.engine.BUILD != "compiled":
+        pytest.skip("the pure build is loaded: no other build to compare it with")
+    code = "from tests.engine.test_build import transcript; print(transcript(100))"
+    env = {**os.environ, _build.ENV: "pure"}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+                          check=False, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert transcript(100) == proc.stdout.strip()
+
+
 def choose_with(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, wanted: str) -> tuple[str, str, list[str]]:
     """``_build.choose`` on a compiled build in ``tmp_path`` (modules already imported stay)."""
     monkeypatch.setattr(_build, "COMPILED_DIR", tmp_path)
