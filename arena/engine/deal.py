@@ -12,9 +12,9 @@ For bots that search, :meth:`Deal.copy` is cheap and
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from enum import StrEnum
-from typing import Final
+from typing import Any, Final
 
 from arena.engine import actions as A
 from arena.engine.actions import BELOTE_WORD, BID, DECL_SHIFT, REBELOTE_WORD, format_action
@@ -329,6 +329,11 @@ class Deal:
         c.tricks_won = self.tricks_won[:]
         c.trump = self.trump
         return c
+
+    def __reduce__(self) -> tuple[Callable[..., Deal], tuple[Any, ...]]:
+        """Pickle and ``copy`` a deal field by field, through the constructor: the same in the
+        compiled build, whose class cannot be made without it."""
+        return _rebuilt, (self.rules, self.dealer, tuple(getattr(self, name) for name in FIELDS))
 
     # ---------------------------------------------------------------- queries
     @property
@@ -679,3 +684,11 @@ class Deal:
         for a in self.plays:
             m |= 1 << (a & 31)
         return m
+
+
+def _rebuilt(rules: Ruleset, dealer: int, values: tuple[Any, ...]) -> Deal:
+    """The deal of :meth:`Deal.__reduce__`."""
+    deal = Deal(rules, dealer)
+    for name, value in zip(FIELDS, values, strict=True):
+        setattr(deal, name, value)
+    return deal

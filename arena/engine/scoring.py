@@ -9,7 +9,7 @@ held for the next played deal; *capot* all eight tricks to one side;
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Final
 
 from arena.engine.actions import CAPOT_VALUE
@@ -39,6 +39,10 @@ class DealOutcome:
     held_for_next_deal: int = 0
     #: held litige points from earlier deals that this deal awarded (match only)
     held_received: tuple[int, int] = field(default=(0, 0))
+
+    def __reduce__(self) -> tuple[type[DealOutcome], tuple[Any, ...]]:
+        # pickle and copy through the constructor: the same in the compiled build
+        return DealOutcome, tuple(getattr(self, f.name) for f in fields(self))
 
     def as_json(self) -> dict[str, Any]:
         if self.thrown_in:

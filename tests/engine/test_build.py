@@ -177,3 +177,31 @@ def test_a_compiled_build_that_does_not_import_leaves_the_pure_one_loaded(tmp_pa
     assert first == "pure True True"
     assert "does not import" in why
     assert warned.startswith("1 ") and "does not import" in warned
+
+
+def test_deals_outcomes_observations_and_matches_pickle_and_copy_in_either_build() -> None:
+    import copy
+    import pickle
+    import random
+
+    from arena.engine import Match, Ruleset, observe
+    from arena.engine.deal import FIELDS
+
+    match = Match(Ruleset.from_spec({"preset": "coinche", "deals": 2}), seed=4)
+    rng = random.Random(4)
+    deal = match.new_deal()
+    while len(deal.plays) < 6 and not deal.is_over:
+        deal.apply(rng.choice(deal.legal_actions()))
+    clones = [pickle.loads(pickle.dumps(deal)), copy.deepcopy(deal), copy.copy(deal)]
+    for clone in clones:
+        assert [getattr(clone, f) for f in FIELDS] == [getattr(deal, f) for f in FIELDS]
+    assert clones[1].hands is not deal.hands and clones[2].hands is deal.hands  # deep, shallow
+    obs = observe(deal, deal.to_act)
+    while not deal.is_over:
+        deal.apply(rng.choice(deal.legal_actions()))
+    outcome = match.add(deal)
+    for value in (outcome, obs):
+        for clone in (pickle.loads(pickle.dumps(value)), copy.deepcopy(value), copy.copy(value)):
+            assert type(clone) is type(value) and clone == value
+    for m in (pickle.loads(pickle.dumps(match)), copy.deepcopy(match), copy.copy(match)):
+        assert (m.totals, m.outcomes, m.first_dealer) == (match.totals, match.outcomes, match.first_dealer)
