@@ -61,7 +61,13 @@ def build(verbose: bool) -> float:
             cmd.build_lib = os.path.join(tmp, "lib")
             cmd.build_temp = os.path.join(tmp, "tmp")
             cmd.parallel = os.cpu_count() or 1
-            dist.run_command("build_ext")
+            try:
+                dist.run_command("build_ext")
+            except Exception as exc:  # setuptools' CompileError, LinkError, ...: say what is missing
+                raise SystemExit(
+                    f"build_engine: the C build failed ({exc}): it needs a C compiler (gcc or clang) and "
+                    "the Python headers (python3-dev). The pure engine is unaffected."
+                ) from None
         finally:
             os.chdir(cwd)
         built = sorted((Path(tmp) / "lib" / "arena" / "engine").glob("*" + _build.SUFFIX))
