@@ -69,15 +69,18 @@ BYTE_CARDS: Final[tuple[tuple[tuple[int, ...], ...], ...]] = tuple(
 _T = TypeVar("_T")
 
 
-def _python_class(cls: type[_T]) -> type[_T]:
+def python_class(cls: type[_T]) -> type[_T]:
     """Leave a class as it is. For the compiled engine: mypyc makes a class with a decorator other
-    than its own an ordinary Python class, which :class:`Card` must be, as a native (compiled)
-    class cannot subclass ``int``. (mypyc's own ``@mypyc_attr(native_class=False)`` says the same
-    but comes from ``mypy_extensions``, and the engine uses the standard library only.)"""
+    than its own an ordinary Python class instead of a native (compiled) one. :class:`Card` must be
+    one, as a native class cannot subclass ``int``; the frozen dataclasses are made faster as one
+    (their generated ``__init__`` sets each field through ``object.__setattr__``, slower on a native
+    class) and then copy and pickle as in the pure build. (mypyc's own
+    ``@mypyc_attr(native_class=False)`` says the same but comes from ``mypy_extensions``, and the
+    engine uses the standard library only.)"""
     return cls
 
 
-@_python_class
+@python_class
 class Card(int):
     """One of the 32 cards; an ``int`` 0..31 that prints as ``"JH"``."""
 

@@ -8,12 +8,13 @@ leave the referee through it. The legal actions travel inside the observation
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Any
+from dataclasses import dataclass
 
+from arena.engine.cards import python_class
 from arena.engine.deal import Deal, Phase
 
 
+@python_class  # a Python class in the compiled build too (see python_class)
 @dataclass(frozen=True, slots=True)
 class Observation:
     seat: int
@@ -49,10 +50,6 @@ class Observation:
     #: the match score before this deal and litige points held
     match_score: tuple[int, int] = (0, 0)
     held: int = 0
-
-    def __reduce__(self) -> tuple[type[Observation], tuple[Any, ...]]:
-        # pickle and copy through the constructor: the same in the compiled build
-        return Observation, tuple(getattr(self, f.name) for f in fields(self))
 
 
 def observe(deal: Deal, seat: int, match_score: tuple[int, int] = (0, 0), held: int = 0) -> Observation:

@@ -9,17 +9,18 @@ held for the next played deal; *capot* all eight tricks to one side;
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from arena.engine.actions import CAPOT_VALUE
-from arena.engine.cards import CARDS, SUITS
+from arena.engine.cards import CARDS, SUITS, python_class
 from arena.engine.deal import Deal
 
 BELOTE_POINTS: Final = 20
 CAPOT_POINTS: Final = 252
 
 
+@python_class  # a Python class in the compiled build too (see python_class)
 @dataclass(frozen=True, slots=True)
 class DealOutcome:
     """What a deal scores; ``as_json`` gives the replay output of docs/records.md#deal-outcome."""
@@ -39,10 +40,6 @@ class DealOutcome:
     held_for_next_deal: int = 0
     #: held litige points from earlier deals that this deal awarded (match only)
     held_received: tuple[int, int] = field(default=(0, 0))
-
-    def __reduce__(self) -> tuple[type[DealOutcome], tuple[Any, ...]]:
-        # pickle and copy through the constructor: the same in the compiled build
-        return DealOutcome, tuple(getattr(self, f.name) for f in fields(self))
 
     def as_json(self) -> dict[str, Any]:
         if self.thrown_in:
