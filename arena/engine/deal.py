@@ -556,7 +556,8 @@ class Deal:
         seat = self.to_act
         card = action & 31
         self.plays.append(action)
-        self.hands[seat] &= ~(1 << card)
+        hands = self.hands
+        hands[seat] = hands[seat] & ~(1 << card)  # not &=: compiled, a native int operation
         t = self.trump
         suit = card >> 3
         rank = card & 7
@@ -591,16 +592,18 @@ class Deal:
             for c in trick:
                 pts += TRUMP_POINTS[c & 7] if c >> 3 == t else PLAIN_POINTS[c & 7]
             team = winner & 1
-            self.tricks.append((self.trick_leader, tuple(trick), winner))
-            self.tricks_won[team] += 1
-            if len(self.tricks) == 8:
-                pts += 10
-                self.trick_points[team] += pts
+            tricks = self.tricks
+            tricks.append((self.trick_leader, tuple(trick), winner))
+            won = self.tricks_won
+            won[team] = won[team] + 1
+            points = self.trick_points
+            if len(tricks) == 8:
+                points[team] = points[team] + pts + 10
                 self.phase = OVER
                 self.to_act = -1
                 self.trick = []
                 return
-            self.trick_points[team] += pts
+            points[team] = points[team] + pts
             self.trick = []
             self.trick_leader = self.to_act = winner
             self.trick_winner = -1
