@@ -71,12 +71,14 @@ _T = TypeVar("_T")
 
 def python_class(cls: type[_T]) -> type[_T]:
     """Leave a class as it is. For the compiled engine: mypyc makes a class with a decorator other
-    than its own an ordinary Python class instead of a native (compiled) one. :class:`Card` must be
-    one, as a native class cannot subclass ``int``; the frozen dataclasses are made faster as one
-    (their generated ``__init__`` sets each field through ``object.__setattr__``, slower on a native
-    class) and then copy and pickle as in the pure build. (mypyc's own
-    ``@mypyc_attr(native_class=False)`` says the same but comes from ``mypy_extensions``, and the
-    engine uses the standard library only.)"""
+    than its own an ordinary Python class instead of a native (compiled) one; its methods are still
+    compiled. :class:`Card` must be one, as a native class cannot subclass ``int``. The others that
+    are one behave as in the pure build where a native class would not: class attributes read on
+    the class, attributes of their own, copy and pickle; and the frozen dataclasses are faster as
+    one (their generated ``__init__`` sets each field through ``object.__setattr__``, slower on a
+    native class). :class:`~arena.engine.deal.Deal` is the native class, with ``__slots__`` in the
+    pure build. (mypyc's own ``@mypyc_attr(native_class=False)`` says the same but comes from
+    ``mypy_extensions``, and the engine uses the standard library only.)"""
     return cls
 
 

@@ -34,7 +34,7 @@ def test_the_build_loaded_is_the_one_asked_for() -> None:
 
 
 def test_the_modules_that_stay_python_are_python_in_both_builds() -> None:
-    for name in ("errors", "rules", "_build"):
+    for name in ("errors", "rules", "match", "bots", "_build"):
         assert str(importlib.import_module(f"arena.engine.{name}").__file__).endswith(".py")
 
 
@@ -205,3 +205,19 @@ def test_deals_outcomes_observations_and_matches_pickle_and_copy_in_either_build
             assert type(clone) is type(value) and clone == value
     for m in (pickle.loads(pickle.dumps(match)), copy.deepcopy(match), copy.copy(match)):
         assert (m.totals, m.outcomes, m.first_dealer) == (match.totals, match.outcomes, match.first_dealer)
+
+
+def test_the_engine_classes_other_than_deal_behave_as_python_classes_in_either_build() -> None:
+    from arena.engine import RecordError, replay_deal
+    from arena.engine.bots import PLAYERS, HeuristicPlayer, RandomPlayer
+
+    assert (HeuristicPlayer.name, RandomPlayer.name) == ("heuristic", "random")
+    assert {name: cls.name for name, cls in PLAYERS.items()} == {"heuristic": "heuristic", "random": "random"}
+    player = HeuristicPlayer()
+    player.name = "mine"  # an attribute of its own, as any Python object
+    assert (player.name, HeuristicPlayer.name) == ("mine", "heuristic")
+    hands = [[f"{r}{s}" for r in "789TJQKA"] for s in "SHDC"]
+    with pytest.raises(RecordError) as err:
+        replay_deal({"ruleset": "coinche", "dealer": 0, "hands": hands, "bids": ["take"], "plays": []})
+    err.value.add_note("noted")
+    assert type(err.value).__name__ == "IllegalRecordedAction" and err.value.__notes__ == ["noted"]
