@@ -24,6 +24,10 @@ sides; dealer ``i % 4``; a fresh ``random.Random(seed + i)`` per deal on both si
           d.apply_unchecked(rng.choice(d.legal_actions()))
       score_deal(d)                                  # builds the DealOutcome
 
+  ``deal_from_rng`` draws the shuffle, the cut and the packets with ``rng.getrandbits``, the
+  same draws ``rng.shuffle``, ``rng.randint`` and ``rng.choice`` make (checked at import);
+  both builds play the same deals and actions (the decisions/deal printed for each agree);
+
 * colver (the Rust coinche engine from PyPI, driven from Python the same way)::
 
       rng = random.Random(seed + i)                  # Python picks the actions
