@@ -3,6 +3,15 @@
 Usage (from the repository root)::
 
     python bench/engine.py [--deals N] [--repeats K] [--rollouts M] [--seed S] [--json] [--no-install]
+                           [--build both|compiled|pure]
+
+Two builds of our engine (``arena.engine.BUILD``): the compiled one (mypyc, built by
+``python scripts/build_engine.py``) and the pure Python one, the reference. One process holds one
+of them, so by default (``--build both``) this process loads the compiled build, times it and
+colver, and runs itself again in a child process with ``BELOTE_ENGINE=pure`` (``--build pure
+--no-colver``, same options, same seeds) for the pure build's figures. ``ratio_vs_colver`` is the
+compiled build's; without a compiled build (not built, or out of date) the bench says so and
+both the figures and the ratio are the pure build's.
 
 What is timed, per deal (the same ``--deals`` count and the same seeds ``seed + i`` on both
 sides; dealer ``i % 4``; a fresh ``random.Random(seed + i)`` per deal on both sides):
@@ -14,6 +23,10 @@ sides; dealer ``i % 4``; a fresh ``random.Random(seed + i)`` per deal on both si
       while not d.is_over:
           d.apply_unchecked(rng.choice(d.legal_actions()))
       score_deal(d)                                  # builds the DealOutcome
+
+  ``deal_from_rng`` draws the shuffle, the cut and the packets with ``rng.getrandbits``, the
+  same draws ``rng.shuffle``, ``rng.randint`` and ``rng.choice`` make (checked at import);
+  both builds play the same deals and actions (the decisions/deal printed for each agree);
 
 * colver (the Rust coinche engine from PyPI, driven from Python the same way)::
 
@@ -58,10 +71,11 @@ and 14 cards), ``Deal.copy()`` then random ``apply_unchecked`` to the end (no sc
 one ``random.Random`` for all rollouts, as a search bot does.
 
 Timing: ``time.perf_counter``, one warm-up pass (a tenth of the work), then the best of
-``--repeats`` runs; the garbage collector stays on. Default run: well under 30 s.
-The last line is ``ratio_vs_colver=R`` (our coinche deals/s over colver's); the target
-is R >= 5. When colver is missing the bench tries ``pip install colver`` (unless
-``--no-install``), and otherwise says so and skips that half (``ratio_vs_colver=n/a``).
+``--repeats`` runs; the garbage collector stays on. Default run: about 30 s (both builds).
+The last line is ``ratio_vs_colver=R`` (our coinche deals/s over colver's, with the compiled
+build when there is one); the target is R >= 5. When colver is missing the bench tries
+``pip install colver`` (unless ``--no-install``), and otherwise says so and skips that half
+(``ratio_vs_colver=n/a``).
 """
 
 from __future__ import annotations
@@ -70,20 +84,25 @@ import argparse
 import importlib
 import importlib.util
 import json
+import os
 import platform
 import random
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run from a checkout
 
-from arena.engine import Deal, Ruleset, deal_from_rng, score_deal
-from arena.engine.deal import PLAY
+if TYPE_CHECKING:
+    from arena.engine import Deal, Ruleset
+
+# The engine is imported in main(), after BELOTE_ENGINE says which build this process loads.
 
 COLVER_REQUIREMENT = "colver>=0.11"
 TARGET_RATIO = 5.0
@@ -96,6 +115,8 @@ COLVER_LIKE_SPEC: dict[str, Any] = {"preset": "coinche", "annonces": False, "bel
 
 # --------------------------------------------------------------------------- the timed loops
 def ours_deals(rules: Ruleset, deals: int, seed: int) -> None:
+    from arena.engine import deal_from_rng, score_deal
+
     for i in range(deals):
         rng = random.Random(seed + i)
         d = deal_from_rng(rules, i & 3, rng)
@@ -126,6 +147,9 @@ def ours_rollouts(base: Deal, rollouts: int, seed: int) -> None:
 # --------------------------------------------------------------------------- helpers
 def rollout_position(seed: int) -> Deal:
     """A fixed coinche position mid-deal: random bidding, then ``ROLLOUT_CARDS_PLAYED`` cards."""
+    from arena.engine import Ruleset, deal_from_rng
+    from arena.engine.deal import PLAY
+
     rules = Ruleset.from_spec("coinche")
     for s in range(seed, seed + 1000):
         rng = random.Random(f"bench-rollout/{s}")
@@ -139,6 +163,8 @@ def rollout_position(seed: int) -> Deal:
 
 def ours_decisions(rules: Ruleset, deals: int, seed: int) -> float:
     """Untimed check of the work: decisions per deal."""
+    from arena.engine import deal_from_rng, score_deal
+
     decisions = 0
     for i in range(deals):
         rng = random.Random(seed + i)
@@ -207,6 +233,22 @@ def colver_status(install: bool) -> tuple[str | None, str]:
 
 # --------------------------------------------------------------------------- main
 @dataclass
+class Ours:
+    """One build's figures (same loops, same seeds)."""
+
+    build: str
+    #: why this build (arena.engine.BUILD_NOTE)
+    build_note: str
+    coinche_deals_per_s: float
+    coinche_decisions_per_deal: float
+    coinche_colver_rules_deals_per_s: float
+    classic_deals_per_s: float
+    rollouts_per_s: float
+    #: our coinche deals/s over colver's
+    ratio_vs_colver: float | None = None
+
+
+@dataclass
 class Results:
     deals: int
     repeats: int
@@ -215,18 +257,20 @@ class Results:
     python: str
     colver_version: str | None
     colver_missing: str | None
-    ours_coinche_deals_per_s: float
-    ours_coinche_decisions_per_deal: float
-    ours_coinche_colver_rules_deals_per_s: float
-    ours_classic_deals_per_s: float
     colver_deals_per_s: float | None
     colver_decisions_per_deal: float | None
     #: time of one ``get_observation()`` (what each colver ``step`` also builds), microseconds
     colver_observation_us: float | None
     #: colver's rate minus its observations: an estimate, not a measurement
     colver_without_observation_deals_per_s_estimate: float | None
-    rollouts_per_s: float
     rollout_cards_left: int
+    #: the build of this process: the compiled one when it loads (``ratio_vs_colver`` is its)
+    ours: Ours
+    #: the pure build, timed in a child process (None: this process is the pure build, or
+    #: ``--build compiled``)
+    pure: Ours | None
+    #: why there is no compiled figure (None: there is one)
+    compiled_missing: str | None
     ratio_vs_colver: float | None
     target_ratio: float = TARGET_RATIO
 
@@ -239,6 +283,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0, help="first deal seed (0)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.add_argument("--no-install", action="store_true", help="do not pip install colver if missing")
+    p.add_argument("--build", choices=("both", "compiled", "pure"), default="both",
+                   help="our engine's builds to time: both (the pure one in a child process), or one")
+    p.add_argument("--no-colver", action="store_true", help="do not time colver (the child's option)")
     args = p.parse_args(argv)
     for name in ("deals", "repeats", "rollouts"):
         if getattr(args, name) < 1:
@@ -246,17 +293,51 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def run(args: argparse.Namespace) -> Results:
-    deals, repeats, seed = args.deals, args.repeats, args.seed
-    check = min(deals, 2000)  # deals of the untimed work checks
+def time_ours(deals: int, repeats: int, rollouts: int, seed: int) -> Ours:
+    """Our figures with the build this process loaded."""
+    import arena.engine
+    from arena.engine import Ruleset
 
-    version, missing = colver_status(install=not args.no_install)
+    check = min(deals, 2000)  # deals of the untimed work check
     coinche = Ruleset.from_spec("coinche")
     colver_rules = Ruleset.from_spec(COLVER_LIKE_SPEC)
     classic = Ruleset.from_spec("classic")
+    rate = best_rate(lambda n: ours_deals(coinche, n, seed), deals, repeats)
+    plain_rate = best_rate(lambda n: ours_deals(colver_rules, n, seed), deals, repeats)
+    classic_rate = best_rate(lambda n: ours_deals(classic, n, seed), deals, repeats)
+    base = rollout_position(seed)
+    rollout_rate = best_rate(lambda n: ours_rollouts(base, n, seed), rollouts, repeats)
+    return Ours(
+        build=arena.engine.BUILD, build_note=arena.engine.BUILD_NOTE,
+        coinche_deals_per_s=round(rate, 1),
+        coinche_decisions_per_deal=round(ours_decisions(coinche, check, seed), 2),
+        coinche_colver_rules_deals_per_s=round(plain_rate, 1),
+        classic_deals_per_s=round(classic_rate, 1),
+        rollouts_per_s=round(rollout_rate, 1),
+    )
 
-    ours_rate = best_rate(lambda n: ours_deals(coinche, n, seed), deals, repeats)
-    ours_dpd = ours_decisions(coinche, check, seed)
+
+def time_pure_in_child(args: argparse.Namespace) -> Ours:
+    """The pure build's figures: this script again in a child process, ``BELOTE_ENGINE=pure``."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--build", "pure", "--no-colver", "--json",
+           "--deals", str(args.deals), "--repeats", str(args.repeats), "--rollouts", str(args.rollouts),
+           "--seed", str(args.seed)]
+    env = {**os.environ, "BELOTE_ENGINE": "pure"}
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, check=False, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"the pure build's child failed: {proc.stderr.strip()[-2000:]}")
+    ours = json.loads(proc.stdout)["ours"]
+    return Ours(**{f.name: ours[f.name] for f in fields(Ours)})
+
+
+def run(args: argparse.Namespace) -> Results:
+    import arena.engine
+
+    deals, repeats, seed = args.deals, args.repeats, args.seed
+    check = min(deals, 2000)  # deals of the untimed work checks
+
+    version, missing = (None, "not timed (--no-colver)") if args.no_colver else colver_status(
+        install=not args.no_install)
     colver_rate: float | None = None
     colver_dpd: float | None = None
     obs_s: float | None = None
@@ -266,42 +347,47 @@ def run(args: argparse.Namespace) -> Results:
         colver_dpd, obs_s = colver_decisions(check, seed)
         rest = 1 / colver_rate - obs_s * colver_dpd
         no_obs_rate = 1 / rest if rest > 0 else None
-    plain_rate = best_rate(lambda n: ours_deals(colver_rules, n, seed), deals, repeats)
-    classic_rate = best_rate(lambda n: ours_deals(classic, n, seed), deals, repeats)
-    base = rollout_position(seed)
-    rollout_rate = best_rate(lambda n: ours_rollouts(base, n, seed), args.rollouts, repeats)
+    ours = time_ours(deals, repeats, args.rollouts, seed)
+    compiled_missing = None if arena.engine.BUILD == "compiled" else arena.engine.BUILD_NOTE
+    pure = time_pure_in_child(args) if args.build == "both" and ours.build == "compiled" else None
 
     def r(x: float | None, digits: int = 1) -> float | None:
         return None if x is None else round(x, digits)
 
+    def ratio(o: Ours | None) -> None:
+        if o is not None and colver_rate is not None:
+            o.ratio_vs_colver = round(o.coinche_deals_per_s / colver_rate, 3)
+
+    ratio(ours)
+    ratio(pure)
     return Results(
         deals=deals, repeats=repeats, rollouts=args.rollouts, seed=seed,
         python=platform.python_version(), colver_version=version, colver_missing=missing or None,
-        ours_coinche_deals_per_s=round(ours_rate, 1),
-        ours_coinche_decisions_per_deal=round(ours_dpd, 2),
-        ours_coinche_colver_rules_deals_per_s=round(plain_rate, 1),
-        ours_classic_deals_per_s=round(classic_rate, 1),
         colver_deals_per_s=r(colver_rate),
         colver_decisions_per_deal=r(colver_dpd, 2),
         colver_observation_us=r(None if obs_s is None else obs_s * 1e6, 2),
         colver_without_observation_deals_per_s_estimate=r(no_obs_rate),
-        rollouts_per_s=round(rollout_rate, 1),
         rollout_cards_left=32 - ROLLOUT_CARDS_PLAYED,
-        ratio_vs_colver=r(None if colver_rate is None else ours_rate / colver_rate, 3),
+        ours=ours, pure=pure, compiled_missing=compiled_missing,
+        ratio_vs_colver=ours.ratio_vs_colver,
     )
 
 
 def report(res: Results) -> None:
     def line(label: str, rate: float, unit: str, note: str) -> None:
-        print(f"{label:<30}{rate:>10,.0f} {unit:<11}({note})")
+        print(f"{label:<34}{rate:>10,.0f} {unit:<11}({note})")
 
     print(f"engine bench: {res.deals} deals per run, best of {res.repeats}, "
           f"seeds {res.seed}..{res.seed + res.deals - 1}, Python {res.python}, "
           f"colver {res.colver_version or 'MISSING'}")
-    line("ours coinche", res.ours_coinche_deals_per_s, "deals/s",
-         f"{res.ours_coinche_decisions_per_deal:.1f} decisions/deal; annonces, belote declared")
+    builds = [res.ours] if res.pure is None else [res.ours, res.pure]
+    if res.compiled_missing is not None:
+        print(f"{'compiled engine':<34}MISSING: {res.compiled_missing}; the figures are the pure build's")
+    for o in builds:
+        line(f"ours coinche, {o.build}", o.coinche_deals_per_s, "deals/s",
+             f"{o.coinche_decisions_per_deal:.1f} decisions/deal; annonces, belote declared")
     if res.colver_deals_per_s is None:
-        print(f"{'colver coinche':<30}MISSING: {res.colver_missing}; skipped")
+        print(f"{'colver coinche':<34}MISSING: {res.colver_missing}; skipped")
     else:
         line("colver coinche", res.colver_deals_per_s, "deals/s",
              f"{res.colver_decisions_per_deal:.1f} decisions/deal; no annonces, belote automatic")
@@ -309,21 +395,35 @@ def report(res: Results) -> None:
             line("colver, minus observations", res.colver_without_observation_deals_per_s_estimate,
                  "deals/s", f"info, ESTIMATE: each step builds a 415-float observation, "
                  f"{res.colver_observation_us:.1f} us")
-    line("ours coinche, colver's rules", res.ours_coinche_colver_rules_deals_per_s, "deals/s",
-         "info: annonces off, belote automatic")
-    line("ours classic", res.ours_classic_deals_per_s, "deals/s", "info")
-    line("ours rollouts", res.rollouts_per_s, "rollouts/s",
-         f"copy + random apply_unchecked, {res.rollout_cards_left} cards left")
+    for o in builds:
+        line(f"ours colver's rules, {o.build}", o.coinche_colver_rules_deals_per_s, "deals/s",
+             "info: annonces off, belote automatic")
+    for o in builds:
+        line(f"ours classic, {o.build}", o.classic_deals_per_s, "deals/s", "info")
+    for o in builds:
+        line(f"ours rollouts, {o.build}", o.rollouts_per_s, "rollouts/s",
+             f"copy + random apply_unchecked, {res.rollout_cards_left} cards left")
+    if res.pure is not None:
+        print(f"compiled over pure: {res.ours.coinche_deals_per_s / res.pure.coinche_deals_per_s:.2f}x "
+              f"coinche deals, {res.ours.rollouts_per_s / res.pure.rollouts_per_s:.2f}x rollouts")
+        if res.pure.ratio_vs_colver is not None:
+            print(f"pure build: ratio_vs_colver={res.pure.ratio_vs_colver:.2f} (info)")
     if res.ratio_vs_colver is None:
         print("ratio_vs_colver=n/a")
     else:
         verdict = "met" if res.ratio_vs_colver >= res.target_ratio else "NOT met"
-        print(f"target ratio_vs_colver >= {res.target_ratio:g}: {verdict}")
+        print(f"target ratio_vs_colver >= {res.target_ratio:g} ({res.ours.build} build): {verdict}")
         print(f"ratio_vs_colver={res.ratio_vs_colver:.2f}")
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    # which build this process loads: set before the engine's first import (in run)
+    os.environ["BELOTE_ENGINE"] = "pure" if args.build == "pure" else "compiled"
+    with warnings.catch_warnings():
+        # no compiled build: said in the report (compiled_missing), not as a warning
+        warnings.simplefilter("ignore", RuntimeWarning)
+        import arena.engine  # noqa: F401
     res = run(args)
     if args.json:
         print(json.dumps(asdict(res), indent=2))

@@ -11,7 +11,19 @@ Glossary of the French terms kept in names (English has none):
 - *retourne*: the card turned up in classic, proposing its suit as trump;
 - *coinche* / *surcoinche*: double / redouble of a coinche contract;
 - *annonces*: declarations (tierce, cinquante, cent, carré).
+
+Two builds of the same modules: pure Python (the reference, what ``pip install`` gives) and an
+optional one compiled with mypyc (``python scripts/build_engine.py``). :data:`BUILD` says which
+one is loaded (``"compiled"`` or ``"pure"``) and :data:`BUILD_NOTE` why; ``BELOTE_ENGINE=pure``
+forces the pure one (see :mod:`arena.engine._build`).
 """
+
+from arena.engine import _build
+
+# before any other module of the engine is imported: it decides where they are found (so the
+# imports below come after it)
+# ruff: noqa: E402
+BUILD, BUILD_NOTE = _build.choose(__path__)
 
 from arena.engine.actions import format_action, parse_action
 from arena.engine.cards import CARDS, Card, cards_of, format_cards, mask_of, parse_cards
@@ -32,6 +44,8 @@ from arena.engine.rules import PRESETS, Ruleset
 from arena.engine.scoring import DealOutcome, score_deal
 
 __all__ = [
+    "BUILD",
+    "BUILD_NOTE",
     "CARDS",
     "PRESETS",
     "ActionError",

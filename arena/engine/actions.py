@@ -16,32 +16,38 @@ Text forms (docs/records.md#action-text): ``pass``, ``take``, ``H`` (round two),
 
 from __future__ import annotations
 
+from typing import Final
+
 from arena.engine.cards import CARDS, SUITS, Card
 from arena.engine.errors import ActionError, CardError
 
-BELOTE_WORD = 1 << 5
-REBELOTE_WORD = 1 << 6
-DECL_SHIFT = 7
-CARD_FIELD = 31
+# Final: the compiled build inlines these numbers (see cards.py)
+BELOTE_WORD: Final = 1 << 5
+REBELOTE_WORD: Final = 1 << 6
+DECL_SHIFT: Final = 7
+CARD_FIELD: Final = 31
 
-BID = 1 << 16
-PASS = BID | 0
-TAKE = BID | 1
+BID: Final = 1 << 16
+PASS: Final = BID | 0
+TAKE: Final = BID | 1
 #: round two of the classic bidding: ``CHOOSE + suit``
-CHOOSE = BID | 2
-REDEAL = BID | 6
-COINCHE = BID | 7
-SURCOINCHE = BID | 8
-_VALUE_BASE = 16
-CAPOT_VALUE = 250
+CHOOSE: Final = BID | 2
+REDEAL: Final = BID | 6
+COINCHE: Final = BID | 7
+SURCOINCHE: Final = BID | 8
+_VALUE_BASE: Final = 16
+CAPOT_VALUE: Final = 250
 
 #: the reply that says "I have no action" (what the SDK sends when ``act`` fails): it is never
 #: legal, so the referee gives a strike and plays the fallback at once instead of waiting
-NO_ACTION = 0xFFFFFFFF
+NO_ACTION: Final = 0xFFFFFFFF
 
 #: declaration kinds, in the order of their count fields in a decl code
-DECL_KINDS = ("tierce", "cinquante", "cent", "carre")
-TIERCE, CINQUANTE, CENT, CARRE = range(4)
+DECL_KINDS: Final = ("tierce", "cinquante", "cent", "carre")
+TIERCE: Final = 0
+CINQUANTE: Final = 1
+CENT: Final = 2
+CARRE: Final = 3
 
 
 def bid_action(value: int, suit: int) -> int:

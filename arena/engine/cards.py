@@ -12,22 +12,35 @@ This bit order is also the wire order of every card mask the arena sends.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from typing import Final, TypeVar
 
 from arena.engine.errors import CardError
 
-SUITS = "SHDC"
-RANKS = "789TJQKA"
-SPADES, HEARTS, DIAMONDS, CLUBS = range(4)
-SEVEN, EIGHT, NINE, TEN, JACK, QUEEN, KING, ACE = range(8)
+# The constants are Final: the compiled build then inlines the numbers and keeps the tables in C
+# variables, instead of looking each one up by name in the module at every use.
+SUITS: Final = "SHDC"
+RANKS: Final = "789TJQKA"
+SPADES: Final = 0
+HEARTS: Final = 1
+DIAMONDS: Final = 2
+CLUBS: Final = 3
+SEVEN: Final = 0
+EIGHT: Final = 1
+NINE: Final = 2
+TEN: Final = 3
+JACK: Final = 4
+QUEEN: Final = 5
+KING: Final = 6
+ACE: Final = 7
 
-ALL_CARDS_MASK = (1 << 32) - 1
-SUIT_MASKS: tuple[int, ...] = tuple(0xFF << (8 * s) for s in range(4))
+ALL_CARDS_MASK: Final = (1 << 32) - 1
+SUIT_MASKS: Final[tuple[int, ...]] = tuple(0xFF << (8 * s) for s in range(4))
 
 # Strength within a trick (higher wins), indexed by rank.
-TRUMP_STRENGTH: tuple[int, ...] = (0, 1, 6, 4, 7, 2, 3, 5)  # J 9 A T K Q 8 7
-PLAIN_STRENGTH: tuple[int, ...] = (0, 1, 2, 6, 3, 4, 5, 7)  # A T K Q J 9 8 7
-TRUMP_POINTS: tuple[int, ...] = (0, 0, 14, 10, 20, 3, 4, 11)
-PLAIN_POINTS: tuple[int, ...] = (0, 0, 0, 10, 2, 3, 4, 11)
+TRUMP_STRENGTH: Final[tuple[int, ...]] = (0, 1, 6, 4, 7, 2, 3, 5)  # J 9 A T K Q 8 7
+PLAIN_STRENGTH: Final[tuple[int, ...]] = (0, 1, 2, 6, 3, 4, 5, 7)  # A T K Q J 9 8 7
+TRUMP_POINTS: Final[tuple[int, ...]] = (0, 0, 14, 10, 20, 3, 4, 11)
+PLAIN_POINTS: Final[tuple[int, ...]] = (0, 0, 0, 10, 2, 3, 4, 11)
 
 
 def _byte_table(values: tuple[int, ...]) -> tuple[int, ...]:
@@ -41,18 +54,35 @@ def _above_table(strength: tuple[int, ...]) -> tuple[int, ...]:
 
 
 #: points of the ranks in a byte (one suit of a mask), plain or trump
-PLAIN_BYTE_POINTS = _byte_table(PLAIN_POINTS)
-TRUMP_BYTE_POINTS = _byte_table(TRUMP_POINTS)
+PLAIN_BYTE_POINTS: Final = _byte_table(PLAIN_POINTS)
+TRUMP_BYTE_POINTS: Final = _byte_table(TRUMP_POINTS)
 #: TRUMP_ABOVE[rank]: byte of the ranks that beat ``rank`` as trumps
-TRUMP_ABOVE = _above_table(TRUMP_STRENGTH)
+TRUMP_ABOVE: Final = _above_table(TRUMP_STRENGTH)
 
 
 #: BYTE_CARDS[suit][byte]: the card indices of one suit's byte of a mask
-BYTE_CARDS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
+BYTE_CARDS: Final[tuple[tuple[tuple[int, ...], ...], ...]] = tuple(
     tuple(tuple(8 * s + r for r in range(8) if b >> r & 1) for b in range(256)) for s in range(4)
 )
 
 
+_T = TypeVar("_T")
+
+
+def python_class(cls: type[_T]) -> type[_T]:
+    """Leave a class as it is. For the compiled engine: mypyc makes a class with a decorator other
+    than its own an ordinary Python class instead of a native (compiled) one; its methods are still
+    compiled. :class:`Card` must be one, as a native class cannot subclass ``int``. The others that
+    are one behave as in the pure build where a native class would not: class attributes read on
+    the class, attributes of their own, copy and pickle; and the frozen dataclasses are faster as
+    one (their generated ``__init__`` sets each field through ``object.__setattr__``, slower on a
+    native class). :class:`~arena.engine.deal.Deal` is the native class, with ``__slots__`` in the
+    pure build. (mypyc's own ``@mypyc_attr(native_class=False)`` says the same but comes from
+    ``mypy_extensions``, and the engine uses the standard library only.)"""
+    return cls
+
+
+@python_class
 class Card(int):
     """One of the 32 cards; an ``int`` 0..31 that prints as ``"JH"``."""
 
@@ -94,7 +124,7 @@ class Card(int):
         return f"Card({str(self)!r})"
 
 
-CARDS: tuple[Card, ...] = tuple(int.__new__(Card, i) for i in range(32))
+CARDS: Final[tuple[Card, ...]] = tuple(int.__new__(Card, i) for i in range(32))
 
 
 def mask_of(cards: Iterable[int]) -> int:

@@ -12,12 +12,14 @@ For bots that search, :meth:`Deal.copy` is cheap and
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from enum import StrEnum
+from typing import Any, Final
 
 from arena.engine import actions as A
 from arena.engine.actions import BELOTE_WORD, BID, DECL_SHIFT, REBELOTE_WORD, format_action
 from arena.engine.cards import (
+    ALL_CARDS_MASK,
     BYTE_CARDS,
     CARDS,
     KING,
@@ -45,10 +47,13 @@ class Phase(StrEnum):
     OVER = "over"
 
 
-BIDDING, PLAY, OVER = Phase.BIDDING, Phase.PLAY, Phase.OVER
+# Final: the compiled build keeps these in C variables instead of looking them up by name
+BIDDING: Final = Phase.BIDDING
+PLAY: Final = Phase.PLAY
+OVER: Final = Phase.OVER
 
 #: coinche distribution patterns (cards per packet), chosen by the seed
-PACKETS: tuple[tuple[int, int, int], ...] = ((3, 3, 2), (3, 2, 3), (2, 3, 3))
+PACKETS: Final[tuple[tuple[int, int, int], ...]] = ((3, 3, 2), (3, 2, 3), (2, 3, 3))
 
 
 _VALUE_BIDS: dict[tuple[int, int], tuple[int, ...]] = {}
@@ -64,47 +69,55 @@ def _value_bids(low: int, max_bid: int) -> tuple[int, ...]:
     return bids
 
 
+#: every field of a deal: its ``__slots__`` in the pure build (a compiled class has none to read)
+FIELDS: Final[tuple[str, ...]] = (
+    "_annonces",
+    "_belote_declared",
+    "_bidding_known",
+    "_coinche",
+    "_spoken",
+    "_undertrump",
+    "belote_said",
+    "belote_scored",
+    "belote_seat",
+    "bidder",
+    "bids",
+    "dealer",
+    "deck",
+    "decl_kinds",
+    "decl_points",
+    "decl_shown",
+    "decl_team",
+    "declared",
+    "hands",
+    "initial_hands",
+    "multiplier",
+    "packets",
+    "passes",
+    "phase",
+    "plays",
+    "retourne",
+    "round",
+    "rules",
+    "standing",
+    "taker",
+    "thrown_in",
+    "to_act",
+    "trick",
+    "trick_best",
+    "trick_leader",
+    "trick_points",
+    "trick_winner",
+    "tricks",
+    "tricks_won",
+    "trump",
+)
+
+
 class Deal:
     """The whole state of one deal, hidden cards included (the referee's view)."""
 
-    __slots__ = (
-        "_bidding_known",
-        "_spoken",
-        "belote_said",
-        "belote_scored",
-        "belote_seat",
-        "bidder",
-        "bids",
-        "dealer",
-        "deck",
-        "decl_kinds",
-        "decl_points",
-        "decl_shown",
-        "decl_team",
-        "declared",
-        "hands",
-        "initial_hands",
-        "multiplier",
-        "packets",
-        "passes",
-        "phase",
-        "plays",
-        "retourne",
-        "round",
-        "rules",
-        "standing",
-        "taker",
-        "thrown_in",
-        "to_act",
-        "trick",
-        "trick_best",
-        "trick_leader",
-        "trick_points",
-        "trick_winner",
-        "tricks",
-        "tricks_won",
-        "trump",
-    )
+    __slots__ = FIELDS
 
     rules: Ruleset
     dealer: int
@@ -142,12 +155,21 @@ class Deal:
     decl_shown: bool
     _bidding_known: bool
     _spoken: int
+    # the options of ``rules`` that the hot paths read, as plain attributes (the ruleset is frozen)
+    _coinche: bool
+    _annonces: bool
+    _belote_declared: bool
+    _undertrump: bool
 
     # ------------------------------------------------------------------ setup
     def __init__(self, rules: Ruleset, dealer: int) -> None:
         if not 0 <= dealer < 4:
             raise ValueError(f"dealer must be a seat 0..3, not {dealer}")
         self.rules = rules
+        self._coinche = rules.game == "coinche"  # rules.is_coinche, without a Python call
+        self._annonces = rules.annonces
+        self._belote_declared = rules.belote == "declared"
+        self._undertrump = rules.must_undertrump
         self.dealer = dealer
         self.deck = None
         self.packets = None
@@ -195,24 +217,32 @@ class Deal:
         the rest is dealt when somebody takes. Coinche: all 32 cards in the
         given packets.
         """
-        if sorted(deck) != list(range(32)):
+        seen = 0
+        for c in deck:
+            if 0 <= c < 32:
+                seen |= 1 << c
+        if len(deck) != 32 or seen != ALL_CARDS_MASK:
             raise CardError("a deck holds each of the 32 cards once")
         d = cls(rules, dealer)
-        d.deck = tuple(deck)
-        pos = 0
-        sizes = (3, 2) if not rules.is_coinche else packets
-        if rules.is_coinche:
+        cards = d.deck = tuple(deck)
+        coinche = d._coinche
+        if coinche:
             if packets not in PACKETS:
                 raise ValueError(f"packets must be one of {PACKETS}, not {packets}")
             d.packets = packets
+        sizes = packets if coinche else (3, 2)
+        hands = d.hands
+        pos = 0
         for n in sizes:
             for i in range(1, 5):
                 seat = (dealer + i) & 3
-                for c in deck[pos:pos + n]:
-                    d.hands[seat] |= 1 << c
+                hand = hands[seat]
+                for p in range(pos, pos + n):
+                    hand |= 1 << cards[p]
+                hands[seat] = hand
                 pos += n
-        if not rules.is_coinche:
-            d.retourne = deck[pos]
+        if not coinche:
+            d.retourne = cards[pos]
         else:
             d._start_play_hands()
         return d
@@ -261,7 +291,7 @@ class Deal:
 
     def copy(self) -> Deal:
         """A cheap independent copy: lists are copied, immutable values shared."""
-        c = Deal.__new__(Deal)
+        c = Deal(self.rules, self.dealer)  # not Deal.__new__: a compiled Deal has no such step
         c._bidding_known = self._bidding_known
         c._spoken = self._spoken
         c.belote_said = self.belote_said
@@ -300,10 +330,15 @@ class Deal:
         c.trump = self.trump
         return c
 
+    def __reduce__(self) -> tuple[Callable[..., Deal], tuple[Any, ...]]:
+        """Pickle and ``copy`` a deal field by field, through the constructor: the same in the
+        compiled build, whose class cannot be made without it."""
+        return _rebuilt, (self.rules, self.dealer, tuple(getattr(self, name) for name in FIELDS))
+
     # ---------------------------------------------------------------- queries
     @property
     def is_over(self) -> bool:
-        return self.phase == OVER
+        return self.phase is OVER
 
     @property
     def takers(self) -> int:
@@ -323,15 +358,15 @@ class Deal:
         return self.trick_winner
 
     def legal_actions(self) -> list[int]:
-        if self.phase == PLAY:
+        if self.phase is PLAY:
             return self._legal_plays()
-        if self.phase == BIDDING:
+        if self.phase is BIDDING:
             return self._legal_bids()
         return []
 
     def legal_cards(self) -> int:
         """The mask of the cards the seat to act may play (0 outside the play)."""
-        return self._legal_card_mask() if self.phase == PLAY else 0
+        return self._legal_card_mask() if self.phase is PLAY else 0
 
     def format_legal(self) -> list[str]:
         return [format_action(a) for a in self.legal_actions()]
@@ -340,7 +375,7 @@ class Deal:
     def _legal_bids(self) -> list[int]:
         seat = self.to_act
         out = [A.PASS]
-        if self.rules.is_coinche:
+        if self._coinche:
             if self.multiplier == 1:
                 low = self.contract_value + 10 if self.standing >= 0 else 80
                 if low <= A.CAPOT_VALUE:
@@ -382,7 +417,7 @@ class Deal:
         if action == A.REDEAL:
             self._throw_in()
             return
-        if self.rules.is_coinche:
+        if self._coinche:
             if action == A.PASS:
                 self.passes += 1
                 if self.standing < 0:
@@ -424,9 +459,9 @@ class Deal:
     def _set_contract(self, seat: int, trump: int) -> None:
         self.taker = seat
         self.trump = trump
-        if not self.rules.is_coinche:
+        if not self._coinche:
             self.bidder = seat
-        if self.rules.is_coinche:
+        if self._coinche:
             self._start_play()
 
     def _complete_classic_hands(self) -> None:
@@ -487,7 +522,7 @@ class Deal:
             higher = trumps & (TRUMP_ABOVE[best & 7] << tshift)
             if higher:
                 return higher
-            return trumps if self.rules.must_undertrump else hand
+            return trumps if self._undertrump else hand
         return trumps
 
     def _legal_plays(self) -> list[int]:
@@ -498,7 +533,7 @@ class Deal:
             if b:
                 out += BYTE_CARDS[s][b]
         seat = self.to_act
-        if seat == self.belote_seat and self.rules.belote == "declared":
+        if seat == self.belote_seat and self._belote_declared:
             t8 = 8 * self.trump
             k, q = t8 + KING, t8 + QUEEN
             hand = self.hands[seat]
@@ -511,7 +546,7 @@ class Deal:
                     elif self.belote_said:
                         extra.append(c | REBELOTE_WORD)
             out.extend(extra)
-        if self.rules.annonces and not self.tricks:
+        if self._annonces and not self.tricks:
             choices = declaration_choices(self.hands[seat], self.trump)
             if len(choices) > 1:
                 out = [a | code << DECL_SHIFT for code in sorted(choices) for a in out]
@@ -521,7 +556,8 @@ class Deal:
         seat = self.to_act
         card = action & 31
         self.plays.append(action)
-        self.hands[seat] &= ~(1 << card)
+        hands = self.hands
+        hands[seat] = hands[seat] & ~(1 << card)  # not &=: compiled, a native int operation
         t = self.trump
         suit = card >> 3
         rank = card & 7
@@ -529,7 +565,7 @@ class Deal:
         if not trick:
             self.trick_winner = seat
             self.trick_best = card
-            if len(self.tricks) == 1 and self.rules.annonces:
+            if len(self.tricks) == 1 and self._annonces:
                 self._show_declarations()
         else:
             # cards.beats(card, best, t), inlined: this is the hot path of every rollout
@@ -545,7 +581,7 @@ class Deal:
         trick.append(card)
         if seat == self.belote_seat and suit == t and (rank in (KING, QUEEN)):
             self._belote_card(seat, action)
-        if not self.tricks and self.rules.annonces:
+        if not self.tricks and self._annonces:
             code = action >> DECL_SHIFT
             self.decl_kinds[seat] = code
             if code:
@@ -556,16 +592,18 @@ class Deal:
             for c in trick:
                 pts += TRUMP_POINTS[c & 7] if c >> 3 == t else PLAIN_POINTS[c & 7]
             team = winner & 1
-            self.tricks.append((self.trick_leader, tuple(trick), winner))
-            self.tricks_won[team] += 1
-            if len(self.tricks) == 8:
-                pts += 10
-                self.trick_points[team] += pts
+            tricks = self.tricks
+            tricks.append((self.trick_leader, tuple(trick), winner))
+            won = self.tricks_won
+            won[team] = won[team] + 1
+            points = self.trick_points
+            if len(tricks) == 8:
+                points[team] = points[team] + pts + 10
                 self.phase = OVER
                 self.to_act = -1
                 self.trick = []
                 return
-            self.trick_points[team] += pts
+            points[team] = points[team] + pts
             self.trick = []
             self.trick_leader = self.to_act = winner
             self.trick_winner = -1
@@ -576,7 +614,7 @@ class Deal:
     def _belote_card(self, seat: int, action: int) -> None:
         other = 8 * self.trump + (KING + QUEEN - (action & 7))
         first = self.hands[seat] >> other & 1
-        if self.rules.belote == "automatic":
+        if not self._belote_declared:
             if not first:
                 self.belote_scored = True
         elif first:
@@ -649,3 +687,11 @@ class Deal:
         for a in self.plays:
             m |= 1 << (a & 31)
         return m
+
+
+def _rebuilt(rules: Ruleset, dealer: int, values: tuple[Any, ...]) -> Deal:
+    """The deal of :meth:`Deal.__reduce__`."""
+    deal = Deal(rules, dealer)
+    for name, value in zip(FIELDS, values, strict=True):
+        setattr(deal, name, value)
+    return deal

@@ -21,13 +21,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import lru_cache
 from types import MappingProxyType
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from arena.engine.actions import CARRE, CENT, CINQUANTE, TIERCE, decl_code
 from arena.engine.cards import NINE, PLAIN_STRENGTH
 
-CARRE_POINTS = (0, 0, 150, 100, 200, 100, 100, 100)  # by rank 7 8 9 T J Q K A
-RANK_MASKS: tuple[int, ...] = tuple(sum(1 << (8 * s + r) for s in range(4)) for r in range(8))
+CARRE_POINTS: Final = (0, 0, 150, 100, 200, 100, 100, 100)  # by rank 7 8 9 T J Q K A
+RANK_MASKS: Final[tuple[int, ...]] = tuple(sum(1 << (8 * s + r) for s in range(4)) for r in range(8))
 
 
 class Meld(NamedTuple):
@@ -54,7 +54,7 @@ def _runs_of_byte(b: int) -> tuple[tuple[int, int], ...]:
     return tuple(runs)
 
 
-_RUNS = tuple(_runs_of_byte(b) for b in range(256))
+_RUNS: Final = tuple(_runs_of_byte(b) for b in range(256))
 
 
 def _sequence(length: int, top: int, suit: int, trump: int) -> Meld:
@@ -129,7 +129,7 @@ def set_key(melds: tuple[Meld, ...]) -> tuple[tuple[int, int, int, int], int]:
     return (max(m.key for m in melds), sum(m.points for m in melds))
 
 
-_NOTHING: Mapping[int, tuple[Meld, ...]] = MappingProxyType({0: ()})
+_NOTHING: Final[Mapping[int, tuple[Meld, ...]]] = MappingProxyType({0: ()})
 
 
 @lru_cache(maxsize=1 << 14)

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from arena.engine.cards import python_class
 from arena.engine.deal import Deal, Phase
 
 
+@python_class  # a Python class in the compiled build too (see python_class)
 @dataclass(frozen=True, slots=True)
 class Observation:
     seat: int

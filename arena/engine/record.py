@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
 from arena.engine.actions import format_action, parse_action
-from arena.engine.cards import CARDS, Card, format_cards, mask_of, parse_cards
+from arena.engine.cards import CARDS, Card, format_cards, mask_of, parse_cards, python_class
 from arena.engine.deal import PACKETS, Deal
 from arena.engine.errors import EngineError, IllegalActionError, RecordError
 from arena.engine.match import Match
@@ -20,6 +20,7 @@ from arena.engine.rules import Ruleset
 from arena.engine.scoring import DealOutcome, score_deal
 
 
+@python_class  # an exception class as in the pure build
 class IllegalRecordedAction(RecordError):
     """An action of a record is illegal; names its index, action, seat and choices."""
 

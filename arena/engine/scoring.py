@@ -10,16 +10,17 @@ held for the next played deal; *capot* all eight tricks to one side;
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from arena.engine.actions import CAPOT_VALUE
-from arena.engine.cards import CARDS, SUITS
+from arena.engine.cards import CARDS, SUITS, python_class
 from arena.engine.deal import Deal
 
-BELOTE_POINTS = 20
-CAPOT_POINTS = 252
+BELOTE_POINTS: Final = 20
+CAPOT_POINTS: Final = 252
 
 
+@python_class  # a Python class in the compiled build too (see python_class)
 @dataclass(frozen=True, slots=True)
 class DealOutcome:
     """What a deal scores; ``as_json`` gives the replay output of docs/records.md#deal-outcome."""
@@ -93,20 +94,17 @@ def score_deal(deal: Deal) -> DealOutcome:
     if capot is not None:
         card_points[capot] = CAPOT_POINTS
     belote = deal.belote_team()
-    bel = [BELOTE_POINTS if belote == t else 0 for t in (0, 1)]
-    decl = [deal.decl_points if deal.decl_team == t else 0 for t in (0, 1)]
-    total = [card_points[t] + bel[t] + decl[t] for t in (0, 1)]
+    bel = [BELOTE_POINTS if belote == 0 else 0, BELOTE_POINTS if belote == 1 else 0]
+    decl_team = deal.decl_team
+    decl = [deal.decl_points if decl_team == 0 else 0, deal.decl_points if decl_team == 1 else 0]
+    total = [card_points[0] + bel[0] + decl[0], card_points[1] + bel[1] + decl[1]]
     defence_test = total[defence] - (0 if rules.belote_counts_against_takers else bel[defence])
-    base = dict(
-        thrown_in=False, takers=takers, trump=deal.trump, capot=capot,
-        tricks=tuple(deal.tricks), card_points=(card_points[0], card_points[1]), belote=belote,
-    )
-    if rules.is_coinche:
-        return _score_coinche(deal, base, takers, total, defence_test, bel, decl, capot)
+    if deal._coinche:
+        return _score_coinche(deal, takers, total, defence_test, bel, decl, capot, card_points, belote)
 
     score = [0, 0]
     held = 0
-    all_decl = deal.decl_points if deal.decl_team is not None else 0
+    all_decl = deal.decl_points if decl_team is not None else 0
     scored_decl = [0, 0]
     if capot is not None:
         # the side with every trick scores 252, its belote and every scoring
@@ -131,15 +129,16 @@ def score_deal(deal: Deal) -> DealOutcome:
         score[defence] = 162 + all_decl + bel[defence]
         scored_decl[defence] = all_decl
     return DealOutcome(
-        **base,  # type: ignore[arg-type]
+        thrown_in=False, takers=takers, trump=deal.trump, capot=capot, tricks=tuple(deal.tricks),
+        card_points=(card_points[0], card_points[1]), belote=belote,
         made=made, score=(score[0], score[1]),
         declarations=(scored_decl[0], scored_decl[1]), held_for_next_deal=held,
     )
 
 
 def _score_coinche(
-    deal: Deal, base: dict[str, Any], takers: int, total: list[int], defence_test: int,
-    bel: list[int], decl: list[int], capot: int | None,
+    deal: Deal, takers: int, total: list[int], defence_test: int, bel: list[int], decl: list[int],
+    capot: int | None, card_points: list[int], belote: int | None,
 ) -> DealOutcome:
     defence = 1 - takers
     value = deal.contract_value
@@ -165,8 +164,8 @@ def _score_coinche(
     if deal.rules.rounding == "nearest10":
         score = [round_half_up(s) for s in score]
     return DealOutcome(
-        **base,
+        thrown_in=False, takers=takers, trump=deal.trump, capot=capot, tricks=tuple(deal.tricks),
+        card_points=(card_points[0], card_points[1]), belote=belote,
         made=made, value=value, multiplier=mult, score=(score[0], score[1]),
         declarations=(scored_decl[0], scored_decl[1]),
     )
-

@@ -24,6 +24,7 @@ from arena.engine import (
     Match,
     MatchOverError,
     Ruleset,
+    deal_from_rng,
     deal_record,
     format_action,
     match_record,
@@ -36,6 +37,7 @@ from arena.engine import (
 from arena.engine import actions as A
 from arena.engine.bots import HeuristicPlayer, Player, RandomPlayer
 from arena.engine.cards import ALL_CARDS_MASK
+from arena.engine.deal import FIELDS
 from arena.engine.record import match_outcome_json
 from arena.engine.scoring import DealOutcome
 
@@ -124,7 +126,7 @@ def may_redeal(deal: Deal, seat: int) -> bool:
 def state_of(deal: Deal) -> tuple[object, ...]:
     """Every field of a deal, lists copied: equal states mean an untouched deal."""
     return tuple(
-        v[:] if isinstance(v := getattr(deal, name), list) else v for name in Deal.__slots__
+        v[:] if isinstance(v := getattr(deal, name), list) else v for name in FIELDS
     )
 
 
@@ -389,6 +391,31 @@ def test_the_cut_leaves_at_least_cut_min_cards_in_each_pile() -> None:
             at = shuffled.index(cut[0])
             assert cut == shuffled[at:] + shuffled[:at]
             assert cut_min <= at <= 32 - cut_min
+
+
+def test_dealing_draws_what_random_shuffle_randint_and_choice_draw() -> None:
+    """The deck and the packets are drawn inline for speed: the same draws as the methods."""
+    from arena.engine import dealing
+    from arena.engine.deal import PACKETS
+
+    class Subclass(random.Random):  # not a plain Random: dealt with its own methods
+        pass
+
+    assert dealing._FAST_DRAWS, "this Python's random draws differently: the inline draws are off"
+    rules = Ruleset.from_spec("coinche")
+    for seed in range(300):
+        cut_min = 1 + seed % 16
+        ours, theirs, sub = random.Random(seed), random.Random(seed), Subclass(seed)
+        deck = list(range(32))
+        theirs.shuffle(deck)
+        cut = theirs.randint(cut_min, 32 - cut_min)
+        assert dealing.shuffle_and_cut(ours, cut_min) == deck[cut:] + deck[:cut]
+        assert dealing.shuffle_and_cut(sub, cut_min) == deck[cut:] + deck[:cut]
+        assert ours.getstate() == theirs.getstate() == sub.getstate()
+        deal = deal_from_rng(rules, 0, random.Random(seed))
+        theirs = random.Random(seed)
+        assert deal.deck == tuple(dealing._by_the_book(theirs, rules.cut_min))
+        assert deal.packets == theirs.choice(PACKETS)
 
 
 @pytest.mark.parametrize("preset", ["classic", "coinche"])
