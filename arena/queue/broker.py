@@ -103,6 +103,9 @@ def rating_plan(result: MatchResult, spec: TournamentSpec | None) -> RatingPlan:
     """The plan for ``result`` of the tournament ``spec`` (None: a tournament the store does not
     hold, whose results count in their tournament's own pool only)."""
     tid = result.tournament_id
+    if result.is_mixed:
+        # partners that are different bots are not one player of Bradley-Terry and the Elo
+        return RatingPlan((), result.team0, result.team1, result.score0())
     if spec is None:
         pools: tuple[str, ...] = (tournament_pool(tid),)
     else:

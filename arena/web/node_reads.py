@@ -26,6 +26,7 @@ from arena.node.rankings import BadRequest as RankingsBadRequest
 from arena.node.rankings import Rankings, UnknownPool
 from arena.queue import Broker, BrokerError
 from arena.ratings.leaderboard import Leaderboard, Method
+from arena.records import side_name
 from arena.referee.access import AccessError, Throttled
 from arena.referee.convert import result_to_proto
 from arena.referee.live import MatchState, MatchSummary
@@ -134,7 +135,7 @@ class NodeReads:
             if found is None or name not in found[0].bots:
                 continue
             for r in reversed(self.broker.results(tid)):
-                if name in (r.team0, r.team1) and r.match_id not in seen:
+                if name in r.seat_bots and r.match_id not in seen:
                     out.append(_row_of_result(r))
         return out[:max(wanted, 0)]
 
@@ -309,7 +310,8 @@ def _outcomes(record: Any) -> tuple[dict[str, Any], ...]:
 def _row_of_summary(s: MatchSummary) -> MatchRow:
     return MatchRow(
         match_id=s.match_id, tournament_id="", state=str(s.state),
-        teams=(s.players[0], s.players[1]) if len(s.players) >= 2 else ("", ""), totals=s.totals,
+        teams=(side_name(s.players[0], s.players[2]), side_name(s.players[1], s.players[3]))
+        if len(s.players) == 4 else ("", ""), totals=s.totals,
         winner=None if s.result is None else s.result.winner,
         reason="" if s.result is None else str(s.result.reason))
 
