@@ -347,7 +347,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     rulesets = [r.strip() for r in args.rulesets.split(",") if r.strip()]
     for r in rulesets:
         Ruleset.from_spec(r)
-    return demo_main(args.data_dir, args.deals or None, args.rounds, args.seed, rulesets, http=args.http)
+    return demo_main(args.data_dir, args.deals or None, args.rounds, args.seed, rulesets, http=args.http,
+                     fmt=args.format)
 
 
 def _admin(args: argparse.Namespace) -> str:
@@ -565,7 +566,10 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("demo", help="a node, the built-in bots over gRPC, a round-robin, a leaderboard")
     d.add_argument("--data-dir", default="arena-data", help="where the demo's records go")
     d.add_argument("--deals", type=int, default=0, help="deals per match (default: play to the target)")
-    d.add_argument("--rounds", type=int, default=10, help="matches per pairing, seating and ruleset")
+    d.add_argument("--rounds", type=int, default=10,
+                   help="matches per pairing, seating and ruleset (partners: rounds of one table)")
+    d.add_argument("--format", choices=["round-robin", "partners"], default="round-robin",
+                   help="partners: the four bots at one table, the partnerships rotating each round")
     d.add_argument("--seed", type=int, default=1)
     d.add_argument("--rulesets", default="classic,coinche")
     d.add_argument("--http", metavar="HOST:PORT", default="",

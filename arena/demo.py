@@ -2,7 +2,8 @@
 
 One process starts a referee node with its queue worker on the embedded
 broker (sqlite in the data directory), connects the built-in bots as real
-gRPC clients, queues a round-robin tournament per ruleset, shows a progress
+gRPC clients, queues a round-robin tournament per ruleset (or, with
+``--format partners``, the four bots at one table, partners rotating), shows a progress
 bar while the worker plays them, then prints the standings, the ratings with
 their intervals, and where the records are. Everything is the production path: the same
 tournament would run unchanged on a Redis cluster of nodes.
@@ -27,6 +28,7 @@ from arena.queue import Broker, open_broker
 from arena.ratings import pools_of
 from arena.ratings.leaderboard import Leaderboard
 from arena.tournament import Tournaments, TournamentSpec
+from arena.tournament.spec import Format
 from arena.web import web_for
 
 
@@ -64,7 +66,7 @@ def _progress(tournaments: Tournaments, ids: list[str]) -> tuple[int, int, bool]
 
 async def run_demo(
     data_dir: Path, rulesets: list[str], deals: int | None, rounds: int, seed: int, console: Console,
-    parallel: int = 8, http: str = "",
+    parallel: int = 8, http: str = "", fmt: Format = "round-robin",
 ) -> int:
     bots = demo_bots()
     broker = open_broker(None, data_dir)
@@ -89,7 +91,7 @@ async def run_demo(
             ids = []
             for ruleset in rulesets:
                 spec = TournamentSpec(
-                    tournament_id=f"{ruleset}-round-robin", format="round-robin",
+                    tournament_id=f"{ruleset}-{fmt}", format=fmt,
                     bots=tuple(bots), ruleset=Ruleset.from_spec(ruleset), deals=deals, rounds=rounds,
                     seed=f"demo/{seed}/{ruleset}",
                     unrated_reason="the demo's seed is given on its command line, so its deals are known",
@@ -98,7 +100,7 @@ async def run_demo(
                 ids.append(spec.tournament_id)
             with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                           TimeElapsedColumn(), console=console) as progress:
-                bar = progress.add_task(f"round-robin ({', '.join(rulesets)})", total=None)
+                bar = progress.add_task(f"{fmt} ({', '.join(rulesets)})", total=None)
                 while True:
                     done, total, over = await asyncio.to_thread(_progress, tournaments, ids)
                     progress.update(bar, completed=done, total=total)
@@ -163,12 +165,13 @@ def _report(
 
 def main(
     data_dir: str, deals: int | None, rounds: int, seed: int, rulesets: list[str], http: str = "",
+    fmt: Format = "round-robin",
 ) -> int:
     from arena.referee.serve import install_uvloop
 
     install_uvloop()
     path = Path(data_dir) / time.strftime("demo-%Y%m%d-%H%M%S")
-    return asyncio.run(run_demo(path, rulesets, deals, rounds, seed, Console(), http=http))
+    return asyncio.run(run_demo(path, rulesets, deals, rounds, seed, Console(), http=http, fmt=fmt))
 
 
 def ratings_table(board: Leaderboard) -> Table:

@@ -15,7 +15,7 @@ Identifiers (all deterministic, so regenerating a round gives the same jobs):
   public tells nothing of the others, and a tournament given the same seed
   deals the same decks;
 - the idempotency key of what to enqueue: ``{tid}/all`` (round-robin,
-  gauntlet), ``{tid}/round/{r}`` (Swiss, knockout), ``{tid}/batch/{b}``
+  gauntlet, partners), ``{tid}/round/{r}`` (Swiss, knockout), ``{tid}/batch/{b}``
   (sprt). Rounds and batches count from 1.
 
 Results are looked up by match id; a result listed twice counts once (the
@@ -33,9 +33,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena.engine.dealing import derive_seed
+from arena.records import SIDE_JOIN
 from arena.tournament.duplicate import DealScores, check_legs, deal_scores, pair_score, score_difference
 from arena.tournament.jobs import MatchJob, MatchResult
 from arena.tournament.pairing import circle_rounds, first_round, swiss_pairings
+from arena.tournament.partners import Table, partner_rounds
 from arena.tournament.spec import TournamentError, TournamentSpec
 from arena.tournament.sprt import SequentialTest, SprtState, run_sprt
 from arena.tournament.standings import Game, Order, Standing, compute_standings
@@ -64,13 +66,19 @@ def duplicate_legs(match_id: str) -> tuple[str, str] | None:
 
 @dataclass(frozen=True)
 class Pairing:
-    """Two bots on one board: one match, or the two legs of a duplicate pair."""
+    """Two bots on one board: one match, or the two legs of a duplicate pair.
+
+    In the partners format, two sides of two different bots each: ``a`` and
+    ``b`` are the sides' names (``"north+south"``) and ``table`` the bots at
+    seats 0..3 of the first leg.
+    """
 
     round: int
     index: int
     a: str  # team 0 of the first (or only) leg
     b: str
     jobs: tuple[MatchJob, ...]
+    table: Table | None = None
 
 
 @dataclass(frozen=True)
@@ -144,14 +152,25 @@ class Tournament:
         """Every finished pairing, in schedule order."""
         return [self._game(p, legs) for p, legs in self._progress(results).done]
 
+    def bot_games(self, results: Sequence[MatchResult]) -> list[Game]:
+        """Every finished pairing as games between bots: :meth:`games`, except that a partners
+        game counts for each bot of a side, against the opponent of the seat after its own."""
+        games = self.games(results)
+        if self.spec.format != "partners":
+            return games
+        return [g for game in games for g in _bot_games(game)]
+
     def standings(self, results: Sequence[MatchResult]) -> list[Standing]:
         """Every bot's standing, best first (see :mod:`arena.tournament.standings`)."""
         spec = self.spec
         progress = self._progress(results)
         fmt = spec.format
         order: Order = "swiss" if fmt == "swiss" else "knockout" if fmt == "knockout" else "points"
+        games = [self._game(p, legs) for p, legs in progress.done]
+        if fmt == "partners":  # each bot scores its side's result
+            games = [g for game in games for g in _bot_games(game)]
         return compute_standings(
-            spec.bots, [self._game(p, legs) for p, legs in progress.done], order=order,
+            spec.bots, games, order=order,
             duplicate=spec.duplicate, byes=[b for s in progress.stages for b in s.byes],
             bye_scores=fmt == "swiss", reached=progress.reached,
         )
@@ -175,7 +194,8 @@ class Tournament:
             return self._knockout(by_id)
         if fmt == "sprt":
             return self._sprt(by_id)
-        progress = _Progress(stages=[self._all_at_once()])
+        stage = self._partners() if fmt == "partners" else self._all_at_once()
+        progress = _Progress(stages=[stage])
         progress.finished = self._play(progress, progress.stages[0], by_id) is not None
         return progress
 
@@ -214,6 +234,16 @@ class Tournament:
             for r in range(1, spec.round_count + 1) for i, (a, b) in enumerate(ordered)
         )
         return Stage(0, f"{spec.tournament_id}/all", pairings)
+
+    def _partners(self) -> Stage:
+        """Every round's tables at once (they do not depend on results); the bots that sit a
+        round out are the stage's byes (they score nothing)."""
+        spec = self.spec
+        rounds = partner_rounds(spec.bots, spec.round_count, spec.seed)
+        pairings = tuple(self._table(r, i, table)
+                         for r, rnd in enumerate(rounds, 1) for i, table in enumerate(rnd.tables))
+        byes = tuple(b for rnd in rounds for b in rnd.sitting_out)
+        return Stage(0, f"{spec.tournament_id}/all", pairings, byes)
 
     def _swiss(self, by_id: dict[str, MatchResult]) -> _Progress:
         spec = self.spec
@@ -323,18 +353,36 @@ class Tournament:
                 return progress
 
     # ------------------------------------------------------------ jobs and games
+    def _job_fields(self, rnd: int, index: int, tags: dict[str, Any]) -> dict[str, Any]:
+        spec = self.spec
+        ruleset = dict(self._ruleset) if isinstance(self._ruleset, dict) else self._ruleset
+        return {"tournament_id": spec.tournament_id, "ruleset": ruleset,
+                "seed": derive_seed(spec.seed, f"r{rnd}-{index}"), "deals": spec.deals,
+                "target": spec.match_target, "round": rnd,
+                "tags": {"format": spec.format, "index": index, **tags}}
+
+    def _table(self, rnd: int, index: int, table: Table) -> Pairing:
+        """A partners table: one mixed match, or a duplicate pair whose second leg swaps the sides
+        (each seat's hands go to the opponent of the seat after it)."""
+        base = f"{self.spec.tournament_id}-r{rnd}-{index}"
+        n, e, s, w = table
+        jobs: tuple[MatchJob, ...]
+        if self.spec.duplicate:
+            jobs = (MatchJob.seated(f"{base}-leg0", seats=table,
+                                    **self._job_fields(rnd, index, {"pair": base, "leg": 0})),
+                    MatchJob.seated(f"{base}-leg1", seats=(e, n, w, s),
+                                    **self._job_fields(rnd, index, {"pair": base, "leg": 1})))
+        else:
+            jobs = (MatchJob.seated(base, seats=table, **self._job_fields(rnd, index, {})),)
+        return Pairing(rnd, index, jobs[0].team0, jobs[0].team1, jobs, table)
+
     def _pairing(self, rnd: int, index: int, a: str, b: str) -> Pairing:
         spec = self.spec
         base = f"{spec.tournament_id}-r{rnd}-{index}"
-        seed = derive_seed(spec.seed, f"r{rnd}-{index}")
 
         def job(match_id: str, team0: str, team1: str, tags: dict[str, Any]) -> MatchJob:
-            ruleset = dict(self._ruleset) if isinstance(self._ruleset, dict) else self._ruleset
-            return MatchJob(
-                match_id=match_id, tournament_id=spec.tournament_id, team0=team0, team1=team1,
-                ruleset=ruleset, seed=seed, deals=spec.deals, target=spec.match_target, round=rnd,
-                tags={"format": spec.format, "index": index, **tags},
-            )
+            return MatchJob(match_id=match_id, team0=team0, team1=team1,
+                            **self._job_fields(rnd, index, tags))
 
         jobs: tuple[MatchJob, ...]
         if spec.duplicate:
@@ -379,6 +427,15 @@ class Tournament:
         scores = deal_scores(result)
         self._scores[result.match_id] = (result, scores)
         return scores
+
+
+def _bot_games(game: Game) -> list[Game]:
+    """A partners game as each bot's own: the bots of a side score what their side scored, each
+    counted once against the opponent of the seat after its own in the first leg."""
+    side_a, side_b = game.a.split(SIDE_JOIN), game.b.split(SIDE_JOIN)
+    return [Game(game.round, game.index, a, b, score_a=game.score_a, points_a=game.points_a,
+                 points_b=game.points_b, difference=game.difference, legs_score_a=game.legs_score_a)
+            for a, b in zip(side_a, side_b, strict=True)]
 
 
 def _legs_score(legs: Legs) -> float:

@@ -189,7 +189,7 @@ class NodeReads:
         if len(order) <= CROSSTABLE_MAX_BOTS:
             at = {b: i for i, b in enumerate(order)}
             crosstable = [[None] * len(order) for _ in order]
-            for g in tour.games(results):
+            for g in tour.bot_games(results):
                 for x, y, s in ((g.a, g.b, g.score_a), (g.b, g.a, 1.0 - g.score_a)):
                     if x in at and y in at:
                         cell = crosstable[at[x]][at[y]]

@@ -572,7 +572,9 @@ class TournamentSpec(_message.Message):
     tournament_id: _builtins.str
     """Empty: generated. 1 to 128 letters, digits, "_", ".", ":", "@" or "-"."""
     format: _builtins.str
-    """"round-robin", "gauntlet", "swiss", "knockout" or "sprt"."""
+    """"round-robin", "gauntlet", "swiss", "knockout", "sprt" or "partners"
+    (4 or more bots at tables of four, partnerships rotating each round).
+    """
     candidate: _builtins.str
     """Gauntlet: the bot that meets the field; sprt: the first bot."""
     ruleset: _builtins.str
