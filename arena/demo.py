@@ -26,7 +26,7 @@ from arena.node.rankings import Rankings
 from arena.node.run import NodeSettings, running_node
 from arena.queue import Broker, open_broker
 from arena.ratings import pools_of
-from arena.ratings.leaderboard import Leaderboard
+from arena.ratings.leaderboard import Leaderboard, Method
 from arena.tournament import Tournaments, TournamentSpec
 from arena.tournament.spec import Format
 from arena.web import web_for
@@ -151,8 +151,11 @@ def _report(
             continue
         spec = found[0]
         pool = pools_of(tid, spec.ruleset.to_spec(), rated=spec.unrated_reason == "")[-1]
+        method: Method = "openskill" if spec.format == "partners" else "bt"  # partners are mixed sides
+        if method == "openskill":
+            broker.apply_mixed(pool)  # anything the node left unrated
         if pool in broker.pools():
-            console.print(ratings_table(rankings.leaderboard(pool, "bt", 0, 200)))
+            console.print(ratings_table(rankings.leaderboard(pool, method, 0, 200)))
     latencies.sort()
     if latencies:
         n = len(latencies)
@@ -175,9 +178,11 @@ def main(
 
 
 def ratings_table(board: Leaderboard) -> Table:
-    """A pool's Bradley-Terry ratings: each with its 95% interval, and how likely each bot is stronger
-    than the next one down (two copies of one bot overlap, near 50%)."""
-    table = Table(title=f"Ratings in {board.pool} (Bradley-Terry, mean 1500; `belote-arena rankings`)")
+    """A pool's Bradley-Terry (or openskill) ratings: each with its 95% interval, and how likely each
+    bot is stronger than the next one down (two copies of one bot overlap, near 50%)."""
+    how = ("openskill of mixed partnerships, new bots at 1500, ranked by mu - 3 sigma"
+           if board.method == "openskill" else "Bradley-Terry, mean 1500")
+    table = Table(title=f"Ratings in {board.pool} ({how}; `belote-arena rankings --method {board.method}`)")
     for col in ("#", "bot", "rating", "95% interval", "LOS next", "games"):
         table.add_column(col, justify="left" if col == "bot" else "right", no_wrap=True)
     for e in board.entries:

@@ -187,6 +187,8 @@ class Worker:
             result = MatchResult.of_record(job, record, self.node.node_id)
             current = self.running.get(job.match_id)
             written = await asyncio.to_thread(self.broker.write_result, result)
+            if result.is_mixed:
+                await self._rate_mixed(result)
             (self.metrics.results_written if written else self.metrics.results_duplicate).inc()
             await asyncio.to_thread(self.broker.ack, current.claim if current else claim)
             self.completed += 1
@@ -201,6 +203,14 @@ class Worker:
         finally:
             self.running.pop(job.match_id, None)
             self._slot_freed.set()
+
+    async def _rate_mixed(self, result: MatchResult) -> None:
+        """Rate the mixed games the result queued (openskill); one that fails here is rated by
+        the next step of any node (the next mixed result of the pool, a leaderboard read)."""
+        try:
+            await asyncio.to_thread(self.broker.rate_mixed, result)
+        except BrokerError as e:
+            log.warning("match %s: its mixed games are not rated yet: %s", result.match_id, e)
 
     async def _long_absent(self, job: MatchJob) -> list[str]:
         """The job's bots that have been connected to no live node for the absent timeout."""

@@ -27,6 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from arena.queue.broker import (
+    MIXED_BATCH,
     Broker,
     BrokerError,
     BrokerUnavailable,
@@ -37,6 +38,7 @@ from arena.queue.broker import (
 )
 from arena.ratings import PairCount, counts_from_rows
 from arena.ratings.elo import INITIAL_RATING, elo_update
+from arena.ratings.mixed import MixedGame, MixedRatings, MixedState
 from arena.ratings.online import Leg, duplicate_score, history_points
 from arena.tournament import MatchJob, MatchResult, TournamentSpec, TournamentState
 
@@ -96,6 +98,18 @@ CREATE TABLE IF NOT EXISTS rating_history (
 CREATE TABLE IF NOT EXISTS duplicate_legs (  -- a duplicate pair's first leg written, until its second
     pair TEXT PRIMARY KEY,
     leg TEXT NOT NULL                        -- arena.ratings.online.Leg.to_text()
+);
+CREATE TABLE IF NOT EXISTS mixed_queue (     -- mixed-partnership games written, not yet rated
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,     -- the order they are rated in
+    pool TEXT NOT NULL,
+    game TEXT NOT NULL                         -- arena.ratings.mixed.MixedGame.to_text()
+);
+CREATE INDEX IF NOT EXISTS mixed_queue_pool ON mixed_queue (pool, seq);
+CREATE TABLE IF NOT EXISTS mixed_ratings (   -- openskill, each bot of mixed partnerships in a pool
+    pool TEXT NOT NULL,
+    bot TEXT NOT NULL,
+    state TEXT NOT NULL,                       -- arena.ratings.mixed.MixedState.to_text()
+    PRIMARY KEY (pool, bot)
 );
 CREATE TABLE IF NOT EXISTS tournaments (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,  -- creation order
@@ -371,8 +385,11 @@ class EmbeddedBroker(Broker):
                     return True
                 db.execute("DELETE FROM duplicate_legs WHERE pair = ?", (pair,))
                 score_a = duplicate_score(Leg.from_text(row[0]), leg)
-            for pool in plan.pools:
+            for pool in plan.counted_pools:
                 self._count_game(db, pool, plan, score_a)
+            for pool in plan.mixed_pools:  # rated in order by apply_mixed
+                db.execute("INSERT INTO mixed_queue (pool, game) VALUES (?, ?)",
+                           (pool, plan.mixed_game(result.match_id, score_a).to_text()))
             return True
 
     def _count_game(self, db: sqlite3.Connection, pool: str, plan: RatingPlan, score_a: float) -> None:
@@ -439,7 +456,47 @@ class EmbeddedBroker(Broker):
 
     def pools(self) -> list[str]:
         with self._errors(), self._tx(write=False) as db:
-            return [p for (p,) in db.execute("SELECT DISTINCT pool FROM pool_ratings ORDER BY pool")]
+            return [p for (p,) in db.execute(
+                "SELECT pool FROM pool_ratings UNION SELECT pool FROM mixed_ratings ORDER BY pool")]
+
+    # mixed partnerships
+    def apply_mixed(self, pool: str) -> int:
+        """Rate the pool's queued games, in order, in transactions that also delete them."""
+        rated = 0
+        while True:
+            with self._errors(), self._tx() as db:
+                rows = db.execute("SELECT seq, game FROM mixed_queue WHERE pool = ? ORDER BY seq LIMIT ?",
+                                  (pool, MIXED_BATCH)).fetchall()
+                if not rows:
+                    return rated
+                games = [MixedGame.from_text(text) for _, text in rows]
+                bots = sorted({bot for g in games for bot in (*g.side_a, *g.side_b)})
+                marks = ",".join("?" * len(bots))
+                kept = dict(db.execute(
+                    f"SELECT bot, state FROM mixed_ratings WHERE pool = ? AND bot IN ({marks})",
+                    (pool, *bots)).fetchall())
+                ratings = MixedRatings(states={bot: MixedState.from_text(text) for bot, text in kept.items()})
+                for game in games:
+                    try:
+                        ratings.apply(game)
+                    except ValueError as e:  # a game no openskill can rate must not hold up the others
+                        log.error("pool %s: mixed game %r skipped: %s", pool, game.game_id, e)
+                db.executemany(
+                    "INSERT INTO mixed_ratings (pool, bot, state) VALUES (?, ?, ?)"
+                    " ON CONFLICT (pool, bot) DO UPDATE SET state = excluded.state",
+                    [(pool, bot, ratings.state(bot).to_text()) for bot in bots])
+                db.execute("DELETE FROM mixed_queue WHERE pool = ? AND seq <= ?", (pool, rows[-1][0]))
+                rated += len(games)
+
+    def mixed_ratings(self, pool: str) -> dict[str, MixedState]:
+        with self._errors(), self._tx(write=False) as db:
+            rows = db.execute("SELECT bot, state FROM mixed_ratings WHERE pool = ? ORDER BY bot", (pool,))
+            return {bot: MixedState.from_text(text) for bot, text in rows}
+
+    def mixed_pending(self, pool: str) -> int:
+        with self._errors(), self._tx(write=False) as db:
+            (n,) = db.execute("SELECT COUNT(*) FROM mixed_queue WHERE pool = ?", (pool,)).fetchone()
+            return int(n)
 
     def pool_ratings(self, pool: str) -> dict[str, tuple[float, int]]:
         with self._errors(), self._tx(write=False) as db:

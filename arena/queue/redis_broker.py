@@ -52,6 +52,7 @@ import redis
 import redis.exceptions
 
 from arena.queue.broker import (
+    MIXED_BATCH,
     Broker,
     BrokerDataLost,
     BrokerError,
@@ -60,7 +61,7 @@ from arena.queue.broker import (
     LeaseLost,
     stored_tournament,
 )
-from arena.queue.keys import DEFAULT_PREFIX, GAMES_FIELD, RATING_FIELD, Keys
+from arena.queue.keys import DEFAULT_PREFIX, GAMES_FIELD, MIXED_APPLIED, RATING_FIELD, Keys
 from arena.queue.redis_scripts import (
     LUA_DROP,
     LUA_ENQUEUE,
@@ -73,6 +74,7 @@ from arena.queue.redis_scripts import (
 )
 from arena.ratings import PairCount, counts_from_rows, history_points
 from arena.ratings.elo import INITIAL_RATING
+from arena.ratings.mixed import MixedGame, MixedRatings, MixedState
 from arena.tournament import MatchJob, MatchResult, TournamentSpec, TournamentState
 
 log = logging.getLogger(__name__)
@@ -340,8 +342,9 @@ class RedisBroker(Broker):
         (first, second), a_first = plan.pair
         keys = [k.result(result.match_id), k.results_index(result.tournament_id), k.pools,
                 k.leg(plan.leg[0]) if plan.leg else k.pools]
-        for pool in plan.pools:
+        for pool in plan.counted_pools:
             keys += [k.elo(pool), k.pairs(pool), k.history(pool)]
+        keys += [k.mixed_queue(pool) for pool in plan.mixed_pools]  # after the counted pools' keys
         args = [
             result.to_json(),
             result.match_id,
@@ -355,7 +358,7 @@ class RedisBroker(Broker):
             "1" if a_first else "0",
             "leg" if plan.leg else "game",
             plan.leg[1].to_text() if plan.leg else repr(plan.score_a),
-            *plan.pools,
+            *plan.counted_pools,
         ]
         with self._errors():
             return bool(self._write_result(keys=keys, args=args))
@@ -407,6 +410,52 @@ class RedisBroker(Broker):
                 wins, draws, losses = (int(n) for n in value.split())
                 rows.append((a, b, wins, draws, losses))
         return counts_from_rows(rows)
+
+    # mixed partnerships
+    def apply_mixed(self, pool: str) -> int:
+        """Rate the pool's queued games: read the queue's head and the ratings it touches under
+        WATCH of the rating hash, then in one MULTI write the new ratings and trim those games.
+        Every applier writes that hash, so of two appliers reading the same head one commits and
+        the other retries on what is left; writers appending to the queue do not disturb them."""
+        k = self.keys
+        rated = 0
+        with self._errors(), self._redis.pipeline(transaction=True) as pipe:
+            while True:
+                try:
+                    pipe.watch(k.mixed(pool))  # type: ignore[no-untyped-call]
+                    head = cast("list[str]", pipe.lrange(k.mixed_queue(pool), 0, MIXED_BATCH - 1))
+                    if not head:
+                        pipe.unwatch()
+                        return rated
+                    games = [MixedGame.from_text(text) for text in head]
+                    bots = sorted({bot for g in games for bot in (*g.side_a, *g.side_b)})
+                    kept = cast("list[str | None]", pipe.hmget(k.mixed(pool), bots))
+                    ratings = MixedRatings(states={bot: MixedState.from_text(text)
+                                                   for bot, text in zip(bots, kept, strict=True) if text})
+                    for game in games:
+                        try:
+                            ratings.apply(game)
+                        except ValueError as e:  # a game no openskill can rate must not hold up the others
+                            log.error("pool %s: mixed game %r skipped: %s", pool, game.game_id, e)
+                    pipe.multi()
+                    pipe.hset(k.mixed(pool), mapping={bot: ratings.state(bot).to_text() for bot in bots})
+                    pipe.hincrby(k.mixed(pool), MIXED_APPLIED, len(games))
+                    pipe.ltrim(k.mixed_queue(pool), len(games), -1)
+                    pipe.sadd(k.pools, pool)
+                    pipe.execute()
+                    rated += len(games)
+                except redis.exceptions.WatchError:
+                    continue  # another node rated them first: go on from what it left
+
+    def mixed_ratings(self, pool: str) -> dict[str, MixedState]:
+        with self._errors():
+            fields = cast("dict[str, str]", self._redis.hgetall(self.keys.mixed(pool)))
+        return {bot: MixedState.from_text(text)
+                for bot, text in sorted(fields.items()) if bot != MIXED_APPLIED}
+
+    def mixed_pending(self, pool: str) -> int:
+        with self._errors():
+            return int(self._redis.llen(self.keys.mixed_queue(pool)))
 
     def rating_history(self, pool: str, bot: str) -> list[tuple[int, float]]:
         with self._errors():

@@ -188,6 +188,13 @@ for i = 1, #ARGV - 12 do
   end
   rate(elo, hist, a, ra)
 end
+
+-- mixed partnerships: the keys after the pools' are their to-rate queues (openskill rates
+-- them in order outside this script: RedisBroker.apply_mixed)
+local game = string.format('%s %s %s %s', ARGV[2], a, b, tostring(score))
+for j = 5 + 3 * (#ARGV - 12), #KEYS do
+  redis.call('RPUSH', KEYS[j], game)
+end
 return 1
 """
 

@@ -58,6 +58,9 @@ def test_a_partners_tournament_plays_through_the_queue(store: Store, tmp_path: P
     played = {b: s.played for b, s in table.items()}
     assert sum(played.values()) == 3 * 4  # four bots a game
     assert all(s.played + s.byes == 3 for s in table.values())
-    assert broker.pools() == []  # mixed games move no Bradley-Terry pool
+    pool = f"tournament:{spec.tournament_id}"
+    assert broker.pair_counts(pool) == {} and broker.pool_ratings(pool) == {}  # no Bradley-Terry count
+    assert broker.mixed_pending(pool) == 0  # the node rated its games with openskill at once
+    assert {b: s.games for b, s in broker.mixed_ratings(pool).items()} == played
 
 

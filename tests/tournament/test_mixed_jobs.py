@@ -29,11 +29,13 @@ def test_a_side_name_joins_two_bots_and_keeps_one() -> None:
     assert side_name("a", "b") == "a+b"
 
 
-def test_a_mixed_result_moves_no_bradley_terry_or_elo_pool() -> None:
+def test_a_mixed_result_moves_no_bradley_terry_or_elo_pool_but_queues_for_openskill() -> None:
     job = MatchJob.seated("m1", "t1", ("a", "b", "c", "d"), ruleset="classic", seed="s")
     record = MatchRecord(match_id="m1", ruleset="classic", seed="s", players=job.seat_bots, deals=(), bots=(),
                          time_control=TimeControl(), latencies_us=(), strikes=(),
                          result=MatchEnd((501, 80), 0, ResultReason.FINISHED))
     result = MatchResult.of_record(job, record)
     assert result.is_mixed and result.seat_bots == ("a", "b", "c", "d")
-    assert rating_plan(result, None).pools == ()
+    plan = rating_plan(result, None)
+    assert plan.mixed and plan.counted_pools == () and plan.mixed_pools == ("tournament:t1",)
+    assert plan.mixed_game("m1", 1.0).to_text() == "m1 a+c b+d 1.0"

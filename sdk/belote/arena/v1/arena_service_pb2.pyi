@@ -1068,7 +1068,9 @@ class GetLeaderboardRequest(_message.Message):
     with the most games.
     """
     method: _builtins.str
-    """"bt" (the default: Bradley-Terry with intervals) or "elo" (online)."""
+    """"bt" (the default: Bradley-Terry with intervals), "elo" (online) or
+    "openskill" (each bot of the pool's mixed partnerships: docs/ratings.md).
+    """
     offset: _builtins.int
     """The rank to start after (0: from the top) and how many bots (0: 50; at
     most 200).
