@@ -75,11 +75,11 @@ async def run_demo(
     started = time.perf_counter()
     tasks: list[asyncio.Task[None]] = []
     try:
-        async with running_node(broker, settings, stop) as running, contextlib.AsyncExitStack() as stack:
+        async with running_node(broker, settings, stop) as running:
             node, tournaments = running.node, running.tournaments
             console.print(f"referee node {node.node_id} on {running.address}, "
                           f"embedded queue and records in {data_dir}")
-            site = await stack.enter_async_context(web_for(running, http)) if http else None
+            site = await running.until_drained.enter_async_context(web_for(running, http)) if http else None
             if site is not None:
                 console.print(f"web pages on {site.url}/ (the JSON API under {site.url}/api/v1/)")
             for name, bot in bots.items():

@@ -475,8 +475,13 @@ class ClusterRun:
     slots_busy: float
     #: mean size of a result as written (JSON), bytes
     result_bytes: int
-    #: one end-of-tournament advance in the bench process: read every result and check the tournament
+    #: one end-of-tournament advance in the bench process, as it was: read every result and check the
+    #: tournament
     advance_ms: float
+    #: the same from the result summaries: a process that has read none (every summary read once), then
+    #: the next read of its progress (only the summaries written since: none), schedule rebuilt each time
+    advance_cold_ms: float = 0.0
+    advance_warm_ms: float = 0.0
     #: each node's CPU per second of wall time with nothing to play (polls, heartbeats), before the runs
     idle_cpu_share: list[float] = field(default_factory=list)
 
@@ -673,12 +678,18 @@ class Cluster:
                 own += redis1 - redis0
             other = round(max(0.0, (busy1 - busy0 - own) / elapsed), 2)
 
-        a0 = time.perf_counter()  # what advancing the tournament does with the results, but the writes
+        a0 = time.perf_counter()  # what advancing the tournament did with the results, but the writes
         results = broker.results(tid)
         tour = Tournament(spec)
         tour.is_finished(results)
         tour.jobs_for(results)
         advance_ms = (time.perf_counter() - a0) * 1e3
+        a1 = time.perf_counter()  # what it does now: the summaries, all of them in a process new to them
+        readers = Tournaments(broker)
+        readers.progress(tid)
+        a2 = time.perf_counter()
+        readers.progress(tid)  # then only those written since (none), the schedule rebuilt in memory
+        advance_cold_ms, advance_warm_ms = (a2 - a1) * 1e3, (time.perf_counter() - a2) * 1e3
 
         live = broker.live_nodes()  # node id -> address
         by_address = {addr: nid for nid, addr in live.items()}
@@ -721,7 +732,8 @@ class Cluster:
             fallbacks=fallbacks,
             slots_busy=round(busy_us / 1e6 / (len(procs) * self.args.capacity * elapsed), 3),
             result_bytes=round(sum(len(r.to_json()) for r in results) / max(1, len(results))),
-            advance_ms=round(advance_ms, 2),
+            advance_ms=round(advance_ms, 2), advance_cold_ms=round(advance_cold_ms, 2),
+            advance_warm_ms=round(advance_warm_ms, 2),
         )
 
     def idle(self, seconds: float = 1.0) -> list[float]:
@@ -794,6 +806,9 @@ class Results:
     queue_cpu_share_of_match_cost: float | None
     #: reading a tournament's results and checking it, per result (the bench process, best run's tournament)
     advance_us_per_result: float | None
+    #: the same from the summaries, read all at once (a process that starts), and read from the cursor
+    advance_cold_us_per_result: float | None
+    advance_warm_us_per_result: float | None
     notes: list[str]
 
 
@@ -871,9 +886,12 @@ def build(args: argparse.Namespace) -> Results:
     if single is not None and cpu_match and cpu_match == cpu_match:
         cpu_share = round((single.client_cpu_us_per_job + (single.server_cpu_us_per_job or 0.0)) / 1e3
                           / cpu_match, 4)
-    advance = None
+    advance = cold = warm = None
     if one is not None and one.matches:
-        advance = round(min(r.advance_ms / max(1, r.matches) for r in [*one_runs, *two_runs]) * 1e3, 1)
+        runs = [*one_runs, *two_runs]
+        advance = round(min(r.advance_ms / max(1, r.matches) for r in runs) * 1e3, 1)
+        cold = round(min(r.advance_cold_ms / max(1, r.matches) for r in runs) * 1e3, 1)
+        warm = round(min(r.advance_warm_ms / max(1, r.matches) for r in runs) * 1e3, 1)
     if cpus <= 2 and two is not None:
         notes.append(f"this machine has {cpus} CPUs: the two nodes, the two bots and the broker share them, "
                      "so the measured two-node rate is not what two machines give (see the projection)")
@@ -894,7 +912,8 @@ def build(args: argparse.Namespace) -> Results:
         projected_two_node_speedup=proj[2] if proj else None,
         queue_ms_per_job=single.ms_per_job if single else None, node_cpu_ms_per_match=cpu_match,
         queue_share_of_match_cost=share, queue_cpu_share_of_match_cost=cpu_share,
-        advance_us_per_result=advance, notes=notes,
+        advance_us_per_result=advance, advance_cold_us_per_result=cold, advance_warm_us_per_result=warm,
+        notes=notes,
     )
 
 
@@ -943,11 +962,13 @@ def report(res: Results) -> None:
         print(f"{'':<8}runs: {', '.join(f'{r.matches_per_s:.2f}' for r in runs)} matches/s")
     if res.advance_us_per_result is not None:
         per = res.advance_us_per_result
-        print(f"advancing a tournament after each match reads all its results so far: "
-              f"{per:.0f} us a result here, so {per:.0f} ms per match at 1,000 results and about "
-              f"{per * (res.matches - 1) / 2 / 1e3:.1f} ms per match on average over "
-              f"a {res.matches}-match tournament ({'in' if res.jobs == 'round-robin' else 'not in'} "
-              f"the node CPU above)")
+        print(f"advancing a tournament by reading all its results (as it was): {per:.0f} us a result here, "
+              f"so {per:.0f} ms per advance at 1,000 results")
+    if res.advance_cold_us_per_result is not None and res.advance_warm_us_per_result is not None:
+        cold, warm = res.advance_cold_us_per_result, res.advance_warm_us_per_result
+        print(f"from the result summaries: {cold:.0f} us a result for a process that reads them all "
+              f"(once, at its first advance), then {warm:.0f} us a result for each later advance "
+              f"(only the summaries written since are read; the schedule is rebuilt in memory)")
     for note in res.notes:
         print(f"note: {note}")
     if res.measured_two_node_speedup is not None:

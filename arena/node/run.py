@@ -100,6 +100,9 @@ class RunningNode:
     port: int
     #: the leaderboards of the broker's pools, shared by the gRPC API and the web pages
     rankings: Rankings
+    #: what must outlive the drain (the web pages: live views and /metrics while matches finish);
+    #: closed once the running matches are done, before the gRPC server stops
+    until_drained: contextlib.AsyncExitStack = field(default_factory=contextlib.AsyncExitStack)
 
 
 async def _heartbeat(node: Node, broker: Broker, address: str, every: float) -> None:
@@ -132,6 +135,11 @@ async def running_node(
                            node_id=config.node_id, access=config.access, secret=secret,
                            limits=config.limits),
                 registry=registry, store=store)
+    try:  # results of an older version: summarized once, so the bots' recent matches list them
+        await asyncio.to_thread(broker.complete_summaries)
+    except BrokerError as e:
+        log.warning("could not summarize the results stored without a summary: %s", e,
+                    extra={"event": "summaries_incomplete"})
     tournaments = Tournaments(broker)
     rankings = Rankings(broker)
     node.metrics.samplers.append(lambda: _sample_ratings(node, rankings))
@@ -148,13 +156,18 @@ async def running_node(
     fields = {"event": "node_start", "node": node.node_id, "address": address}
     log.info("node %s serving on %s (advertised %s, %s), %d match slots", node.node_id, config.listen,
              address, "TLS" if credentials else "plaintext", config.capacity, extra=fields)
+    running = RunningNode(node, worker, tournaments, address, port, rankings)
     try:
-        yield RunningNode(node, worker, tournaments, address, port, rankings)
+        yield running
     finally:
         await node.begin_drain()  # health says NOT_SERVING while the matches drain
         stop.set()
         with contextlib.suppress(Exception):
             await worker_task  # drains: each running match finishes or is released
+        try:
+            await running.until_drained.aclose()
+        except Exception:
+            log.exception("node %s: stopping what ran beside it failed", node.node_id)
         beat.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await beat
@@ -192,9 +205,10 @@ async def serve_forever(broker: Broker, config: NodeSettings, beside: Beside | N
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
-    async with running_node(broker, config, stop) as running, contextlib.AsyncExitStack() as stack:
+    async with running_node(broker, config, stop) as running:
         if beside is not None:
-            await stack.enter_async_context(beside(running))
+            # it stops after the drain, so pages, live views and /metrics watch the last matches end
+            await running.until_drained.enter_async_context(beside(running))
         tls = " with TLS" if config.tls_cert is not None else ""
         print(f"belote-arena node {running.node.node_id} listening on port {running.port}{tls} "
               f"(bots connect to {running.address})", flush=True)

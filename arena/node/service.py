@@ -27,8 +27,10 @@ from arena.engine.rules import spec_from_text
 from arena.node.rankings import BadRequest, Rankings, UnknownPool
 from arena.queue import Broker, BrokerError
 from arena.ratings.leaderboard import Leaderboard
-from arena.referee.arena_service import ArenaServicer, summary_to_proto
+from arena.records import ResultReason
+from arena.referee.arena_service import RECENT_MATCHES, ArenaServicer, summary_to_proto
 from arena.referee.edge import EDGE_ERRORS, Context, abort
+from arena.referee.live import MatchState, MatchSummary
 from arena.referee.node import FailedPrecondition, InvalidArgument, Node, NotFound
 from arena.tournament import (
     Progress,
@@ -39,6 +41,7 @@ from arena.tournament import (
     TournamentSpec,
     UnknownTournament,
 )
+from arena.tournament.summary import ResultSummary
 from arena.tournament.tournament import duplicate_legs
 
 _T = TypeVar("_T")
@@ -87,6 +90,12 @@ class ClusterArenaServicer(ArenaServicer):
     async def GetBot(self, request: apb.GetBotRequest, context: Context) -> apb.GetBotResponse:
         await self.reader(context)
         reply = await self.bot_reply(request.name, context)
+        if len(reply.recent_matches) < RECENT_MATCHES:  # then the newest in the queue, in one read
+            seen = {m.match_id for m in reply.recent_matches}
+            stored = await self._queue(context, self.broker.bot_matches, request.name, RECENT_MATCHES)
+            reply.recent_matches.extend(
+                summary_to_proto(stored_summary(s)) for s in stored if s.match_id not in seen)
+            del reply.recent_matches[RECENT_MATCHES:]
         ratings = await self._queue(context, self.rankings.bot, request.name)
         reply.ratings.extend(apb.BotRating(pool=r.pool, rating=r.rating, low=r.low, high=r.high, rank=r.rank,
                                            elo=r.elo, games=r.games) for r in ratings)
@@ -243,6 +252,16 @@ class ClusterArenaServicer(ArenaServicer):
         await self._queue(context, self.tournaments.progress, request.tournament_id)  # unknown: NOT_FOUND
         await self._queue(context, self.tournaments.advance, request.tournament_id)
         return apb.ResumeTournamentResponse(tournament=await self._status(context, request.tournament_id))
+
+
+def stored_summary(s: ResultSummary) -> MatchSummary:
+    """A match of the queue's as the node shows its own; a duplicate leg's seed left out (its pair's
+    other leg may still be in play: GetMatch shows it once both are over)."""
+    return MatchSummary(
+        match_id=s.match_id,
+        state=MatchState.ABORTED if s.reason is ResultReason.ABORTED else MatchState.FINISHED,
+        players=s.seat_bots, ruleset=s.ruleset, totals=s.totals,
+        deals_played=s.deals_played, seed="" if duplicate_legs(s.match_id) else s.seed, result=s.end)
 
 
 def status_to_proto(progress: Progress, present: set[str]) -> apb.TournamentStatus:

@@ -13,6 +13,15 @@ The ratings a result updates, in that same step, are per pool (see
 draws and losses per pair of bots) and each bot's rating history. A duplicate
 pair counts as one game, when its second leg is written (:class:`RatingPlan`).
 
+With the result, in the same step, the store keeps its
+:class:`~arena.tournament.summary.ResultSummary` twice: at the end of its
+tournament's log of summaries (``summaries``: a tournament advances and shows
+its standings from them, reading only those it has not seen yet, never the
+records) and at the head of each of its bots' lists of recent matches
+(``bot_matches``: the newest :data:`BOT_MATCHES_KEPT` of each bot; a mixed
+result goes to each of its up to four distinct bots, once a bot). A result
+written twice is summarized once.
+
 A game of mixed partnerships (a side of two different bots) is rated with
 openskill instead, which is sequential: each game in order, from the ratings
 the one before left. It cannot run inside the atomic write (a Lua script), so
@@ -42,13 +51,16 @@ from arena.ratings.mixed import MixedGame, MixedState, team_of
 from arena.ratings.online import HISTORY_EVERY, HISTORY_MAX, Leg
 from arena.records import ResultReason
 from arena.tournament import MatchJob, MatchResult, TournamentError, TournamentSpec, TournamentState
+from arena.tournament.summary import ResultSummary
 from arena.tournament.tournament import duplicate_legs
 
 #: the most queued mixed games one rating step reads at once (a step repeats until none is left)
 MIXED_BATCH = 200
+#: the newest results kept in each bot's list of recent matches (older ones are trimmed as new come)
+BOT_MATCHES_KEPT = 200
 
-__all__ = ["MIXED_BATCH", "Broker", "BrokerDataLost", "BrokerError", "BrokerUnavailable", "Claim",
-           "LeaseLost", "RatingPlan", "rating_plan", "stored_tournament"]
+__all__ = ["BOT_MATCHES_KEPT", "MIXED_BATCH", "Broker", "BrokerDataLost", "BrokerError", "BrokerUnavailable",
+           "Claim", "LeaseLost", "RatingPlan", "rating_plan", "stored_tournament", "summary_of"]
 
 
 class BrokerError(Exception):
@@ -151,6 +163,12 @@ def rating_plan(result: MatchResult, spec: TournamentSpec | None) -> RatingPlan:
                       (pair, Leg(t1, t0, 1.0 - result.score0(), forfeit)), mixed=mixed)
 
 
+def summary_of(result: MatchResult, spec: TournamentSpec | None) -> ResultSummary:
+    """What the store keeps of ``result`` beside it; a duplicate leg's deal difference with it."""
+    return ResultSummary.of_result(
+        result, deals=spec is not None and spec.duplicate and duplicate_legs(result.match_id) is not None)
+
+
 class Broker(abc.ABC):
     """The contract both backends keep; tests/queue runs one suite against both."""
 
@@ -170,7 +188,15 @@ class Broker(abc.ABC):
 
     def _rating_plan(self, result: MatchResult) -> RatingPlan:
         """The result's plan, its tournament's spec read from the store once per process."""
-        tid = result.tournament_id
+        return rating_plan(result, self._spec(result.tournament_id))
+
+    def _write_plan(self, result: MatchResult) -> tuple[RatingPlan, ResultSummary]:
+        """What writing ``result`` does: its rating plan and the summary kept beside it."""
+        spec = self._spec(result.tournament_id)
+        return rating_plan(result, spec), summary_of(result, spec)
+
+    def _spec(self, tid: str) -> TournamentSpec | None:
+        """The tournament's spec, read from the store once per process (None: not stored)."""
         with self._specs_lock:
             spec = self._specs.get(tid)
         if spec is None:
@@ -181,7 +207,7 @@ class Broker(abc.ABC):
                     if len(self._specs) >= 4096:
                         self._specs.clear()
                     self._specs[tid] = spec
-        return rating_plan(result, spec)
+        return spec
 
     # jobs
     @abc.abstractmethod
@@ -216,6 +242,26 @@ class Broker(abc.ABC):
 
     @abc.abstractmethod
     def results(self, tournament_id: str) -> list[MatchResult]: ...
+
+    @abc.abstractmethod
+    def summaries(self, tournament_id: str, start: int = 0) -> list[ResultSummary]:
+        """The tournament's result summaries in the order written, from the ``start``-th on (0 is
+        the first): a reader that kept the first ``start`` reads only the new ones, in one read.
+
+        Results written by an older version, which kept no summaries, are summarized the first
+        time they are missed (each backend says how)."""
+
+    @abc.abstractmethod
+    def bot_matches(self, bot: str, limit: int) -> list[ResultSummary]:
+        """The bot's newest ``limit`` results (at most :data:`BOT_MATCHES_KEPT`), newest first, in
+        one read whatever the number of its tournaments."""
+
+    def complete_summaries(self) -> int:
+        """Summarize every stored result that has no summary yet (results of an older version);
+        how many tournaments had some. A node calls it once as it starts, so that the bots'
+        recent matches list those results too; a tournament's own summaries are completed
+        anyway the first time they are read. The embedded backend does it when it opens a file."""
+        return 0
 
     @abc.abstractmethod
     def result_counts(self, ids: Sequence[str]) -> dict[str, int]:

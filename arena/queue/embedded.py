@@ -7,7 +7,20 @@ operation is one transaction (BEGIN IMMEDIATE for writes), so a result and its
 rating updates (each pool's Elo, pair counts and history, a duplicate pair's
 first leg kept for its second) are written together or not at all, and a file
 survives a restart: results, ratings, tournaments and unfinished jobs are all
-still there.
+still there. The same transaction keeps the result's summary in its
+tournament's log (``summaries``, numbered 0, 1, ... in the order written) and
+in each of its bots' recent matches (``bot_matches``: each distinct bot of its
+seats, up to four for a mixed match; trimmed to
+:data:`~arena.queue.broker.BOT_MATCHES_KEPT` a bot), and appends a game of
+mixed partnerships to its pools' to-rate queue (``mixed_queue``, rated later by
+``apply_mixed``).
+
+A file of an older version (``PRAGMA user_version`` below :data:`SCHEMA_VERSION`)
+kept no summaries: opening it summarizes its results once, from their records,
+in one transaction, then marks the file (see :meth:`EmbeddedBroker._migrate`).
+Either older version's file qualifies: one from before the summaries, and one
+from before the summaries that already holds mixed matches (its ``mixed_queue``
+and ``mixed_ratings`` are kept as they are; their summaries name all four seats).
 
 One connection is shared under a lock, so one ``EmbeddedBroker`` is safe to use
 from several threads (an asyncio node calls it through ``asyncio.to_thread``).
@@ -27,6 +40,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from arena.queue.broker import (
+    BOT_MATCHES_KEPT,
     MIXED_BATCH,
     Broker,
     BrokerError,
@@ -35,12 +49,14 @@ from arena.queue.broker import (
     LeaseLost,
     RatingPlan,
     stored_tournament,
+    summary_of,
 )
 from arena.ratings import PairCount, counts_from_rows
 from arena.ratings.elo import INITIAL_RATING, elo_update
 from arena.ratings.mixed import MixedGame, MixedRatings, MixedState
 from arena.ratings.online import Leg, duplicate_score, history_points
-from arena.tournament import MatchJob, MatchResult, TournamentSpec, TournamentState
+from arena.tournament import MatchJob, MatchResult, TournamentError, TournamentSpec, TournamentState
+from arena.tournament.summary import ResultSummary
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +88,20 @@ CREATE TABLE IF NOT EXISTS results (
     written_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS results_by_tournament ON results (tournament_id, match_id);
+CREATE TABLE IF NOT EXISTS summaries (     -- each result's summary, written with it
+    tournament_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,                  -- 0, 1, ... in the order written within the tournament
+    match_id TEXT NOT NULL UNIQUE,
+    body TEXT NOT NULL,                    -- arena.tournament.summary.ResultSummary's JSON
+    PRIMARY KEY (tournament_id, seq)
+);
+CREATE TABLE IF NOT EXISTS bot_matches (   -- each bot's newest results' summaries, BOT_MATCHES_KEPT a bot
+    id INTEGER PRIMARY KEY AUTOINCREMENT,  -- the order written
+    bot TEXT NOT NULL,
+    match_id TEXT NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS bot_matches_by_bot ON bot_matches (bot, id);
 CREATE TABLE IF NOT EXISTS pool_ratings (  -- the online Elo of each bot in each pool
     pool TEXT NOT NULL,
     bot TEXT NOT NULL,
@@ -145,6 +175,10 @@ CREATE TABLE IF NOT EXISTS invites (
 """
 
 
+#: ``PRAGMA user_version`` of a file whose results all have their summaries (0: an older file)
+SCHEMA_VERSION = 1
+
+
 class EmbeddedBroker(Broker):
     """The Broker on sqlite: a file at ``path`` (kept across restarts), or memory if None."""
 
@@ -172,8 +206,39 @@ class EmbeddedBroker(Broker):
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("PRAGMA synchronous=FULL")
             self._db.executescript(_SCHEMA)
+            self._migrate()
         except sqlite3.Error as e:
             raise BrokerUnavailable(f"cannot open the queue database {where}: {e}") from e
+
+    def _migrate(self) -> None:
+        """Bring a file of an older version up to :data:`SCHEMA_VERSION`: summarize, once, the
+        results it holds without a summary (in the order written), then mark the file. One
+        transaction: a crash leaves the file as it was, and the next open does it again."""
+        if self._db.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
+            return
+        with self._tx() as db:
+            if db.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
+                return  # another process did it meanwhile
+            rows = db.execute(
+                "SELECT r.body FROM results r WHERE NOT EXISTS"
+                " (SELECT 1 FROM summaries s WHERE s.match_id = r.match_id) ORDER BY r.written_at, r.match_id"
+            ).fetchall()
+            specs: dict[str, TournamentSpec | None] = {}
+            for (body,) in rows:
+                try:
+                    result = MatchResult.from_json(body)
+                except (ValueError, TypeError, KeyError) as e:
+                    log.error("a stored result is unreadable, left without a summary: %s", e)
+                    continue
+                tid = result.tournament_id
+                if tid not in specs:
+                    found = db.execute("SELECT spec, state FROM tournaments WHERE id = ?", (tid,)).fetchone()
+                    specs[tid] = None if found is None else stored_tournament(tid, found[0], found[1])[0]
+                self._keep_summary(db, summary_of(result, specs[tid]))
+            if rows:
+                log.info("%d results of an older version summarized", len(rows),
+                         extra={"event": "summaries_added"})
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def __repr__(self) -> str:
         return f"EmbeddedBroker({str(self.path) if self.path else ':memory:'!r})"
@@ -367,7 +432,7 @@ class EmbeddedBroker(Broker):
 
     # results and ratings
     def write_result(self, result: MatchResult) -> bool:
-        plan = self._rating_plan(result)
+        plan, summary = self._write_plan(result)
         with self._errors(), self._tx() as db:
             cur = db.execute(
                 "INSERT OR IGNORE INTO results (match_id, tournament_id, body, written_at)"
@@ -376,6 +441,7 @@ class EmbeddedBroker(Broker):
             )
             if cur.rowcount == 0:
                 return False
+            self._keep_summary(db, summary)
             score_a = plan.score_a
             if plan.leg is not None:
                 pair, leg = plan.leg
@@ -391,6 +457,20 @@ class EmbeddedBroker(Broker):
                 db.execute("INSERT INTO mixed_queue (pool, game) VALUES (?, ?)",
                            (pool, plan.mixed_game(result.match_id, score_a).to_text()))
             return True
+
+    @staticmethod
+    def _keep_summary(db: sqlite3.Connection, summary: ResultSummary) -> None:
+        """The summary at the end of its tournament's log and at the head of its bots' recent matches."""
+        body = summary.to_json()
+        (seq,) = db.execute("SELECT COALESCE(MAX(seq) + 1, 0) FROM summaries WHERE tournament_id = ?",
+                            (summary.tournament_id,)).fetchone()
+        db.execute("INSERT INTO summaries (tournament_id, seq, match_id, body) VALUES (?, ?, ?, ?)",
+                   (summary.tournament_id, seq, summary.match_id, body))
+        for bot in dict.fromkeys(summary.seat_bots):  # a mixed result: each of its (up to 4) bots, once
+            db.execute("INSERT INTO bot_matches (bot, match_id, body) VALUES (?, ?, ?)",
+                       (bot, summary.match_id, body))
+            db.execute("DELETE FROM bot_matches WHERE bot = ? AND id <= (SELECT id FROM bot_matches"
+                       " WHERE bot = ? ORDER BY id DESC LIMIT 1 OFFSET ?)", (bot, bot, BOT_MATCHES_KEPT))
 
     def _count_game(self, db: sqlite3.Connection, pool: str, plan: RatingPlan, score_a: float) -> None:
         """One game in ``pool``: the Elo, the pair counts and the history points."""
@@ -442,6 +522,29 @@ class EmbeddedBroker(Broker):
                 "SELECT body FROM results WHERE tournament_id = ? ORDER BY match_id", (tournament_id,)
             ).fetchall()
         return [MatchResult.from_json(body) for (body,) in rows]
+
+    def summaries(self, tournament_id: str, start: int = 0) -> list[ResultSummary]:
+        if start < 0:
+            raise ValueError(f"start must be 0 or more, not {start}")
+        with self._errors(), self._tx(write=False) as db:
+            rows = db.execute("SELECT body FROM summaries WHERE tournament_id = ? AND seq >= ? ORDER BY seq",
+                              (tournament_id, start)).fetchall()
+        return [ResultSummary.from_json(body) for (body,) in rows]
+
+    def bot_matches(self, bot: str, limit: int) -> list[ResultSummary]:
+        limit = min(limit, BOT_MATCHES_KEPT)
+        if limit <= 0:
+            return []
+        with self._errors(), self._tx(write=False) as db:
+            rows = db.execute("SELECT body FROM bot_matches WHERE bot = ? ORDER BY id DESC LIMIT ?",
+                              (bot, limit)).fetchall()
+        out = []
+        for (body,) in rows:
+            try:
+                out.append(ResultSummary.from_json(body))
+            except TournamentError as e:
+                log.error("a recent match of bot %r is unreadable: %s", bot[:80], e)
+        return out
 
     def result_counts(self, ids: Sequence[str]) -> dict[str, int]:
         wanted = list(dict.fromkeys(ids))

@@ -7,6 +7,10 @@ With the default prefix ``belote-arena`` the keys are::
     belote-arena:pending:<tournament>   jobs enqueued and not yet acked, per tournament
     belote-arena:result:<match>         one match's result JSON (written once)
     belote-arena:results:<tournament>   set of the tournament's match ids with a result
+    belote-arena:summaries:<tournament> list of the tournament's result summaries (JSON), in the order
+                                        written (what it advances from; written with the result)
+    belote-arena:botmatches:<bot>       list of the bot's newest result summaries (JSON), newest first,
+                                        trimmed to BOT_MATCHES_KEPT (written with the result)
     belote-arena:pools                  set of the rating pools with a game counted
     belote-arena:elo:<pool>             hash: ``rating:<bot>`` and ``games:<bot>``, the pool's online Elo
     belote-arena:pairs:<pool>           hash: JSON ``["a","b"]`` (a < b) -> ``"wins draws losses"`` of a
@@ -88,6 +92,12 @@ class Keys:
 
     def results_index(self, tournament_id: str) -> str:
         return self._key("results", tournament_id)
+
+    def summaries(self, tournament_id: str) -> str:
+        return self._key("summaries", tournament_id)
+
+    def bot_matches(self, bot: str) -> str:
+        return self._key("botmatches", bot)
 
     @property
     def pools(self) -> str:

@@ -26,7 +26,18 @@ number is that plus the consumer group's own delivery counter.
   from the tournament's spec, which never changes). A duplicate pair's first
   leg written is kept under ``leg:<pair>``; the second finds it, counts the
   pair's one game and deletes it, in the same script, so two nodes writing
-  the two legs at once count the pair once.
+  the two legs at once count the pair once. The same script appends the
+  result's summary to its tournament's log and pushes it on its bots' lists
+  of recent matches (each distinct bot of its four seats once), and appends a
+  game of mixed partnerships to its pools' to-rate queues instead of counting
+  it (:mod:`arena.queue.broker`): one script call a result.
+- ``apply_mixed``: rates a pool's queued mixed games under WATCH of its rating
+  hash, then writes the ratings and trims the queue in one MULTI.
+- ``summaries``: LRANGE of the log from the reader's cursor, with the log's
+  length and the results index's size in the same round trip. A tournament
+  with more results than summaries has results written by an older version,
+  which kept none: they are summarized from their records once (per process),
+  appended by a script that checks the log did not move meanwhile.
 
 Leases are idle times measured by Redis's own clock, so the nodes' clocks do not
 matter; but the reclaiming node's ``lease_s`` is what counts, so every node
@@ -52,6 +63,7 @@ import redis
 import redis.exceptions
 
 from arena.queue.broker import (
+    BOT_MATCHES_KEPT,
     MIXED_BATCH,
     Broker,
     BrokerDataLost,
@@ -60,9 +72,11 @@ from arena.queue.broker import (
     Claim,
     LeaseLost,
     stored_tournament,
+    summary_of,
 )
 from arena.queue.keys import DEFAULT_PREFIX, GAMES_FIELD, MIXED_APPLIED, RATING_FIELD, Keys
 from arena.queue.redis_scripts import (
+    LUA_ADD_SUMMARIES,
     LUA_DROP,
     LUA_ENQUEUE,
     LUA_PUT_TOURNAMENT,
@@ -75,7 +89,8 @@ from arena.queue.redis_scripts import (
 from arena.ratings import PairCount, counts_from_rows, history_points
 from arena.ratings.elo import INITIAL_RATING
 from arena.ratings.mixed import MixedGame, MixedRatings, MixedState
-from arena.tournament import MatchJob, MatchResult, TournamentSpec, TournamentState
+from arena.tournament import MatchJob, MatchResult, TournamentError, TournamentSpec, TournamentState
+from arena.tournament.summary import ResultSummary
 
 log = logging.getLogger(__name__)
 
@@ -142,6 +157,10 @@ class RedisBroker(Broker):
         self._write_result = r.register_script(LUA_WRITE_RESULT)
         self._put_tournament = r.register_script(LUA_PUT_TOURNAMENT)
         self._set_state = r.register_script(LUA_SET_STATE)
+        self._add_summaries = r.register_script(LUA_ADD_SUMMARIES)
+        # per tournament, its results count when this process last completed its summaries from
+        # them (tried again only once more results are written: a node of an older version writes)
+        self._summarized: dict[str, int] = {}
         with self._errors():
             r.ping()
             self._ensure_group()
@@ -337,11 +356,12 @@ class RedisBroker(Broker):
 
     # results and ratings
     def write_result(self, result: MatchResult) -> bool:
-        plan = self._rating_plan(result)
+        plan, summary = self._write_plan(result)
         k = self.keys
         (first, second), a_first = plan.pair
         keys = [k.result(result.match_id), k.results_index(result.tournament_id), k.pools,
-                k.leg(plan.leg[0]) if plan.leg else k.pools]
+                k.leg(plan.leg[0]) if plan.leg else k.pools, k.summaries(result.tournament_id),
+                *(k.bot_matches(bot) for bot in summary.seat_bots)]  # 6..9: the script pushes a bot once
         for pool in plan.counted_pools:
             keys += [k.elo(pool), k.pairs(pool), k.history(pool)]
         keys += [k.mixed_queue(pool) for pool in plan.mixed_pools]  # after the counted pools' keys
@@ -358,6 +378,8 @@ class RedisBroker(Broker):
             "1" if a_first else "0",
             "leg" if plan.leg else "game",
             plan.leg[1].to_text() if plan.leg else repr(plan.score_a),
+            summary.to_json(),
+            BOT_MATCHES_KEPT,
             *plan.counted_pools,
         ]
         with self._errors():
@@ -376,6 +398,75 @@ class RedisBroker(Broker):
                 pipe.scard(self.keys.results_index(tid))
             counts = cast("list[int]", pipe.execute())
         return dict(zip(wanted, counts, strict=True))
+
+    def summaries(self, tournament_id: str, start: int = 0) -> list[ResultSummary]:
+        if start < 0:
+            raise ValueError(f"start must be 0 or more, not {start}")
+        k = self.keys
+        with self._errors():
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.lrange(k.summaries(tournament_id), start, -1)
+            pipe.llen(k.summaries(tournament_id))
+            pipe.scard(k.results_index(tournament_id))
+            texts, length, written = cast("tuple[list[str], int, int]", tuple(pipe.execute()))
+        if written > length and self._summarized.get(tournament_id, -1) < written:
+            # results of an older version, which kept no summaries: summarize them once, then reread
+            if len(self._summarized) >= 4096:
+                self._summarized.clear()
+            self._summarized[tournament_id] = written
+            self._summarize_missing(tournament_id)
+            return self.summaries(tournament_id, start)
+        return [ResultSummary.from_json(t) for t in texts]
+
+    def complete_summaries(self) -> int:
+        k = self.keys
+        ids = self.list_tournaments()
+        with self._errors():
+            pipe = self._redis.pipeline(transaction=False)
+            for tid in ids:
+                pipe.scard(k.results_index(tid))
+                pipe.llen(k.summaries(tid))
+            counts = cast("list[int]", pipe.execute())
+        short = [(tid, counts[2 * i + 1]) for i, tid in enumerate(ids) if counts[2 * i] > counts[2 * i + 1]]
+        for tid, kept in short:
+            self.summaries(tid, kept)  # completes them (reads only the summaries it adds)
+        return len(short)
+
+    def _summarize_missing(self, tournament_id: str) -> None:
+        """Append the summaries of the tournament's results that have none (read from their records)."""
+        k = self.keys
+        spec = self._spec(tournament_id)
+        for _ in range(10):  # the log moved under us (a result written meanwhile): read again
+            with self._errors():
+                have = cast("list[str]", self._redis.lrange(k.summaries(tournament_id), 0, -1))
+            seen = {ResultSummary.from_json(t).match_id for t in have}
+            missing = [summary_of(r, spec) for r in self.results(tournament_id) if r.match_id not in seen]
+            if not missing:
+                return
+            keys = [k.summaries(tournament_id)]
+            for m in missing:
+                keys += [k.bot_matches(bot) for bot in m.seat_bots]  # 4 a summary (seats 0..3)
+            args: list[str | int] = [len(have), BOT_MATCHES_KEPT, *(m.to_json() for m in missing)]
+            with self._errors():
+                if self._add_summaries(keys=keys, args=args):
+                    log.info("tournament %s: %d results written without a summary summarized",
+                             tournament_id, len(missing), extra={"event": "summaries_added"})
+                    return
+        raise BrokerError(f"tournament {tournament_id}: its summaries kept moving while being completed")
+
+    def bot_matches(self, bot: str, limit: int) -> list[ResultSummary]:
+        limit = min(limit, BOT_MATCHES_KEPT)
+        if limit <= 0:
+            return []
+        with self._errors():
+            texts = cast("list[str]", self._redis.lrange(self.keys.bot_matches(bot), 0, limit - 1))
+        out = []
+        for t in texts:
+            try:
+                out.append(ResultSummary.from_json(t))
+            except TournamentError as e:
+                log.error("a recent match of bot %r is unreadable: %s", bot[:80], e)
+        return out
 
     def results(self, tournament_id: str) -> list[MatchResult]:
         """The tournament's results, ordered by match id."""

@@ -7,8 +7,12 @@ the store is the narrow :class:`TournamentStore` protocol; the queue's
 brokers keep it.
 
 :class:`Tournaments` builds each :class:`Tournament` once per process and
-keeps it: it caches what it computed from results (duplicate pairs replay
-their records), and a tournament's spec never changes.
+keeps it (a tournament's spec never changes). It works from the result
+summaries the store keeps with each result (:mod:`arena.tournament.summary`),
+never from the results' records, and keeps those it has read: the store's log
+of a tournament's summaries only grows, in the order written, so each
+advance reads only the summaries written since the last one (a cursor), and
+what it reads from the store does not grow with the results.
 """
 
 from __future__ import annotations
@@ -18,11 +22,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from arena.tournament.jobs import MatchJob, MatchResult, TournamentState
+from arena.tournament.jobs import MatchJob, TournamentState
 from arena.tournament.spec import TournamentError, TournamentSpec
 from arena.tournament.sprt import SprtState
-from arena.tournament.standings import Standing
+from arena.tournament.standings import Game, Standing
+from arena.tournament.summary import ResultSummary
 from arena.tournament.tournament import Tournament
+
+#: the tournaments whose summaries a process keeps at once (the least recently read is forgotten first:
+#: a summary is a few hundred bytes in memory, a tournament up to some thousands of them)
+LOGS_KEPT = 64
 
 
 class UnknownTournament(TournamentError):
@@ -54,7 +63,9 @@ class TournamentStore(Protocol):
 
     def list_tournaments(self) -> list[str]: ...
 
-    def results(self, tournament_id: str) -> list[MatchResult]: ...
+    def summaries(self, tournament_id: str, start: int = 0) -> list[ResultSummary]:
+        """The tournament's result summaries in the order written, from the ``start``-th on."""
+        ...
 
     def pending_count(self, tournament_id: str | None = None) -> int:
         """Jobs enqueued or claimed and not yet acked."""
@@ -78,6 +89,10 @@ class Progress:
     sprt: SprtState | None
     #: the ids of its matches with a result, in order
     finished: tuple[str, ...] = ()
+    #: its finished pairings, in schedule order
+    games: tuple[Game, ...] = ()
+    #: the same as games between bots (a partners game: one per bot of a side; else ``games``)
+    bot_games: tuple[Game, ...] = ()
 
     @property
     def tournament_id(self) -> str:
@@ -90,6 +105,8 @@ class Tournaments:
     def __init__(self, store: TournamentStore) -> None:
         self.store = store
         self._built: dict[str, Tournament] = {}
+        # the summaries read so far, by tournament id (a prefix of the store's log)
+        self._logs: dict[str, list[ResultSummary]] = {}
         self._lock = threading.Lock()  # nodes advance from worker threads
 
     def tournament(self, spec: TournamentSpec) -> Tournament:
@@ -98,6 +115,23 @@ class Tournaments:
             if tour is None:
                 tour = self._built[spec.tournament_id] = Tournament(spec)
             return tour
+
+    def summaries(self, tournament_id: str) -> list[ResultSummary]:
+        """Every result summary of the tournament so far, reading from the store only the new ones."""
+        with self._lock:
+            start = len(self._logs.get(tournament_id, ()))
+        new = self.store.summaries(tournament_id, start)
+        with self._lock:
+            kept = self._logs.pop(tournament_id, [])  # put back last: the latest read is kept longest
+            whole = len(kept) >= start  # (another thread may have read some of ``new`` meanwhile)
+            if whole:
+                kept.extend(new[len(kept) - start:])
+            if len(self._logs) >= LOGS_KEPT:
+                del self._logs[next(iter(self._logs))]
+            self._logs[tournament_id] = kept
+            if whole:
+                return list(kept)
+        return self.summaries(tournament_id)  # forgotten meanwhile: read on from what is kept
 
     def _get(self, tournament_id: str) -> tuple[TournamentSpec, TournamentState]:
         found = self.store.get_tournament(tournament_id)
@@ -125,11 +159,10 @@ class Tournaments:
             # (sprt may decide in the middle of a batch, so it always looks at its results)
             return
         tour = self.tournament(spec)
-        results = self.store.results(tournament_id)
-        if tour.is_finished(results):
+        key, jobs = tour.jobs_for(self.summaries(tournament_id))  # one pass over the summaries
+        if key == f"{tournament_id}/finished":
             self.store.set_tournament_state(tournament_id, TournamentState.FINISHED, expect=state)
             return
-        key, jobs = tour.jobs_for(results)
         if jobs:
             self.store.enqueue_once(key, jobs)
         if state is TournamentState.CREATED:
@@ -151,12 +184,13 @@ class Tournaments:
     def progress(self, tournament_id: str) -> Progress:
         spec, state = self._get(tournament_id)
         tour = self.tournament(spec)
-        results = self.store.results(tournament_id)
-        scheduled = sum(len(p.jobs) for stage in tour.stages(results) for p in stage.pairings)
+        results = self.summaries(tournament_id)
+        seen = tour.overview(results)
+        done = sorted({r.match_id for r in results})
         return Progress(
-            spec=spec, state=state, matches_done=len({r.match_id for r in results}),
-            matches_scheduled=scheduled, matches_queued=self.store.pending_count(tournament_id),
-            standings=tour.standings(results),
-            sprt=tour.sprt_state(results) if spec.format == "sprt" else None,
-            finished=tuple(sorted({r.match_id for r in results})),
+            spec=spec, state=state, matches_done=len(done),
+            matches_scheduled=sum(len(p.jobs) for stage in seen.stages for p in stage.pairings),
+            matches_queued=self.store.pending_count(tournament_id), standings=seen.standings,
+            sprt=seen.sprt, finished=tuple(done), games=tuple(seen.games),
+            bot_games=tuple(seen.bot_games),
         )

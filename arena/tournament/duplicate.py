@@ -10,6 +10,7 @@ leg, and the luck of the cards cancels out of the point difference.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 from arena.engine import EngineError
 from arena.records import ResultReason
@@ -37,14 +38,37 @@ def deal_scores(result: MatchResult) -> DealScores:
     return tuple(o.score for o in outcomes)
 
 
-def check_legs(leg0: MatchResult, leg1: MatchResult) -> None:
+class Leg(Protocol):
+    """What checking and scoring a pair reads of a leg: a :class:`MatchResult` or its summary."""
+
+    @property
+    def match_id(self) -> str: ...
+
+    @property
+    def team0(self) -> str: ...
+
+    @property
+    def team1(self) -> str: ...
+
+    @property
+    def reason(self) -> ResultReason: ...
+
+    def score0(self) -> float: ...
+
+
+def _seed(leg: Leg) -> object:
+    record = getattr(leg, "record", None)
+    return record.seed if record is not None else getattr(leg, "seed", "")
+
+
+def check_legs(leg0: Leg, leg1: Leg) -> None:
     """Raise unless ``leg1`` is ``leg0`` with the bots swapped and the same seed."""
     if (leg1.team0, leg1.team1) != (leg0.team1, leg0.team0):
         raise TournamentError(
             f"{leg0.match_id} and {leg1.match_id} are not the two legs of a duplicate pair: "
             f"teams {leg0.team0}/{leg0.team1} then {leg1.team0}/{leg1.team1}"
         )
-    seeds = [leg0.record.seed, leg1.record.seed]
+    seeds = [_seed(leg0), _seed(leg1)]
     if str(seeds[0]) != str(seeds[1]):
         raise TournamentError(
             f"{leg0.match_id} and {leg1.match_id} are not the two legs of a duplicate pair: "
@@ -68,11 +92,11 @@ def duplicate_score(leg0: MatchResult, leg1: MatchResult) -> int:
     return score_difference(deal_scores(leg0), deal_scores(leg1))
 
 
-def is_forfeit(result: MatchResult) -> bool:
+def is_forfeit(result: Leg) -> bool:
     return result.reason is ResultReason.FORFEIT
 
 
-def pair_score(leg0: MatchResult, leg1: MatchResult, difference: int) -> float:
+def pair_score(leg0: Leg, leg1: Leg, difference: int) -> float:
     """A's result for the pair: 1 won, 0.5 drawn, 0 lost.
 
     Decided by the point difference, unless a leg ended by forfeit (its deal

@@ -104,7 +104,8 @@ def compute_standings(
         tally[b].byes += 1
         if bye_scores:
             tally[b].score += 1.0
-    buchholz = {b: sum(tally[o].score for o in opponents[b]) for b in bots}
+    swiss = order == "swiss"
+    buchholz = {b: sum(tally[o].score for o in opponents[b]) for b in bots} if swiss else {}
 
     def diff_of(b: str) -> int:
         t = tally[b]
@@ -127,6 +128,6 @@ def compute_standings(
             bot=b, rank=1 + sum(1 for o in bots if keys[o] > keys[b]), played=t.played, wins=t.wins,
             draws=t.draws, losses=t.losses, byes=t.byes, score=t.score, points_for=t.points_for,
             points_against=t.points_against, duplicate_diff=t.duplicate_diff,
-            buchholz=buchholz[b] if order == "swiss" else None,
+            buchholz=buchholz[b] if swiss else None,
         ))
     return out

@@ -2,7 +2,11 @@
 
 Nothing is stored but the spec and the results: every call replays the
 schedule from them, so any node computes the same next jobs, the same
-standings and the same SPRT decision.
+standings and the same SPRT decision. What it reads of each result is its
+:class:`~arena.tournament.summary.ResultSummary` (teams, totals, winner, a
+duplicate leg's deal difference, who sat at each seat of a mixed match), which
+the store keeps with the result;
+a :class:`MatchResult` given instead is summarized here, once per instance.
 
 Identifiers (all deterministic, so regenerating a round gives the same jobs):
 
@@ -20,7 +24,8 @@ Identifiers (all deterministic, so regenerating a round gives the same jobs):
 
 Results are looked up by match id; a result listed twice counts once (the
 first), results of other tournaments or of matches not scheduled are ignored,
-and a result whose teams differ from its job's raises :class:`TournamentError`.
+and a result whose teams (or bots at each seat) differ from its job's raises
+:class:`TournamentError`.
 """
 
 from __future__ import annotations
@@ -33,14 +38,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena.engine.dealing import derive_seed
-from arena.records import SIDE_JOIN
-from arena.tournament.duplicate import DealScores, check_legs, deal_scores, pair_score, score_difference
+from arena.tournament.duplicate import check_legs, pair_score
 from arena.tournament.jobs import MatchJob, MatchResult
 from arena.tournament.pairing import circle_rounds, first_round, swiss_pairings
 from arena.tournament.partners import Table, partner_rounds
 from arena.tournament.spec import TournamentError, TournamentSpec
 from arena.tournament.sprt import SequentialTest, SprtState, run_sprt
 from arena.tournament.standings import Game, Order, Standing, compute_standings
+from arena.tournament.summary import ResultSummary
 
 _LEG = re.compile(r"(.+-r\d+-\d+)-leg([01])")
 
@@ -95,7 +100,26 @@ class Stage:
         return [j for p in self.pairings for j in p.jobs]
 
 
-Legs = tuple[MatchResult, ...]
+Legs = tuple[ResultSummary, ...]
+#: what the schedule is rebuilt from: the results so far, or their summaries (the store keeps both)
+Results = Sequence[MatchResult | ResultSummary]
+
+
+@dataclass(frozen=True)
+class Overview:
+    """A tournament as its results leave it (see :meth:`Tournament.overview`)."""
+
+    #: every stage scheduled so far, the current one last
+    stages: list[Stage]
+    #: every finished pairing, in schedule order
+    games: list[Game]
+    #: the same as games between bots: ``games``, except that a partners game is one per bot of
+    #: a side (:meth:`Tournament.bot_games`)
+    bot_games: list[Game]
+    standings: list[Standing]
+    #: the SPRT (sprt format only)
+    sprt: SprtState | None
+    finished: bool
 
 
 @dataclass
@@ -113,20 +137,23 @@ class Tournament:
 
     Scheduling round-robin, gauntlet and sprt needs only which results are
     in; Swiss and knockout rounds, standings and games also need each
-    duplicate pair's point difference, which replays both legs' records
-    (about 0.75 ms a deal). An instance keeps the replayed deal scores by
-    match id, so where calls repeat (a node advancing tournaments), keeping
-    one instance per tournament replays each record once.
+    duplicate pair's point difference, which a summary carries. Given whole
+    results, an instance summarizes each once (a duplicate leg's replays its
+    record, about 0.75 ms a deal) and keeps the summary by match id.
     """
 
     def __init__(self, spec: TournamentSpec) -> None:
         self.spec = spec
         self._ruleset = spec.ruleset.to_spec()
-        # replayed deal scores by match id (a pure function of the result, kept for speed)
-        self._scores: dict[str, tuple[MatchResult, DealScores]] = {}
+        # the summaries of results given whole, by match id (a pure function of the result)
+        self._summaries: dict[str, tuple[MatchResult, ResultSummary]] = {}
+        # the pairings made, by (round, index, a, b): as many as the matches scheduled
+        self._pairings: dict[tuple[int, int, str, str], Pairing] = {}
+        # the partners format's one stage, made once (it does not depend on results)
+        self._partners_stage: Stage | None = None
 
     # ------------------------------------------------------------ public
-    def jobs_for(self, results: Sequence[MatchResult]) -> tuple[str, list[MatchJob]]:
+    def jobs_for(self, results: Results) -> tuple[str, list[MatchJob]]:
         """The idempotency key and the jobs to enqueue now, given the results so far.
 
         The current stage: all matches (round-robin, gauntlet), the first Swiss
@@ -141,52 +168,71 @@ class Tournament:
         stage = progress.stages[-1]
         return stage.key, stage.jobs
 
-    def is_finished(self, results: Sequence[MatchResult]) -> bool:
+    def is_finished(self, results: Results) -> bool:
         return self._progress(results).finished
 
-    def stages(self, results: Sequence[MatchResult]) -> list[Stage]:
+    def stages(self, results: Results) -> list[Stage]:
         """Every stage scheduled so far, the current one last."""
         return self._progress(results).stages
 
-    def games(self, results: Sequence[MatchResult]) -> list[Game]:
+    def games(self, results: Results) -> list[Game]:
         """Every finished pairing, in schedule order."""
         return [self._game(p, legs) for p, legs in self._progress(results).done]
 
-    def bot_games(self, results: Sequence[MatchResult]) -> list[Game]:
+    def bot_games(self, results: Results) -> list[Game]:
         """Every finished pairing as games between bots: :meth:`games`, except that a partners
         game counts for each bot of a side, against the opponent of the seat after its own."""
-        games = self.games(results)
+        progress = self._progress(results)
+        return self._bot_games(progress, [self._game(p, legs) for p, legs in progress.done])
+
+    def overview(self, results: Results) -> Overview:
+        """Its stages, games, standings and SPRT at once (one pass over the results, not four)."""
+        progress = self._progress(results)
+        games = [self._game(p, legs) for p, legs in progress.done]
+        bot_games = self._bot_games(progress, games)
+        return Overview(stages=progress.stages, games=games, bot_games=bot_games,
+                        standings=self._standings(progress, bot_games),
+                        sprt=progress.sprt if progress.sprt is not None else (
+                            run_sprt((), self.spec.sprt_options) if self.spec.format == "sprt" else None),
+                        finished=progress.finished)
+
+    def standings(self, results: Results) -> list[Standing]:
+        """Every bot's standing, best first (see :mod:`arena.tournament.standings`)."""
+        progress = self._progress(results)
+        games = [self._game(p, legs) for p, legs in progress.done]
+        return self._standings(progress, self._bot_games(progress, games))
+
+    def _bot_games(self, progress: _Progress, games: list[Game]) -> list[Game]:
+        """``games`` (those of ``progress.done``, in order) as games between bots: a partners game
+        split by the seats its first leg's summary names."""
         if self.spec.format != "partners":
             return games
-        return [g for game in games for g in _bot_games(game)]
+        return [g for (_, legs), game in zip(progress.done, games, strict=True)
+                for g in _bot_games(game, legs[0].seat_bots)]
 
-    def standings(self, results: Sequence[MatchResult]) -> list[Standing]:
-        """Every bot's standing, best first (see :mod:`arena.tournament.standings`)."""
+    def _standings(self, progress: _Progress, bot_games: list[Game]) -> list[Standing]:
+        """The standings from the games between bots (a partners bot scores its side's result)."""
         spec = self.spec
-        progress = self._progress(results)
         fmt = spec.format
         order: Order = "swiss" if fmt == "swiss" else "knockout" if fmt == "knockout" else "points"
-        games = [self._game(p, legs) for p, legs in progress.done]
-        if fmt == "partners":  # each bot scores its side's result
-            games = [g for game in games for g in _bot_games(game)]
         return compute_standings(
-            spec.bots, games, order=order,
+            spec.bots, bot_games, order=order,
             duplicate=spec.duplicate, byes=[b for s in progress.stages for b in s.byes],
             bye_scores=fmt == "swiss", reached=progress.reached,
         )
 
-    def sprt_state(self, results: Sequence[MatchResult]) -> SprtState:
+    def sprt_state(self, results: Results) -> SprtState:
         """The SPRT over the finished pairs in pair order (sprt format only)."""
         options = self.spec.sprt_options
         state = self._progress(results).sprt
         return state if state is not None else run_sprt((), options)
 
     # ------------------------------------------------------------ schedule
-    def _progress(self, results: Sequence[MatchResult]) -> _Progress:
-        by_id: dict[str, MatchResult] = {}
+    def _progress(self, results: Results) -> _Progress:
+        by_id: dict[str, ResultSummary] = {}
         for r in results:
-            if r.tournament_id == self.spec.tournament_id:
-                by_id.setdefault(r.match_id, r)
+            if r.tournament_id == self.spec.tournament_id and r.match_id not in by_id:
+                by_id[r.match_id] = r if isinstance(r, ResultSummary) else self.summary(r)
         fmt = self.spec.format
         if fmt == "swiss":
             return self._swiss(by_id)
@@ -199,7 +245,7 @@ class Tournament:
         progress.finished = self._play(progress, progress.stages[0], by_id) is not None
         return progress
 
-    def _play(self, progress: _Progress, stage: Stage, by_id: dict[str, MatchResult]) -> list[Game] | None:
+    def _play(self, progress: _Progress, stage: Stage, by_id: dict[str, ResultSummary]) -> list[Game] | None:
         """Record the stage's finished pairings; their games if all are finished, else None.
 
         Only the completeness is needed to schedule round-robin and gauntlet;
@@ -237,15 +283,18 @@ class Tournament:
 
     def _partners(self) -> Stage:
         """Every round's tables at once (they do not depend on results); the bots that sit a
-        round out are the stage's byes (they score nothing)."""
-        spec = self.spec
-        rounds = partner_rounds(spec.bots, spec.round_count, spec.seed)
-        pairings = tuple(self._table(r, i, table)
-                         for r, rnd in enumerate(rounds, 1) for i, table in enumerate(rnd.tables))
-        byes = tuple(b for rnd in rounds for b in rnd.sitting_out)
-        return Stage(0, f"{spec.tournament_id}/all", pairings, byes)
+        round out are the stage's byes (they score nothing). Made once per instance: the tables
+        are searched for (:func:`partner_rounds`) and every seed is an HMAC."""
+        if self._partners_stage is None:
+            spec = self.spec
+            rounds = partner_rounds(spec.bots, spec.round_count, spec.seed)
+            pairings = tuple(self._table(r, i, table)
+                             for r, rnd in enumerate(rounds, 1) for i, table in enumerate(rnd.tables))
+            byes = tuple(b for rnd in rounds for b in rnd.sitting_out)
+            self._partners_stage = Stage(0, f"{spec.tournament_id}/all", pairings, byes)
+        return self._partners_stage
 
-    def _swiss(self, by_id: dict[str, MatchResult]) -> _Progress:
+    def _swiss(self, by_id: dict[str, ResultSummary]) -> _Progress:
         spec = self.spec
         progress = _Progress()
         for r in range(1, spec.round_count + 1):
@@ -280,7 +329,7 @@ class Tournament:
             pairings.append(self._pairing(r, i, x, y))
         return Stage(r, f"{spec.tournament_id}/round/{r}", tuple(pairings), () if bye is None else (bye,))
 
-    def _knockout(self, by_id: dict[str, MatchResult]) -> _Progress:
+    def _knockout(self, by_id: dict[str, ResultSummary]) -> _Progress:
         spec = self.spec
         seed_of = {b: i for i, b in enumerate(spec.bots)}
         progress = _Progress(reached={b: spec.round_count + 1 for b in spec.bots})
@@ -321,7 +370,7 @@ class Tournament:
         coin = random.Random(f"{self.spec.seed}/coin/{g.round}/{g.index}").random()
         return g.a if coin < 0.5 else g.b
 
-    def _sprt(self, by_id: dict[str, MatchResult]) -> _Progress:
+    def _sprt(self, by_id: dict[str, ResultSummary]) -> _Progress:
         spec = self.spec
         options = spec.sprt_options
         candidate, other = spec.bots
@@ -377,6 +426,15 @@ class Tournament:
         return Pairing(rnd, index, jobs[0].team0, jobs[0].team1, jobs, table)
 
     def _pairing(self, rnd: int, index: int, a: str, b: str) -> Pairing:
+        """The pairing and its jobs, made once per instance (a seed is an HMAC: rebuilding the
+        schedule at every advance would make them all again)."""
+        key = (rnd, index, a, b)
+        made = self._pairings.get(key)
+        if made is None:
+            made = self._pairings[key] = self._make_pairing(rnd, index, a, b)
+        return made
+
+    def _make_pairing(self, rnd: int, index: int, a: str, b: str) -> Pairing:
         spec = self.spec
         base = f"{spec.tournament_id}-r{rnd}-{index}"
 
@@ -392,17 +450,17 @@ class Tournament:
             jobs = (job(base, a, b, {}),)
         return Pairing(rnd, index, a, b, jobs)
 
-    def _legs(self, p: Pairing, by_id: dict[str, MatchResult]) -> Legs | None:
+    def _legs(self, p: Pairing, by_id: dict[str, ResultSummary]) -> Legs | None:
         """The pairing's results if all are in (checked against their jobs), else None."""
         legs = [by_id.get(j.match_id) for j in p.jobs]
         found = tuple(r for r in legs if r is not None)
         if len(found) < len(legs):
             return None
         for job, r in zip(p.jobs, found, strict=True):
-            if (r.team0, r.team1) != (job.team0, job.team1):
+            if (r.team0, r.team1) != (job.team0, job.team1) or r.seat_bots != job.seat_bots:
                 raise TournamentError(
-                    f"result {r.match_id} seats {r.team0} (team 0) and {r.team1} (team 1), "
-                    f"but its job seats {job.team0} and {job.team1}"
+                    f"result {r.match_id} seats {'/'.join(r.seat_bots)} (seats 0..3), "
+                    f"but its job seats {'/'.join(job.seat_bots)}"
                 )
         return found
 
@@ -413,29 +471,32 @@ class Tournament:
                         points_b=r.totals[1], difference=None, legs_score_a=r.score0())
         leg0, leg1 = legs
         check_legs(leg0, leg1)
-        diff = score_difference(self._deal_scores(leg0), self._deal_scores(leg1))
+        # A's points minus B's: A is team 0 of leg 0 and team 1 of leg 1
+        diff = leg0.deal_difference() - leg1.deal_difference()
         return Game(
             p.round, p.index, p.a, p.b, score_a=pair_score(leg0, leg1, diff),
             points_a=leg0.totals[0] + leg1.totals[1], points_b=leg0.totals[1] + leg1.totals[0],
             difference=diff, legs_score_a=_legs_score(legs),
         )
 
-    def _deal_scores(self, result: MatchResult) -> DealScores:
-        cached = self._scores.get(result.match_id)
+    def summary(self, result: MatchResult) -> ResultSummary:
+        """The result's summary as the store keeps it (a duplicate leg's deal difference with it)."""
+        cached = self._summaries.get(result.match_id)
         if cached is not None and (cached[0] is result or cached[0] == result):
             return cached[1]
-        scores = deal_scores(result)
-        self._scores[result.match_id] = (result, scores)
-        return scores
+        made = ResultSummary.of_result(result, deals=self.spec.duplicate)
+        self._summaries[result.match_id] = (result, made)
+        return made
 
 
-def _bot_games(game: Game) -> list[Game]:
+def _bot_games(game: Game, seats: Sequence[str]) -> list[Game]:
     """A partners game as each bot's own: the bots of a side score what their side scored, each
-    counted once against the opponent of the seat after its own in the first leg."""
-    side_a, side_b = game.a.split(SIDE_JOIN), game.b.split(SIDE_JOIN)
-    return [Game(game.round, game.index, a, b, score_a=game.score_a, points_a=game.points_a,
-                 points_b=game.points_b, difference=game.difference, legs_score_a=game.legs_score_a)
-            for a, b in zip(side_a, side_b, strict=True)]
+    counted once against the opponent of the seat after its own in the first leg (``seats``, the
+    bots at its seats 0..3, as its summary names them: side A at 0 and 2, side B at 1 and 3)."""
+    return [Game(game.round, game.index, seats[i], seats[i + 1], score_a=game.score_a,
+                 points_a=game.points_a, points_b=game.points_b, difference=game.difference,
+                 legs_score_a=game.legs_score_a)
+            for i in (0, 2)]
 
 
 def _legs_score(legs: Legs) -> float:

@@ -7,7 +7,8 @@
 - ``matches/{id}``: its status; its record and replay once it is over;
 - ``matches/{id}/events``: server-sent events, the public events of the match as they are played
   (``event: public``), then its result (``event: result``), then ``event: end``. Spectators are
-  bounded per match and in all, like ``WatchMatch``'s.
+  bounded per match and in all, like ``WatchMatch``'s;
+- ``session``: ``POST`` signs a browser in to a node with private reads (a cookie), ``DELETE`` out.
 """
 
 from __future__ import annotations
@@ -73,15 +74,58 @@ async def json_errors(request: web.Request, handler: Handler) -> web.StreamRespo
         return error(500, "internal error")
 
 
+#: the cookie a browser holds its reader's credential in, once signed in (``POST /api/v1/session``)
+READ_COOKIE = "belote_read"
+#: how long a browser stays signed in
+READ_COOKIE_S = 12 * 3600
+#: no credential is longer (tokens are 43 characters): a longer one is refused unread
+MAX_TOKEN = 256
+
+
+def credential(request: web.Request) -> str:
+    """The caller's credential: ``Authorization: Bearer``, else the signed-in browser's cookie."""
+    auth = request.headers.get("Authorization", "")
+    token = auth[7:].strip() if auth[:7].lower() == "bearer " else request.cookies.get(READ_COOKIE, "")
+    return token if len(token) <= MAX_TOKEN else ""
+
+
 @web.middleware
 async def readers_only(request: web.Request, handler: Handler) -> web.StreamResponse:
     """The API needs a reader's credential on a node with private reads (the pages do not: they hold
-    no data)."""
-    if request.path.startswith("/api/"):
-        auth = request.headers.get("Authorization", "")
-        token = auth[7:].strip() if auth[:7].lower() == "bearer " else ""
-        request.app[READS].authorize(token, request.remote or "")
+    no data). Programs send it as a bearer token; the pages, which cannot set a header on an
+    ``EventSource``, send the cookie that signing in (:func:`sign_in`) set."""
+    if request.path.startswith("/api/") and request.path != SESSION:
+        request.app[READS].authorize(credential(request), request.remote or "")
     return await handler(request)
+
+
+SESSION = "/api/v1/session"
+
+
+async def sign_in(request: web.Request) -> web.Response:
+    """``POST /api/v1/session`` with ``{"token": ...}``: a browser signs in to a node with private
+    reads. The credential is checked as any read's is, then kept in a cookie that scripts cannot
+    read (``HttpOnly``), sent to this site only (``SameSite=Strict``), over TLS only when the page
+    came over TLS. Every read is a GET, so a cross-site form can change nothing with it."""
+    try:
+        body = await request.json() if request.can_read_body else {}
+    except ValueError:
+        raise BadRequest("the body must be JSON: {\"token\": \"...\"}") from None
+    token = body.get("token") if isinstance(body, dict) else None
+    if not isinstance(token, str) or not token or len(token) > MAX_TOKEN:
+        raise BadRequest("the body must be JSON: {\"token\": \"...\"}")
+    request.app[READS].authorize(token, request.remote or "")
+    reply = web.json_response({"signed_in": True})
+    reply.set_cookie(READ_COOKIE, token, max_age=READ_COOKIE_S, path="/api/", httponly=True,
+                     samesite="Strict", secure=request.secure)
+    return reply
+
+
+async def sign_out(request: web.Request) -> web.Response:
+    """``DELETE /api/v1/session``: forget this browser's credential."""
+    reply = web.json_response({"signed_in": False})
+    reply.del_cookie(READ_COOKIE, path="/api/")
+    return reply
 
 
 def _whole(request: web.Request, name: str, default: int, low: int, high: int) -> int:
@@ -179,6 +223,9 @@ def add_routes(app: web.Application) -> None:
     app.router.add_get("/api/v1/tournaments/{id}", tournament)
     app.router.add_get("/api/v1/matches/{id}", match)
     app.router.add_get("/api/v1/matches/{id}/events", match_events)
+    app.router.add_post(SESSION, sign_in)
+    app.router.add_delete(SESSION, sign_out)
 
 
-__all__ = ["READS", "WATCHERS", "Watchers", "add_routes", "json_errors", "readers_only"]
+__all__ = ["READS", "READ_COOKIE", "WATCHERS", "Watchers", "add_routes", "credential", "json_errors",
+           "readers_only"]

@@ -33,7 +33,8 @@ from arena.referee.live import MatchState, MatchSummary
 from arena.referee.node import Node, NodeError
 from arena.referee.node import NotFound as NodeNotFound
 from arena.referee.replay_events import public_events
-from arena.tournament import MatchResult, Tournaments
+from arena.tournament import MatchResult, Tournaments, UnknownTournament
+from arena.tournament.summary import ResultSummary
 from arena.tournament.tournament import duplicate_legs
 from arena.web.reads import (
     BadRequest,
@@ -121,23 +122,12 @@ class NodeReads:
                    for r in await self._queue(self.rankings.bot, name)]
         recent = [_row_of_summary(s) for s in self.node.summaries() if name in s.players]
         recent.reverse()  # the node lists its running matches, then its finished ones oldest first
-        recent += await self._queue(self._tournament_matches, name, RECENT_MATCHES - len(recent),
-                                    {r.match_id for r in recent})
+        if len(recent) < RECENT_MATCHES:  # then the newest in the queue: one read of the bot's list
+            seen = {r.match_id for r in recent}
+            stored = await self._queue(self.broker.bot_matches, name, RECENT_MATCHES)
+            recent += [_row_of_result(s) for s in stored if s.match_id not in seen]
         return BotDetail(BotRow(b.name, b.bot_id, b.connected, b.version, b.revoked), tuple(ratings),
                          tuple(recent[:RECENT_MATCHES]))
-
-    def _tournament_matches(self, name: str, wanted: int, seen: set[str]) -> list[MatchRow]:
-        out: list[MatchRow] = []
-        for tid in reversed(self.broker.list_tournaments()):
-            if len(out) >= wanted:
-                break
-            found = self.broker.get_tournament(tid)
-            if found is None or name not in found[0].bots:
-                continue
-            for r in reversed(self.broker.results(tid)):
-                if name in r.seat_bots and r.match_id not in seen:
-                    out.append(_row_of_result(r))
-        return out[:max(wanted, 0)]
 
     # ------------------------------------------------------- tournaments
     async def tournaments(self, offset: int, limit: int) -> Page[TournamentRow]:
@@ -164,7 +154,7 @@ class NodeReads:
 
     def _tournament_kept(self, tournament_id: str) -> TournamentDetail | None:
         """``_tournament``, computed at most once every :data:`DETAIL_TTL` seconds per tournament:
-        it reads every result of the tournament, so readers asking at once share one reading."""
+        it rebuilds the standings from every result summary, so readers asking at once share one."""
         with self._details_lock:
             now = time.monotonic()
             kept = self._details.get(tournament_id)
@@ -177,19 +167,17 @@ class NodeReads:
             return detail
 
     def _tournament(self, tournament_id: str) -> TournamentDetail | None:
-        found = self.broker.get_tournament(tournament_id)
-        if found is None:
+        try:
+            progress = self.schedules.progress(tournament_id)  # from the result summaries, never the records
+        except UnknownTournament:
             return None
-        spec, state = found
-        tour = self.schedules.tournament(spec)
-        results = self.broker.results(tournament_id)
-        standings = tour.standings(results)
+        spec, state, standings = progress.spec, progress.state, progress.standings
         order = [s.bot for s in standings]
         crosstable: list[list[tuple[float, int] | None]] | None = None
         if len(order) <= CROSSTABLE_MAX_BOTS:
             at = {b: i for i, b in enumerate(order)}
             crosstable = [[None] * len(order) for _ in order]
-            for g in tour.bot_games(results):
+            for g in progress.bot_games:  # a partners game: each bot against the seat after its own
                 for x, y, s in ((g.a, g.b, g.score_a), (g.b, g.a, 1.0 - g.score_a)):
                     if x in at and y in at:
                         cell = crosstable[at[x]][at[y]]
@@ -198,15 +186,14 @@ class NodeReads:
         return TournamentDetail(
             tournament_id=tournament_id, format=spec.format, state=str(state), ruleset=spec.ruleset.to_spec(),
             bots=tuple(spec.bots), duplicate=spec.duplicate, deals=spec.deals,
-            matches_done=len({r.match_id for r in results}),
-            matches_scheduled=sum(len(p.jobs) for stage in tour.stages(results) for p in stage.pairings),
-            matches_queued=self.broker.pending_count(tournament_id), commitment=commitment(spec.seed),
+            matches_done=progress.matches_done, matches_scheduled=progress.matches_scheduled,
+            matches_queued=progress.matches_queued, commitment=commitment(spec.seed),
             secret=spec.seed if over else "", unrated_reason=spec.unrated_reason,
             standings=tuple({**asdict(s), "diff": s.duplicate_diff if spec.duplicate else s.point_diff}
                             for s in standings),
             crosstable=None if crosstable is None else tuple(tuple(row) for row in crosstable),
             crosstable_bots=tuple(order) if crosstable is not None else (),
-            finished_matches=tuple(sorted({r.match_id for r in results})),
+            finished_matches=progress.finished,
         )
 
     # ------------------------------------------------------------ matches
@@ -316,6 +303,6 @@ def _row_of_summary(s: MatchSummary) -> MatchRow:
         reason="" if s.result is None else str(s.result.reason))
 
 
-def _row_of_result(r: MatchResult) -> MatchRow:
+def _row_of_result(r: ResultSummary) -> MatchRow:
     return MatchRow(match_id=r.match_id, tournament_id=r.tournament_id, state=str(MatchState.FINISHED),
                     teams=(r.team0, r.team1), totals=r.totals, winner=r.winner, reason=str(r.reason))

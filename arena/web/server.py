@@ -73,7 +73,8 @@ def make_app(reads: ArenaReads, limits: Limits | None = None, metrics: NodeMetri
     """The whole site over ``reads``: the API, the pages, their static files; and ``metrics`` at
     ``/metrics`` (Prometheus's text format) when given."""
     limits = limits or Limits()
-    app = web.Application(middlewares=[json_errors, readers_only])
+    # the API takes no body but a sign-in's few bytes (api.sign_in)
+    app = web.Application(middlewares=[json_errors, readers_only], client_max_size=4096)
     app[READS] = reads
     app[WATCHERS] = Watchers(limits.max_watchers_per_match, limits.max_watchers)
     add_routes(app)

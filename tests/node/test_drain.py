@@ -75,3 +75,45 @@ def test_a_node_alone_turns_not_serving_once(tmp_path: Path) -> None:
             return [before, *after]
 
     assert arun(main()) == [SERVING, NOT_SERVING, NOT_SERVING, NOT_SERVING]
+
+
+@pytest.mark.reliability
+def test_the_web_pages_answer_until_the_node_has_drained(tmp_path: Path) -> None:
+    """``serve --http``: the pages, the live views and /metrics outlive the drain, so people watch
+    the last matches end; the web server stops only once they have."""
+    import aiohttp
+
+    from arena.web import web_for
+
+    seen: list[tuple[bool, int]] = []  # (draining, HTTP status) of each /metrics read
+
+    async def poll(url: str, running: Any) -> None:
+        async with aiohttp.ClientSession() as session:
+            while True:
+                try:
+                    async with session.get(f"{url}/metrics", timeout=aiohttp.ClientTimeout(total=2)) as r:
+                        seen.append((running.node.draining, r.status))
+                except (aiohttp.ClientError, TimeoutError):
+                    return  # the web server has stopped
+                await asyncio.sleep(0.02)
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        async with node(tmp_path, drain_s=10.0) as running:
+            site = await running.until_drained.enter_async_context(web_for(running, "127.0.0.1:0"))
+            bots = [connect(running, name, DelayBot(0.02, RandomBot(i)), stop)
+                    for i, name in enumerate(("slow-a", "slow-b"))]
+            async with arena_stub(running.address, ADMIN) as admin:
+                await create(admin, tournament_id="drain-web", format="round-robin",
+                             bots=["slow-a", "slow-b"], ruleset="classic", deals=3)
+            await until(lambda: any(s.state is MatchState.RUNNING for s in running.node.summaries()),
+                        timeout=30, what="a match to run")
+            poller = asyncio.create_task(poll(site.url, running))
+            await until(lambda: bool(seen), what="the web server to answer")
+        await asyncio.wait_for(poller, 10)
+        stop.set()
+        await asyncio.gather(*bots, return_exceptions=True)
+
+    arun(main(), timeout=120)
+    assert {status for _, status in seen} == {200}
+    assert sum(draining for draining, _ in seen) >= 2, seen  # answered while the match drained

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,8 +25,10 @@ def test_the_leaderboard_ranks_every_bot_of_the_tournament(site: Site) -> None:
         assert {e["bot"] for e in board["entries"]} == {"alpha", "beta", "gamma", "xss"}
         ratings = [e["rating"] for e in board["entries"]]
         assert ratings == sorted(ratings, reverse=True)
-        # competition ranks: equal ratings (equal records) share a rank
-        assert [e["rank"] for e in board["entries"]] == [1 + sum(r > x for r in ratings) for x in ratings]
+        # competition ranks: equal ratings (equal records) share a rank; "equal" is within 1e-6, as
+        # two equal records fit to ratings that differ in their last bits
+        assert [e["rank"] for e in board["entries"]] == [1 + sum(r > x + 1e-6 for r in ratings)
+                                                         for x in ratings]
         assert all(e["games"] == 6 and e["wins"] + e["draws"] + e["losses"] == 6 for e in board["entries"])
     _, bt = get(site, "/api/v1/leaderboard?method=bt")
     assert all(e["low"] < e["rating"] < e["high"] for e in bt["entries"])
@@ -202,5 +206,56 @@ def test_private_reads_need_a_credential(tmp_path: Path) -> None:
         assert status == 401
         status, body = get(site, "/api/v1/bots", token=ADMIN)
         assert status == 200 and body["total"] == 6
+    finally:
+        site.close()
+
+
+def _session(site: Site, method: str, body: bytes, cookie: str = "") -> tuple[int, Any, list[str]]:
+    """(status, JSON body, Set-Cookie headers) of a call to /api/v1/session."""
+    headers = {"Content-Type": "application/json", **({"Cookie": cookie} if cookie else {})}
+    request = urllib.request.Request(f"{site.url}/api/v1/session", data=body, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as reply:
+            return reply.status, json.loads(reply.read()), reply.headers.get_all("Set-Cookie") or []
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read()), e.headers.get_all("Set-Cookie") or []
+
+
+def _get_with_cookie(site: Site, path: str, cookie: str) -> int:
+    request = urllib.request.Request(site.url + path, headers={"Cookie": cookie})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as reply:
+            return int(reply.status)
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+@pytest.mark.security
+def test_a_browser_signs_in_to_private_reads_with_a_cookie_scripts_cannot_read(tmp_path: Path) -> None:
+    from tests.web.site import ADMIN
+
+    site = Site(tmp_path, private_reads=True, tournament=False)
+    try:
+        # a wrong credential signs nobody in and sets no cookie
+        status, body, cookies = _session(site, "POST", json.dumps({"token": "not-a-token"}).encode())
+        assert status == 401 and cookies == []
+        # nor does a body that is not {"token": "..."}, nor one too long to be a credential
+        for bad in (b"not json", b"[]", b'{"token": 5}', json.dumps({"token": "x" * 300}).encode()):
+            status, body, cookies = _session(site, "POST", bad)
+            assert status == 400 and "token" in body["error"] and cookies == [], bad
+        # nor one larger than the API's bodies may be
+        status, _, cookies = _session(site, "POST", json.dumps({"token": "x" * 10_000}).encode())
+        assert status == 413 and cookies == []
+        status, body, cookies = _session(site, "POST", json.dumps({"token": ADMIN}).encode())
+        assert status == 200 and body == {"signed_in": True}
+        (cookie,) = cookies
+        attributes = {a.strip().split("=")[0].lower() for a in cookie.split(";")[1:]}
+        assert {"httponly", "samesite", "path", "max-age"} <= attributes
+        assert "samesite=strict" in cookie.lower() and "path=/api/" in cookie.lower()
+        jar = cookie.split(";")[0]
+        assert _get_with_cookie(site, "/api/v1/bots", jar) == 200
+        assert _get_with_cookie(site, "/api/v1/bots", "belote_read=forged") == 401
+        status, _, cleared = _session(site, "DELETE", b"", cookie=jar)
+        assert status == 200 and "belote_read=" in cleared[0] and "max-age=0" in cleared[0].lower()
     finally:
         site.close()

@@ -195,3 +195,37 @@ def test_an_unknown_page_shows_an_error_without_a_console_error(site: Site, brow
     assert "no bot named" in pg.locator("p.error").inner_text()
     assert errors == []
     context.close()
+
+
+@pytest.mark.security
+def test_a_node_with_private_reads_asks_for_a_credential_then_shows_its_pages(
+        browser: Any, tmp_path: Path) -> None:
+    from tests.web.site import ADMIN
+
+    site = Site(tmp_path, private_reads=True, tournament=False)
+    context = browser.new_context()
+    try:
+        pg = context.new_page()
+        errors: list[str] = []
+        pg.on("pageerror", lambda e: errors.append(str(e)))
+        pg.goto(f"{site.url}/bots")
+        pg.wait_for_selector("#sign-in")
+        assert pg.locator("table").count() == 0  # nothing of the arena before signing in
+        pg.fill("#sign-in input[name=token]", "not-a-token")
+        pg.click("#sign-in button")
+        pg.wait_for_selector("p.error:not(:empty)")
+        assert pg.locator("#sign-in").count() == 1
+        pg.fill("#sign-in input[name=token]", ADMIN)
+        pg.click("#sign-in button")
+        pg.wait_for_selector("table")
+        assert pg.locator("#sign-in").count() == 0
+        names = {a.inner_text() for a in pg.locator("table a[href^='/bots/']").all()}
+        assert {"alpha", "beta", "gamma"} <= names
+        # the credential is in a cookie the page's scripts cannot read
+        assert pg.evaluate("document.cookie") == ""
+        assert any(c["name"] == "belote_read" and c["httpOnly"] for c in context.cookies())
+        shot(pg, "private-reads-signed-in")
+        assert errors == []
+    finally:
+        context.close()
+        site.close()

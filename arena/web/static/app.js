@@ -32,11 +32,32 @@ function svg(tag, attrs) {
   return node;
 }
 
+class NeedsCredential extends Error {}
+
 async function getJSON(path) {
   const reply = await fetch(API + path, { headers: { Accept: "application/json" } });
   const body = await reply.json().catch(() => ({}));
+  if (reply.status === 401) throw new NeedsCredential(body.error || "this arena's reads need a credential");
   if (!reply.ok) throw new Error(body.error || `${reply.status} ${reply.statusText}`);
   return body;
+}
+
+// A node with private reads: the reader signs in once; the node keeps the credential in a cookie
+// this script cannot read (HttpOnly), which the API calls and the live views' EventSource send.
+function showSignIn(message) {
+  const input = el("input", { type: "password", name: "token", autocomplete: "current-password",
+                              "aria-label": "credential", size: 48, required: "" });
+  const status = el("p", { class: "error", role: "alert" });
+  const form = el("form", { id: "sign-in", onsubmit: async (event) => {
+    event.preventDefault();
+    const reply = await fetch(`${API}/session`, {
+      method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json" },
+      body: JSON.stringify({ token: input.value }) });
+    if (reply.ok) { location.reload(); return; }
+    const body = await reply.json().catch(() => ({}));
+    status.textContent = body.error || `${reply.status} ${reply.statusText}`;
+  } }, el("label", {}, "Credential ", input), " ", el("button", { type: "submit", text: "Sign in" }));
+  show(el("h1", { text: "Sign in" }), el("p", { class: "muted", text: message }), form, status);
 }
 
 function main() { return document.getElementById("main"); }
@@ -44,6 +65,7 @@ function main() { return document.getElementById("main"); }
 function show(...nodes) { main().replaceChildren(...nodes); }
 
 function showError(error) {
+  if (error instanceof NeedsCredential) { showSignIn(error.message); return; }
   show(el("p", { class: "error", role: "alert", text: String(error.message || error) }));
 }
 

@@ -1,0 +1,70 @@
+"""A result's summary: what a tournament reads of it, the same answers as the whole result gives."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import pytest
+
+from arena.tournament import Tournament, TournamentError, TournamentSpec
+from arena.tournament.summary import DETAIL_MAX, ResultSummary
+from tests.tournament.helpers import play_job, synthetic
+
+
+def duplicate_round_robin() -> Tournament:
+    return Tournament(TournamentSpec.from_dict({
+        "tournament_id": "d", "format": "round-robin", "bots": ["A", "B", "C"], "deals": 3, "duplicate": True,
+    }))
+
+
+def test_a_summary_survives_its_json() -> None:
+    t = duplicate_round_robin()
+    _, jobs = t.jobs_for([])
+    r = play_job(jobs[0], {"A": "random", "B": "heuristic", "C": "random"}, random.Random(1))
+    s = ResultSummary.of_result(r, deals=True)
+    assert ResultSummary.from_json(s.to_json()) == s
+    assert s.deal_diff is not None and s.deals_played == 3 and s.seed == str(r.record.seed)
+    assert len(s.to_json()) < 400 < len(r.to_json())
+
+
+def test_a_tournament_gives_the_same_from_summaries_as_from_results() -> None:
+    t = duplicate_round_robin()
+    _, jobs = t.jobs_for([])
+    rng = random.Random(2)
+    results = [play_job(j, {"A": "random", "B": "heuristic", "C": "heuristic"}, rng) for j in jobs]
+    summaries = [ResultSummary.of_result(r, deals=True) for r in results]
+    fresh = duplicate_round_robin()
+    assert fresh.standings(summaries) == t.standings(results)
+    assert fresh.games(summaries) == t.games(results)
+    assert fresh.overview(summaries).standings == t.standings(results)
+
+
+def test_a_record_that_does_not_replay_is_named_when_its_pair_is_scored() -> None:
+    t = duplicate_round_robin()
+    _, jobs = t.jobs_for([])
+    rng = random.Random(3)
+    leg0, leg1 = (play_job(j, {"A": "random", "B": "random", "C": "random"}, rng) for j in jobs[:2])
+    deals = list(leg0.record.deals)
+    deals[1] = {**deals[1], "plays": list(reversed(deals[1]["plays"]))}
+    broken = dataclasses.replace(leg0, record=dataclasses.replace(leg0.record, deals=tuple(deals)))
+    s = ResultSummary.of_result(broken, deals=True)
+    assert s.deal_diff is None and "does not replay" in s.replay_error
+    assert ResultSummary.from_json(s.to_json()) == s
+    summaries = [s, ResultSummary.of_result(leg1, deals=True)]
+    with pytest.raises(TournamentError, match=r"match d-r1-0-leg0: its record does not replay: deals\[1\]"):
+        duplicate_round_robin().games(summaries)
+
+
+def test_a_long_detail_is_cut_and_an_unreadable_summary_is_an_error() -> None:
+    t = Tournament(TournamentSpec(tournament_id="t", format="round-robin", bots=("a", "b")))
+    _, (job, _) = t.jobs_for([])
+    r = synthetic(job, 1, reason="forfeit")
+    long = dataclasses.replace(r, record=dataclasses.replace(
+        r.record, result=dataclasses.replace(r.record.result, detail="x" * 5000, forfeit_seat=2)))
+    s = ResultSummary.of_result(long, deals=False)
+    assert len(s.detail) == DETAIL_MAX and s.forfeit_seat == 2 and s.deal_diff is None
+    assert s.end.reason == "forfeit" and s.score0() == 0.0
+    for bad in ("", "[]", "{}", '{"match_id": "m"}', s.to_json().replace('"winner":1', '"winner":7')):
+        with pytest.raises(TournamentError, match="a stored result summary is unreadable"):
+            ResultSummary.from_json(bad)

@@ -1,0 +1,92 @@
+"""A bot's recent matches come from its own list in the store, in one read, however old they are.
+
+The store holds 60 tournaments; the bot played only in the first. Its page
+(the JSON API's reads) and gRPC ``GetBot`` still list its matches, newest
+first, reading the bot's list once and no tournament's results. Both backends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from typing import Any, cast
+
+from belote.arena.v1 import arena_service_pb2 as apb
+
+from arena.node.run import NodeSettings, running_node
+from arena.queue import Broker
+from arena.tournament import MatchJob, TournamentSpec
+from arena.web.node_reads import RECENT_MATCHES, NodeReads
+from tests.factories import result_of_job
+from tests.queue.conftest import Store, store  # noqa: F401  # the backends' fixture
+from tests.referee.arena_helpers import arena_stub, arun
+
+WON = (1001, 640)
+OLD = 3  # the bot's matches, all in the first tournament
+LATER = 60  # tournaments after it, between other bots
+
+
+class Counted:
+    """A broker that counts the calls made of it."""
+
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+        self.calls: Counter[str] = Counter()
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self.broker, name)
+        if not callable(found):
+            return found
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            self.calls[name] += 1
+            return found(*args, **kwargs)
+        return call
+
+
+def fill(broker: Broker) -> list[str]:
+    """The old bot's matches long ago, then many tournaments without it; its match ids, newest first."""
+    spec = TournamentSpec(tournament_id="t000", format="round-robin", bots=("old", "x"), duplicate=True,
+                          deals=2)
+    broker.put_tournament(spec)
+    mine = []
+    for n in range(OLD):
+        for leg, (t0, t1) in enumerate((("old", "x"), ("x", "old"))):
+            job = MatchJob(f"t000-r1-{n}-leg{leg}", "t000", t0, t1, "classic", f"s{n}", deals=2)
+            broker.write_result(result_of_job(job, WON, 0))
+            mine.append(job.match_id)
+    for t in range(1, LATER + 1):
+        tid = f"t{t:03d}"
+        broker.put_tournament(TournamentSpec(tournament_id=tid, format="round-robin", bots=("p", "q")))
+        broker.write_result(result_of_job(MatchJob(f"{tid}-r1-0", tid, "p", "q", "classic", "s"), WON, 0))
+    return mine[::-1]
+
+
+def test_a_bots_old_matches_are_listed_in_one_read(store: Store) -> None:  # noqa: F811
+    broker = store.open()
+    mine = fill(broker)
+
+    async def main() -> None:
+        settings = NodeSettings(poll_s=0.05, heartbeat_s=0.1, lease_s=5.0, drain_s=1.0)
+        async with running_node(broker, settings, asyncio.Event()) as running:
+            running.node.register_bot("old")
+            counted = Counted(running.worker.broker)
+            reads = NodeReads(running.node, cast(Broker, counted), running.tournaments, running.rankings)
+            detail = await reads.bot("old")
+            assert [m.match_id for m in detail.recent_matches] == mine
+            row = detail.recent_matches[0]
+            assert (row.tournament_id, row.teams, row.totals, row.winner, row.state) == (
+                "t000", ("x", "old"), WON, 0, "finished")
+            assert counted.calls["bot_matches"] == 1
+            assert not {"results", "list_tournaments", "get_tournament", "summaries"} & set(counted.calls)
+            assert len(mine) < RECENT_MATCHES
+
+            async with arena_stub(running.address) as stub:
+                reply = await stub.GetBot(apb.GetBotRequest(name="old"))
+            assert [m.match_id for m in reply.recent_matches] == mine
+            first = reply.recent_matches[0]
+            assert list(first.players) == ["x", "old", "x", "old"] and list(first.totals) == list(WON)
+            assert first.state == "finished" and first.result.winner == 0
+            assert first.seed == ""  # a duplicate leg's seed is shown with the match, once both legs are over
+
+    arun(main(), timeout=60)
