@@ -23,14 +23,16 @@ def _bots(team0: str, team1: str, seats: Sequence[str] | None = None) -> tuple[S
 
 def record_of_match(
     match_id: str, team0: str, team1: str, match: Match, reason: ResultReason = ResultReason.FINISHED,
-    winner: int | str | None = "match",
+    winner: int | str | None = "match", seats: Sequence[str] | None = None,
 ) -> MatchRecord:
-    """The record of a match the engine played (every decision answered at once)."""
+    """The record of a match the engine played (every decision answered at once); ``seats``: the bot
+    of each seat, when partners are different bots."""
     end = MatchEnd(totals=(match.totals[0], match.totals[1]),
                    winner=match.winner if winner == "match" else winner,  # type: ignore[arg-type]
                    reason=reason)
     return MatchRecord.of_match(
-        match_id, match, [team0, team1, team0, team1], bots=_bots(team0, team1), time_control=TimeControl(),
+        match_id, match, list(seats) if seats is not None else [team0, team1, team0, team1],
+        bots=_bots(team0, team1, seats), time_control=TimeControl(),
         latencies_us=[[0] * (len(d.bids) + len(d.plays)) for d in match.deals], strikes=[], result=end,
     )
 
