@@ -347,7 +347,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     rulesets = [r.strip() for r in args.rulesets.split(",") if r.strip()]
     for r in rulesets:
         Ruleset.from_spec(r)
-    return demo_main(args.data_dir, args.deals or None, args.rounds, args.seed, rulesets, http=args.http)
+    return demo_main(args.data_dir, args.deals or None, args.rounds, args.seed, rulesets, http=args.http,
+                     fmt=args.format)
 
 
 def _admin(args: argparse.Namespace) -> str:
@@ -444,10 +445,12 @@ def cmd_match(args: argparse.Namespace) -> int:
     check_match(args)
     with _one_line(RemoteError), Remote(args.address, _admin(args), credentials=_dial(args)) as remote:
         if args.action == "start":
-            if len(args.ids) != 2:
-                raise CliError("match start takes two bots: TEAM0 TEAM1")
-            match_id = remote.start_match(args.ids[0], args.ids[1], args.ruleset, seed=str(args.seed or ""),
-                                          deals=args.deals or 0)
+            if len(args.ids) not in (2, 4):
+                raise CliError("match start takes two bots, TEAM0 TEAM1, or four, one a seat: "
+                               "SEAT0 SEAT1 SEAT2 SEAT3 (team 0 is seats 0 and 2)")
+            teams, seats = (args.ids, None) if len(args.ids) == 2 else (["", ""], args.ids)
+            match_id = remote.start_match(teams[0], teams[1], args.ruleset, seed=str(args.seed or ""),
+                                          deals=args.deals or 0, seats=seats)
             print(match_id, flush=True)
             if args.watch:
                 _print_result(remote.watch(match_id))
@@ -563,7 +566,10 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("demo", help="a node, the built-in bots over gRPC, a round-robin, a leaderboard")
     d.add_argument("--data-dir", default="arena-data", help="where the demo's records go")
     d.add_argument("--deals", type=int, default=0, help="deals per match (default: play to the target)")
-    d.add_argument("--rounds", type=int, default=10, help="matches per pairing, seating and ruleset")
+    d.add_argument("--rounds", type=int, default=10,
+                   help="matches per pairing, seating and ruleset (partners: rounds of one table)")
+    d.add_argument("--format", choices=["round-robin", "partners"], default="round-robin",
+                   help="partners: the four bots at one table, the partnerships rotating each round")
     d.add_argument("--seed", type=int, default=1)
     d.add_argument("--rulesets", default="classic,coinche")
     d.add_argument("--http", metavar="HOST:PORT", default="",
@@ -585,7 +591,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     m = sub.add_parser("match", help="start, cancel, watch or fetch the record of a match on a node")
     m.add_argument("action", choices=["start", "cancel", "watch", "record"])
-    m.add_argument("ids", nargs="*", help="start: TEAM0 TEAM1 (bot names or ids); the others: MATCH_ID")
+    m.add_argument("ids", nargs="*", help="start: TEAM0 TEAM1, or SEAT0 SEAT1 SEAT2 SEAT3 for partners "
+                   "that are different bots (bot names or ids); the others: MATCH_ID")
     m.add_argument("--address", default="127.0.0.1:50051")
     _add_tls_arguments(m)
     m.add_argument("--ruleset", default="classic")

@@ -2,7 +2,8 @@
 
 One process starts a referee node with its queue worker on the embedded
 broker (sqlite in the data directory), connects the built-in bots as real
-gRPC clients, queues a round-robin tournament per ruleset, shows a progress
+gRPC clients, queues a round-robin tournament per ruleset (or, with
+``--format partners``, the four bots at one table, partners rotating), shows a progress
 bar while the worker plays them, then prints the standings, the ratings with
 their intervals, and where the records are. Everything is the production path: the same
 tournament would run unchanged on a Redis cluster of nodes.
@@ -25,8 +26,9 @@ from arena.node.rankings import Rankings
 from arena.node.run import NodeSettings, running_node
 from arena.queue import Broker, open_broker
 from arena.ratings import pools_of
-from arena.ratings.leaderboard import Leaderboard
+from arena.ratings.leaderboard import Leaderboard, Method
 from arena.tournament import Tournaments, TournamentSpec
+from arena.tournament.spec import Format
 from arena.web import web_for
 
 
@@ -64,7 +66,7 @@ def _progress(tournaments: Tournaments, ids: list[str]) -> tuple[int, int, bool]
 
 async def run_demo(
     data_dir: Path, rulesets: list[str], deals: int | None, rounds: int, seed: int, console: Console,
-    parallel: int = 8, http: str = "",
+    parallel: int = 8, http: str = "", fmt: Format = "round-robin",
 ) -> int:
     bots = demo_bots()
     broker = open_broker(None, data_dir)
@@ -89,7 +91,7 @@ async def run_demo(
             ids = []
             for ruleset in rulesets:
                 spec = TournamentSpec(
-                    tournament_id=f"{ruleset}-round-robin", format="round-robin",
+                    tournament_id=f"{ruleset}-{fmt}", format=fmt,
                     bots=tuple(bots), ruleset=Ruleset.from_spec(ruleset), deals=deals, rounds=rounds,
                     seed=f"demo/{seed}/{ruleset}",
                     unrated_reason="the demo's seed is given on its command line, so its deals are known",
@@ -98,7 +100,7 @@ async def run_demo(
                 ids.append(spec.tournament_id)
             with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                           TimeElapsedColumn(), console=console) as progress:
-                bar = progress.add_task(f"round-robin ({', '.join(rulesets)})", total=None)
+                bar = progress.add_task(f"{fmt} ({', '.join(rulesets)})", total=None)
                 while True:
                     done, total, over = await asyncio.to_thread(_progress, tournaments, ids)
                     progress.update(bar, completed=done, total=total)
@@ -149,8 +151,11 @@ def _report(
             continue
         spec = found[0]
         pool = pools_of(tid, spec.ruleset.to_spec(), rated=spec.unrated_reason == "")[-1]
+        method: Method = "openskill" if spec.format == "partners" else "bt"  # partners are mixed sides
+        if method == "openskill":
+            broker.apply_mixed(pool)  # anything the node left unrated
         if pool in broker.pools():
-            console.print(ratings_table(rankings.leaderboard(pool, "bt", 0, 200)))
+            console.print(ratings_table(rankings.leaderboard(pool, method, 0, 200)))
     latencies.sort()
     if latencies:
         n = len(latencies)
@@ -163,18 +168,21 @@ def _report(
 
 def main(
     data_dir: str, deals: int | None, rounds: int, seed: int, rulesets: list[str], http: str = "",
+    fmt: Format = "round-robin",
 ) -> int:
     from arena.referee.serve import install_uvloop
 
     install_uvloop()
     path = Path(data_dir) / time.strftime("demo-%Y%m%d-%H%M%S")
-    return asyncio.run(run_demo(path, rulesets, deals, rounds, seed, Console(), http=http))
+    return asyncio.run(run_demo(path, rulesets, deals, rounds, seed, Console(), http=http, fmt=fmt))
 
 
 def ratings_table(board: Leaderboard) -> Table:
-    """A pool's Bradley-Terry ratings: each with its 95% interval, and how likely each bot is stronger
-    than the next one down (two copies of one bot overlap, near 50%)."""
-    table = Table(title=f"Ratings in {board.pool} (Bradley-Terry, mean 1500; `belote-arena rankings`)")
+    """A pool's Bradley-Terry (or openskill) ratings: each with its 95% interval, and how likely each
+    bot is stronger than the next one down (two copies of one bot overlap, near 50%)."""
+    how = ("openskill of mixed partnerships, new bots at 1500, ranked by mu - 3 sigma"
+           if board.method == "openskill" else "Bradley-Terry, mean 1500")
+    table = Table(title=f"Ratings in {board.pool} ({how}; `belote-arena rankings --method {board.method}`)")
     for col in ("#", "bot", "rating", "95% interval", "LOS next", "games"):
         table.add_column(col, justify="left" if col == "bot" else "right", no_wrap=True)
     for e in board.entries:

@@ -66,6 +66,11 @@ class LocalArena:
         match_id = self.node.start_match(team0, team1, ruleset, **kw)
         return await self.node.wait(match_id)
 
+    async def play_seated(self, seats: Sequence[str], ruleset: Any = "classic", **kw: Any) -> MatchRecord:
+        """Play one match with the bot of each seat 0..3 (partners may differ); its record."""
+        match_id = self.node.start_match("", "", ruleset, seats=seats, **kw)
+        return await self.node.wait(match_id)
+
 
 @contextlib.asynccontextmanager
 async def local_arena(

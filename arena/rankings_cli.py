@@ -40,7 +40,8 @@ def format_table(board: dict[str, Any]) -> list[str]:
         rows.append((str(e["rank"]), e["bot"], f"{e['rating']:.0f}", interval, los, str(e["games"]),
                      f"{e['wins']}-{e['draws']}-{e['losses']}", f"{e['score']:.3f}"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    method = "Bradley-Terry" if board["method"] == "bt" else "online Elo"
+    method = {"bt": "Bradley-Terry", "elo": "online Elo", "openskill": "openskill, mixed partnerships"}.get(
+        board["method"], board["method"])
     lines = [f"{board['pool'] or 'no pool yet'} ({method}, {board['total']} bots)"]
     for r in rows:
         lines.append("  ".join(c.ljust(w) if i == 1 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths,
@@ -73,7 +74,7 @@ def add_parser(sub: Any) -> None:
     r.add_argument("--pool", default="", help="a ruleset preset (classic, coinche, ...; default: the one "
                                               "with the most games)")
     r.add_argument("--tournament", default="", help="one tournament's own ranking")
-    r.add_argument("--method", choices=["bt", "elo"], default="bt",
+    r.add_argument("--method", choices=["bt", "elo", "openskill"], default="bt",
                    help="bt: Bradley-Terry with intervals (default); elo: the online Elo")
     r.add_argument("--limit", type=int, default=50)
     r.add_argument("--offset", type=int, default=0)

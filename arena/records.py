@@ -45,6 +45,16 @@ def valid_bot_name(name: object) -> bool:
     return isinstance(name, str) and BOT_NAME_RE.fullmatch(name) is not None
 
 
+#: joins the two bots of a mixed side in its display name; never part of a bot's name
+SIDE_JOIN = "+"
+
+
+def side_name(first: str, second: str) -> str:
+    """A side's name: its bot, or ``"first+second"`` when its two seats hold different bots
+    (seat 0 then 2, or 1 then 3). A bot name cannot hold ``+``, so the two never clash."""
+    return first if first == second else f"{first}{SIDE_JOIN}{second}"
+
+
 #: a ruleset as records and jobs carry it: a preset name or ``{"preset": ..., option: value}``
 RulesetSpec = str | dict[str, Any]
 
@@ -224,8 +234,14 @@ class MatchRecord:
         return self.result.winner
 
     def team_names(self) -> tuple[str, str]:
-        """The bots of team 0 (seats 0 and 2) and team 1 (seats 1 and 3), by seat 0 and 1."""
-        return self.players[0], self.players[1]
+        """The names of team 0 (seats 0 and 2) and team 1 (seats 1 and 3): a side's bot, or
+        ``"alice+bob"`` for a mixed side (:func:`side_name`)."""
+        return side_name(self.players[0], self.players[2]), side_name(self.players[1], self.players[3])
+
+    @property
+    def is_mixed(self) -> bool:
+        """Whether a side's two seats held two different bots."""
+        return self.players[0] != self.players[2] or self.players[1] != self.players[3]
 
     def engine_record(self) -> dict[str, Any]:
         """The engine's match record (docs/records.md#match-record): what ``replay`` checks."""

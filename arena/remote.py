@@ -99,9 +99,12 @@ class Remote:
 
     # matches
     def start_match(self, team0: str, team1: str, ruleset: str, seed: str = "", deals: int = 0,
-                    target: int = 0) -> str:
+                    target: int = 0, seats: list[str] | None = None) -> str:
+        """Start a match of ``team0`` against ``team1``; or, with both empty, of the bots of
+        ``seats`` (seat 0..3)."""
         r = self.call("StartMatch", apb.StartMatchRequest(
-            team0_bot=team0, team1_bot=team1, ruleset=ruleset, seed=seed, deals=deals, target=target))
+            team0_bot=team0, team1_bot=team1, ruleset=ruleset, seed=seed, deals=deals, target=target,
+            seat_bots=seats or []))
         return str(r.match_id)
 
     def get_record(self, match_id: str) -> dict[str, Any]:

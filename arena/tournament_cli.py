@@ -263,14 +263,15 @@ def add_parser(sub: Any) -> None:
 
     c = tsub.add_parser("create", help="queue a tournament")
     c.add_argument("--format", required=True,
-                   choices=["round-robin", "gauntlet", "swiss", "knockout", "sprt"])
+                   choices=["round-robin", "gauntlet", "swiss", "knockout", "sprt", "partners"],
+                   help="partners: 4+ bots at tables of four, partnerships rotating each round")
     c.add_argument("--bots", required=True, help="bot names, comma separated (sprt: candidate,baseline)")
     c.add_argument("--candidate", help="gauntlet: the bot that meets the field")
     c.add_argument("--ruleset", default="classic", help="a preset or a JSON ruleset object")
     c.add_argument("--deals", type=int, help="a fixed number of deals per match")
     c.add_argument("--target", type=int, help="play each match to this score instead")
     c.add_argument("--duplicate", action="store_true", help="play each deal twice with the hands exchanged")
-    c.add_argument("--rounds", type=int, help="repeats (round-robin, gauntlet) or Swiss rounds")
+    c.add_argument("--rounds", type=int, help="repeats (round-robin, gauntlet), Swiss or partners rounds")
     c.add_argument("--seed", default="",
                    help="for tests and reproductions: the deals are then known in advance and the "
                         "tournament is unrated (default: a secret of the node's)")

@@ -16,20 +16,23 @@ from arena.records import MatchEnd, MatchRecord, ResultReason, RulesetSpec, Seat
 from arena.tournament import Format, MatchJob, MatchResult, TournamentSpec
 
 
-def _bots(team0: str, team1: str) -> tuple[SeatBot, ...]:
-    return tuple(SeatBot(seat, f"bot-{name}", name) for seat, name in enumerate((team0, team1) * 2))
+def _bots(team0: str, team1: str, seats: Sequence[str] | None = None) -> tuple[SeatBot, ...]:
+    players = tuple(seats) if seats is not None else (team0, team1) * 2
+    return tuple(SeatBot(seat, f"bot-{name}", name) for seat, name in enumerate(players))
 
 
 def record_of_match(
     match_id: str, team0: str, team1: str, match: Match, reason: ResultReason = ResultReason.FINISHED,
-    winner: int | str | None = "match",
+    winner: int | str | None = "match", seats: Sequence[str] | None = None,
 ) -> MatchRecord:
-    """The record of a match the engine played (every decision answered at once)."""
+    """The record of a match the engine played (every decision answered at once); ``seats``: the bot
+    of each seat, when partners are different bots."""
     end = MatchEnd(totals=(match.totals[0], match.totals[1]),
                    winner=match.winner if winner == "match" else winner,  # type: ignore[arg-type]
                    reason=reason)
     return MatchRecord.of_match(
-        match_id, match, [team0, team1, team0, team1], bots=_bots(team0, team1), time_control=TimeControl(),
+        match_id, match, list(seats) if seats is not None else [team0, team1, team0, team1],
+        bots=_bots(team0, team1, seats), time_control=TimeControl(),
         latencies_us=[[0] * (len(d.bids) + len(d.plays)) for d in match.deals], strikes=[], result=end,
     )
 
@@ -37,11 +40,14 @@ def record_of_match(
 def synthetic_record(
     match_id: str, team0: str, team1: str, totals: Sequence[int], winner: int | None, *,
     reason: ResultReason | str = ResultReason.FINISHED, seed: int | str = 0, ruleset: RulesetSpec = "classic",
+    seats: Sequence[str] | None = None,
 ) -> MatchRecord:
-    """A record without deals: only the totals, the winner and the reason count."""
+    """A record without deals: only the totals, the winner and the reason count (``seats``: the bot
+    of each seat, when partners are different bots)."""
     return MatchRecord(
-        match_id=match_id, ruleset=ruleset, seed=seed, players=(team0, team1, team0, team1), deals=(),
-        bots=_bots(team0, team1), time_control=TimeControl(), latencies_us=(), strikes=(),
+        match_id=match_id, ruleset=ruleset, seed=seed,
+        players=tuple(seats) if seats is not None else (team0, team1, team0, team1), deals=(),
+        bots=_bots(team0, team1, seats), time_control=TimeControl(), latencies_us=(), strikes=(),
         result=MatchEnd(totals=(totals[0], totals[1]), winner=winner, reason=ResultReason(reason)),
     )
 
@@ -52,7 +58,7 @@ def result_of_job(
 ) -> MatchResult:
     """A result for ``job`` with a deal-less record."""
     record = synthetic_record(job.match_id, job.team0, job.team1, totals, winner, reason=reason,
-                              seed=job.seed, ruleset=job.ruleset)
+                              seed=job.seed, ruleset=job.ruleset, seats=job.seats)
     return MatchResult.of_record(job, record, node_id)
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from arena.queue import Broker
-from arena.ratings.leaderboard import METHODS, Entry, Leaderboard, Method, leaderboard
+from arena.ratings.leaderboard import METHODS, Entry, Leaderboard, Method, leaderboard, mixed_leaderboard
 from arena.ratings.pools import TOURNAMENT_PREFIX
 
 #: the most bots one page of a leaderboard holds, and how many when the caller does not say
@@ -103,10 +103,16 @@ class Rankings:
             now = self._clock()
             if kept is not None and now - kept[0] < self.ttl:
                 return kept[1]
+            if method == "openskill":
+                # games a node wrote and died before rating are rated here, by whoever reads first
+                self.broker.apply_mixed(pool)
             if pool not in self.broker.pools():
                 raise UnknownPool(f"no rating pool {pool[:80]!r}: {self._known()}")
-            board = leaderboard(self.broker.pair_counts(pool), self.broker.pool_ratings(pool), pool=pool,
-                                method=method, offset=0, limit=10**9)
+            if method == "openskill":
+                board = mixed_leaderboard(self.broker.mixed_ratings(pool), pool=pool, offset=0, limit=10**9)
+            else:
+                board = leaderboard(self.broker.pair_counts(pool), self.broker.pool_ratings(pool), pool=pool,
+                                    method=method, offset=0, limit=10**9)
             if len(self._boards) >= BOARDS_KEPT:
                 self._boards.clear()
             self._boards[key] = (now, board)

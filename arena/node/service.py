@@ -260,7 +260,7 @@ def stored_summary(s: ResultSummary) -> MatchSummary:
     return MatchSummary(
         match_id=s.match_id,
         state=MatchState.ABORTED if s.reason is ResultReason.ABORTED else MatchState.FINISHED,
-        players=(s.team0, s.team1, s.team0, s.team1), ruleset=s.ruleset, totals=s.totals,
+        players=s.seat_bots, ruleset=s.ruleset, totals=s.totals,
         deals_played=s.deals_played, seed="" if duplicate_legs(s.match_id) else s.seed, result=s.end)
 
 

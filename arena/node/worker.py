@@ -148,9 +148,10 @@ class Worker:
             self.running[job.match_id] = Running(claim, task)
             return 1
         try:
+            teams = ("", "") if job.is_mixed else (job.team0, job.team1)
             self.node.start_match(
-                job.team0, job.team1, job.ruleset, seed=job.seed, target=job.target,
-                deals=job.deals, match_id=job.match_id,
+                *teams, job.ruleset, seed=job.seed, target=job.target,
+                deals=job.deals, match_id=job.match_id, seats=job.seats,
             )
         except SeatingError as e:
             # its bots are not here (or not yet, or busy): another node, or a later claim, seats
@@ -186,6 +187,8 @@ class Worker:
             result = MatchResult.of_record(job, record, self.node.node_id)
             current = self.running.get(job.match_id)
             written = await asyncio.to_thread(self.broker.write_result, result)
+            if result.is_mixed:
+                await self._rate_mixed(result)
             (self.metrics.results_written if written else self.metrics.results_duplicate).inc()
             await asyncio.to_thread(self.broker.ack, current.claim if current else claim)
             self.completed += 1
@@ -201,11 +204,19 @@ class Worker:
             self.running.pop(job.match_id, None)
             self._slot_freed.set()
 
+    async def _rate_mixed(self, result: MatchResult) -> None:
+        """Rate the mixed games the result queued (openskill); one that fails here is rated by
+        the next step of any node (the next mixed result of the pool, a leaderboard read)."""
+        try:
+            await asyncio.to_thread(self.broker.rate_mixed, result)
+        except BrokerError as e:
+            log.warning("match %s: its mixed games are not rated yet: %s", result.match_id, e)
+
     async def _long_absent(self, job: MatchJob) -> list[str]:
         """The job's bots that have been connected to no live node for the absent timeout."""
         try:
             present = await asyncio.to_thread(self.broker.present_bots)
-            away = [b for b in dict.fromkeys((job.team0, job.team1)) if b not in present]
+            away = [b for b in dict.fromkeys(job.seat_bots) if b not in present]
             now = time.time()
             return [b for b in away
                     if now - await asyncio.to_thread(self.broker.absent_since, b) > self.absent_timeout_s]
@@ -217,10 +228,10 @@ class Worker:
         """The record of a match not played because ``absent`` stayed away: the other team wins it
         (nobody, when both teams are away). It holds no deal, and no seed: the pairing's deals may
         still be played in its other leg."""
-        team0_away = job.team0 in absent
-        team1_away = job.team1 in absent
+        players = job.seat_bots
+        team0_away = players[0] in absent or players[2] in absent  # a side forfeits for either bot
+        team1_away = players[1] in absent or players[3] in absent
         winner = None if team0_away and team1_away else 1 if team0_away else 0
-        players = (job.team0, job.team1, job.team0, job.team1)
         bots = []
         for seat, name in enumerate(players):
             entry = self.node.bot_named(name)
@@ -232,7 +243,7 @@ class Worker:
             bots=tuple(bots), time_control=self.node.config.time, latencies_us=(), strikes=(),
             result=MatchEnd(
                 totals=(0, 0), winner=winner, reason=ResultReason.FORFEIT,
-                forfeit_seat=0 if team0_away else 1,
+                forfeit_seat=next(seat for seat, bot in enumerate(players) if bot in absent),
                 detail=f"{' and '.join(absent)} connected to no node for more than "
                        f"{self.absent_timeout_s:g} s",
             ),

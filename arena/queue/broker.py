@@ -17,9 +17,20 @@ With the result, in the same step, the store keeps its
 :class:`~arena.tournament.summary.ResultSummary` twice: at the end of its
 tournament's log of summaries (``summaries``: a tournament advances and shows
 its standings from them, reading only those it has not seen yet, never the
-records) and at the head of each of its two bots' lists of recent matches
-(``bot_matches``: the newest :data:`BOT_MATCHES_KEPT` of each bot). A result
+records) and at the head of each of its bots' lists of recent matches
+(``bot_matches``: the newest :data:`BOT_MATCHES_KEPT` of each bot; a mixed
+result goes to each of its up to four distinct bots, once a bot). A result
 written twice is summarized once.
+
+A game of mixed partnerships (a side of two different bots) is rated with
+openskill instead, which is sequential: each game in order, from the ratings
+the one before left. It cannot run inside the atomic write (a Lua script), so
+that write appends the game to each of its pools' *to-rate queue*, and
+:meth:`Broker.apply_mixed` (any node, any time: after a write, before a read)
+applies a pool's pending games in order, exactly once: the ratings and the
+removal of the games they count change together or not at all (Redis
+WATCH/MULTI on the pool's rating hash, which every applier writes; a sqlite
+transaction). A node that dies between the two loses nothing.
 
 A job delivered ``max_deliveries`` times without an ack goes to the
 dead-letter list.
@@ -36,17 +47,20 @@ from typing import Self
 
 from arena.ratings import PairCount, pools_of, tournament_pool
 from arena.ratings.counts import pair_key
+from arena.ratings.mixed import MixedGame, MixedState, team_of
 from arena.ratings.online import HISTORY_EVERY, HISTORY_MAX, Leg
 from arena.records import ResultReason
 from arena.tournament import MatchJob, MatchResult, TournamentError, TournamentSpec, TournamentState
 from arena.tournament.summary import ResultSummary
 from arena.tournament.tournament import duplicate_legs
 
-__all__ = ["BOT_MATCHES_KEPT", "Broker", "BrokerDataLost", "BrokerError", "BrokerUnavailable", "Claim",
-           "LeaseLost", "RatingPlan", "rating_plan", "stored_tournament", "summary_of"]
-
+#: the most queued mixed games one rating step reads at once (a step repeats until none is left)
+MIXED_BATCH = 200
 #: the newest results kept in each bot's list of recent matches (older ones are trimmed as new come)
 BOT_MATCHES_KEPT = 200
+
+__all__ = ["BOT_MATCHES_KEPT", "MIXED_BATCH", "Broker", "BrokerDataLost", "BrokerError", "BrokerUnavailable",
+           "Claim", "LeaseLost", "RatingPlan", "rating_plan", "stored_tournament", "summary_of"]
 
 
 class BrokerError(Exception):
@@ -104,6 +118,22 @@ class RatingPlan:
     b: str
     score_a: float
     leg: tuple[str, Leg] | None = None
+    #: a game of mixed partnerships: ``a`` and ``b`` are side names (``"alice+bob"``), and the
+    #: game goes to the pools' to-rate queues (openskill) rather than to their Elo and counts
+    mixed: bool = False
+
+    @property
+    def counted_pools(self) -> tuple[str, ...]:
+        """The pools whose Elo, pair counts and history the game moves."""
+        return () if self.mixed else self.pools
+
+    @property
+    def mixed_pools(self) -> tuple[str, ...]:
+        """The pools whose to-rate queue the game joins."""
+        return self.pools if self.mixed else ()
+
+    def mixed_game(self, game_id: str, score_a: float) -> MixedGame:
+        return MixedGame(game_id, team_of(self.a), team_of(self.b), score_a)
 
     @property
     def pair(self) -> tuple[tuple[str, str], bool]:
@@ -119,16 +149,18 @@ def rating_plan(result: MatchResult, spec: TournamentSpec | None) -> RatingPlan:
         pools: tuple[str, ...] = (tournament_pool(tid),)
     else:
         pools = pools_of(tid, spec.ruleset.to_spec(), rated=spec.unrated_reason == "")
+    # partners that are different bots are not one player of Bradley-Terry and the Elo: openskill
+    mixed = result.is_mixed
     legs = duplicate_legs(result.match_id) if spec is not None and spec.duplicate else None
     if legs is None:
-        return RatingPlan(pools, result.team0, result.team1, result.score0())
+        return RatingPlan(pools, result.team0, result.team1, result.score0(), mixed=mixed)
     (t0, t1), forfeit = result.totals, result.reason is ResultReason.FORFEIT
     pair = legs[0].removesuffix("-leg0")
     if result.match_id == legs[0]:
         return RatingPlan(pools, result.team0, result.team1, result.score0(),
-                          (pair, Leg(t0, t1, result.score0(), forfeit)))
+                          (pair, Leg(t0, t1, result.score0(), forfeit)), mixed=mixed)
     return RatingPlan(pools, result.team1, result.team0, 1.0 - result.score0(),
-                      (pair, Leg(t1, t0, 1.0 - result.score0(), forfeit)))
+                      (pair, Leg(t1, t0, 1.0 - result.score0(), forfeit)), mixed=mixed)
 
 
 def summary_of(result: MatchResult, spec: TournamentSpec | None) -> ResultSummary:
@@ -246,6 +278,24 @@ class Broker(abc.ABC):
     @abc.abstractmethod
     def pair_counts(self, pool: str) -> dict[tuple[str, str], PairCount]:
         """The pool's games per pair of bots ``(a, b)``, ``a < b``, from ``a``'s side."""
+
+    # mixed partnerships (openskill): see the module's docstring
+    @abc.abstractmethod
+    def apply_mixed(self, pool: str) -> int:
+        """Rate the pool's pending mixed games, in order, each exactly once (however many nodes
+        call this at once); how many this call rated."""
+
+    @abc.abstractmethod
+    def mixed_ratings(self, pool: str) -> dict[str, MixedState]:
+        """The pool's openskill ratings of the bots of mixed partnerships, as last applied."""
+
+    @abc.abstractmethod
+    def mixed_pending(self, pool: str) -> int:
+        """The pool's mixed games written and not yet rated."""
+
+    def rate_mixed(self, result: MatchResult) -> int:
+        """Rate the pending mixed games of ``result``'s pools (none if it is not mixed)."""
+        return sum(self.apply_mixed(pool) for pool in self._rating_plan(result).mixed_pools)
 
     @abc.abstractmethod
     def rating_history(self, pool: str, bot: str) -> list[tuple[int, float]]:

@@ -9,12 +9,18 @@ first leg kept for its second) are written together or not at all, and a file
 survives a restart: results, ratings, tournaments and unfinished jobs are all
 still there. The same transaction keeps the result's summary in its
 tournament's log (``summaries``, numbered 0, 1, ... in the order written) and
-in each of its bots' recent matches (``bot_matches``, trimmed to
-:data:`~arena.queue.broker.BOT_MATCHES_KEPT` a bot).
+in each of its bots' recent matches (``bot_matches``: each distinct bot of its
+seats, up to four for a mixed match; trimmed to
+:data:`~arena.queue.broker.BOT_MATCHES_KEPT` a bot), and appends a game of
+mixed partnerships to its pools' to-rate queue (``mixed_queue``, rated later by
+``apply_mixed``).
 
 A file of an older version (``PRAGMA user_version`` below :data:`SCHEMA_VERSION`)
 kept no summaries: opening it summarizes its results once, from their records,
 in one transaction, then marks the file (see :meth:`EmbeddedBroker._migrate`).
+Either older version's file qualifies: one from before the summaries, and one
+from before the summaries that already holds mixed matches (its ``mixed_queue``
+and ``mixed_ratings`` are kept as they are; their summaries name all four seats).
 
 One connection is shared under a lock, so one ``EmbeddedBroker`` is safe to use
 from several threads (an asyncio node calls it through ``asyncio.to_thread``).
@@ -35,6 +41,7 @@ from pathlib import Path
 
 from arena.queue.broker import (
     BOT_MATCHES_KEPT,
+    MIXED_BATCH,
     Broker,
     BrokerError,
     BrokerUnavailable,
@@ -46,6 +53,7 @@ from arena.queue.broker import (
 )
 from arena.ratings import PairCount, counts_from_rows
 from arena.ratings.elo import INITIAL_RATING, elo_update
+from arena.ratings.mixed import MixedGame, MixedRatings, MixedState
 from arena.ratings.online import Leg, duplicate_score, history_points
 from arena.tournament import MatchJob, MatchResult, TournamentError, TournamentSpec, TournamentState
 from arena.tournament.summary import ResultSummary
@@ -120,6 +128,18 @@ CREATE TABLE IF NOT EXISTS rating_history (
 CREATE TABLE IF NOT EXISTS duplicate_legs (  -- a duplicate pair's first leg written, until its second
     pair TEXT PRIMARY KEY,
     leg TEXT NOT NULL                        -- arena.ratings.online.Leg.to_text()
+);
+CREATE TABLE IF NOT EXISTS mixed_queue (     -- mixed-partnership games written, not yet rated
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,     -- the order they are rated in
+    pool TEXT NOT NULL,
+    game TEXT NOT NULL                         -- arena.ratings.mixed.MixedGame.to_text()
+);
+CREATE INDEX IF NOT EXISTS mixed_queue_pool ON mixed_queue (pool, seq);
+CREATE TABLE IF NOT EXISTS mixed_ratings (   -- openskill, each bot of mixed partnerships in a pool
+    pool TEXT NOT NULL,
+    bot TEXT NOT NULL,
+    state TEXT NOT NULL,                       -- arena.ratings.mixed.MixedState.to_text()
+    PRIMARY KEY (pool, bot)
 );
 CREATE TABLE IF NOT EXISTS tournaments (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,  -- creation order
@@ -431,8 +451,11 @@ class EmbeddedBroker(Broker):
                     return True
                 db.execute("DELETE FROM duplicate_legs WHERE pair = ?", (pair,))
                 score_a = duplicate_score(Leg.from_text(row[0]), leg)
-            for pool in plan.pools:
+            for pool in plan.counted_pools:
                 self._count_game(db, pool, plan, score_a)
+            for pool in plan.mixed_pools:  # rated in order by apply_mixed
+                db.execute("INSERT INTO mixed_queue (pool, game) VALUES (?, ?)",
+                           (pool, plan.mixed_game(result.match_id, score_a).to_text()))
             return True
 
     @staticmethod
@@ -443,7 +466,7 @@ class EmbeddedBroker(Broker):
                             (summary.tournament_id,)).fetchone()
         db.execute("INSERT INTO summaries (tournament_id, seq, match_id, body) VALUES (?, ?, ?, ?)",
                    (summary.tournament_id, seq, summary.match_id, body))
-        for bot in dict.fromkeys((summary.team0, summary.team1)):
+        for bot in dict.fromkeys(summary.seat_bots):  # a mixed result: each of its (up to 4) bots, once
             db.execute("INSERT INTO bot_matches (bot, match_id, body) VALUES (?, ?, ?)",
                        (bot, summary.match_id, body))
             db.execute("DELETE FROM bot_matches WHERE bot = ? AND id <= (SELECT id FROM bot_matches"
@@ -536,7 +559,47 @@ class EmbeddedBroker(Broker):
 
     def pools(self) -> list[str]:
         with self._errors(), self._tx(write=False) as db:
-            return [p for (p,) in db.execute("SELECT DISTINCT pool FROM pool_ratings ORDER BY pool")]
+            return [p for (p,) in db.execute(
+                "SELECT pool FROM pool_ratings UNION SELECT pool FROM mixed_ratings ORDER BY pool")]
+
+    # mixed partnerships
+    def apply_mixed(self, pool: str) -> int:
+        """Rate the pool's queued games, in order, in transactions that also delete them."""
+        rated = 0
+        while True:
+            with self._errors(), self._tx() as db:
+                rows = db.execute("SELECT seq, game FROM mixed_queue WHERE pool = ? ORDER BY seq LIMIT ?",
+                                  (pool, MIXED_BATCH)).fetchall()
+                if not rows:
+                    return rated
+                games = [MixedGame.from_text(text) for _, text in rows]
+                bots = sorted({bot for g in games for bot in (*g.side_a, *g.side_b)})
+                marks = ",".join("?" * len(bots))
+                kept = dict(db.execute(
+                    f"SELECT bot, state FROM mixed_ratings WHERE pool = ? AND bot IN ({marks})",
+                    (pool, *bots)).fetchall())
+                ratings = MixedRatings(states={bot: MixedState.from_text(text) for bot, text in kept.items()})
+                for game in games:
+                    try:
+                        ratings.apply(game)
+                    except ValueError as e:  # a game no openskill can rate must not hold up the others
+                        log.error("pool %s: mixed game %r skipped: %s", pool, game.game_id, e)
+                db.executemany(
+                    "INSERT INTO mixed_ratings (pool, bot, state) VALUES (?, ?, ?)"
+                    " ON CONFLICT (pool, bot) DO UPDATE SET state = excluded.state",
+                    [(pool, bot, ratings.state(bot).to_text()) for bot in bots])
+                db.execute("DELETE FROM mixed_queue WHERE pool = ? AND seq <= ?", (pool, rows[-1][0]))
+                rated += len(games)
+
+    def mixed_ratings(self, pool: str) -> dict[str, MixedState]:
+        with self._errors(), self._tx(write=False) as db:
+            rows = db.execute("SELECT bot, state FROM mixed_ratings WHERE pool = ? ORDER BY bot", (pool,))
+            return {bot: MixedState.from_text(text) for bot, text in rows}
+
+    def mixed_pending(self, pool: str) -> int:
+        with self._errors(), self._tx(write=False) as db:
+            (n,) = db.execute("SELECT COUNT(*) FROM mixed_queue WHERE pool = ?", (pool,)).fetchone()
+            return int(n)
 
     def pool_ratings(self, pool: str) -> dict[str, tuple[float, int]]:
         with self._errors(), self._tx(write=False) as db:

@@ -16,6 +16,10 @@ With the default prefix ``belote-arena`` the keys are::
     belote-arena:pairs:<pool>           hash: JSON ``["a","b"]`` (a < b) -> ``"wins draws losses"`` of a
     belote-arena:history:<pool>         hash: bot -> ``"games rating;games rating;..."``, a point every
                                         HISTORY_EVERY games of the bot in the pool, the last HISTORY_MAX
+    belote-arena:mixed:queue:<pool>     list of the pool's mixed-partnership games written and not yet
+                                        rated (``MixedGame.to_text()``), oldest first
+    belote-arena:mixed:<pool>           hash: bot -> ``MixedState.to_text()`` (openskill), and
+                                        ``:applied``, the games rated; every rating step writes it
     belote-arena:leg:<pair>             a duplicate pair's first leg written (``Leg.to_text()``), until
                                         its second leg counts the pair's game and deletes it
     belote-arena:tournament:<id>        hash: ``spec`` (JSON) and ``state``
@@ -45,6 +49,8 @@ DEFAULT_PREFIX = "belote-arena"
 #: hash fields of a pool's Elo hash: ``rating:<bot>`` and ``games:<bot>``
 RATING_FIELD = "rating:"
 GAMES_FIELD = "games:"
+#: the field of a pool's mixed rating hash that counts the games rated (no bot name holds ':')
+MIXED_APPLIED = ":applied"
 
 
 @dataclass(frozen=True)
@@ -108,6 +114,12 @@ class Keys:
 
     def leg(self, pair_id: str) -> str:
         return self._key("leg", pair_id)
+
+    def mixed_queue(self, pool: str) -> str:
+        return self._key("mixed", "queue", pool)
+
+    def mixed(self, pool: str) -> str:
+        return self._key("mixed", pool)
 
     # tournaments
     def tournament(self, tournament_id: str) -> str:

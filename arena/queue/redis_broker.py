@@ -28,7 +28,11 @@ number is that plus the consumer group's own delivery counter.
   pair's one game and deletes it, in the same script, so two nodes writing
   the two legs at once count the pair once. The same script appends the
   result's summary to its tournament's log and pushes it on its bots' lists
-  of recent matches (:mod:`arena.queue.broker`).
+  of recent matches (each distinct bot of its four seats once), and appends a
+  game of mixed partnerships to its pools' to-rate queues instead of counting
+  it (:mod:`arena.queue.broker`): one script call a result.
+- ``apply_mixed``: rates a pool's queued mixed games under WATCH of its rating
+  hash, then writes the ratings and trims the queue in one MULTI.
 - ``summaries``: LRANGE of the log from the reader's cursor, with the log's
   length and the results index's size in the same round trip. A tournament
   with more results than summaries has results written by an older version,
@@ -60,6 +64,7 @@ import redis.exceptions
 
 from arena.queue.broker import (
     BOT_MATCHES_KEPT,
+    MIXED_BATCH,
     Broker,
     BrokerDataLost,
     BrokerError,
@@ -69,7 +74,7 @@ from arena.queue.broker import (
     stored_tournament,
     summary_of,
 )
-from arena.queue.keys import DEFAULT_PREFIX, GAMES_FIELD, RATING_FIELD, Keys
+from arena.queue.keys import DEFAULT_PREFIX, GAMES_FIELD, MIXED_APPLIED, RATING_FIELD, Keys
 from arena.queue.redis_scripts import (
     LUA_ADD_SUMMARIES,
     LUA_DROP,
@@ -83,6 +88,7 @@ from arena.queue.redis_scripts import (
 )
 from arena.ratings import PairCount, counts_from_rows, history_points
 from arena.ratings.elo import INITIAL_RATING
+from arena.ratings.mixed import MixedGame, MixedRatings, MixedState
 from arena.tournament import MatchJob, MatchResult, TournamentError, TournamentSpec, TournamentState
 from arena.tournament.summary import ResultSummary
 
@@ -355,9 +361,10 @@ class RedisBroker(Broker):
         (first, second), a_first = plan.pair
         keys = [k.result(result.match_id), k.results_index(result.tournament_id), k.pools,
                 k.leg(plan.leg[0]) if plan.leg else k.pools, k.summaries(result.tournament_id),
-                k.bot_matches(result.team0), k.bot_matches(result.team1)]
-        for pool in plan.pools:
+                *(k.bot_matches(bot) for bot in summary.seat_bots)]  # 6..9: the script pushes a bot once
+        for pool in plan.counted_pools:
             keys += [k.elo(pool), k.pairs(pool), k.history(pool)]
+        keys += [k.mixed_queue(pool) for pool in plan.mixed_pools]  # after the counted pools' keys
         args = [
             result.to_json(),
             result.match_id,
@@ -373,7 +380,7 @@ class RedisBroker(Broker):
             plan.leg[1].to_text() if plan.leg else repr(plan.score_a),
             summary.to_json(),
             BOT_MATCHES_KEPT,
-            *plan.pools,
+            *plan.counted_pools,
         ]
         with self._errors():
             return bool(self._write_result(keys=keys, args=args))
@@ -438,7 +445,7 @@ class RedisBroker(Broker):
                 return
             keys = [k.summaries(tournament_id)]
             for m in missing:
-                keys += [k.bot_matches(m.team0), k.bot_matches(m.team1)]
+                keys += [k.bot_matches(bot) for bot in m.seat_bots]  # 4 a summary (seats 0..3)
             args: list[str | int] = [len(have), BOT_MATCHES_KEPT, *(m.to_json() for m in missing)]
             with self._errors():
                 if self._add_summaries(keys=keys, args=args):
@@ -494,6 +501,52 @@ class RedisBroker(Broker):
                 wins, draws, losses = (int(n) for n in value.split())
                 rows.append((a, b, wins, draws, losses))
         return counts_from_rows(rows)
+
+    # mixed partnerships
+    def apply_mixed(self, pool: str) -> int:
+        """Rate the pool's queued games: read the queue's head and the ratings it touches under
+        WATCH of the rating hash, then in one MULTI write the new ratings and trim those games.
+        Every applier writes that hash, so of two appliers reading the same head one commits and
+        the other retries on what is left; writers appending to the queue do not disturb them."""
+        k = self.keys
+        rated = 0
+        with self._errors(), self._redis.pipeline(transaction=True) as pipe:
+            while True:
+                try:
+                    pipe.watch(k.mixed(pool))  # type: ignore[no-untyped-call]
+                    head = cast("list[str]", pipe.lrange(k.mixed_queue(pool), 0, MIXED_BATCH - 1))
+                    if not head:
+                        pipe.unwatch()
+                        return rated
+                    games = [MixedGame.from_text(text) for text in head]
+                    bots = sorted({bot for g in games for bot in (*g.side_a, *g.side_b)})
+                    kept = cast("list[str | None]", pipe.hmget(k.mixed(pool), bots))
+                    ratings = MixedRatings(states={bot: MixedState.from_text(text)
+                                                   for bot, text in zip(bots, kept, strict=True) if text})
+                    for game in games:
+                        try:
+                            ratings.apply(game)
+                        except ValueError as e:  # a game no openskill can rate must not hold up the others
+                            log.error("pool %s: mixed game %r skipped: %s", pool, game.game_id, e)
+                    pipe.multi()
+                    pipe.hset(k.mixed(pool), mapping={bot: ratings.state(bot).to_text() for bot in bots})
+                    pipe.hincrby(k.mixed(pool), MIXED_APPLIED, len(games))
+                    pipe.ltrim(k.mixed_queue(pool), len(games), -1)
+                    pipe.sadd(k.pools, pool)
+                    pipe.execute()
+                    rated += len(games)
+                except redis.exceptions.WatchError:
+                    continue  # another node rated them first: go on from what it left
+
+    def mixed_ratings(self, pool: str) -> dict[str, MixedState]:
+        with self._errors():
+            fields = cast("dict[str, str]", self._redis.hgetall(self.keys.mixed(pool)))
+        return {bot: MixedState.from_text(text)
+                for bot, text in sorted(fields.items()) if bot != MIXED_APPLIED}
+
+    def mixed_pending(self, pool: str) -> int:
+        with self._errors():
+            return int(self._redis.llen(self.keys.mixed_queue(pool)))
 
     def rating_history(self, pool: str, bot: str) -> list[tuple[int, float]]:
         with self._errors():

@@ -110,24 +110,34 @@ return 1
 # pair (arena.ratings.online.duplicate_score, the same rule in Lua).
 # With the result, its summary goes at the end of the tournament's log of summaries and at the
 # head of each of its bots' lists of recent matches (trimmed): written once, with the result.
-# KEYS: result, results index of the tournament, pools set, leg key (any key when not a leg),
-#       5 the tournament's summaries, 6 and 7 the recent matches of team 0's and team 1's bot,
-#       then for each pool: its Elo hash, its pairs hash, its history hash
+# A game of mixed partnerships (sides of two different bots: a and b are side names) counts in
+# no pool here: it is appended to each of its pools' to-rate queues, which openskill rates in
+# order outside this script (RedisBroker.apply_mixed). One script, one call a result.
+# KEYS: 1 result, 2 results index of the tournament, 3 pools set, 4 leg key (any key when not
+#       a leg), 5 the tournament's summaries, 6 7 8 9 the recent matches of the bots at seats
+#       0..3 (one bot a side: team 0's, team 1's, team 0's, team 1's; a key repeated is pushed
+#       once), then for each counted pool i = 1..n: 7+3i its Elo hash, 8+3i its pairs hash,
+#       9+3i its history hash, then from 10+3n each mixed pool's to-rate queue
 # ARGV: 1 result JSON, 2 match id, 3 K, 4 initial rating, 5 history every, 6 history kept,
-#       7 bot a, 8 bot b, 9 the pair's field, 10 '1' if a is the pair's first bot,
-#       11 'game' or 'leg', 12 a's score (game) or the leg's text (leg), 13 the summary's JSON,
-#       14 the recent matches kept per bot, 15.. the pools' names
+#       7 bot (or side) a, 8 bot (or side) b, 9 the pair's field, 10 '1' if a is the pair's
+#       first bot, 11 'game' or 'leg', 12 a's score (game) or the leg's text (leg), 13 the
+#       summary's JSON, 14 the recent matches kept per bot, 15.. the counted pools' names
+#       (n = #ARGV - 14; none for a mixed game)
 LUA_WRITE_RESULT = f"""
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('SET', KEYS[1], ARGV[1])
 redis.call('SADD', KEYS[2], ARGV[2])
 redis.call('RPUSH', KEYS[5], ARGV[13])
 local kept = tonumber(ARGV[14])
-redis.call('LPUSH', KEYS[6], ARGV[13])
-redis.call('LTRIM', KEYS[6], 0, kept - 1)
-if KEYS[7] ~= KEYS[6] then
-  redis.call('LPUSH', KEYS[7], ARGV[13])
-  redis.call('LTRIM', KEYS[7], 0, kept - 1)
+for i = 6, 9 do
+  local first = true
+  for j = 6, i - 1 do
+    if KEYS[j] == KEYS[i] then first = false end
+  end
+  if first then
+    redis.call('LPUSH', KEYS[i], ARGV[13])
+    redis.call('LTRIM', KEYS[i], 0, kept - 1)
+  end
 end
 
 local function leg(text)
@@ -182,8 +192,9 @@ local function rate(elo, hist, bot, rating)
   point(hist, bot, redis.call('HINCRBY', elo, '{GAMES_FIELD}' .. bot, 1), rating)
 end
 
-for i = 1, #ARGV - 14 do
-  local elo, pairs, hist = KEYS[5 + 3 * i], KEYS[6 + 3 * i], KEYS[7 + 3 * i]
+local counted = #ARGV - 14
+for i = 1, counted do
+  local elo, pairs, hist = KEYS[7 + 3 * i], KEYS[8 + 3 * i], KEYS[9 + 3 * i]
   redis.call('SADD', KEYS[3], ARGV[14 + i])
   local ra = tonumber(redis.call('HGET', elo, '{RATING_FIELD}' .. a) or init)
   local rb = tonumber(redis.call('HGET', elo, '{RATING_FIELD}' .. b) or init)
@@ -200,22 +211,35 @@ for i = 1, #ARGV - 14 do
   end
   rate(elo, hist, a, ra)
 end
+
+-- mixed partnerships: the keys after the counted pools' are their to-rate queues (openskill
+-- rates them in order outside this script: RedisBroker.apply_mixed)
+local game = string.format('%s %s %s %s', ARGV[2], a, b, tostring(score))
+for j = 10 + 3 * counted, #KEYS do
+  redis.call('RPUSH', KEYS[j], game)
+end
 return 1
 """
 
 # Summaries of results written by an older version, which kept none: appended to the
 # tournament's log only if it still has the length the caller saw (else 0: read and try again),
 # and to the tail of each bot's recent matches (as older than what it holds) while it is short.
-# KEYS: the tournament's summaries, then per summary its team 0's and team 1's recent matches
+# KEYS: 1 the tournament's summaries, then per summary (ARGV[i], i >= 3) the recent matches of
+#       the bots at its seats 0..3: KEYS[4i - 10] .. KEYS[4i - 7] (a key repeated: added once)
 # ARGV: 1 the log's length seen, 2 the recent matches kept per bot, 3.. the summaries' JSON
 LUA_ADD_SUMMARIES = """
 if redis.call('LLEN', KEYS[1]) ~= tonumber(ARGV[1]) then return 0 end
 local kept = tonumber(ARGV[2])
 for i = 3, #ARGV do
   redis.call('RPUSH', KEYS[1], ARGV[i])
-  local b0, b1 = KEYS[2 * i - 4], KEYS[2 * i - 3]
-  if redis.call('LLEN', b0) < kept then redis.call('RPUSH', b0, ARGV[i]) end
-  if b1 ~= b0 and redis.call('LLEN', b1) < kept then redis.call('RPUSH', b1, ARGV[i]) end
+  local base = 4 * i - 10
+  for s = base, base + 3 do
+    local first = true
+    for t = base, s - 1 do
+      if KEYS[t] == KEYS[s] then first = false end
+    end
+    if first and redis.call('LLEN', KEYS[s]) < kept then redis.call('RPUSH', KEYS[s], ARGV[i]) end
+  end
 end
 return 1
 """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
@@ -9,10 +10,12 @@ from typing import Any, Literal
 from arena.ratings.bt import ANCHOR, PairArrays, fit_arrays, los_of
 from arena.ratings.counts import PairCounts
 from arena.ratings.elo import INITIAL_RATING
+from arena.ratings.mixed import MixedRatings, MixedState
 
-#: ``bt``: Bradley-Terry maximum likelihood with 95% intervals; ``elo``: the online Elo
-Method = Literal["bt", "elo"]
-METHODS: tuple[Method, ...] = ("bt", "elo")
+#: ``bt``: Bradley-Terry maximum likelihood with 95% intervals; ``elo``: the online Elo;
+#: ``openskill``: each bot of the pool's mixed partnerships (:mod:`arena.ratings.mixed`)
+Method = Literal["bt", "elo", "openskill"]
+METHODS: tuple[Method, ...] = ("bt", "elo", "openskill")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +67,8 @@ def leaderboard(counts: PairCounts, elo: Mapping[str, tuple[float, int]], *, poo
     """
     if offset < 0 or limit < 0:
         raise ValueError(f"offset and limit must be >= 0, not {offset} and {limit}")
+    if method == "openskill":
+        raise ValueError("the openskill board comes from the pool's mixed ratings: mixed_leaderboard()")
     pairs = PairArrays.from_counts(counts)
     wins, draws, losses = (dict(zip(pairs.bots, x.tolist(), strict=True)) for x in pairs.per_bot())
     bots = sorted(set(pairs.bots) | set(elo))
@@ -98,3 +103,46 @@ def leaderboard(counts: PairCounts, elo: Mapping[str, tuple[float, int]], *, poo
                              wins=w, draws=d, losses=l_, score=(w + 0.5 * d) / games if games else 0.0,
                              los_next=los_next))
     return Leaderboard(pool=pool, method=method, total=len(order), offset=offset, entries=tuple(entries))
+
+
+#: the interval shown around an openskill rating: mu +- this many sigma (95%, as Bradley-Terry's)
+MIXED_Z = 1.96
+
+
+def mixed_leaderboard(states: Mapping[str, MixedState], *, pool: str, offset: int = 0,
+                      limit: int = 50) -> Leaderboard:
+    """The ``openskill`` leaderboard of ``pool``: its bots' ratings from mixed partnerships.
+
+    Each bot's ``rating`` is its openskill ``mu`` on the Elo scale (1500 for a new bot:
+    :meth:`MixedRatings.elo`) with the 95% interval ``mu +- 1.96 sigma``, and the bots are
+    ranked by openskill's conservative estimate, the ordinal ``mu - 3 sigma``: a bot with few
+    games (a wide sigma) does not top the table on its luck, so the order may differ from the
+    ratings' where the intervals differ much. ``los_next`` is the probability that the bot's
+    ``mu`` is above the next one's, their sigmas taken as independent normal errors.
+    """
+    if offset < 0 or limit < 0:
+        raise ValueError(f"offset and limit must be >= 0, not {offset} and {limit}")
+    ratings = MixedRatings(states=states)
+    scale = ratings.elo_per_mu
+    ordinal = {bot: ratings.ordinal(bot) for bot in states}
+    order = sorted(states, key=lambda bot: (-ordinal[bot], bot))
+    ranks: list[int] = []
+    for place, bot in enumerate(order):
+        tied = place > 0 and abs(ordinal[order[place - 1]] - ordinal[bot]) < _TIE
+        ranks.append(ranks[-1] if tied else place + 1)
+    entries: list[Entry] = []
+    for place in range(offset, min(len(order), offset + limit)):
+        bot = order[place]
+        st = states[bot]
+        below = states[order[place + 1]] if place + 1 < len(order) else None
+        los = None
+        if below is not None:
+            spread = math.hypot(st.sigma, below.sigma)
+            los = 0.5 * math.erfc(-(st.mu - below.mu) / (spread * math.sqrt(2.0))) if spread > 0 else 0.5
+        rating = ratings.elo(bot)
+        entries.append(Entry(
+            rank=ranks[place], bot=bot, rating=rating, low=rating - MIXED_Z * st.sigma * scale,
+            high=rating + MIXED_Z * st.sigma * scale, games=st.games, wins=st.wins, draws=st.draws,
+            losses=st.losses, score=(st.wins + 0.5 * st.draws) / st.games if st.games else 0.0, los_next=los,
+        ))
+    return Leaderboard(pool=pool, method="openskill", total=len(order), offset=offset, entries=tuple(entries))

@@ -159,6 +159,7 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
             match_id = self.node.start_match(
                 request.team0_bot, request.team1_bot, ruleset, seed=request.seed or None,
                 target=request.target or None, deals=request.deals or None,
+                seats=list(request.seat_bots) or None,
             )
         except EDGE_ERRORS as e:
             await abort(context, e)

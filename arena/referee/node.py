@@ -19,7 +19,7 @@ import asyncio
 import collections
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,7 +56,7 @@ from arena.referee.store import MatchStore, StoreError, UnreadableRecordError, v
 __all__ = [
     "AlreadyExists", "BotNotConnected", "BotStatus", "DamagedRecord", "FailedPrecondition",
     "InvalidArgument", "Limits", "LiveMatch", "MatchState", "MatchSummary", "NoFreeSeats", "Node",
-    "NodeConfig", "NodeError", "NotFound", "ResourceExhausted", "SeatingError", "UnknownBot",
+    "NodeConfig", "NodeError", "NotFound", "ResourceExhausted", "SeatingError", "UnknownBot", "check_seats",
 ]
 
 log = logging.getLogger("arena.referee")
@@ -294,19 +294,27 @@ class Node:
             if link.connected:
                 link.post(bpb.ConnectResponse(peers=msg))
 
-    def _seat(self, team0: str, team1: str) -> list[tuple[BotEntry, BotLink]]:
-        """The two teams' bots and links; :class:`SeatingError` if they cannot sit here now."""
-        teams = []
-        for key in (team0, team1):
-            try:
-                entry = self._registry.resolve(key)
-            except UnknownBotError as e:
-                raise UnknownBot(str(e)) from None
-            teams.append((entry, self.link_for(entry)))
-        need: collections.Counter[str] = collections.Counter()
-        for entry, _ in teams:
-            need[entry.bot_id] += 2
-        for entry, link in teams:
+    def _seat(self, keys: Sequence[str]) -> list[tuple[BotEntry, BotLink]]:
+        """The bot and link of each seat 0..3; :class:`SeatingError` if they cannot sit here now.
+
+        A bot named at several seats plays them all over its one link, and needs a free
+        seat of its concurrency for each.
+        """
+        seats: list[tuple[BotEntry, BotLink]] = []
+        resolved: dict[str, tuple[BotEntry, BotLink]] = {}
+        for key in keys:
+            if key not in resolved:
+                try:
+                    entry = self._registry.resolve(key)
+                except UnknownBotError as e:
+                    raise UnknownBot(str(e)) from None
+                resolved[key] = (entry, self.link_for(entry))
+            seats.append(resolved[key])
+        sides = [{entry.bot_id for entry, _ in seats[side::2]} for side in (0, 1)]
+        if sides[0] & sides[1] and len(sides[0] | sides[1]) > 1:
+            raise InvalidArgument(_BOTH_SIDES)  # the same bot under its name and its id
+        need = collections.Counter(entry.bot_id for entry, _ in seats)
+        for entry, link in {entry.bot_id: (entry, link) for entry, link in seats}.values():
             if not link.connected:
                 raise BotNotConnected(f"bot {entry.name} is not connected to this node")
             if link.free_seats < need[entry.bot_id]:
@@ -314,15 +322,20 @@ class Node:
                     f"bot {entry.name} has {link.free_seats} free seats of {link.concurrency}; "
                     f"the match needs {need[entry.bot_id]}"
                 )
-        return teams
+        return seats
 
     # -------------------------------------------------------------- matches
     def start_match(
         self, team0: str, team1: str, ruleset: RulesetSpec | Ruleset = "classic",
         *, seed: int | str | None = None, target: int | None = None, deals: int | None = None,
-        match_id: str | None = None,
+        match_id: str | None = None, seats: Sequence[str] | None = None,
     ) -> str:
-        """Start a match between two connected bots (by name or id); returns its id at once."""
+        """Start a match between two connected bots (by name or id); returns its id at once.
+
+        With ``seats`` (and ``team0``, ``team1`` empty), the bot of each seat 0..3 instead:
+        partners may be two different bots (:func:`check_seats` says which seatings are legal).
+        """
+        keys = check_seats(team0, team1, seats)
         if deals is not None and not 0 <= deals <= MAX_DEALS:
             raise InvalidArgument(f"deals must be 1 to {MAX_DEALS} (0: play to the target), not {deals}")
         if target is not None and not 0 <= target <= MAX_TARGET:
@@ -340,21 +353,21 @@ class Node:
                 raise InvalidArgument(f"target must be 1 to {MAX_TARGET}, not {rules.target}")
         except EngineError as e:
             raise InvalidArgument(str(e)) from None
-        teams = self._seat(team0, team1)
+        seated = self._seat(keys)
         match_id = match_id or f"m-{secrets.token_hex(6)}"
         # an aborted match (among the recent ones, unrecorded) may be played again under its id
         if match_id in self._matches or self._store.has(match_id):
             raise AlreadyExists(f"match {match_id} exists")
-        seats = [Seat(teams[i & 1][0].bot_id, teams[i & 1][0].name, teams[i & 1][1]) for i in range(4)]
-        links = [link for _, link in teams]
+        links = [link for _, link in seated]  # one a seat: a bot at two seats holds two
         spec = MatchSpec(
             match_id=match_id, rules=rules,
             seed=derive_seed(self._secret, f"match/{match_id}") if seed is None or seed == "" else seed,
-            seats=seats, target=target or None, time=self.config.time,
+            seats=[Seat(entry.bot_id, entry.name, link) for entry, link in seated],
+            target=target or None, time=self.config.time,
         )
         live = LiveMatch(self._hub, spec, self.metrics, self.node_id)
         for link in links:
-            link.seats_in_use += 2
+            link.seats_in_use += 1
         self._matches[match_id] = live
         live.task = asyncio.get_running_loop().create_task(self._run(live, links), name=match_id)
         return match_id
@@ -364,7 +377,7 @@ class Node:
             return await live.runner.run()
         finally:
             for link in links:
-                link.seats_in_use -= 2
+                link.seats_in_use -= 1
             record = live.runner.record
             try:
                 if record is not None and record.result.reason is not ResultReason.ABORTED:
@@ -385,8 +398,8 @@ class Node:
         result = record.result
         outcome = result.reason.value
         self.metrics.matches_finished.labels(outcome).inc()
-        team0, team1 = record.players[0], record.players[1]
-        winner = "nobody" if result.winner is None else record.players[result.winner]
+        team0, team1 = record.team_names()
+        winner = "nobody" if result.winner is None else (team0, team1)[result.winner]
         log.info("match %s %s: %s %d - %d %s, won by %s", record.match_id, outcome, team0, result.totals[0],
                  result.totals[1], team1, winner, extra={
                      "event": "match_end", "match_id": record.match_id, "node": self.node_id,
@@ -501,6 +514,36 @@ class Node:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+_BOTH_SIDES = ("a bot may sit on both sides only in a match of that bot alone (a mirror match): "
+               "with partners from other bots it would see an opponent's hand and be rated "
+               "against itself")
+
+
+def check_seats(team0: str, team1: str, seats: Sequence[str] | None) -> list[str]:
+    """The bot key of each seat 0..3, from one of the two forms of a match's bots.
+
+    Either ``team0`` and ``team1`` (one bot a side, each at its two seats) or
+    ``seats``, four keys (seat 0..3; team 0 is seats 0 and 2), never both.
+    In the seats form a bot may hold both seats of its side, but it may sit on
+    both sides only when it holds all four (a mirror match, as ``team0 ==
+    team1``): a bot that partners another bot and also opposes it would see
+    one of its opponents' hands over its stream, and its result would rate it
+    against itself. :class:`InvalidArgument` says which rule a request breaks.
+    """
+    if seats is None or len(seats) == 0:
+        return [team0, team1, team0, team1]  # an empty name is an unknown bot, as it always was
+    if team0 or team1:
+        raise InvalidArgument("give the bots as team0 and team1 or as the four seats, not both")
+    if len(seats) != 4:
+        raise InvalidArgument(f"seats must name the bot of each of the 4 seats, not {len(seats)}")
+    if not all(seats):
+        raise InvalidArgument("every seat must name a bot")
+    keys = list(seats)
+    if set(keys[0::2]) & set(keys[1::2]) and len(set(keys)) > 1:
+        raise InvalidArgument(_BOTH_SIDES)
+    return keys
 
 
 def _replayed(record: MatchRecord) -> Iterator[pb.PublicEvent]:

@@ -91,6 +91,8 @@ class Progress:
     finished: tuple[str, ...] = ()
     #: its finished pairings, in schedule order
     games: tuple[Game, ...] = ()
+    #: the same as games between bots (a partners game: one per bot of a side; else ``games``)
+    bot_games: tuple[Game, ...] = ()
 
     @property
     def tournament_id(self) -> str:
@@ -190,4 +192,5 @@ class Tournaments:
             matches_scheduled=sum(len(p.jobs) for stage in seen.stages for p in stage.pairings),
             matches_queued=self.store.pending_count(tournament_id), standings=seen.standings,
             sprt=seen.sprt, finished=tuple(done), games=tuple(seen.games),
+            bot_games=tuple(seen.bot_games),
         )

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from arena.records import MatchRecord, ResultReason, RulesetSpec
+from arena.records import MatchRecord, ResultReason, RulesetSpec, side_name
 
 
 class TournamentState(StrEnum):
@@ -34,12 +34,19 @@ class TournamentState(StrEnum):
 
 @dataclass(frozen=True)
 class MatchJob:
-    """One match to play. ``match_id`` is the idempotency key of its result."""
+    """One match to play. ``match_id`` is the idempotency key of its result.
+
+    Most matches seat one bot per side: ``team0`` at seats 0 and 2, ``team1`` at
+    seats 1 and 3. A mixed match (partners that are different bots) names its
+    four bots in ``seats`` (seat 0..3), and then ``team0``/``team1`` are the
+    sides' display names (:func:`arena.records.side_name`: ``"alice+bob"``);
+    build one with :meth:`seated`.
+    """
 
     match_id: str
     tournament_id: str
-    team0: str  # bot name at seats 0 and 2
-    team1: str  # bot name at seats 1 and 3
+    team0: str  # bot name at seats 0 and 2 (a mixed side: its display name)
+    team1: str  # bot name at seats 1 and 3 (a mixed side: its display name)
     ruleset: RulesetSpec
     seed: str
     deals: int | None = None
@@ -47,13 +54,44 @@ class MatchJob:
     round: int = 0
     #: facts the tournament needs back with the result (the format, the duplicate pair id)
     tags: dict[str, Any] = field(default_factory=dict)
+    #: the bot at each seat 0..3 when a side's two seats hold different bots (None: team0/team1)
+    seats: tuple[str, str, str, str] | None = None
+
+    @classmethod
+    def seated(cls, match_id: str, tournament_id: str, seats: tuple[str, str, str, str],
+               **kw: Any) -> MatchJob:
+        """A job with the bot of each seat; a match whose sides are one bot each is kept in the
+        team0/team1 form, so that it reads (and rates) like any other."""
+        team0, team1 = side_name(seats[0], seats[2]), side_name(seats[1], seats[3])
+        mixed = seats[0] != seats[2] or seats[1] != seats[3]
+        return cls(match_id=match_id, tournament_id=tournament_id, team0=team0, team1=team1,
+                   seats=tuple(seats) if mixed else None, **kw)  # type: ignore[arg-type]
+
+    @property
+    def seat_bots(self) -> tuple[str, str, str, str]:
+        """The bot at each seat 0..3."""
+        if self.seats is not None:
+            return self.seats
+        return (self.team0, self.team1, self.team0, self.team1)
+
+    @property
+    def is_mixed(self) -> bool:
+        """Whether a side's two seats hold two different bots."""
+        return self.seats is not None
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
+        data = asdict(self)
+        if self.seats is None:
+            del data["seats"]  # the jobs of one bot a side stay as they were on the wire
+        else:
+            data["seats"] = list(self.seats)
+        return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str | bytes) -> MatchJob:
-        return cls(**json.loads(text))
+        data = json.loads(text)
+        seats = data.pop("seats", None)
+        return cls(**data, seats=None if seats is None else tuple(seats))
 
 
 @dataclass(frozen=True)
@@ -71,6 +109,16 @@ class MatchResult:
     def of_record(cls, job: MatchJob, record: MatchRecord, node_id: str = "") -> MatchResult:
         return cls(match_id=job.match_id, tournament_id=job.tournament_id, team0=job.team0,
                    team1=job.team1, record=record, node_id=node_id)
+
+    @property
+    def seat_bots(self) -> tuple[str, ...]:
+        """The bot at each seat 0..3, as the record says."""
+        return self.record.players
+
+    @property
+    def is_mixed(self) -> bool:
+        """Whether a side's two seats held two different bots."""
+        return self.record.is_mixed
 
     @property
     def totals(self) -> tuple[int, int]:

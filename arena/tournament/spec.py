@@ -17,8 +17,8 @@ from typing import Any, Literal, cast
 from arena.engine import PRESETS, Ruleset, RulesetError
 from arena.records import MAX_DEALS, MAX_TARGET
 
-Format = Literal["round-robin", "gauntlet", "swiss", "knockout", "sprt"]
-FORMATS: tuple[Format, ...] = ("round-robin", "gauntlet", "swiss", "knockout", "sprt")
+Format = Literal["round-robin", "gauntlet", "swiss", "knockout", "sprt", "partners"]
+FORMATS: tuple[Format, ...] = ("round-robin", "gauntlet", "swiss", "knockout", "sprt", "partners")
 
 #: the most bots, rounds and SPRT pairs a tournament may have: a tournament is created by one call,
 #: and what it schedules must stay within what the arena's nodes and its queue can hold
@@ -101,13 +101,15 @@ class TournamentSpec:
       (``candidate`` against each other bot, both seatings), ``swiss``,
       ``knockout`` (bracket seeded in the order of ``bots``) or ``sprt``
       (``bots`` are exactly two, the first the candidate, playing duplicate
-      pairs until the SPRT decides).
+      pairs until the SPRT decides) or ``partners`` (4 or more bots at tables of
+      four, partnerships rotating each round: :mod:`arena.tournament.partners`;
+      a bot's points are its side's).
     - ``deals``: a fixed number of deals a match, scored by points; otherwise
       matches play to ``target`` (default: the ruleset's target).
     - ``duplicate``: each pairing is two legs on the same seed and decks with
       the bots swapped between the teams (needs ``deals``; always on for sprt).
     - ``rounds``: round-robin and gauntlet repeats (default 1); Swiss rounds
-      (default ceil(log2(bots))); not used by knockout and sprt.
+      (default ceil(log2(bots))); partners rounds (default bots - 1); not used by knockout and sprt.
     - ``seed``: the tournament's secret, the root of every match seed
       (:func:`arena.engine.dealing.derive_seed` over each pairing's id). A
       node makes it from its own secret and publishes only its commitment
@@ -181,6 +183,9 @@ class TournamentSpec:
                 raise TournamentError(f"sprt's candidate is the first bot, {bots[0]!r}, not {cand!r}")
         elif cand is not None:
             raise TournamentError(f"candidate is for gauntlet and sprt, not {self.format}")
+        if self.format == "partners" and len(bots) < 4:
+            raise TournamentError(f"partners seats four different bots a table: it needs at least 4, "
+                                  f"not {len(bots)}")
 
     def _check_ruleset(self) -> None:
         if not isinstance(self.ruleset, Ruleset):
@@ -228,6 +233,8 @@ class TournamentSpec:
             return 0
         if self.rounds is not None:
             return self.rounds
+        if self.format == "partners":
+            return min(n - 1, MAX_ROUNDS)
         return max(1, math.ceil(math.log2(n))) if self.format == "swiss" else 1
 
     @property

@@ -4,8 +4,10 @@ A :class:`ResultSummary` is made once, when the result is written, and kept
 beside it by the store in the same atomic step: in the tournament's log of
 summaries (in the order written) and at the head of each of its bots' lists of
 recent matches. It holds the teams, the totals, the winner and why the match
-ended, the seed (to check that two duplicate legs share their deals), and,
-for a leg of a duplicate pair, its deal difference: what team 0 wrote down
+ended, the seed (to check that two duplicate legs share their deals), the
+bot at each seat when a side's two seats held different bots (a mixed match:
+``team0``/``team1`` are then side names, ``"alice+bob"``), and, for a leg of
+a duplicate pair, its deal difference: what team 0 wrote down
 minus what team 1 did, summed over the recorded deals, which is what the
 pair's point difference needs (the record's replay, about 0.75 ms a deal, is
 paid once, at write time). A record that does not replay keeps the reason in
@@ -55,6 +57,9 @@ class ResultSummary:
     #: (the result is no duplicate leg) or when the record does not replay (``replay_error``)
     deal_diff: int | None = None
     replay_error: str = ""
+    #: the bot at each seat 0..3 of a mixed match; None (and absent from older summaries'
+    #: JSON) when each side is one bot, ``team0`` at seats 0 and 2, ``team1`` at 1 and 3
+    seats: tuple[str, str, str, str] | None = None
 
     @classmethod
     def of_result(cls, result: MatchResult, *, deals: bool) -> ResultSummary:
@@ -67,13 +72,27 @@ class ResultSummary:
             except TournamentError as e:
                 error = str(e)
         end = result.record.result
+        players = result.seat_bots
+        seats = (players[0], players[1], players[2], players[3]) if result.is_mixed else None
         return cls(
             match_id=result.match_id, tournament_id=result.tournament_id, team0=result.team0,
             team1=result.team1, totals=result.totals, winner=result.winner, reason=result.reason,
             seed=str(result.record.seed), deals_played=result.record.deals_played,
             ruleset=result.record.ruleset, detail=end.detail[:DETAIL_MAX], forfeit_seat=end.forfeit_seat,
-            deal_diff=diff, replay_error=error,
+            deal_diff=diff, replay_error=error, seats=seats,
         )
+
+    @property
+    def seat_bots(self) -> tuple[str, str, str, str]:
+        """The bot at each seat 0..3."""
+        if self.seats is not None:
+            return self.seats
+        return (self.team0, self.team1, self.team0, self.team1)
+
+    @property
+    def is_mixed(self) -> bool:
+        """Whether a side's two seats held two different bots."""
+        return self.seats is not None
 
     def score0(self) -> float:
         """Team 0's match score: 1 win, 0.5 draw, 0 loss."""
@@ -107,6 +126,8 @@ class ResultSummary:
             data["deal_diff"] = self.deal_diff
         if self.replay_error:
             data["replay_error"] = self.replay_error
+        if self.seats is not None:
+            data["seats"] = list(self.seats)
         return data
 
     def to_json(self) -> str:
@@ -122,6 +143,10 @@ class ResultSummary:
             if winner not in (0, 1, None) or isinstance(winner, bool):
                 raise ValueError(f"winner {winner!r}")
             diff = d.get("deal_diff")
+            seats = d.get("seats")  # absent: one bot a side
+            if seats is not None and (not isinstance(seats, list) or len(seats) != 4
+                                      or not all(isinstance(b, str) for b in seats)):
+                raise ValueError(f"seats {seats!r}")
             return cls(
                 match_id=str(d["match_id"]), tournament_id=str(d["tournament_id"]), team0=str(d["team0"]),
                 team1=str(d["team1"]), totals=(int(t0), int(t1)), winner=winner,
@@ -129,6 +154,7 @@ class ResultSummary:
                 ruleset=d.get("ruleset", "classic"), detail=str(d.get("detail", "")),
                 forfeit_seat=d.get("forfeit_seat"), deal_diff=None if diff is None else int(diff),
                 replay_error=str(d.get("replay_error", "")),
+                seats=None if seats is None else (seats[0], seats[1], seats[2], seats[3]),
             )
         except (ValueError, TypeError, KeyError) as e:
             raise TournamentError(f"a stored result summary is unreadable: {e}") from None

@@ -4,7 +4,8 @@ Nothing is stored but the spec and the results: every call replays the
 schedule from them, so any node computes the same next jobs, the same
 standings and the same SPRT decision. What it reads of each result is its
 :class:`~arena.tournament.summary.ResultSummary` (teams, totals, winner, a
-duplicate leg's deal difference), which the store keeps with the result;
+duplicate leg's deal difference, who sat at each seat of a mixed match), which
+the store keeps with the result;
 a :class:`MatchResult` given instead is summarized here, once per instance.
 
 Identifiers (all deterministic, so regenerating a round gives the same jobs):
@@ -18,12 +19,13 @@ Identifiers (all deterministic, so regenerating a round gives the same jobs):
   public tells nothing of the others, and a tournament given the same seed
   deals the same decks;
 - the idempotency key of what to enqueue: ``{tid}/all`` (round-robin,
-  gauntlet), ``{tid}/round/{r}`` (Swiss, knockout), ``{tid}/batch/{b}``
+  gauntlet, partners), ``{tid}/round/{r}`` (Swiss, knockout), ``{tid}/batch/{b}``
   (sprt). Rounds and batches count from 1.
 
 Results are looked up by match id; a result listed twice counts once (the
 first), results of other tournaments or of matches not scheduled are ignored,
-and a result whose teams differ from its job's raises :class:`TournamentError`.
+and a result whose teams (or bots at each seat) differ from its job's raises
+:class:`TournamentError`.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from arena.engine.dealing import derive_seed
 from arena.tournament.duplicate import check_legs, pair_score
 from arena.tournament.jobs import MatchJob, MatchResult
 from arena.tournament.pairing import circle_rounds, first_round, swiss_pairings
+from arena.tournament.partners import Table, partner_rounds
 from arena.tournament.spec import TournamentError, TournamentSpec
 from arena.tournament.sprt import SequentialTest, SprtState, run_sprt
 from arena.tournament.standings import Game, Order, Standing, compute_standings
@@ -68,13 +71,19 @@ def duplicate_legs(match_id: str) -> tuple[str, str] | None:
 
 @dataclass(frozen=True)
 class Pairing:
-    """Two bots on one board: one match, or the two legs of a duplicate pair."""
+    """Two bots on one board: one match, or the two legs of a duplicate pair.
+
+    In the partners format, two sides of two different bots each: ``a`` and
+    ``b`` are the sides' names (``"north+south"``) and ``table`` the bots at
+    seats 0..3 of the first leg.
+    """
 
     round: int
     index: int
     a: str  # team 0 of the first (or only) leg
     b: str
     jobs: tuple[MatchJob, ...]
+    table: Table | None = None
 
 
 @dataclass(frozen=True)
@@ -104,6 +113,9 @@ class Overview:
     stages: list[Stage]
     #: every finished pairing, in schedule order
     games: list[Game]
+    #: the same as games between bots: ``games``, except that a partners game is one per bot of
+    #: a side (:meth:`Tournament.bot_games`)
+    bot_games: list[Game]
     standings: list[Standing]
     #: the SPRT (sprt format only)
     sprt: SprtState | None
@@ -137,6 +149,8 @@ class Tournament:
         self._summaries: dict[str, tuple[MatchResult, ResultSummary]] = {}
         # the pairings made, by (round, index, a, b): as many as the matches scheduled
         self._pairings: dict[tuple[int, int, str, str], Pairing] = {}
+        # the partners format's one stage, made once (it does not depend on results)
+        self._partners_stage: Stage | None = None
 
     # ------------------------------------------------------------ public
     def jobs_for(self, results: Results) -> tuple[str, list[MatchJob]]:
@@ -165,11 +179,19 @@ class Tournament:
         """Every finished pairing, in schedule order."""
         return [self._game(p, legs) for p, legs in self._progress(results).done]
 
+    def bot_games(self, results: Results) -> list[Game]:
+        """Every finished pairing as games between bots: :meth:`games`, except that a partners
+        game counts for each bot of a side, against the opponent of the seat after its own."""
+        progress = self._progress(results)
+        return self._bot_games(progress, [self._game(p, legs) for p, legs in progress.done])
+
     def overview(self, results: Results) -> Overview:
         """Its stages, games, standings and SPRT at once (one pass over the results, not four)."""
         progress = self._progress(results)
         games = [self._game(p, legs) for p, legs in progress.done]
-        return Overview(stages=progress.stages, games=games, standings=self._standings(progress, games),
+        bot_games = self._bot_games(progress, games)
+        return Overview(stages=progress.stages, games=games, bot_games=bot_games,
+                        standings=self._standings(progress, bot_games),
                         sprt=progress.sprt if progress.sprt is not None else (
                             run_sprt((), self.spec.sprt_options) if self.spec.format == "sprt" else None),
                         finished=progress.finished)
@@ -177,14 +199,24 @@ class Tournament:
     def standings(self, results: Results) -> list[Standing]:
         """Every bot's standing, best first (see :mod:`arena.tournament.standings`)."""
         progress = self._progress(results)
-        return self._standings(progress, [self._game(p, legs) for p, legs in progress.done])
+        games = [self._game(p, legs) for p, legs in progress.done]
+        return self._standings(progress, self._bot_games(progress, games))
 
-    def _standings(self, progress: _Progress, games: list[Game]) -> list[Standing]:
+    def _bot_games(self, progress: _Progress, games: list[Game]) -> list[Game]:
+        """``games`` (those of ``progress.done``, in order) as games between bots: a partners game
+        split by the seats its first leg's summary names."""
+        if self.spec.format != "partners":
+            return games
+        return [g for (_, legs), game in zip(progress.done, games, strict=True)
+                for g in _bot_games(game, legs[0].seat_bots)]
+
+    def _standings(self, progress: _Progress, bot_games: list[Game]) -> list[Standing]:
+        """The standings from the games between bots (a partners bot scores its side's result)."""
         spec = self.spec
         fmt = spec.format
         order: Order = "swiss" if fmt == "swiss" else "knockout" if fmt == "knockout" else "points"
         return compute_standings(
-            spec.bots, games, order=order,
+            spec.bots, bot_games, order=order,
             duplicate=spec.duplicate, byes=[b for s in progress.stages for b in s.byes],
             bye_scores=fmt == "swiss", reached=progress.reached,
         )
@@ -208,7 +240,8 @@ class Tournament:
             return self._knockout(by_id)
         if fmt == "sprt":
             return self._sprt(by_id)
-        progress = _Progress(stages=[self._all_at_once()])
+        stage = self._partners() if fmt == "partners" else self._all_at_once()
+        progress = _Progress(stages=[stage])
         progress.finished = self._play(progress, progress.stages[0], by_id) is not None
         return progress
 
@@ -247,6 +280,19 @@ class Tournament:
             for r in range(1, spec.round_count + 1) for i, (a, b) in enumerate(ordered)
         )
         return Stage(0, f"{spec.tournament_id}/all", pairings)
+
+    def _partners(self) -> Stage:
+        """Every round's tables at once (they do not depend on results); the bots that sit a
+        round out are the stage's byes (they score nothing). Made once per instance: the tables
+        are searched for (:func:`partner_rounds`) and every seed is an HMAC."""
+        if self._partners_stage is None:
+            spec = self.spec
+            rounds = partner_rounds(spec.bots, spec.round_count, spec.seed)
+            pairings = tuple(self._table(r, i, table)
+                             for r, rnd in enumerate(rounds, 1) for i, table in enumerate(rnd.tables))
+            byes = tuple(b for rnd in rounds for b in rnd.sitting_out)
+            self._partners_stage = Stage(0, f"{spec.tournament_id}/all", pairings, byes)
+        return self._partners_stage
 
     def _swiss(self, by_id: dict[str, ResultSummary]) -> _Progress:
         spec = self.spec
@@ -356,6 +402,29 @@ class Tournament:
                 return progress
 
     # ------------------------------------------------------------ jobs and games
+    def _job_fields(self, rnd: int, index: int, tags: dict[str, Any]) -> dict[str, Any]:
+        spec = self.spec
+        ruleset = dict(self._ruleset) if isinstance(self._ruleset, dict) else self._ruleset
+        return {"tournament_id": spec.tournament_id, "ruleset": ruleset,
+                "seed": derive_seed(spec.seed, f"r{rnd}-{index}"), "deals": spec.deals,
+                "target": spec.match_target, "round": rnd,
+                "tags": {"format": spec.format, "index": index, **tags}}
+
+    def _table(self, rnd: int, index: int, table: Table) -> Pairing:
+        """A partners table: one mixed match, or a duplicate pair whose second leg swaps the sides
+        (each seat's hands go to the opponent of the seat after it)."""
+        base = f"{self.spec.tournament_id}-r{rnd}-{index}"
+        n, e, s, w = table
+        jobs: tuple[MatchJob, ...]
+        if self.spec.duplicate:
+            jobs = (MatchJob.seated(f"{base}-leg0", seats=table,
+                                    **self._job_fields(rnd, index, {"pair": base, "leg": 0})),
+                    MatchJob.seated(f"{base}-leg1", seats=(e, n, w, s),
+                                    **self._job_fields(rnd, index, {"pair": base, "leg": 1})))
+        else:
+            jobs = (MatchJob.seated(base, seats=table, **self._job_fields(rnd, index, {})),)
+        return Pairing(rnd, index, jobs[0].team0, jobs[0].team1, jobs, table)
+
     def _pairing(self, rnd: int, index: int, a: str, b: str) -> Pairing:
         """The pairing and its jobs, made once per instance (a seed is an HMAC: rebuilding the
         schedule at every advance would make them all again)."""
@@ -368,15 +437,10 @@ class Tournament:
     def _make_pairing(self, rnd: int, index: int, a: str, b: str) -> Pairing:
         spec = self.spec
         base = f"{spec.tournament_id}-r{rnd}-{index}"
-        seed = derive_seed(spec.seed, f"r{rnd}-{index}")
 
         def job(match_id: str, team0: str, team1: str, tags: dict[str, Any]) -> MatchJob:
-            ruleset = dict(self._ruleset) if isinstance(self._ruleset, dict) else self._ruleset
-            return MatchJob(
-                match_id=match_id, tournament_id=spec.tournament_id, team0=team0, team1=team1,
-                ruleset=ruleset, seed=seed, deals=spec.deals, target=spec.match_target, round=rnd,
-                tags={"format": spec.format, "index": index, **tags},
-            )
+            return MatchJob(match_id=match_id, team0=team0, team1=team1,
+                            **self._job_fields(rnd, index, tags))
 
         jobs: tuple[MatchJob, ...]
         if spec.duplicate:
@@ -393,10 +457,10 @@ class Tournament:
         if len(found) < len(legs):
             return None
         for job, r in zip(p.jobs, found, strict=True):
-            if (r.team0, r.team1) != (job.team0, job.team1):
+            if (r.team0, r.team1) != (job.team0, job.team1) or r.seat_bots != job.seat_bots:
                 raise TournamentError(
-                    f"result {r.match_id} seats {r.team0} (team 0) and {r.team1} (team 1), "
-                    f"but its job seats {job.team0} and {job.team1}"
+                    f"result {r.match_id} seats {'/'.join(r.seat_bots)} (seats 0..3), "
+                    f"but its job seats {'/'.join(job.seat_bots)}"
                 )
         return found
 
@@ -423,6 +487,16 @@ class Tournament:
         made = ResultSummary.of_result(result, deals=self.spec.duplicate)
         self._summaries[result.match_id] = (result, made)
         return made
+
+
+def _bot_games(game: Game, seats: Sequence[str]) -> list[Game]:
+    """A partners game as each bot's own: the bots of a side score what their side scored, each
+    counted once against the opponent of the seat after its own in the first leg (``seats``, the
+    bots at its seats 0..3, as its summary names them: side A at 0 and 2, side B at 1 and 3)."""
+    return [Game(game.round, game.index, seats[i], seats[i + 1], score_a=game.score_a,
+                 points_a=game.points_a, points_b=game.points_b, difference=game.difference,
+                 legs_score_a=game.legs_score_a)
+            for i in (0, 2)]
 
 
 def _legs_score(legs: Legs) -> float:

@@ -1,7 +1,7 @@
 """The JSON API under ``/api/v1/``: reads only, each a 4xx JSON error on bad input, never a traceback.
 
 - ``pools``: the rating pools and methods;
-- ``leaderboard?pool=&method=bt|elo&offset=&limit=``;
+- ``leaderboard?pool=&method=bt|elo|openskill&offset=&limit=``;
 - ``bots?offset=&limit=``, ``bots/{name}`` (its ratings per pool, its recent matches);
 - ``tournaments?offset=&limit=``, ``tournaments/{id}`` (progress, standings, crosstable);
 - ``matches/{id}``: its status; its record and replay once it is over;
@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from arena.ratings.leaderboard import METHODS, Method
+from arena.ratings.leaderboard import METHODS
 from arena.web.reads import MAX_LIMIT, ArenaReads, BadRequest, NotFound, ReadError, TooMany
 
 log = logging.getLogger("arena.web")
@@ -153,8 +153,7 @@ async def leaderboard(request: web.Request) -> web.Response:
         raise BadRequest(f"method must be one of {', '.join(METHODS)}, not {method[:40]!r}")
     offset, limit = page_of(request)
     pool = request.query.get("pool", "")  # "": the preset pool with the most games
-    m: Method = "bt" if method == "bt" else "elo"
-    return web.json_response((await reads.leaderboard(pool, m, offset, limit)).to_json())
+    return web.json_response((await reads.leaderboard(pool, method, offset, limit)).to_json())
 
 
 async def rating_history(request: web.Request) -> web.Response:

@@ -26,6 +26,7 @@ from arena.node.rankings import BadRequest as RankingsBadRequest
 from arena.node.rankings import Rankings, UnknownPool
 from arena.queue import Broker, BrokerError
 from arena.ratings.leaderboard import Leaderboard, Method
+from arena.records import side_name
 from arena.referee.access import AccessError, Throttled
 from arena.referee.convert import result_to_proto
 from arena.referee.live import MatchState, MatchSummary
@@ -176,7 +177,7 @@ class NodeReads:
         if len(order) <= CROSSTABLE_MAX_BOTS:
             at = {b: i for i, b in enumerate(order)}
             crosstable = [[None] * len(order) for _ in order]
-            for g in progress.games:
+            for g in progress.bot_games:  # a partners game: each bot against the seat after its own
                 for x, y, s in ((g.a, g.b, g.score_a), (g.b, g.a, 1.0 - g.score_a)):
                     if x in at and y in at:
                         cell = crosstable[at[x]][at[y]]
@@ -296,7 +297,8 @@ def _outcomes(record: Any) -> tuple[dict[str, Any], ...]:
 def _row_of_summary(s: MatchSummary) -> MatchRow:
     return MatchRow(
         match_id=s.match_id, tournament_id="", state=str(s.state),
-        teams=(s.players[0], s.players[1]) if len(s.players) >= 2 else ("", ""), totals=s.totals,
+        teams=(side_name(s.players[0], s.players[2]), side_name(s.players[1], s.players[3]))
+        if len(s.players) == 4 else ("", ""), totals=s.totals,
         winner=None if s.result is None else s.result.winner,
         reason="" if s.result is None else str(s.result.reason))
 

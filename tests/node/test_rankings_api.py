@@ -146,3 +146,41 @@ def test_the_rankings_command_checks_its_flags_before_calling(capsys: pytest.Cap
     assert "--limit must be" in capsys.readouterr().err
     assert cli_main(["rankings", "--pool", "classic", "--tournament", "t1"]) == 1
     assert "not both" in capsys.readouterr().err
+
+
+def test_a_partners_tournament_is_ranked_by_openskill_over_grpc_the_cli_and_http(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    names = ("pa", "pb", "pc", "pd")
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        async with node(tmp_path) as running:
+            tasks = [connect(running, name, HeuristicBot(i) if i == 0 else RandomBot(i), stop)
+                     for i, name in enumerate(names)]
+            async with arena_stub(running.address, ADMIN) as admin:
+                await create(admin, tournament_id="mixed", format="partners", bots=list(names),
+                             ruleset="coinche", deals=1, rounds=3)
+                await until(lambda: finished(running, "mixed"), timeout=60, what="the tournament to finish")
+            async with arena_stub(running.address) as stranger:
+                board = await stranger.GetLeaderboard(apb.GetLeaderboardRequest(pool="coinche",
+                                                                                method="openskill"))
+                assert board.method == "openskill" and {e.bot for e in board.entries} == set(names)
+                assert all(e.games == 3 and e.low < e.rating < e.high for e in board.entries)
+                bt = await stranger.GetLeaderboard(apb.GetLeaderboardRequest(pool="coinche"))
+                assert bt.total == 0  # mixed sides move no Bradley-Terry count
+            argv = ["rankings", "--address", running.address, "--pool", "coinche", "--method", "openskill",
+                    "--data-dir", str(tmp_path)]
+            assert await asyncio.to_thread(cli_main, [*argv, "--json"]) == 0
+            printed = json.loads(capsys.readouterr().out)
+            assert [e["bot"] for e in printed["entries"]] == [e.bot for e in board.entries]
+            async with web_for(running, "127.0.0.1:0") as site:
+                url = f"{site.url}/api/v1/leaderboard?pool=coinche&method=openskill"
+                page = await asyncio.to_thread(lambda: json.load(urllib.request.urlopen(url, timeout=10)))
+                assert [e["bot"] for e in page["entries"]] == [e.bot for e in board.entries]
+            assert await asyncio.to_thread(cli_main, argv) == 0
+            assert "openskill" in capsys.readouterr().out
+            stop.set()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    arun(main(), timeout=90)

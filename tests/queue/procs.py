@@ -39,3 +39,13 @@ def write_all(spec: tuple[str, str, str], results: list[MatchResult], start: Any
         out.put(sum(broker.write_result(r) for r in results))
     finally:
         broker.close()
+
+
+def apply_mixed(spec: tuple[str, str, str], pool: str, start: Any, out: Any) -> None:
+    """Wait for the others, rate the pool's queued mixed games, report how many this process rated."""
+    broker = open_store(spec)
+    try:
+        start.wait(30)
+        out.put(broker.apply_mixed(pool))
+    finally:
+        broker.close()

@@ -1,9 +1,11 @@
 """Result summaries: kept with each result, once, in its tournament's log and its bots' recent matches.
 
 Both backends run every test. A tournament advances from the summaries alone:
-a store that refuses ``results()`` still plays Swiss and knockout tournaments
-(duplicate ones too, with real records) to the same standings as the results
-give, reading each summary once.
+a store that refuses ``results()`` still plays Swiss, knockout and partners
+tournaments (duplicate ones too, with real records) to the same standings as
+the results give, reading each summary once. A mixed match's summary names the
+bot at each seat and goes to each of its bots' recent matches, once a bot, in
+the same step that queues it to be rated.
 """
 
 from __future__ import annotations
@@ -143,8 +145,88 @@ def test_the_summary_is_written_in_the_results_own_atomic_step(store: Store) -> 
     broker._redis.execute_command = counted  # type: ignore[method-assign]
     broker.write_result(game("t1", 1))
     assert commands == ["EVALSHA"]
-    assert "RPUSH', KEYS[5]" in LUA_WRITE_RESULT and "LPUSH', KEYS[6]" in LUA_WRITE_RESULT
+    assert "RPUSH', KEYS[5]" in LUA_WRITE_RESULT and "LPUSH', KEYS[i]" in LUA_WRITE_RESULT  # i = 6..9
     assert [s.match_id for s in broker.summaries("t1")] == ["t1-r1-0", "t1-r1-1"]
+
+
+PARTNERS = ("ann", "bob", "cat", "dan", "eve")
+
+
+def mixed_game(tid: str, n: int, seats: tuple[str, str, str, str], winner: int | None = 0) -> MatchResult:
+    job = MatchJob.seated(f"{tid}-r1-{n}", tid, seats, ruleset="classic", seed=f"s{n}")
+    totals = WON if winner == 0 else WON[::-1] if winner == 1 else (820, 820)
+    return result_of_job(job, totals, winner)
+
+
+def test_a_mixed_result_is_summarized_with_its_seats_for_each_of_its_bots_once(broker: Broker) -> None:
+    broker.put_tournament(TournamentSpec("m", "partners", PARTNERS, seed="fixed"))
+    first = mixed_game("m", 0, ("ann", "bob", "cat", "dan"))
+    assert broker.write_result(first) is True
+    assert broker.write_result(first) is False
+    (s,) = broker.summaries("m")
+    assert s == ResultSummary.of_result(first, deals=False)
+    assert (s.team0, s.team1, s.is_mixed) == ("ann+cat", "bob+dan", True)
+    assert s.seats == ("ann", "bob", "cat", "dan")
+    for bot in ("ann", "bob", "cat", "dan"):
+        assert [m.match_id for m in broker.bot_matches(bot, 20)] == ["m-r1-0"], bot
+    assert broker.bot_matches("ann+cat", 20) == [] and broker.bot_matches("eve", 20) == []
+    # a bot at two seats of a side: its list has the match once
+    second = mixed_game("m", 1, ("ann", "bob", "ann", "eve"), winner=1)
+    assert broker.write_result(second) is True
+    assert broker.summaries("m", 1)[0].seat_bots == ("ann", "bob", "ann", "eve")
+    assert [m.match_id for m in broker.bot_matches("ann", 20)] == ["m-r1-1", "m-r1-0"]
+    assert [m.match_id for m in broker.bot_matches("bob", 20)] == ["m-r1-1", "m-r1-0"]
+    assert [m.match_id for m in broker.bot_matches("eve", 20)] == ["m-r1-1"]
+    assert [m.match_id for m in broker.bot_matches("cat", 20)] == ["m-r1-0"]
+    # the same step queued both games to be rated, in each of the tournament's pools
+    pools = broker_module.rating_plan(first, broker._spec("m")).pools
+    assert pools and all(broker.mixed_pending(pool) == 2 for pool in pools)
+
+
+def test_a_mixed_result_s_summaries_and_rating_queue_are_one_script_call(store: Store) -> None:
+    broker = store.open()
+    broker.put_tournament(TournamentSpec("m", "partners", PARTNERS, seed="fixed"))  # rated: two pools
+    broker.write_result(mixed_game("m", 0, ("ann", "bob", "cat", "dan")))  # the spec read once
+    if store.kind == "embedded":
+        with sqlite3.connect(store.path) as db:
+            db.execute("CREATE TRIGGER no_queue BEFORE INSERT ON mixed_queue"
+                       " BEGIN SELECT RAISE(ABORT, 'the disk is full'); END")
+        with pytest.raises(broker_module.BrokerError, match="the disk is full"):
+            broker.write_result(mixed_game("m", 1, ("eve", "ann", "bob", "cat")))
+        assert broker.get_result("m-r1-1") is None and len(broker.summaries("m")) == 1
+        assert broker.bot_matches("eve", 20) == []
+        return
+    from arena.queue.redis_broker import RedisBroker
+
+    assert isinstance(broker, RedisBroker)
+    commands: list[str] = []
+    execute: Any = broker._redis.execute_command
+
+    def counted(*args: Any, **options: Any) -> Any:
+        commands.append(str(args[0]))
+        return execute(*args, **options)
+
+    broker._redis.execute_command = counted  # type: ignore[method-assign]
+    broker.write_result(mixed_game("m", 1, ("eve", "ann", "bob", "cat")))
+    assert commands == ["EVALSHA"]
+    broker._redis.execute_command = execute  # type: ignore[method-assign]
+    assert [s.match_id for s in broker.summaries("m")] == ["m-r1-0", "m-r1-1"]
+    assert [m.match_id for m in broker.bot_matches("eve", 20)] == ["m-r1-1"]
+    written = mixed_game("m", 1, ("eve", "ann", "bob", "cat"))
+    pools = broker_module.rating_plan(written, broker._spec("m")).pools
+    assert len(pools) == 2 and all(broker.mixed_pending(pool) == 2 for pool in pools)
+
+
+def test_a_one_bot_side_game_keeps_its_pools_keys_after_the_recent_matches(broker: Broker) -> None:
+    """The script's pool keys come after the four recent-matches keys: a game of one bot a side
+    still counts in each of its pools, and queues nothing to rate."""
+    broker.put_tournament(tournament_spec("t1", unrated_reason=""))
+    broker.write_result(game("t1", 0))
+    pools = broker_module.rating_plan(game("t1", 0), broker._spec("t1")).pools
+    assert len(pools) == 2
+    for pool in pools:
+        assert set(broker.pool_ratings(pool)) == {"alpha", "beta"}
+        assert broker.mixed_pending(pool) == 0
 
 
 # ------------------------------------------------------------ tournaments advance from them
@@ -236,6 +318,38 @@ def test_sprt_advances_from_summaries(broker: Broker) -> None:
     assert progress.sprt == expected and progress.state is TournamentState.FINISHED
 
 
+
+@pytest.mark.parametrize("duplicate", [False, True])
+def test_a_partners_tournament_advances_from_summaries_to_per_bot_standings(
+    broker: Broker, duplicate: bool,
+) -> None:
+    spec = TournamentSpec(tournament_id="p", format="partners", bots=PARTNERS, rounds=4, seed="fixed",
+                          deals=2 if duplicate else None, duplicate=duplicate)
+    rng = random.Random(6)
+    kinds = {"ann": "heuristic", "bob": "random", "cat": "random", "dan": "heuristic", "eve": "random"}
+    decide = (lambda job: play_job(job, kinds, rng)) if duplicate else seeded_winner(5)
+    store = NoRecords(broker)
+    tours = drive(store, spec, decide)
+    progress = tours.progress("p")
+    results = broker.results("p")
+    expected = Tournament(spec)
+    assert progress.state is TournamentState.FINISHED
+    assert all(r.is_mixed for r in results)
+    assert progress.standings == expected.standings(results)
+    assert {s.bot for s in progress.standings} == set(PARTNERS)
+    assert sum(s.played for s in progress.standings) == 4 * 4  # one table a round, four bots
+    # the crosstable's games between bots, and the pairings' games, as the results give them
+    assert list(progress.bot_games) == expected.bot_games(results)
+    assert list(progress.games) == expected.games(results)
+    assert all("+" not in g.a + g.b for g in progress.bot_games)
+    assert progress.matches_done == len(results) == progress.matches_scheduled == 4 * (2 if duplicate else 1)
+    assert store.summaries_read == len(results) and store.starts == sorted(store.starts)
+    assert all(s.is_mixed and s.seat_bots == r.seat_bots
+               for s, r in zip(sorted(broker.summaries("p"), key=lambda s: s.match_id), results, strict=True))
+    if duplicate:
+        assert all(g.difference is not None for g in progress.games)
+
+
 # ------------------------------------------------------------ stores of an older version
 def forget_summaries(store: Store) -> None:
     """Make the store look as an older version left it: results, and no summaries."""
@@ -321,3 +435,56 @@ def test_a_starting_node_summarizes_an_older_stores_results_for_the_bots_pages(s
     assert again.complete_summaries() == 0  # once
     assert {m.match_id for m in again.bot_matches("alpha", 20)} == {"a-r1-0", "b-r1-0"}
     assert [s.match_id for s in again.summaries("b")] == ["b-r1-0"]
+
+
+def test_mixed_results_of_an_older_version_are_summarized_with_their_seats(store: Store) -> None:
+    """A store the mixed-partnership version left (mixed results and their to-rate queue, no
+    summaries: on sqlite no summary tables and ``user_version`` 0) is summarized once, each mixed
+    result for its four bots, and its unrated games stay queued."""
+    broker = store.open()
+    spec = TournamentSpec(tournament_id="mx", format="partners", bots=PARTNERS, rounds=3, seed="fixed")
+    drive(broker, spec, seeded_winner(7))
+    before = broker.summaries("mx")
+    standings = Tournaments(broker).progress("mx").standings
+    pool = f"tournament:{spec.tournament_id}"
+    pending = broker.mixed_pending(pool)
+    assert pending == 3
+    broker.close()
+    forget_summaries(store)
+    if store.kind == "embedded":
+        with sqlite3.connect(store.path) as db:  # as the older version made the file: no such tables
+            db.execute("DROP TABLE summaries")
+            db.execute("DROP TABLE bot_matches")
+
+    again = store.open()
+    if store.kind == "embedded":
+        with sqlite3.connect(store.path) as db:
+            assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert Tournaments(NoRecords(again)).progress("mx").standings == standings
+    assert {s.match_id: s for s in again.summaries("mx")} == {s.match_id: s for s in before}
+    assert all(s.is_mixed for s in again.summaries("mx"))
+    for bot in PARTNERS:
+        expect = {s.match_id for s in before if bot in s.seat_bots}
+        assert {m.match_id for m in again.bot_matches(bot, 20)} == expect, bot
+    assert again.mixed_pending(pool) == pending
+    assert again.apply_mixed(pool) == pending and again.mixed_pending(pool) == 0
+
+
+def test_a_file_of_the_summaries_version_gets_the_mixed_tables(tmp_path: Any) -> None:
+    """A file the summaries version left (``user_version`` 1, no mixed tables) opens as it is and
+    takes mixed results: the schema adds the tables, nothing is summarized again."""
+    path = tmp_path / "q.sqlite3"
+    broker = EmbeddedBroker(path)
+    broker.put_tournament(tournament_spec("t1"))
+    broker.write_result(game("t1", 0))
+    broker.close()
+    with sqlite3.connect(path) as db:
+        db.execute("DROP TABLE mixed_queue")
+        db.execute("DROP TABLE mixed_ratings")
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    again = EmbeddedBroker(path)
+    assert [s.match_id for s in again.summaries("t1")] == ["t1-r1-0"]
+    again.put_tournament(TournamentSpec("m", "partners", PARTNERS, seed="fixed"))
+    assert again.write_result(mixed_game("m", 0, ("ann", "bob", "cat", "dan")))
+    assert again.apply_mixed("tournament:m") == 1
+    assert [m.match_id for m in again.bot_matches("dan", 20)] == ["m-r1-0"]

@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from arena.ratings.counts import PairCount
+from arena.ratings.mixed import MixedGame
 
 DRAW_RATE = 0.10
 
@@ -62,3 +63,26 @@ def spearman(x: NDArray[np.float64], y: NDArray[np.float64]) -> float:
     """Spearman's rank correlation (no ties: the values are continuous)."""
     rx, ry = np.argsort(np.argsort(x)), np.argsort(np.argsort(y))
     return float(np.corrcoef(rx, ry)[0, 1])
+
+
+def play_mixed_games(strengths: dict[str, float], games: int, rng: np.random.Generator,
+                     fixed: str | None = None) -> list[MixedGame]:
+    """``games`` games of two sides of two different bots, drawn at random (``fixed``: a bot in
+    every game, with a random partner); a side's strength is the mean of its two bots', and the
+    outcome follows the module's Bradley-Terry with draws."""
+    names = sorted(strengths)
+    out = []
+    for i in range(games):
+        if fixed is None:
+            a1, a2, b1, b2 = (names[k] for k in rng.choice(len(names), 4, replace=False))
+        else:
+            others = [n for n in names if n != fixed]
+            a1 = fixed
+            a2, b1, b2 = (others[k] for k in rng.choice(len(others), 3, replace=False))
+        gap = (strengths[a1] + strengths[a2] - strengths[b1] - strengths[b2]) / 2
+        p = 1.0 / (1.0 + 10.0 ** (-gap / 400.0))
+        draw_p = 2.0 * DRAW_RATE * min(p, 1.0 - p)
+        u = rng.random()
+        score = 1.0 if u < p - draw_p / 2 else 0.5 if u < p + draw_p / 2 else 0.0
+        out.append(MixedGame(f"g{i}", (a1, a2), (b1, b2), score))
+    return out

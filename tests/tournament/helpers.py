@@ -15,10 +15,11 @@ PLAYERS: dict[str, Callable[[], Player]] = {"random": RandomPlayer, "heuristic":
 
 
 def play_match(
-    ruleset: Any, seed: str, deals: int | None, players: tuple[Player, Player], rng: random.Random,
+    ruleset: Any, seed: str, deals: int | None, players: Sequence[Player], rng: random.Random,
     target: int | None = None,
 ) -> Match:
-    """A whole match, the way a referee plays a job: fixed deals folded into the ruleset."""
+    """A whole match, the way a referee plays a job: fixed deals folded into the ruleset. ``players``:
+    team 0's and team 1's, or one a seat 0..3."""
     rules = Ruleset.from_spec(ruleset)
     if deals is not None:
         rules = rules.with_options(deals=deals)
@@ -27,18 +28,21 @@ def play_match(
         deal = match.new_deal()
         while not deal.is_over:
             seat = deal.to_act
-            deal.apply(players[seat & 1].act(observe(deal, seat), rng))
+            deal.apply(players[seat % len(players)].act(observe(deal, seat), rng))
         match.add(deal)
     return match
 
 
 def result_of(job: MatchJob, match: Match) -> MatchResult:
-    return MatchResult.of_record(job, record_of_match(job.match_id, job.team0, job.team1, match))
+    record = record_of_match(job.match_id, job.team0, job.team1, match, seats=job.seats)
+    return MatchResult.of_record(job, record)
 
 
 def play_job(job: MatchJob, kinds: dict[str, str], rng: random.Random) -> MatchResult:
-    """Play ``job`` with the engine; ``kinds`` maps a bot name to 'random' or 'heuristic'."""
-    players = (PLAYERS[kinds[job.team0]](), PLAYERS[kinds[job.team1]]())
+    """Play ``job`` with the engine; ``kinds`` maps a bot name to 'random' or 'heuristic' (a mixed
+    job: each seat's bot plays its seat)."""
+    bots = job.seat_bots if job.is_mixed else (job.team0, job.team1)
+    players = tuple(PLAYERS[kinds[b]]() for b in bots)
     return result_of(job, play_match(job.ruleset, job.seed, job.deals, players, rng, job.target))
 
 

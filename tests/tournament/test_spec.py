@@ -29,7 +29,7 @@ def error(**fields: Any) -> str:
 @st.composite
 def specs(draw: st.DrawFn) -> TournamentSpec:
     fmt = draw(st.sampled_from(FORMATS))
-    n = 2 if fmt == "sprt" else draw(st.integers(2, 9))
+    n = 2 if fmt == "sprt" else draw(st.integers(4 if fmt == "partners" else 2, 9))
     bots = [f"bot{i}" for i in range(n)]
     data: dict[str, Any] = {
         "tournament_id": draw(st.from_regex(r"[a-z0-9][a-z0-9_.:-]{0,12}", fullmatch=True)),
@@ -47,7 +47,7 @@ def specs(draw: st.DrawFn) -> TournamentSpec:
         data["deals"] = draw(st.integers(1, 32))
     elif draw(st.booleans()):
         data["target"] = draw(st.integers(1, 2000))
-    if fmt in ("round-robin", "gauntlet", "swiss") and draw(st.booleans()):
+    if fmt in ("round-robin", "gauntlet", "swiss", "partners") and draw(st.booleans()):
         data["rounds"] = draw(st.integers(1, 6))
     if fmt == "sprt" and draw(st.booleans()):
         data["sprt"] = {"elo0": draw(st.integers(-10, 0)), "elo1": draw(st.integers(1, 20)),
@@ -95,7 +95,8 @@ def test_a_ruleset_object_is_validated_by_the_engine() -> None:
     [
         ({"tournament_id": "a b"}, "tournament_id must be"),
         ({"tournament_id": "x/y"}, "tournament_id must be"),
-        ({"format": "ladder"}, "format must be one of round-robin, gauntlet, swiss, knockout, sprt"),
+        ({"format": "ladder"},
+         "format must be one of round-robin, gauntlet, swiss, knockout, sprt, partners"),
         ({"bots": ["a"]}, "needs 2 to 256 bots, not 1"),
         ({"bots": [f"b{i}" for i in range(257)]}, "needs 2 to 256 bots, not 257"),
         ({"bots": ["a", "b", "a"]}, "named more than once: a"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import random
 
 import pytest
@@ -68,3 +69,58 @@ def test_a_long_detail_is_cut_and_an_unreadable_summary_is_an_error() -> None:
     for bad in ("", "[]", "{}", '{"match_id": "m"}', s.to_json().replace('"winner":1', '"winner":7')):
         with pytest.raises(TournamentError, match="a stored result summary is unreadable"):
             ResultSummary.from_json(bad)
+
+
+def partners_duplicate() -> Tournament:
+    return Tournament(TournamentSpec.from_dict({
+        "tournament_id": "p", "format": "partners", "bots": ["A", "B", "C", "D", "E"], "rounds": 3,
+        "deals": 2, "duplicate": True, "seed": "fixed",
+    }))
+
+
+def test_a_mixed_summary_names_each_seat_and_an_older_one_means_one_bot_a_side() -> None:
+    t = partners_duplicate()
+    _, jobs = t.jobs_for([])
+    r = play_job(jobs[0], dict.fromkeys("ABCDE", "random"), random.Random(4))
+    s = ResultSummary.of_result(r, deals=True)
+    assert s.is_mixed and s.seats == s.seat_bots == r.seat_bots == jobs[0].seat_bots
+    assert (s.team0, s.team1) == (r.team0, r.team1) and "+" in s.team0
+    assert ResultSummary.from_json(s.to_json()) == s
+    # a summary of one bot a side writes no seats, and one written before seats existed reads so
+    plain = dataclasses.replace(s, team0="A", team1="B", seats=None)
+    assert "seats" not in plain.to_dict()
+    old = ResultSummary.from_json(plain.to_json())
+    assert old.seats is None and not old.is_mixed and old.seat_bots == ("A", "B", "A", "B")
+    written = json.dumps(list(s.seat_bots), separators=(",", ":"))
+    assert f'"seats":{written}' in s.to_json()
+    for bad in ('"A"', '["A", "B"]', '["A", "B", "C", 4]'):
+        with pytest.raises(TournamentError, match="a stored result summary is unreadable"):
+            ResultSummary.from_json(s.to_json().replace(f'"seats":{written}', f'"seats":{bad}'))
+
+
+def test_a_partners_tournament_gives_the_same_from_summaries_as_from_results() -> None:
+    t = partners_duplicate()
+    _, jobs = t.jobs_for([])
+    rng = random.Random(5)
+    kinds = {"A": "heuristic", "B": "random", "C": "random", "D": "heuristic", "E": "random"}
+    results = [play_job(j, kinds, rng) for j in jobs]
+    summaries = [ResultSummary.of_result(r, deals=True) for r in results]
+    fresh = partners_duplicate()
+    assert fresh.standings(summaries) == t.standings(results)
+    assert fresh.bot_games(summaries) == t.bot_games(results)
+    overview = fresh.overview(summaries)
+    assert overview.standings == t.standings(results) and overview.bot_games == t.bot_games(results)
+    assert {s.bot for s in overview.standings} == set("ABCDE")
+
+
+def test_a_result_whose_seats_differ_from_its_job_is_refused() -> None:
+    t = partners_duplicate()
+    _, jobs = t.jobs_for([])
+    rng = random.Random(6)
+    leg0, leg1 = (ResultSummary.of_result(play_job(j, dict.fromkeys("ABCDE", "random"), rng), deals=True)
+                  for j in jobs[:2])
+    assert partners_duplicate().games([leg0, leg1])
+    n, e, so, w = leg0.seat_bots
+    swapped = dataclasses.replace(leg0, seats=(so, e, n, w))  # the same side, its seats swapped
+    with pytest.raises(TournamentError, match="but its job seats"):
+        partners_duplicate().standings([swapped, leg1])

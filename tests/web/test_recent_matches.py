@@ -2,7 +2,10 @@
 
 The store holds 60 tournaments; the bot played only in the first. Its page
 (the JSON API's reads) and gRPC ``GetBot`` still list its matches, newest
-first, reading the bot's list once and no tournament's results. Both backends.
+first, reading the bot's list once and no tournament's results. A mixed match
+(partners that are different bots) is listed for each of its four bots, and a
+partners tournament's page (standings and crosstable per bot) reads no
+result either. Both backends.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from belote.arena.v1 import arena_service_pb2 as apb
 
 from arena.node.run import NodeSettings, running_node
 from arena.queue import Broker
-from arena.tournament import MatchJob, TournamentSpec
+from arena.tournament import MatchJob, Tournaments, TournamentSpec
 from arena.web.node_reads import RECENT_MATCHES, NodeReads
 from tests.factories import result_of_job
 from tests.queue.conftest import Store, store  # noqa: F401  # the backends' fixture
@@ -88,5 +91,50 @@ def test_a_bots_old_matches_are_listed_in_one_read(store: Store) -> None:  # noq
             assert list(first.players) == ["x", "old", "x", "old"] and list(first.totals) == list(WON)
             assert first.state == "finished" and first.result.winner == 0
             assert first.seed == ""  # a duplicate leg's seed is shown with the match, once both legs are over
+
+    arun(main(), timeout=60)
+
+
+def test_a_mixed_match_is_listed_for_each_of_its_bots_and_a_partners_page_reads_no_result(
+    store: Store,  # noqa: F811
+) -> None:
+    broker = store.open()
+    bots = ("ann", "bob", "cat", "dan", "eve")
+    spec = TournamentSpec(tournament_id="pt", format="partners", bots=bots, rounds=5, seed="fixed")
+    broker.put_tournament(spec)
+    _, jobs = Tournaments(broker).tournament(spec).jobs_for([])
+    for job in jobs:  # the side at seats 0 and 2 wins every match
+        broker.write_result(result_of_job(job, WON, 0))
+
+    async def main() -> None:
+        settings = NodeSettings(poll_s=0.05, heartbeat_s=0.1, lease_s=5.0, drain_s=1.0)
+        async with running_node(broker, settings, asyncio.Event()) as running:
+            for b in bots:
+                running.node.register_bot(b)
+            counted = Counted(running.worker.broker)
+            reads = NodeReads(running.node, cast(Broker, counted), Tournaments(cast(Broker, counted)),
+                              running.rankings)
+            for b in bots:
+                detail = await reads.bot(b)
+                mine = [j.match_id for j in reversed(jobs) if b in j.seat_bots]
+                assert [m.match_id for m in detail.recent_matches] == mine, b
+            first = jobs[-1]
+            row = (await reads.bot(first.seat_bots[0])).recent_matches[0]
+            assert row.teams == (first.team0, first.team1) and "+" in row.teams[0]
+            page = await reads.tournament("pt")
+            assert set(page.crosstable_bots) == set(bots) and page.matches_done == len(jobs)
+            assert page.crosstable is not None
+            at = {b: i for i, b in enumerate(page.crosstable_bots)}
+            for job in jobs:  # each bot of the winning side beat the opponent of the seat after its own
+                for x, y in ((job.seat_bots[0], job.seat_bots[1]), (job.seat_bots[2], job.seat_bots[3])):
+                    cell = page.crosstable[at[x]][at[y]]
+                    assert cell is not None and cell[0] >= 1.0
+            wins = {s["bot"]: s["wins"] for s in page.standings}
+            assert wins == {b: sum(b in j.seat_bots[0::2] for j in jobs) for b in bots}
+            assert "results" not in counted.calls
+
+            async with arena_stub(running.address) as stub:
+                reply = await stub.GetBot(apb.GetBotRequest(name=first.seat_bots[3]))
+            assert list(reply.recent_matches[0].players) == list(first.seat_bots)
 
     arun(main(), timeout=60)

@@ -5,6 +5,7 @@
 
 const API = "/api/v1";
 const PAGE_SIZE = 50;
+const METHOD_NAMES = { bt: "Bradley-Terry", elo: "Elo (online)", openskill: "openskill (mixed partners)" };
 const SUIT_SYMBOL = { S: "\u2660", H: "\u2665", D: "\u2666", C: "\u2663" };
 const SVG_NS = "http://www.w3.org/2000/svg";
 
@@ -134,7 +135,7 @@ async function leaderboardPage() {
   const poolSelect = el("select", { id: "pool", "aria-label": "rating pool" },
     ...pools.map((p) => el("option", { value: p, text: p })));
   const methodSelect = el("select", { id: "method", "aria-label": "rating method" },
-    ...methods.map((m) => el("option", { value: m, text: m === "bt" ? "Bradley-Terry" : "Elo (online)" })));
+    ...methods.map((m) => el("option", { value: m, text: METHOD_NAMES[m] || m })));
   const body = el("div", {});
   const draw = async () => {
     poolSelect.value = state.pool;

@@ -251,8 +251,11 @@ class StartMatchRequest(_message.Message):
     SEED_FIELD_NUMBER: _builtins.int
     TARGET_FIELD_NUMBER: _builtins.int
     DEALS_FIELD_NUMBER: _builtins.int
+    SEAT_BOTS_FIELD_NUMBER: _builtins.int
     team0_bot: _builtins.str
-    """Team 0 (seats 0 and 2) and team 1 (seats 1 and 3), by bot id or name."""
+    """Team 0 (seats 0 and 2) and team 1 (seats 1 and 3), by bot id or name.
+    Leave both empty to give seat_bots instead.
+    """
     team1_bot: _builtins.str
     ruleset: _builtins.str
     """A preset name or a JSON object overriding options (docs/rules.md#ruleset-options)."""
@@ -263,6 +266,14 @@ class StartMatchRequest(_message.Message):
     target: _builtins.int
     """0: the ruleset's."""
     deals: _builtins.int
+    @_builtins.property
+    def seat_bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The bot at each seat 0..3 (id or name), exactly four, for partners that
+        are different bots; team 0 is seats 0 and 2. Given with team0_bot or
+        team1_bot, or not four, or with a bot on both sides of a match of more
+        than that bot: INVALID_ARGUMENT.
+        """
+
     def __init__(
         self,
         *,
@@ -272,10 +283,11 @@ class StartMatchRequest(_message.Message):
         seed: _builtins.str = ...,
         target: _builtins.int = ...,
         deals: _builtins.int = ...,
+        seat_bots: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["deals", b"deals", "ruleset", b"ruleset", "seed", b"seed", "target", b"target", "team0_bot", b"team0_bot", "team1_bot", b"team1_bot"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deals", b"deals", "ruleset", b"ruleset", "seat_bots", b"seat_bots", "seed", b"seed", "target", b"target", "team0_bot", b"team0_bot", "team1_bot", b"team1_bot"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -560,7 +572,9 @@ class TournamentSpec(_message.Message):
     tournament_id: _builtins.str
     """Empty: generated. 1 to 128 letters, digits, "_", ".", ":", "@" or "-"."""
     format: _builtins.str
-    """"round-robin", "gauntlet", "swiss", "knockout" or "sprt"."""
+    """"round-robin", "gauntlet", "swiss", "knockout", "sprt" or "partners"
+    (4 or more bots at tables of four, partnerships rotating each round).
+    """
     candidate: _builtins.str
     """Gauntlet: the bot that meets the field; sprt: the first bot."""
     ruleset: _builtins.str
@@ -1054,7 +1068,9 @@ class GetLeaderboardRequest(_message.Message):
     with the most games.
     """
     method: _builtins.str
-    """"bt" (the default: Bradley-Terry with intervals) or "elo" (online)."""
+    """"bt" (the default: Bradley-Terry with intervals), "elo" (online) or
+    "openskill" (each bot of the pool's mixed partnerships: docs/ratings.md).
+    """
     offset: _builtins.int
     """The rank to start after (0: from the top) and how many bots (0: 50; at
     most 200).

@@ -158,7 +158,8 @@ class Hello(_message.Message):
     """Free text, shown by ListBots (the SDK sends "belote_bot/<version>")."""
     concurrency: _builtins.int
     """How many seats this process plays at once. A match takes two seats of
-    each of its bots (a team), so a bot needs at least 2 to be seated.
+    a bot that plays a side alone, one of a bot whose partner is another
+    bot: a bot needs at least 2 to be seated in the common case.
     """
     def __init__(
         self,
