@@ -418,7 +418,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         else:
             why = "; ".join(f"{n}: {missing[n]}" for n in (row.a, row.b) if missing.get(n))
             results.append(RowResult(row.a, row.b, row.ruleset, row.ms, 0, missing=why))
-    lows = [r.low for r in results if r.a == "search" and r.b == "heuristic" and r.low is not None]
+    # (a row of one board has no interval: its low is -inf, and says nothing)
+    lows = [r.low for r in results if r.a == "search" and r.b == "heuristic" and r.low is not None
+            and math.isfinite(r.low)]
     colver_version = None
     if not missing["colver"]:
         import colver

@@ -84,8 +84,9 @@ def test_a_tiny_run_ends_with_the_search_figure() -> None:
     assert LAST.match(lines[-1]), lines[-1]
     assert any(line.startswith("heuristic vs random   classic") for line in lines)
     assert any("deals played to separate" in line for line in lines)
+    # one timed board: no interval, so no figure, whether or not the search bot is there
+    assert lines[-1] == "search_vs_heuristic_low=n/a"
     if strength.search_status() is not None:
-        assert lines[-1] == "search_vs_heuristic_low=n/a"
         assert any(line.startswith("search vs heuristic") and "not available" in line for line in lines)
 
 
@@ -109,3 +110,11 @@ def test_the_colver_row_runs_or_says_why_not() -> None:
         assert "pip install -e '.[bench]'" in row["missing"]
     else:
         assert row["missing"] is None and row["boards"] == 1
+
+
+@pytest.mark.skipif(strength.search_status() is not None, reason="the search bot is not installed")
+def test_two_timed_boards_give_the_search_figure() -> None:
+    done = run("--rows", "search-heuristic", "--deals", "4", "--timed-deals", "2", "--ms", "5",
+               "--workers", "1")
+    last = done.stdout.strip().splitlines()[-1]
+    assert LAST.match(last) and last != "search_vs_heuristic_low=n/a", last
