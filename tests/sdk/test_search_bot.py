@@ -16,9 +16,9 @@ import pytest
 from belote_bot import Bot, HeuristicBot, Observation, RandomBot
 from belote_bot.acting import legal_code
 from belote_bot.bots.rollout import POLICIES, play_out
-from belote_bot.bots.sampling import deal_of, knowledge_of, sample_hands
+from belote_bot.bots.sampling import _announcements_hold, deal_of, knowledge_of, sample_hands
 from belote_bot.bots.search import SearchBot, search, time_budget_s
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from arena.engine import Deal, Match, Ruleset, observe, score_deal
@@ -68,6 +68,7 @@ def voids_shown(deal: Deal) -> list[int]:
 
 @settings(max_examples=400, deadline=None)
 @given(spec=st.sampled_from(RULESETS), seed=st.integers(0, 1 << 30), draw=st.integers(0, 1 << 30))
+@example(spec="coinche", seed=153978291, draw=0)  # two seats announced on trick 1, one a cinquante
 def test_samples_fit_everything_public(spec: object, seed: int, draw: int) -> None:
     rules, deal, seat = position(spec, seed)
     obs = observe(deal, seat)
@@ -92,6 +93,8 @@ def test_samples_fit_everything_public(spec: object, seed: int, draw: int) -> No
             assert not hands[s] & k.forbidden[s]
         for s, mask in obs.shown_declarations:
             assert hands[s] & mask & ~played == mask & ~played, "shown melds stay in the hand"
+        # the real deal is one that fits: the sample must fit too, never the last-resort fallback
+        assert _announcements_hold(k, hands), "the sample could not have announced what was announced"
         if deal.phase == Phase.PLAY:
             assert seen | played == (1 << 32) - 1
             if not rules.is_coinche:
@@ -104,6 +107,60 @@ def test_samples_fit_everything_public(spec: object, seed: int, draw: int) -> No
         if sample.phase == Phase.PLAY:  # the sample plays on to its end
             play_out(sample, POLICIES["random"], rng)
             assert sample.is_over
+
+
+def test_announced_declarations_are_dealt_by_construction() -> None:
+    """Over many positions where another seat announced declarations (on trick 1, or not shown
+    since), no sample falls back to a deal that could not have announced them (random
+    rejection missed about 1 in 170: a cent or a carré is rare in a random deal)."""
+    rng = random.Random(7)
+    positions = samples = fallbacks = 0
+    specs: list[object] = ["coinche", "classic-annonces", {"preset": "coinche", "must_undertrump": True}]
+    for i in range(600):
+        rules, deal, seat = position(specs[i % 3], 50_000 + i)
+        k = knowledge_of(observe(deal, seat), rules)
+        if not any(k.announced[s] for s in range(4) if s != seat):
+            continue
+        positions += 1
+        for _ in range(5):
+            samples += 1
+            fallbacks += not _announcements_hold(k, sample_hands(k, rng))
+    assert positions > 150
+    assert fallbacks == 0, f"{fallbacks} of {samples} samples"
+
+
+def test_a_rare_announcement_is_sampled_in_proportion() -> None:
+    """Seat 3's cinquante (the hypothesis example): every sample holds one, and the samples'
+    melds are spread like those of uniform deals that fit (rejection from plain shuffles)."""
+    rules, deal, seat = position("coinche", 153978291)
+    k = knowledge_of(observe(deal, seat), rules)
+    assert k.announced[3] and not k.shown[3]
+    rng = random.Random(11)
+    others = [s for s in range(4) if s != seat]
+    unseen = [c for c in range(32) if k.unseen >> c & 1]
+
+    def uniform() -> list[int]:
+        while True:
+            rng.shuffle(unseen)
+            hands = [0, 0, 0, 0]
+            hands[seat] = k.own
+            pos = 0
+            for s in others:
+                for c in unseen[pos:pos + k.sizes[s]]:
+                    hands[s] |= 1 << c
+                pos += k.sizes[s]
+            if all(not hands[s] & k.forbidden[s] for s in others) and _announcements_hold(k, hands):
+                return hands
+
+    n = 400  # the reference needs ~500 shuffles a deal: a cinquante is rare
+    sampled = [sample_hands(k, rng, weighted=False) for _ in range(n)]
+    reference = [uniform() for _ in range(n)]
+    for hands in sampled:
+        assert _announcements_hold(k, hands)
+    for c in range(32):
+        p = sum(h[3] >> c & 1 for h in sampled) / n
+        q = sum(h[3] >> c & 1 for h in reference) / n
+        assert abs(p - q) < 0.1, (c, p, q)  # ~3 standard errors; measured at most 0.05
 
 
 def test_a_bidder_is_sampled_with_its_trumps_more_often() -> None:
