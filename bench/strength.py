@@ -46,7 +46,7 @@ row); against colver, reported. The last line is ``search_vs_heuristic_low=L``: 
 lower end of the search-heuristic intervals, in points per deal (``n/a`` while
 ``belote_bot.bots.search`` does not exist in this tree).
 
-``--quick`` (under 60 s here): ``--ms 25``, 200 boards for heuristic-random, 16 for the
+``--quick`` (under 60 s here): ``--ms 25``, 200 boards for heuristic-random, 32 for the
 search-heuristic rows and 4 for the colver rows. A full run (the defaults: 1000 and 100
 boards, 50 and 200 ms) takes about an hour on two workers.
 """
@@ -387,13 +387,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--rows", default=",".join(ROW_KINDS), help=f"which rows ({','.join(ROW_KINDS)})")
     p.add_argument("--workers", type=int, default=2, help="processes playing boards (2)")
     p.add_argument("--seed", type=int, default=0, help="the bench seed: decks and bot seeds (0)")
-    p.add_argument("--quick", action="store_true", help="--ms 25, 200/16/4 boards: under 60 s")
+    p.add_argument("--quick", action="store_true", help="--ms 25, 200/32/4 boards: under 60 s")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     args = p.parse_args(argv)
     quick = args.quick
     args.ms = [int(x) for x in (args.ms or ("25" if quick else "50,200")).split(",") if x]
     args.deals = args.deals if args.deals is not None else 200 if quick else 1000
-    args.timed_deals = args.timed_deals if args.timed_deals is not None else 16 if quick else 100
+    args.timed_deals = args.timed_deals if args.timed_deals is not None else 32 if quick else 100
     args.colver_deals = args.colver_deals if args.colver_deals is not None else 4 if quick else 100
     args.rows = [r for r in args.rows.split(",") if r]
     for r in args.rows:
