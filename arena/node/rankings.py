@@ -40,7 +40,8 @@ class BadRequest(RankingsError):
 
 @dataclass(frozen=True, slots=True)
 class BotRating:
-    """A bot in one pool: its Bradley-Terry rating with its interval and rank, and its online Elo."""
+    """A bot in one pool by one method: ``bt``, its Bradley-Terry rating with its interval and rank,
+    and its online Elo; ``openskill``, its rating from mixed partnerships (no Elo: 0)."""
 
     pool: str
     rating: float
@@ -49,6 +50,7 @@ class BotRating:
     rank: int
     elo: float
     games: int
+    method: Method = "bt"
 
 
 class Rankings:
@@ -129,17 +131,21 @@ class Rankings:
                 f"tournaments' ({TOURNAMENT_PREFIX}<id>)")
 
     def bot(self, name: str) -> list[BotRating]:
-        """``name``'s rating in each pool it has played in."""
+        """``name``'s rating in each pool it has played in: by Bradley-Terry where it played with
+        one bot a side, by openskill where it played in mixed partnerships (both where both)."""
         out = []
         for pool in self.pools():
             elo = self.broker.pool_ratings(pool).get(name)
-            if elo is None:
-                continue
-            entry = _find(self._board(pool, "bt"), name)
-            if entry is None:
-                continue
-            out.append(BotRating(pool=pool, rating=entry.rating, low=entry.low or entry.rating,
-                                 high=entry.high or entry.rating, rank=entry.rank, elo=elo[0], games=elo[1]))
+            entry = None if elo is None else _find(self._board(pool, "bt"), name)
+            if elo is not None and entry is not None:
+                out.append(BotRating(pool=pool, rating=entry.rating, low=entry.low or entry.rating,
+                                     high=entry.high or entry.rating, rank=entry.rank, elo=elo[0],
+                                     games=elo[1]))
+            mixed = _find(self._board(pool, "openskill"), name)  # (kept for ``ttl``, as the bt board)
+            if mixed is not None:
+                out.append(BotRating(pool=pool, rating=mixed.rating, low=mixed.low or mixed.rating,
+                                     high=mixed.high or mixed.rating, rank=mixed.rank, elo=0.0,
+                                     games=mixed.games, method="openskill"))
         return out
 
     def history(self, pool: str, bot: str) -> list[tuple[int, float]]:

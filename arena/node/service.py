@@ -98,7 +98,7 @@ class ClusterArenaServicer(ArenaServicer):
             del reply.recent_matches[RECENT_MATCHES:]
         ratings = await self._queue(context, self.rankings.bot, request.name)
         reply.ratings.extend(apb.BotRating(pool=r.pool, rating=r.rating, low=r.low, high=r.high, rank=r.rank,
-                                           elo=r.elo, games=r.games) for r in ratings)
+                                           elo=r.elo, games=r.games, method=r.method) for r in ratings)
         return reply
 
     # ------------------------------------------------- duplicate legs and records

@@ -118,7 +118,7 @@ class NodeReads:
         if not found:
             raise NotFound(f"no bot named {name!r}")
         b = found[0]
-        ratings = [BotRating(r.pool, "bt", r.rank, r.rating, r.low, r.high, r.games)
+        ratings = [BotRating(r.pool, r.method, r.rank, r.rating, r.low, r.high, r.games)
                    for r in await self._queue(self.rankings.bot, name)]
         recent = [_row_of_summary(s) for s in self.node.summaries() if name in s.players]
         recent.reverse()  # the node lists its running matches, then its finished ones oldest first

@@ -169,6 +169,12 @@ def test_a_partners_tournament_is_ranked_by_openskill_over_grpc_the_cli_and_http
                 assert all(e.games == 3 and e.low < e.rating < e.high for e in board.entries)
                 bt = await stranger.GetLeaderboard(apb.GetLeaderboardRequest(pool="coinche"))
                 assert bt.total == 0  # mixed sides move no Bradley-Terry count
+                # a bot's own ratings say so too: openskill in the pools of its mixed games
+                entry = next(e for e in board.entries if e.bot == "pa")
+                got = await stranger.GetBot(apb.GetBotRequest(name="pa"))
+                mine = [r for r in got.ratings if r.pool == "coinche"]
+                assert [(r.method, r.rank, r.rating, r.games) for r in mine] == [
+                    ("openskill", entry.rank, entry.rating, 3)]
             argv = ["rankings", "--address", running.address, "--pool", "coinche", "--method", "openskill",
                     "--data-dir", str(tmp_path)]
             assert await asyncio.to_thread(cli_main, [*argv, "--json"]) == 0
@@ -178,6 +184,10 @@ def test_a_partners_tournament_is_ranked_by_openskill_over_grpc_the_cli_and_http
                 url = f"{site.url}/api/v1/leaderboard?pool=coinche&method=openskill"
                 page = await asyncio.to_thread(lambda: json.load(urllib.request.urlopen(url, timeout=10)))
                 assert [e["bot"] for e in page["entries"]] == [e.bot for e in board.entries]
+                url = f"{site.url}/api/v1/bots/pa"
+                detail = await asyncio.to_thread(lambda: json.load(urllib.request.urlopen(url, timeout=10)))
+                assert [(r["pool"], r["method"], r["rank"]) for r in detail["ratings"]
+                        if r["pool"] == "coinche"] == [("coinche", "openskill", entry.rank)]
             assert await asyncio.to_thread(cli_main, argv) == 0
             assert "openskill" in capsys.readouterr().out
             stop.set()

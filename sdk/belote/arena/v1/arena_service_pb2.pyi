@@ -1226,6 +1226,7 @@ class BotRating(_message.Message):
     RANK_FIELD_NUMBER: _builtins.int
     ELO_FIELD_NUMBER: _builtins.int
     GAMES_FIELD_NUMBER: _builtins.int
+    METHOD_FIELD_NUMBER: _builtins.int
     pool: _builtins.str
     rating: _builtins.float
     """Bradley-Terry, with its 95% interval and rank in the pool."""
@@ -1235,6 +1236,11 @@ class BotRating(_message.Message):
     elo: _builtins.float
     """The online Elo."""
     games: _builtins.int
+    method: _builtins.str
+    """"bt" (also when empty): rating, low, high and rank are Bradley-Terry's, elo the online Elo;
+    "openskill": they are the bot's rating from mixed partnerships (two different bots a side;
+    the rating is openskill's mu on the Elo scale, ranked by mu - 3 sigma), and elo is 0.
+    """
     def __init__(
         self,
         *,
@@ -1245,10 +1251,11 @@ class BotRating(_message.Message):
         rank: _builtins.int = ...,
         elo: _builtins.float = ...,
         games: _builtins.int = ...,
+        method: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["elo", b"elo", "games", b"games", "high", b"high", "low", b"low", "pool", b"pool", "rank", b"rank", "rating", b"rating"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["elo", b"elo", "games", b"games", "high", b"high", "low", b"low", "method", b"method", "pool", b"pool", "rank", b"rank", "rating", b"rating"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
