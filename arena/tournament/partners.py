@@ -69,6 +69,10 @@ def partner_rounds(bots: Sequence[str], rounds: int, seed: str) -> list[PartnerR
         raise ValueError(f"the partners format needs at least 4 distinct bots, not {list(bots)}")
     counts = _Counts()
     out: list[PartnerRound] = []
+    # a shuffle's cost grows with the field: past 16 bots, fewer shuffles a round, so that the
+    # largest schedule (256 bots, 100 rounds) is made in a fraction of a second, not seconds
+    # (in a big field a pair meets rarely whatever the shuffles)
+    candidates = max(4, CANDIDATES * 16 // max(16, len(bots)))
     for r in range(1, rounds + 1):
         rng = random.Random(f"{seed}/partners/{r}")
         order = list(bots)
@@ -77,7 +81,7 @@ def partner_rounds(bots: Sequence[str], rounds: int, seed: str) -> list[PartnerR
         playing_count = len(bots) - len(bots) % 4
         playing, out_now = order[:playing_count], order[playing_count:]
         best: tuple[int, list[Table]] | None = None
-        for _ in range(CANDIDATES):
+        for _ in range(candidates):
             rng.shuffle(playing)
             split = [counts.best_split(playing[i:i + 4]) for i in range(0, playing_count, 4)]
             total = sum(c for c, _ in split)

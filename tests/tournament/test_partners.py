@@ -143,3 +143,20 @@ def test_bot_games_are_the_crosstable_s_games_between_bots() -> None:
     assert len(tour.games(results)) == 3
     games = tour.bot_games(results)
     assert len(games) == 6 and all("+" not in g.a + g.b for g in games)
+
+
+@pytest.mark.reliability
+def test_the_largest_partners_schedule_is_made_in_bounded_work() -> None:
+    """An admin's largest partners tournament (MAX_BOTS bots, MAX_ROUNDS rounds) is scheduled with
+    a few shuffles a round, not 48: the node makes it once, in a worker thread, in well under a
+    second here (a generous ceiling below, for loaded machines)."""
+    import time
+
+    from arena.tournament.spec import MAX_BOTS, MAX_ROUNDS
+
+    bots = [f"b{i}" for i in range(MAX_BOTS)]
+    started = time.perf_counter()
+    rounds = partner_rounds(bots, MAX_ROUNDS, "big")
+    assert time.perf_counter() - started < 30
+    assert len(rounds) == MAX_ROUNDS
+    assert all(len(r.tables) == MAX_BOTS // 4 for r in rounds)
