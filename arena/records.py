@@ -55,6 +55,15 @@ def side_name(first: str, second: str) -> str:
     return first if first == second else f"{first}{SIDE_JOIN}{second}"
 
 
+Seats = tuple[str, str, str, str]
+
+
+def seat_bots_of(team0: str, team1: str, seats: Seats | None) -> Seats:
+    """The bot at each seat 0..3 of a match kept as ``team0``/``team1`` (one bot a side, at seats
+    0 and 2, and 1 and 3) or, when a side is mixed, as its ``seats``."""
+    return seats if seats is not None else (team0, team1, team0, team1)
+
+
 #: a ruleset as records and jobs carry it: a preset name or ``{"preset": ..., option: value}``
 RulesetSpec = str | dict[str, Any]
 

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from arena.records import MatchRecord, ResultReason, RulesetSpec, side_name
+from arena.records import MatchRecord, ResultReason, RulesetSpec, seat_bots_of, side_name
 
 
 class TournamentState(StrEnum):
@@ -70,9 +70,7 @@ class MatchJob:
     @property
     def seat_bots(self) -> tuple[str, str, str, str]:
         """The bot at each seat 0..3."""
-        if self.seats is not None:
-            return self.seats
-        return (self.team0, self.team1, self.team0, self.team1)
+        return seat_bots_of(self.team0, self.team1, self.seats)
 
     @property
     def is_mixed(self) -> bool:

@@ -25,7 +25,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from arena.records import MatchEnd, ResultReason, RulesetSpec
+from arena.records import MatchEnd, ResultReason, RulesetSpec, seat_bots_of
 from arena.tournament.duplicate import deal_scores
 from arena.tournament.jobs import MatchResult
 from arena.tournament.spec import TournamentError
@@ -85,9 +85,7 @@ class ResultSummary:
     @property
     def seat_bots(self) -> tuple[str, str, str, str]:
         """The bot at each seat 0..3."""
-        if self.seats is not None:
-            return self.seats
-        return (self.team0, self.team1, self.team0, self.team1)
+        return seat_bots_of(self.team0, self.team1, self.seats)
 
     @property
     def is_mixed(self) -> bool:
