@@ -10,9 +10,10 @@ the same step that queues it to be rated.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
@@ -116,6 +117,23 @@ def test_a_bots_recent_matches_are_its_newest_first_and_bounded(
     assert BOT_MATCHES_KEPT >= 100  # what a page lists (20) is always there
 
 
+@contextlib.contextmanager
+def redis_commands(broker: Any) -> Iterator[list[str]]:
+    """The names of the Redis commands ``broker`` sends inside the block, in order."""
+    commands: list[str] = []
+    execute: Any = broker._redis.execute_command
+
+    def counted(*args: Any, **options: Any) -> Any:
+        commands.append(str(args[0]))
+        return execute(*args, **options)
+
+    broker._redis.execute_command = counted
+    try:
+        yield commands
+    finally:
+        broker._redis.execute_command = execute
+
+
 def test_the_summary_is_written_in_the_results_own_atomic_step(store: Store) -> None:
     """Embedded: a failure while keeping the summary leaves no result either (one transaction).
     Redis: writing a result is one script call, and that script writes the summary."""
@@ -135,15 +153,8 @@ def test_the_summary_is_written_in_the_results_own_atomic_step(store: Store) -> 
     from arena.queue.redis_scripts import LUA_WRITE_RESULT
 
     assert isinstance(broker, RedisBroker)
-    commands: list[str] = []
-    execute: Any = broker._redis.execute_command
-
-    def counted(*args: Any, **options: Any) -> Any:
-        commands.append(str(args[0]))
-        return execute(*args, **options)
-
-    broker._redis.execute_command = counted  # type: ignore[method-assign]
-    broker.write_result(game("t1", 1))
+    with redis_commands(broker) as commands:
+        broker.write_result(game("t1", 1))
     assert commands == ["EVALSHA"]
     assert "RPUSH', KEYS[5]" in LUA_WRITE_RESULT and "LPUSH', KEYS[i]" in LUA_WRITE_RESULT  # i = 6..9
     assert [s.match_id for s in broker.summaries("t1")] == ["t1-r1-0", "t1-r1-1"]
@@ -199,17 +210,9 @@ def test_a_mixed_result_s_summaries_and_rating_queue_are_one_script_call(store: 
     from arena.queue.redis_broker import RedisBroker
 
     assert isinstance(broker, RedisBroker)
-    commands: list[str] = []
-    execute: Any = broker._redis.execute_command
-
-    def counted(*args: Any, **options: Any) -> Any:
-        commands.append(str(args[0]))
-        return execute(*args, **options)
-
-    broker._redis.execute_command = counted  # type: ignore[method-assign]
-    broker.write_result(mixed_game("m", 1, ("eve", "ann", "bob", "cat")))
+    with redis_commands(broker) as commands:
+        broker.write_result(mixed_game("m", 1, ("eve", "ann", "bob", "cat")))
     assert commands == ["EVALSHA"]
-    broker._redis.execute_command = execute  # type: ignore[method-assign]
     assert [s.match_id for s in broker.summaries("m")] == ["m-r1-0", "m-r1-1"]
     assert [m.match_id for m in broker.bot_matches("eve", 20)] == ["m-r1-1"]
     written = mixed_game("m", 1, ("eve", "ann", "bob", "cat"))
