@@ -74,7 +74,10 @@ def test_strikes_count_per_side_and_either_partner_forfeits_it() -> None:
             await arena.connect("east", east, concurrency=2)
             await arena.connect("south", HeuristicBot(2), concurrency=2)
             await arena.connect("west", west, concurrency=2)
-            return await arena.play_seated(NAMES, "coinche", seed=5, deals=3)
+            record = await arena.play_seated(NAMES, "coinche", seed=5, deals=3)
+            # the strike that forfeits reaches west's stream after the record is written
+            await until(lambda: len(west.strikes) == FAST.max_strikes, what="west to hear its strikes")
+            return record
 
     record = arun(main())
     assert record.result.reason is ResultReason.FORFEIT
