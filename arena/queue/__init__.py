@@ -12,17 +12,21 @@ from __future__ import annotations
 from pathlib import Path
 
 from arena.queue.broker import (
+    BOT_NOTICE,
     Broker,
     BrokerDataLost,
     BrokerError,
     BrokerUnavailable,
     Claim,
     LeaseLost,
+    Notice,
+    NoticeBatch,
 )
 from arena.queue.embedded import EmbeddedBroker
 from arena.queue.keys import DEFAULT_PREFIX
 
 __all__ = [
+    "BOT_NOTICE",
     "DATABASE_NAME",
     "Broker",
     "BrokerDataLost",
@@ -31,6 +35,8 @@ __all__ = [
     "Claim",
     "EmbeddedBroker",
     "LeaseLost",
+    "Notice",
+    "NoticeBatch",
     "open_broker",
 ]
 

@@ -22,12 +22,14 @@ logged.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import NoReturn
 
 from arena.referee.registry import BotEntry, BotRegistry, digest
 
@@ -126,33 +128,55 @@ class Gate:
         self._failures = SlidingWindow(policy.failures_per_window, policy.window_s, clock)
         self._registrations = SlidingWindow(policy.registrations_per_window, policy.window_s, clock)
 
-    def caller(self, token: str, peer: str) -> Caller:
-        """Who shows ``token``: an admin, a bot, or anyone (no token). A wrong token is
-        :class:`Unauthenticated`, counted against ``peer``; too many, :class:`Throttled`."""
+    def _known(self, token: str, peer: str) -> Caller | None:
+        """Who shows ``token``, by what this node knows now; None for a token it does not know (not
+        counted yet). :class:`Throttled` for an address that showed too many wrong ones."""
         if not token:
             return Caller(Role.ANYONE)
         admin = self.policy.admin_sha256
         if admin and hmac.compare_digest(digest(token), admin):
             return Caller(Role.ADMIN)
+        bot = self.registry.known(token)
+        if bot is not None:  # a bot behind the same address as a guesser still connects
+            return Caller(Role.BOT, bot)
         if self._failures.full(peer):
-            # a throttled address: only a token known here already passes, and nothing is looked
-            # up for the others (a bot behind the same address as a guesser still connects)
-            bot = self.registry.known(token)
-            if bot is not None:
-                return Caller(Role.BOT, bot)
             raise Throttled(f"too many wrong credentials from this address; retry in "
                             f"{self._failures.retry_after(peer):.0f} s")
-        bot = self.registry.authenticate(token)
-        if bot is not None:
-            return Caller(Role.BOT, bot)
+        return None
+
+    def _wrong(self, peer: str) -> NoReturn:
         self._failures.add(peer)
         raise Unauthenticated("unknown or revoked credential (token)")
 
-    def bot_stream(self, token: str, peer: str) -> BotEntry:
+    def caller(self, token: str, peer: str) -> Caller:
+        """Who shows ``token``: an admin, a bot, or anyone (no token). A wrong token is
+        :class:`Unauthenticated`, counted against ``peer``; too many, :class:`Throttled`.
+
+        Asked of the registry's copy in memory, never its backend: it may run on the event loop.
+        A token made on another node an instant ago may be unknown here yet: :meth:`identify`
+        waits for the registry to catch up before it says so."""
+        who = self._known(token, peer)
+        if who is None:
+            self._wrong(peer)
+        return who
+
+    async def identify(self, token: str, peer: str) -> Caller:
+        """:meth:`caller`, but a token this node does not know is looked for again once the
+        registry has caught up with the other nodes' changes (a bot registered, or a token
+        rotated, on another node a moment ago)."""
+        who = self._known(token, peer)
+        if who is None:
+            await self.registry.catch_up()
+            who = self._known(token, peer)
+            if who is None:
+                self._wrong(peer)
+        return who
+
+    async def bot_stream(self, token: str, peer: str) -> BotEntry:
         """The bot a ``Connect`` stream is for: only a bot's own token opens one."""
         if not token:
             raise Unauthenticated("missing bot token: put it in Hello or the authorization metadata")
-        who = self.caller(token, peer)
+        who = await self.identify(token, peer)
         if who.bot is None:
             raise PermissionDenied("the admin credential does not open a bot's stream: use the bot's token")
         return who.bot
@@ -169,8 +193,9 @@ class Gate:
         if self.policy.private_reads and who.role is Role.ANYONE:
             raise Unauthenticated("this node requires a credential to read")
 
-    def register(self, who: Caller, peer: str, invite: str) -> None:
-        """May ``who`` register a bot now? Under the invite policy the invite is used up here."""
+    async def register(self, who: Caller, peer: str, invite: str) -> None:
+        """May ``who`` register a bot now? Under the invite policy the invite is used up here (in a
+        thread: the registry's backend is the broker's)."""
         if who.role is Role.ADMIN:
             return
         policy = self.policy.registration
@@ -179,7 +204,7 @@ class Gate:
         if self._registrations.full(peer):
             raise Throttled(f"too many registrations from this address; retry in "
                             f"{self._registrations.retry_after(peer):.0f} s")
-        if policy is Registration.INVITE and not self.registry.take_invite(invite):
+        if policy is Registration.INVITE and not await asyncio.to_thread(self.registry.take_invite, invite):
             self._failures.add(peer)
             raise PermissionDenied("registering a bot on this node needs a valid invite code"
                                    if invite else "registering a bot on this node needs an invite code")

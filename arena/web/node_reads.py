@@ -4,7 +4,7 @@ The same rules as :class:`arena.node.service.ClusterArenaServicer`: a match's
 seed and record only once it is over, a duplicate leg's only once both legs
 are over, a tournament's secret only once it has ended; a node's private
 reads need a credential. Broker calls run in a thread; the node's own state
-(its bots, its running matches and their event feeds) is read on the loop.
+(its copy of the bot registry, its running matches and their event feeds) is read on the loop.
 """
 
 from __future__ import annotations
@@ -108,16 +108,23 @@ class NodeReads:
         return await self._queue(self.rankings.history, pool, bot)
 
     # -------------------------------------------------------------- bots
+    # The registry is read from the node's copy in memory (a page costs its rows, never the
+    # registry's size); a registry whose store lost it is a 503 saying so.
     async def bots(self, offset: int, limit: int) -> Page[BotRow]:
-        rows = sorted(self.node.bots(), key=lambda b: b.name)
-        return Page(total=len(rows), offset=offset, items=tuple(
-            BotRow(b.name, b.bot_id, b.connected, b.version, b.revoked) for b in rows[offset:offset + limit]))
+        try:
+            total, rows = self.node.bot_page(offset, limit)
+        except NodeError as e:
+            raise Unavailable(str(e)) from None
+        return Page(total=total, offset=offset, items=tuple(
+            BotRow(b.name, b.bot_id, b.connected, b.version, b.revoked) for b in rows))
 
     async def bot(self, name: str) -> BotDetail:
-        found = [b for b in self.node.bots() if b.name == name]
-        if not found:
-            raise NotFound(f"no bot named {name!r}")
-        b = found[0]
+        try:
+            b = self.node.bot_status(name)
+        except NodeError as e:
+            raise Unavailable(str(e)) from None
+        if b is None:
+            raise NotFound(f"no bot named {name[:80]!r}")
         ratings = [BotRating(r.pool, r.method, r.rank, r.rating, r.low, r.high, r.games)
                    for r in await self._queue(self.rankings.bot, name)]
         recent = [_row_of_summary(s) for s in self.node.summaries() if name in s.players]
