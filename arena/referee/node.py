@@ -19,7 +19,7 @@ import asyncio
 import collections
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -353,12 +353,27 @@ class Node:
         except RegistryUnavailable as e:
             raise Unavailable(str(e)) from None
 
-    def bot_page(self, offset: int, limit: int) -> tuple[int, list[BotStatus]]:
+    def registry_page(self, offset: int, limit: int) -> tuple[int, list[BotEntry]]:
         """How many bots are registered, and those from the ``offset``-th on (by name), at most
         ``limit``: a cost that grows with ``limit``, never with the registry.
         :class:`Unavailable` if the registry's store lost it."""
         self._readable()
-        return self._registry.count(), [self._status(e) for e in self._registry.page(offset, limit)]
+        return self._registry.count(), self._registry.page(offset, limit)
+
+    def bot_page(self, offset: int, limit: int) -> tuple[int, list[BotStatus]]:
+        """:meth:`registry_page`, each bot as this node sees it."""
+        total, entries = self.registry_page(offset, limit)
+        return total, [self._status(e) for e in entries]
+
+    def seen_here(self, entry: BotEntry) -> BotStatus | None:
+        """The bot as this node sees it if a stream of it ever opened here; None if none did (it is
+        then as registered: not connected, no version, no seats)."""
+        return None if entry.bot_id not in self._hub.links else self._status(entry)
+
+    @property
+    def bots_seen_here(self) -> Container[str]:
+        """The ids of the bots a stream of which ever opened here (the others look as registered)."""
+        return self._hub.links.keys()
 
     def bot_status(self, name: str) -> BotStatus | None:
         """The bot of that name as this node sees it (None: unknown); :class:`Unavailable` as above."""

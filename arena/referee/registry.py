@@ -207,8 +207,9 @@ class _Entries:
     by_name: dict[str, BotEntry] = field(default_factory=dict)
     #: the entries not revoked, by token digest
     by_digest: dict[str, BotEntry] = field(default_factory=dict)
-    #: every name, sorted (a page of bots is a slice)
+    #: every name, sorted, and the entries in the same order (a page of bots is a slice)
     names: list[str] = field(default_factory=list)
+    ordered: list[BotEntry] = field(default_factory=list)
 
     @classmethod
     def of(cls, entries: Iterable[BotEntry]) -> _Entries:
@@ -217,6 +218,7 @@ class _Entries:
             out.by_id[e.bot_id] = out.by_name[e.name] = e
         out.by_digest = {e.token_sha256: e for e in out.by_id.values() if not e.revoked}
         out.names = sorted(out.by_name)
+        out.ordered = [out.by_name[n] for n in out.names]
         return out
 
     def put(self, entry: BotEntry) -> None:
@@ -225,9 +227,14 @@ class _Entries:
             del self.by_digest[old.token_sha256]
         if old is not None and old.name != entry.name:  # names never change; a stored oddity
             self.by_name.pop(old.name, None)
-            self.names.remove(old.name)
-        if entry.name not in self.by_name:
-            bisect.insort(self.names, entry.name)
+            at = bisect.bisect_left(self.names, old.name)
+            del self.names[at], self.ordered[at]
+        at = bisect.bisect_left(self.names, entry.name)
+        if entry.name in self.by_name:
+            self.ordered[at] = entry
+        else:
+            self.names.insert(at, entry.name)
+            self.ordered.insert(at, entry)
         self.by_id[entry.bot_id] = self.by_name[entry.name] = entry
         if not entry.revoked:
             self.by_digest[entry.token_sha256] = entry
@@ -371,8 +378,7 @@ class BotRegistry:
     def page(self, offset: int, limit: int) -> list[BotEntry]:
         """The bots from the ``offset``-th on, by name, at most ``limit`` of them."""
         with self._lock:
-            entries = self._entries
-            return [entries.by_name[n] for n in entries.names[offset:offset + max(0, limit)]]
+            return self._entries.ordered[offset:offset + max(0, limit)]
 
     def all(self) -> list[BotEntry]:
         """Every bot, by name (a cost that grows with the registry: for tests and small tools)."""
