@@ -271,7 +271,7 @@ def status_to_proto(progress: Progress, present: set[str]) -> apb.TournamentStat
     msg = apb.TournamentStatus(
         spec=spec_to_proto(spec), state=progress.state, matches_done=progress.matches_done,
         matches_scheduled=progress.matches_scheduled, matches_queued=progress.matches_queued,
-        standings=[standing_to_proto(s, spec.duplicate) for s in progress.standings],
+        standings=[standing_to_proto(s, bool(spec.duplicate)) for s in progress.standings],
         commitment=commitment(spec.seed), secret=spec.seed if over else "",
         unrated_reason=spec.unrated_reason,
         waiting_for=[] if over else [b for b in spec.bots if b not in present],
@@ -290,7 +290,7 @@ def spec_to_proto(spec: TournamentSpec) -> apb.TournamentSpec:
     msg = apb.TournamentSpec(
         tournament_id=spec.tournament_id, format=spec.format, bots=spec.bots,
         candidate=spec.candidate or "", ruleset=json.dumps(spec.ruleset.to_spec()), deals=spec.deals or 0,
-        target=spec.target or 0, duplicate=spec.duplicate, rounds=spec.rounds or 0,
+        target=spec.target or 0, duplicate=bool(spec.duplicate), rounds=spec.rounds or 0,
     )
     if spec.sprt is not None:
         o = spec.sprt

@@ -185,7 +185,7 @@ class NodeReads:
         over = not state.is_open
         return TournamentDetail(
             tournament_id=tournament_id, format=spec.format, state=str(state), ruleset=spec.ruleset.to_spec(),
-            bots=tuple(spec.bots), duplicate=spec.duplicate, deals=spec.deals,
+            bots=tuple(spec.bots), duplicate=bool(spec.duplicate), deals=spec.deals,
             matches_done=progress.matches_done, matches_scheduled=progress.matches_scheduled,
             matches_queued=progress.matches_queued, commitment=commitment(spec.seed),
             secret=spec.seed if over else "", unrated_reason=spec.unrated_reason,
