@@ -262,6 +262,11 @@ class Broker(abc.ABC):
     @abc.abstractmethod
     def get_result(self, match_id: str) -> MatchResult | None: ...
 
+    def has_result(self, match_id: str) -> bool:
+        """Whether the match's result is written, without reading it (what the seal rule asks:
+        :func:`arena.tournament.tables.is_sealed`)."""
+        return self.get_result(match_id) is not None
+
     @abc.abstractmethod
     def results(self, tournament_id: str) -> list[MatchResult]: ...
 

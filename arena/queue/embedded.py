@@ -541,6 +541,10 @@ class EmbeddedBroker(Broker):
             row = db.execute("SELECT body FROM results WHERE match_id = ?", (match_id,)).fetchone()
         return None if row is None else MatchResult.from_json(row[0])
 
+    def has_result(self, match_id: str) -> bool:
+        with self._errors(), self._tx(write=False) as db:
+            return db.execute("SELECT 1 FROM results WHERE match_id = ?", (match_id,)).fetchone() is not None
+
     def results(self, tournament_id: str) -> list[MatchResult]:
         """The tournament's results, ordered by match id."""
         with self._errors(), self._tx(write=False) as db:

@@ -397,6 +397,10 @@ class RedisBroker(Broker):
             text = cast("str | None", self._redis.get(self.keys.result(match_id)))
         return None if text is None else MatchResult.from_json(text)
 
+    def has_result(self, match_id: str) -> bool:
+        with self._errors():
+            return bool(self._redis.exists(self.keys.result(match_id)))
+
     def result_counts(self, ids: Sequence[str]) -> dict[str, int]:
         wanted = list(dict.fromkeys(ids))
         with self._errors():

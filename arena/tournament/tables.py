@@ -91,6 +91,14 @@ def shared_deals(match_id: str) -> tuple[str, ...]:
     return tables[first], tables[first + 1]
 
 
+def sealed_reason(match_id: str) -> str:
+    """Why a sealed match is not shown, in words a caller understands."""
+    if duplicate_legs(match_id) is not None:
+        return f"{match_id} is a leg of a duplicate pair: it is shown once both legs are over"
+    return (f"{match_id} is a table of a duplicate quartet: it is shown once both tables that deal its "
+            f"cards are over")
+
+
 def is_sealed(match_id: str, has_result: Callable[[str], bool]) -> bool:
     """Whether the match's record, seed and public events must stay hidden: some table that deals
     its cards (itself included) has no result yet, so they may still be in play. A match whose
