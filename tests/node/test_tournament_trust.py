@@ -187,14 +187,16 @@ def test_field_duplicate_with_fewer_than_four_bots_is_refused_naming_mirror(tmp_
                 with pytest.raises(grpc.aio.AioRpcError) as refused:
                     await create(admin, format="round-robin", bots=list("abc"), deals=2, duplicate=True)
                 assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-                assert "ask for duplicate 'mirror' (both legs seen by both bots)" in (refused.value.details() or "")
+                said = refused.value.details() or ""
+                assert "ask for duplicate 'mirror' (both legs seen by both bots)" in said
                 made = await create(admin, format="round-robin", bots=list("abc"), deals=2,
                                     duplicate_mode="mirror")
                 assert made.duplicate_note.startswith("mirror duplicate: both legs seen by both bots")
                 status = await state_of(admin, made.tournament_id)
                 assert status.spec.duplicate_mode == "mirror" and "both legs" in status.duplicate_note
                 with pytest.raises(grpc.aio.AioRpcError) as bad:
-                    await create(admin, format="round-robin", bots=list("abc"), deals=2, duplicate_mode="x" * 99)
+                    await create(admin, format="round-robin", bots=list("abc"), deals=2,
+                                 duplicate_mode="x" * 99)
                 assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT
                 assert len(bad.value.details() or "") < 120
 
