@@ -65,7 +65,7 @@ class BotInfos:
         self._kept: dict[str, tuple[BotEntry, bytes]] = {}
 
     def response(self, total: int, offset: int, page: list[BotEntry]) -> apb.ListBotsResponse:
-        parts = []
+        parts: list[bytes] = []
         add, kept_parts, seen = parts.append, self._kept, self.node.bots_seen_here
         for entry in page:  # 1,000 of them: every step counts
             if entry.bot_id in seen:

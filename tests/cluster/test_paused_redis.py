@@ -44,7 +44,8 @@ DEALS = 200
 
 def health_seconds(channel: grpc.Channel) -> float:
     started = time.monotonic()
-    reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=30)
+    stub: Any = health_pb2_grpc.HealthStub(channel)
+    reply = stub.Check(health_pb2.HealthCheckRequest(), timeout=30)
     assert reply.status == health_pb2.HealthCheckResponse.SERVING
     return time.monotonic() - started
 
@@ -121,7 +122,7 @@ def test_a_paused_redis_holds_no_health_check_and_no_decision(procs: Procs, tmp_
                                     metadata=as_admin, timeout=10).match_id
         time.sleep(0.5)  # the match under way
 
-        pauser = redis.Redis.from_url(redis_url)
+        pauser: Any = redis.Redis.from_url(redis_url)
         reads = every_read(address, url, match_id, tokens["alpha"])
         answers: dict[str, Any] = {}
         threads = [threading.Thread(target=lambda n=name, r=read: answers.__setitem__(n, r()), daemon=True)

@@ -62,8 +62,9 @@ def test_every_read_of_the_registry_says_redis_lost_the_data(
                      lambda: stub.GetBot(apb.GetBotRequest(name="alpha"), timeout=10)):
             with pytest.raises(grpc.RpcError) as refused:
                 call()
-            assert refused.value.code() == grpc.StatusCode.UNAVAILABLE  # type: ignore[attr-defined]
-            assert LOST in refused.value.details()  # type: ignore[attr-defined]
+            error: Any = refused.value
+            assert error.code() == grpc.StatusCode.UNAVAILABLE
+            assert LOST in error.details()
     for path in ("/api/v1/bots", "/api/v1/bots/alpha"):
         status, message = http_error(f"http://127.0.0.1:{http_port}{path}")
         assert status == 503 and LOST in message, (path, status, message)

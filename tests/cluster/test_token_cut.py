@@ -88,7 +88,8 @@ def test_a_rotated_token_s_streams_end_on_every_node_and_the_new_one_takes_over(
         return cuts, took
 
     cuts, took = asyncio.run(asyncio.wait_for(main(), 60))
-    print(f"the stolen token's streams ended {cuts} s after the rotation; the owner's welcomed in {took:.2f} s")
+    print(f"the stolen token's streams ended {cuts} s after the rotation; "
+          f"the owner's welcomed in {took:.2f} s")
     assert max(cuts) <= CUT_BOUND_S, cuts
 
 

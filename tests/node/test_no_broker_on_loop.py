@@ -36,7 +36,7 @@ from arena.referee.access import AccessPolicy, Registration
 from arena.referee.registry import digest, new_token
 from arena.web import web_for
 from tests.queue.conftest import REDIS_URL, redis_unavailable
-from tests.referee.arena_helpers import FAST, arena_stub, until
+from tests.referee.arena_helpers import FAST, arena_stub
 
 pytestmark = pytest.mark.reliability
 
@@ -192,8 +192,8 @@ async def every_http_route(running: RunningNode, url: str, runner: Any, match_id
             if "tournaments" in path:
                 fields["id"] = tournament
             target = path.format(**fields)
-            body = {"json": {"token": token}} if route.method == "POST" else {}
-            async with http.request(route.method, url + target, **body) as reply:
+            body = {"token": token} if route.method == "POST" else None
+            async with http.request(route.method, url + target, json=body) as reply:
                 await reply.read()
                 assert reply.status < 500, (target, reply.status)
             asked.append(f"{route.method} {target}")
@@ -202,8 +202,9 @@ async def every_http_route(running: RunningNode, url: str, runner: Any, match_id
 
 def test_no_call_of_any_kind_sends_a_redis_command_from_the_event_loop(redis_broker: Broker) -> None:
     async def main() -> None:
+        access = AccessPolicy(admin_sha256=digest(ADMIN), registration=Registration.INVITE)
         settings = NodeSettings(time=FAST, poll_s=0.05, heartbeat_s=0.2, lease_s=5.0, drain_s=2.0,
-                                access=AccessPolicy(admin_sha256=digest(ADMIN), registration=Registration.INVITE))
+                                access=access)
         with LoopCommands(redis_broker) as commands:
             commands.loop_thread = threading.get_ident()
             stop = asyncio.Event()
@@ -213,8 +214,8 @@ def test_no_call_of_any_kind_sends_a_redis_command_from_the_event_loop(redis_bro
                 async with calls.stub(running.address, ADMIN) as admin:
                     tokens = {name: (await admin.RegisterBot(apb.RegisterBotRequest(name=name))).token
                               for name in ("alpha", "beta")}
-                bots = [asyncio.create_task(run_async(bot, running.address, tokens[name], 8, name=name, stop=stop,
-                                                      verbose=False))
+                bots = [asyncio.create_task(run_async(bot, running.address, tokens[name], 8, name=name,
+                                                      stop=stop, verbose=False))
                         for name, bot in (("alpha", HeuristicBot(1)), ("beta", RandomBot(2)))]
                 try:
                     async with arena_stub(running.address) as anyone:
@@ -227,7 +228,7 @@ def test_no_call_of_any_kind_sends_a_redis_command_from_the_event_loop(redis_bro
                     asked = await every_http_route(running, web.url, web.runner, match_id, tournament,
                                                    tokens["alpha"])
                     async with grpc.aio.insecure_channel(running.address) as channel:
-                        health = health_pb2_grpc.HealthStub(channel)
+                        health: Any = health_pb2_grpc.HealthStub(channel)
                         await health.Check(health_pb2.HealthCheckRequest())
                 finally:
                     stop.set()
@@ -235,6 +236,6 @@ def test_no_call_of_any_kind_sends_a_redis_command_from_the_event_loop(redis_bro
         methods = set(apb.DESCRIPTOR.services_by_name["ArenaService"].methods_by_name)
         assert methods <= calls.called, f"not called: {sorted(methods - calls.called)}"
         assert any("/api/v1/bots/" in a for a in asked) and any("/metrics" in a for a in asked), asked
-        assert commands.seen == [], "Redis commands sent from the event loop:\n" + "\n".join(commands.seen[:20])
+        assert commands.seen == [], "Redis commands from the event loop:\n" + "\n".join(commands.seen[:20])
 
     asyncio.run(asyncio.wait_for(main(), 120))

@@ -117,8 +117,8 @@ def test_readers_of_5000_bots_leave_an_honest_match_its_pace(broker_with_bots: B
             bots = []
             for name, bot in (("honest-a", HeuristicBot(1)), ("honest-b", RandomBot(2))):
                 entry, token = node.register_bot(name)
-                bots.append(asyncio.create_task(run_async(bot, running.address, token, 4, name=name, stop=stop,
-                                                          verbose=False)))
+                bots.append(asyncio.create_task(run_async(bot, running.address, token, 4, name=name,
+                                                          stop=stop, verbose=False)))
                 await asyncio.wait_for(node.link_for(entry).connected_event.wait(), 30)
 
             async def play() -> list[MatchRecord]:

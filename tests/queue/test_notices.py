@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Any
 
 import pytest
 
@@ -91,7 +92,7 @@ def _lose_the_oldest(store: Store, broker: Broker, count: int) -> None:
     from arena.queue.keys import Keys
     from tests.queue.conftest import REDIS_URL
 
-    client = redis.Redis.from_url(REDIS_URL, decode_responses=True)
+    client: Any = redis.Redis.from_url(REDIS_URL, decode_responses=True)
     try:
         key = Keys(store.prefix).notices
         for entry_id, _ in client.xrange(key, count=count):
