@@ -8,7 +8,7 @@ step (:mod:`arena.queue.broker`); each node's :class:`~arena.node.notices.Notice
 re-reads the entries named and applies them, then the node cuts the streams
 opened with a token that no longer opens one (a revoked bot's, a rotated
 token's): within milliseconds on every node while Redis answers, and well
-within :data:`CUT_BOUND_S` (docs/protocol.md#tokens). A node that may have
+within :data:`CUT_BOUND_S` (docs/protocol.md#one-stream-per-token). A node that may have
 missed notices re-reads the whole registry, in the watcher's thread.
 
 If the store lost the arena's data (a Redis that restarted empty) the node
@@ -28,7 +28,7 @@ from arena.referee.node import Node
 from arena.referee.registry import BotEntry, BotRegistry, RegistryUnavailable
 
 #: the time within which a rotation or a revocation cuts the old token's streams on every node whose
-#: broker answers (seconds): what docs/protocol.md promises and tests/node/test_token_cut.py checks
+#: broker answers (seconds): what docs/protocol.md promises and tests/cluster/test_token_cut.py checks
 CUT_BOUND_S = 1.0
 #: tries of a compare-and-set of an entry that other nodes keep changing under it
 UPDATE_TRIES = 10

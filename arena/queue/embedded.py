@@ -23,6 +23,12 @@ Either older version's file qualifies: one from before the summaries, and one
 from before the summaries that already holds mixed matches (its ``mixed_queue``
 and ``mixed_ratings`` are kept as they are; their summaries name all four seats).
 
+Notices (:mod:`arena.queue.broker`) are rows numbered in order (``notices``,
+the latest ``NOTICES_KEPT`` kept), written in the same transaction as what
+they announce (a bot's entry). A reader waiting for one is woken at once by
+a notice of any broker of the same file in this process, and looks for those
+of other processes every :data:`NOTICE_POLL_S`.
+
 One connection is shared under a lock, so one ``EmbeddedBroker`` is safe to use
 from several threads (an asyncio node calls it through ``asyncio.to_thread``).
 Several processes may open the same file: sqlite's own locking serializes them.

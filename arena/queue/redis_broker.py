@@ -41,6 +41,12 @@ number is that plus the consumer group's own delivery counter.
   with more results than summaries has results written by an older version,
   which kept none: they are summarized from their records once (per process),
   appended by a script that checks the log did not move meanwhile.
+- notices (:mod:`arena.queue.broker`): a stream of entries numbered by a
+  counter (``seq``, ``kind``, ``data``), trimmed to about ``NOTICES_KEPT``,
+  each read with a blocking XREAD from the reader's cursor (its last entry id
+  and number: a number that does not follow is a gap). ``add_bot`` and
+  ``replace_bot`` (a compare-and-set with ``expect``) are one script each,
+  writing the entry and its notice together.
 
 Leases are idle times measured by Redis's own clock, so the nodes' clocks do not
 matter; but the reclaiming node's ``lease_s`` is what counts, so every node

@@ -19,7 +19,7 @@ import asyncio
 import collections
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, Container, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -365,15 +365,11 @@ class Node:
         total, entries = self.registry_page(offset, limit)
         return total, [self._status(e) for e in entries]
 
-    def seen_here(self, entry: BotEntry) -> BotStatus | None:
-        """The bot as this node sees it if a stream of it ever opened here; None if none did (it is
-        then as registered: not connected, no version, no seats)."""
-        return None if entry.bot_id not in self._hub.links else self._status(entry)
-
-    @property
-    def bots_seen_here(self) -> Container[str]:
-        """The ids of the bots a stream of which ever opened here (the others look as registered)."""
-        return self._hub.links.keys()
+    def seen_on_page(self, page: Sequence[BotEntry]) -> list[tuple[int, BotStatus]]:
+        """The bots of ``page`` a stream of which ever opened here, each as this node sees it, with its
+        place on the page. The others look as registered: not connected, no version, no seats."""
+        links = self._hub.links
+        return [(i, self._status(e)) for i, e in enumerate(page) if e.bot_id in links]
 
     def bot_status(self, name: str) -> BotStatus | None:
         """The bot of that name as this node sees it (None: unknown); :class:`Unavailable` as above."""

@@ -36,9 +36,11 @@ import threading
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Generic, Protocol, TypeVar
 
 from arena.records import BOT_NAME_RULE, valid_bot_name
+
+_V = TypeVar("_V")
 
 
 class RegistryError(ValueError):
@@ -238,6 +240,27 @@ class _Entries:
         self.by_id[entry.bot_id] = self.by_name[entry.name] = entry
         if not entry.revoked:
             self.by_digest[entry.token_sha256] = entry
+
+
+class PerEntry(Generic[_V]):
+    """A value made from a bot's entry (a serialized row, say), kept until the entry changes: a
+    page of many bots then costs a lookup a bot. One value a registered bot at most."""
+
+    def __init__(self, make: Callable[[BotEntry], _V]) -> None:
+        self.make = make
+        self._kept: dict[str, tuple[BotEntry, _V]] = {}
+
+    def values(self, entries: Iterable[BotEntry]) -> list[_V]:
+        """The value of each entry, in order (a tight loop: a page may hold a thousand)."""
+        kept, make = self._kept, self.make
+        out: list[_V] = []
+        add = out.append
+        for entry in entries:
+            value = kept.get(entry.bot_id)
+            if value is None or value[0] is not entry:  # new, or changed since (entries are never mutated)
+                value = kept[entry.bot_id] = (entry, make(entry))
+            add(value[1])
+        return out
 
 
 async def _nothing_to_catch_up() -> None:

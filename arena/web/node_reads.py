@@ -34,6 +34,7 @@ from arena.referee.convert import result_to_proto
 from arena.referee.live import MatchState, MatchSummary
 from arena.referee.node import Node, NodeError
 from arena.referee.node import NotFound as NodeNotFound
+from arena.referee.registry import PerEntry
 from arena.referee.replay_events import public_events
 from arena.tournament import MatchResult, Tournaments, UnknownTournament
 from arena.tournament.summary import ResultSummary
@@ -78,6 +79,8 @@ class NodeReads:
         self.rankings = rankings
         self._details: dict[str, tuple[float, TournamentDetail | None]] = {}
         self._details_lock = threading.Lock()
+        #: the row of each bot no stream of which opened here: a page of bots costs little a row
+        self._rows = PerEntry(lambda e: BotRow(e.name, e.bot_id, False, "", e.revoked))
 
     async def _queue(self, call: Callable[..., _T], *args: Any) -> _T:
         try:
@@ -114,11 +117,13 @@ class NodeReads:
     # registry's size); a registry whose store lost it is a 503 saying so.
     async def bots(self, offset: int, limit: int) -> Page[BotRow]:
         try:
-            total, rows = self.node.bot_page(offset, limit)
+            total, entries = self.node.registry_page(offset, limit)
         except NodeError as e:
             raise Unavailable(str(e)) from None
-        return Page(total=total, offset=offset, items=tuple(
-            BotRow(b.name, b.bot_id, b.connected, b.version, b.revoked) for b in rows))
+        rows = self._rows.values(entries)
+        for i, b in self.node.seen_on_page(entries):
+            rows[i] = BotRow(b.name, b.bot_id, b.connected, b.version, b.revoked)
+        return Page(total=total, offset=offset, items=tuple(rows))
 
     async def bot(self, name: str) -> BotDetail:
         try:
