@@ -180,8 +180,9 @@ class _Listener(asyncio.AbstractServer):
     aiohttp's ``server`` (over TLS with ``tls``)."""
 
     def __init__(self, sock: socket.socket, bounds: ConnectionBounds, server: web.Server,
-                 tls: ssl.SSLContext | None) -> None:
+                 tls: ssl.SSLContext | None, backlog: int) -> None:
         self.sock = sock
+        self.backlog = backlog
         self.bounds = bounds
         self.server = server
         self.tls = tls
@@ -196,16 +197,27 @@ class _Listener(asyncio.AbstractServer):
         while True:
             try:
                 conn, peer = await self._loop.sock_accept(self.sock)
+                self._take(conn, peer)
+                # then the others waiting, without a turn of the loop each (as asyncio's own
+                # server does): a flood of connections must not fill the kernel's queue
+                for _ in range(self.backlog):
+                    try:
+                        conn, peer = self.sock.accept()
+                    except (BlockingIOError, InterruptedError):
+                        break
+                    self._take(conn, peer)
             except OSError as e:  # no file descriptor left, or the peer gone before its accept
                 quiet.warning(("http accept", e.errno), "could not accept an HTTP connection: %s", e)
                 await asyncio.sleep(ACCEPT_BACKOFF_S)
-                continue
-            key = host_key(str(peer[0])) if isinstance(peer, tuple) else ""
-            if not self.bounds.admit(key):
-                conn.close()  # refused as it came: a refusal costs an accept and a close
-                continue
-            gate = _Gated(self.bounds, key, self.server)
-            gate.connecting = self._loop.create_task(self._connect(gate, conn))
+
+    def _take(self, conn: socket.socket, peer: Any) -> None:
+        key = host_key(str(peer[0])) if isinstance(peer, tuple) else ""
+        if not self.bounds.admit(key):
+            conn.close()  # refused as it came: a refusal costs an accept and a close
+            return
+        conn.setblocking(False)
+        gate = _Gated(self.bounds, key, self.server)
+        gate.connecting = self._loop.create_task(self._connect(gate, conn))
 
     async def _connect(self, gate: _Gated, conn: socket.socket) -> None:
         timeout = self.bounds.limits.head_timeout
@@ -269,4 +281,4 @@ class BoundedSite(web.BaseSite):
             self._host, self._port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE))[0]
         sock = socket.create_server(address[:2], family=family, backlog=self._backlog)
         sock.setblocking(False)
-        self._server = _Listener(sock, self._bounds, server, self._ssl_context)
+        self._server = _Listener(sock, self._bounds, server, self._ssl_context, self._backlog)
