@@ -13,12 +13,12 @@ from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
+# the most rows one page may ask for, and the furthest row it may start at: the rankings' own
+from arena.node.rankings import MAX_LIMIT as MAX_LIMIT
+from arena.node.rankings import MAX_OFFSET as MAX_OFFSET
 from arena.ratings.leaderboard import Leaderboard, Method
 
 _T = TypeVar("_T")
-
-#: the most rows one page may ask for
-MAX_LIMIT = 200
 
 
 class ReadError(Exception):
@@ -35,8 +35,20 @@ class Unauthorized(ReadError):
     status = 401
 
 
+class Forbidden(ReadError):
+    """Refused whoever asks, as this request came (a sign-in from another site's page)."""
+
+    status = 403
+
+
 class NotFound(ReadError):
     status = 404
+
+
+class TooSlow(ReadError):
+    """A request's body did not arrive in time."""
+
+    status = 408
 
 
 class Conflict(ReadError):
