@@ -23,8 +23,9 @@ it, 3.14.3 not, and this package allows older ones) and no connection count,
 and the ``web.Server`` factory that makes its ``RequestHandler`` per
 connection never sees the peer's address. Wrapping that factory (:class:`_Gated`
 hands every byte and event on to the handler it makes) keeps aiohttp's
-handler, parser and shutdown as they are, on any version. The accept loop is the site's own so that a TLS connection is counted
-and timed from its accept, not only after its handshake: under the event loop's
+handler, parser and shutdown as they are, on any version. The accept loop is
+the site's own so that a TLS connection is counted and timed from its accept,
+not only after its handshake: under the event loop's
 own ``create_server(ssl=...)`` the protocol first hears of a connection when
 its handshake is over, and a ``loop.start_tls`` from the protocol races the
 first read under uvloop. ``loop.connect_accepted_socket`` does the TLS.
