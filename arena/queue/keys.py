@@ -22,7 +22,9 @@ With the default prefix ``belote-arena`` the keys are::
                                         ``:applied``, the games rated; every rating step writes it
     belote-arena:leg:<pair>             a duplicate pair's first leg written (``Leg.to_text()``), until
                                         its second leg counts the pair's game and deletes it
-    belote-arena:tournament:<id>        hash: ``spec`` (JSON) and ``state``
+    belote-arena:tournament:<id>        hash: ``spec`` (JSON) and ``state``; once it ended, ``ended_at`` and
+                                        ``ended_reason``, and once its secret was revealed, ``revealed_at``
+                                        and ``revealed_reason``
     belote-arena:tournaments            list of tournament ids, in creation order
     belote-arena:once:<key>             enqueue-once marker
     belote-arena:node:<id>              a live node's address (expires with its heartbeat)

@@ -4,12 +4,14 @@ A :class:`MatchJob` is one match to play; the queue carries it to whichever
 node can seat its bots. A :class:`MatchResult` is what that node writes once
 the match is over, keyed by the match id: the totals, the winner and the
 whole :class:`~arena.records.MatchRecord`. A tournament moves through the
-:class:`TournamentState` values.
+:class:`TournamentState` values; its :class:`Ending` says when and why it
+ended, and when its secret was revealed.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -30,6 +32,47 @@ class TournamentState(StrEnum):
     @property
     def is_open(self) -> bool:
         return self in (TournamentState.CREATED, TournamentState.RUNNING)
+
+
+#: why a tournament ended, as its store keeps it (and its status says it)
+CANCELLED_BY_ADMIN = "cancelled by an admin"
+ALL_PLAYED = "finished (all its matches were played)"
+SPRT_DECIDED = "finished (its sequential test decided, or reached its most pairs)"
+#: why its secret was revealed when it was: at the end itself, or later, when the matches in play
+#: at the end had stopped (a cancelled tournament's) or finished (an SPRT's last batch)
+REVEALED_AT_ONCE = "when it ended: none of its matches was in play"
+REVEALED_ONCE_OVER = "once the last of its matches still in play had ended"
+
+
+@dataclass(frozen=True)
+class Ending:
+    """When (unix seconds; 0: not yet) and why a tournament ended, and when and why its secret was
+    revealed: once it has ended and none of its matches can still be played, that is none is queued
+    or claimed (a match that runs holds its claim until it has stopped)."""
+
+    ended_at: float = 0.0
+    ended_reason: str = ""
+    revealed_at: float = 0.0
+    revealed_reason: str = ""
+
+    def describe(self, state: TournamentState, in_play: int) -> str:
+        """One line: ``"cancelled by an admin at T; the secret revealed at T2, once ..."``, or why
+        the secret is still withheld ("" while the tournament is open)."""
+        if state.is_open:
+            return ""
+        text = self.ended_reason or str(state)
+        if self.ended_at:
+            text += f" at {_when(self.ended_at)}"
+        if self.revealed_at:
+            return f"{text}; the secret revealed at {_when(self.revealed_at)}, {self.revealed_reason}"
+        if in_play:
+            return (f"{text}; the secret is withheld while {in_play} of its matches can still be "
+                    f"played")
+        return f"{text}; the secret revealed"
+
+
+def _when(at: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(at))
 
 
 @dataclass(frozen=True)

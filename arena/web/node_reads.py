@@ -2,7 +2,8 @@
 
 The same rules as :class:`arena.node.service.ClusterArenaServicer`: a match's
 seed and record only once it is over, a duplicate leg's only once both legs
-are over, a tournament's secret only once it has ended; a node's private
+are over, a tournament's secret only once it has ended and none of its matches
+can still be played; a node's private
 reads need a credential. Broker calls run in a thread; the node's own state
 (its bots, its running matches and their event feeds) is read on the loop.
 """
@@ -182,18 +183,20 @@ class NodeReads:
                     if x in at and y in at:
                         cell = crosstable[at[x]][at[y]]
                         crosstable[at[x]][at[y]] = (s, 1) if cell is None else (cell[0] + s, cell[1] + 1)
-        over = not state.is_open
+        ending = progress.ending
         return TournamentDetail(
             tournament_id=tournament_id, format=spec.format, state=str(state), ruleset=spec.ruleset.to_spec(),
             bots=tuple(spec.bots), duplicate=spec.duplicate, deals=spec.deals,
             matches_done=progress.matches_done, matches_scheduled=progress.matches_scheduled,
             matches_queued=progress.matches_queued, commitment=commitment(spec.seed),
-            secret=spec.seed if over else "", unrated_reason=spec.unrated_reason,
+            secret=spec.seed if progress.secret_revealed else "", unrated_reason=spec.unrated_reason,
             standings=tuple({**asdict(s), "diff": s.duplicate_diff if spec.duplicate else s.point_diff}
                             for s in standings),
             crosstable=None if crosstable is None else tuple(tuple(row) for row in crosstable),
             crosstable_bots=tuple(order) if crosstable is not None else (),
-            finished_matches=progress.finished,
+            finished_matches=progress.finished, ended_at=ending.ended_at, ended_reason=ending.ended_reason,
+            secret_revealed_at=ending.revealed_at, secret_revealed_reason=ending.revealed_reason,
+            ending=progress.ending_text,
         )
 
     # ------------------------------------------------------------ matches

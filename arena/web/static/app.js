@@ -289,6 +289,7 @@ async function tournamentPage() {
        el("p", { class: "muted" }, "Commitment: ", el("code", { text: t.commitment }),
           t.secret ? el("span", {}, " \u00b7 secret: ", el("code", { text: t.secret })) : ""),
        t.unrated_reason ? el("p", { class: "muted", text: `Unrated: ${t.unrated_reason}` }) : "",
+       t.ending ? el("p", { class: "muted", id: "ending", text: t.ending }) : "",
        el("h2", { text: "Standings" }),
        table([["#"], ["bot", "name"], ["played"], ["W"], ["D"], ["L"], ["score"], ["diff"]], standings, { id: "standings" }),
        el("h2", { text: "Crosstable" }), cross,
