@@ -21,7 +21,7 @@ from pathlib import Path
 
 from arena.node.rankings import MAX_LIMIT, Rankings
 from arena.node.service import ClusterArenaServicer
-from arena.node.worker import Worker
+from arena.node.worker import Worker, quiet
 from arena.queue import Broker, BrokerError
 from arena.ratings.pools import TOURNAMENT_PREFIX
 from arena.records import TimeControl
@@ -116,8 +116,8 @@ async def _heartbeat(node: Node, broker: Broker, address: str, every: float) -> 
             await asyncio.to_thread(broker.heartbeat, node.node_id, address, every * 5, connected)
             peers = await asyncio.to_thread(broker.live_nodes)
             await node.set_peers([a for nid, a in peers.items() if nid != node.node_id])
-        except BrokerError as e:
-            log.warning("heartbeat failed: %s", e)
+        except BrokerError as e:  # every few seconds while it lasts: one line every 10 s
+            quiet.warning("heartbeat", "heartbeat failed: %s", e)
         await asyncio.sleep(every)
 
 

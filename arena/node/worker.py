@@ -39,6 +39,7 @@ from arena.referee.quietlog import QuietLog
 from arena.tournament import MatchJob, MatchResult, Tournaments, TournamentState
 
 log = logging.getLogger("arena.node")
+#: the node's problems that repeat while they last (a broker down): one line every 10 s each
 quiet = QuietLog(log)
 
 

@@ -414,13 +414,14 @@ class EmbeddedBroker(Broker):
             self._reveal_if_over(db, claim.job.tournament_id)
 
     def _reveal_if_over(self, db: sqlite3.Connection, tournament_id: str,
-                        reason: str = REVEALED_ONCE_OVER) -> None:
+                        reason: str = REVEALED_ONCE_OVER, at: float | None = None) -> None:
         """In the step that removed one of its jobs (or ended it): reveal the tournament's secret now
         if it has ended and none of its jobs is left. Only an ended tournament has an ending row."""
         if db.execute("SELECT 1 FROM jobs WHERE tournament_id = ? LIMIT 1", (tournament_id,)).fetchone():
             return
         db.execute("UPDATE tournament_endings SET revealed_at = ?, revealed_reason = ?"
-                   " WHERE id = ? AND revealed_at IS NULL", (self._clock(), reason, tournament_id))
+                   " WHERE id = ? AND revealed_at IS NULL",
+                   (self._clock() if at is None else at, reason, tournament_id))
 
     def release(self, claim: Claim) -> None:
         """Give the job back at the end of the queue; a release is not a failed delivery."""
@@ -688,9 +689,10 @@ class EmbeddedBroker(Broker):
                 return False
             db.execute("UPDATE tournaments SET state = ? WHERE id = ?", (state, tournament_id))
             if TournamentState(row[0]).is_open and not state.is_open:  # it ends now
+                now = self._clock()
                 db.execute("INSERT OR REPLACE INTO tournament_endings (id, ended_at, ended_reason)"
-                           " VALUES (?, ?, ?)", (tournament_id, self._clock(), reason))
-                self._reveal_if_over(db, tournament_id, REVEALED_AT_ONCE)
+                           " VALUES (?, ?, ?)", (tournament_id, now, reason))
+                self._reveal_if_over(db, tournament_id, REVEALED_AT_ONCE, now)
             return True
 
     def tournament_ending(self, tournament_id: str) -> Ending:
