@@ -110,8 +110,7 @@ class ClusterArenaServicer(ArenaServicer):
     # ------------------------------------------------- duplicate legs and records
     def _sealed(self, match_id: str) -> bool:
         """A leg of a duplicate pair whose other leg is not over: its deals are still in play."""
-        legs = duplicate_legs(match_id)
-        return legs is not None and any(self.broker.get_result(leg) is None for leg in legs)
+        return sealed(self.broker, self.tournaments, match_id)
 
     async def _is_sealed(self, context: Context, match_id: str) -> bool:
         sealed: bool = await self._queue(context, self._sealed, match_id)
@@ -262,6 +261,20 @@ class ClusterArenaServicer(ArenaServicer):
         await self._queue(context, self.tournaments.progress, request.tournament_id)  # unknown: NOT_FOUND
         await self._queue(context, self.tournaments.advance, request.tournament_id)
         return apb.ResumeTournamentResponse(tournament=await self._status(context, request.tournament_id))
+
+
+def sealed(broker: Broker, tournaments: Tournaments, match_id: str) -> bool:
+    """A leg of a duplicate pair whose other leg is not over: its deals are still in play. Unless its
+    tournament's secret is revealed (it ended, and none of its matches can still be played, so a leg
+    stopped by a cancel never will): then every deal of it is public, and its records are shown."""
+    legs = duplicate_legs(match_id)
+    if legs is None:
+        return False
+    results = [broker.get_result(leg) for leg in legs]
+    if all(r is not None for r in results):
+        return False
+    done = next((r for r in results if r is not None), None)
+    return done is None or not tournaments.secret_revealed(done.tournament_id)
 
 
 def stored_summary(s: ResultSummary) -> MatchSummary:

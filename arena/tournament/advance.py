@@ -120,7 +120,7 @@ class Progress:
         played (none queued, none claimed: a running match holds its claim until it has stopped).
         A cancelled tournament's running matches are stopped, so its secret follows within the
         bound of that (see :mod:`arena.node.worker`)."""
-        return bool(self.ending.revealed_at) or (not self.state.is_open and self.matches_queued == 0)
+        return self.ending.reveals(self.state, self.matches_queued)
 
     @property
     def ending_text(self) -> str:
@@ -216,6 +216,14 @@ class Tournaments:
                                                reason=CANCELLED_BY_ADMIN):
                 return
             # it moved meanwhile (created -> running, or it finished): look again
+
+    def secret_revealed(self, tournament_id: str) -> bool:
+        """:attr:`Progress.secret_revealed` in three small reads, without the results."""
+        _, state = self._get(tournament_id)
+        if state.is_open:
+            return False
+        in_play = self.store.pending_count(tournament_id)
+        return self.store.tournament_ending(tournament_id).reveals(state, in_play)
 
     def progress(self, tournament_id: str) -> Progress:
         spec, state = self._get(tournament_id)

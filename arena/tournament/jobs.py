@@ -55,6 +55,11 @@ class Ending:
     revealed_at: float = 0.0
     revealed_reason: str = ""
 
+    def reveals(self, state: TournamentState, in_play: int) -> bool:
+        """Whether the secret may be shown, the tournament being in ``state`` with ``in_play`` of its
+        jobs queued or claimed: once it has ended and none is left (or once the store revealed it)."""
+        return bool(self.revealed_at) or (not state.is_open and in_play == 0)
+
     def describe(self, state: TournamentState, in_play: int) -> str:
         """One line: ``"cancelled by an admin at T; the secret revealed at T2, once ..."``, or why
         the secret is still withheld ("" while the tournament is open)."""

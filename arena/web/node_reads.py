@@ -25,6 +25,7 @@ from arena.engine.cards import CARDS
 from arena.engine.dealing import commitment
 from arena.node.rankings import BadRequest as RankingsBadRequest
 from arena.node.rankings import Rankings, UnknownPool
+from arena.node.service import sealed
 from arena.queue import Broker, BrokerError
 from arena.ratings.leaderboard import Leaderboard, Method
 from arena.records import side_name
@@ -36,7 +37,6 @@ from arena.referee.node import NotFound as NodeNotFound
 from arena.referee.replay_events import public_events
 from arena.tournament import MatchResult, Tournaments, UnknownTournament
 from arena.tournament.summary import ResultSummary
-from arena.tournament.tournament import duplicate_legs
 from arena.web.reads import (
     BadRequest,
     BotDetail,
@@ -202,8 +202,7 @@ class NodeReads:
     # ------------------------------------------------------------ matches
     def _sealed(self, match_id: str) -> bool:
         """A leg of a duplicate pair whose other leg is not over: its deals are still in play."""
-        legs = duplicate_legs(match_id)
-        return legs is not None and any(self.broker.get_result(leg) is None for leg in legs)
+        return sealed(self.broker, self.schedules, match_id)
 
     async def match(self, match_id: str) -> MatchView:
         sealed = await self._queue(self._sealed, match_id)

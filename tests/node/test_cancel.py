@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import grpc
+import grpc.aio
 import pytest
 from belote.arena.v1 import arena_service_pb2 as apb
 from belote_bot import Bot, Observation, RandomBot, run_async
@@ -189,3 +191,52 @@ def test_a_cancel_stops_the_running_matches_and_reveals_the_secret_only_once_non
         assert verified["ok"] and verified["matches"] == 2 and verified["deals"] == 80
 
     arun(main(), timeout=240)
+
+
+class SlowInLeg1(Bot):
+    """Plays a duplicate pair's first leg at once and takes its time over the second."""
+
+    act_inline = True
+
+    def __init__(self, seed: int) -> None:
+        self.inner = RandomBot(seed)
+
+    async def act(self, obs: Observation) -> Any:
+        if obs.match_id.endswith("-leg1"):
+            await asyncio.sleep(0.03)
+        return self.inner.act(obs)
+
+
+@pytest.mark.security
+def test_a_duplicate_tournament_cancelled_between_its_legs_verifies_once_its_secret_is_revealed(
+        tmp_path: Path) -> None:
+    async def main() -> None:
+        stop = asyncio.Event()
+        async with two_nodes("embedded", tmp_path) as (a, b):
+            broker = a.worker.broker
+            bots = [connect(b, "north", SlowInLeg1(1), stop), connect(b, "east", SlowInLeg1(2), stop)]
+            await until(lambda: sum(x.connected for x in b.node.bots()) == 2, 10, "the bots on node B")
+            async with arena_stub(a.address, ADMIN) as admin, arena_stub(a.address) as anyone:
+                await create(admin, tournament_id="dup", format="round-robin", bots=["north", "east"],
+                             ruleset="coinche", deals=20, duplicate=True, rounds=2)  # two pairs
+                await until(lambda: len(broker.results("dup")) == 2, 60, "the first legs")
+                legs = [r.match_id for r in broker.results("dup")]
+                assert all(leg.endswith("-leg0") for leg in legs)
+                # the second legs deal the same cards: the first legs' records stay sealed
+                with pytest.raises(grpc.aio.AioRpcError, match="both legs"):
+                    await anyone.GetMatchRecord(apb.GetMatchRecordRequest(match_id=legs[0]))
+                await admin.CancelTournament(apb.CancelTournamentRequest(tournament_id="dup"))
+                await until(lambda: broker.pending_count("dup") == 0, STOP_BOUND, "the second legs to stop")
+                reply = await anyone.GetTournament(apb.GetTournamentRequest(tournament_id="dup"))
+                status = reply.tournament
+                # none of its deals can be played any more: the first legs are shown, and verify
+                code, out, err = await cli("verify", "dup", "--address", a.address, "--json",
+                                           "--data-dir", str(tmp_path / "no-admin"))
+            stop.set()
+            await asyncio.gather(*bots, return_exceptions=True)
+        assert status.secret and list(status.finished_matches) == sorted(legs)
+        assert code == 0, err
+        verified = json.loads(out)
+        assert verified["ok"] and verified["matches"] == 2 and verified["deals"] == 40
+
+    arun(main(), timeout=180)
