@@ -13,7 +13,11 @@ in each of its bots' recent matches (``bot_matches``: each distinct bot of its
 seats, up to four for a mixed match; trimmed to
 :data:`~arena.queue.broker.BOT_MATCHES_KEPT` a bot), and appends a game of
 mixed partnerships to its pools' to-rate queue (``mixed_queue``, rated later by
-``apply_mixed``).
+``apply_mixed``). A result whose tournament was cancelled first is refused in that
+transaction (:class:`~arena.queue.broker.TournamentCancelled`). An ended
+tournament's ``tournament_endings`` row says when and why, and, set by the
+transaction that removed its last job (or ended it with none left), when its
+secret was revealed.
 
 A file of an older version (``PRAGMA user_version`` below :data:`SCHEMA_VERSION`)
 kept no summaries: opening it summarizes its results once, from their records,

@@ -30,7 +30,17 @@ number is that plus the consumer group's own delivery counter.
   result's summary to its tournament's log and pushes it on its bots' lists
   of recent matches (each distinct bot of its four seats once), and appends a
   game of mixed partnerships to its pools' to-rate queues instead of counting
-  it (:mod:`arena.queue.broker`): one script call a result.
+  it (:mod:`arena.queue.broker`): one script call a result. A result whose
+  tournament was cancelled first is refused by the same script, writing
+  nothing (:class:`~arena.queue.broker.TournamentCancelled`).
+- ``set_tournament_state``: one script; ending a tournament keeps when and why
+  in its hash, and reveals its secret there and then if its pending counter is
+  0; otherwise the drop (ack, cancelled or dead-lettered job) that takes the
+  counter to 0 does.
+- Data loss: a random mark (``epoch``) is set once; a node that finds it gone
+  (its heartbeat looks every few seconds, and a read of tournaments, results or
+  ratings that comes back empty looks at once) raises
+  :class:`~arena.queue.broker.BrokerDataLost` from then on for every such read.
 - ``apply_mixed``: rates a pool's queued mixed games under WATCH of its rating
   hash, then writes the ratings and trims the queue in one MULTI.
 - ``summaries``: LRANGE of the log from the reader's cursor, with the log's
