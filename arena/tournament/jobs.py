@@ -38,10 +38,11 @@ class TournamentState(StrEnum):
 CANCELLED_BY_ADMIN = "cancelled by an admin"
 ALL_PLAYED = "finished (all its matches were played)"
 SPRT_DECIDED = "finished (its sequential test decided, or reached its most pairs)"
-#: why its secret was revealed when it was: at the end itself, or later, when the matches in play
-#: at the end had stopped (a cancelled tournament's) or finished (an SPRT's last batch)
-REVEALED_AT_ONCE = "when it ended: none of its matches was in play"
-REVEALED_ONCE_OVER = "once the last of its matches still in play had ended"
+#: why its secret was revealed when it was: at the end itself, or later, once the jobs left at the end
+#: were gone: a cancelled tournament's running matches stopped and its queued ones dropped, an SPRT's
+#: last batch played out
+REVEALED_AT_ONCE = "when it ended: none of its matches was queued or running"
+REVEALED_ONCE_OVER = "once its last match queued or running was over, stopped or dropped"
 
 
 @dataclass(frozen=True)

@@ -846,8 +846,8 @@ class TournamentStatus(_message.Message):
     """
     ended_reason: _builtins.str
     secret_revealed_at: _builtins.float
-    """When its secret was revealed, and why then ("once the last of its matches
-    still in play had ended"); 0 and "" until it is.
+    """When its secret was revealed, and why then ("once its last match queued
+    or running was over, stopped or dropped"); 0 and "" until it is.
     """
     secret_revealed_reason: _builtins.str
     ending: _builtins.str
