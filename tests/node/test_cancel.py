@@ -159,8 +159,8 @@ def test_a_cancel_stops_the_running_matches_and_reveals_the_secret_only_once_non
                 stopped_s = time.monotonic() - cancelled
 
                 # none of its matches can be played any more: the secret is public, and says why
-                reply = await anyone.GetTournament(apb.GetTournamentRequest(tournament_id="long"))
-                status = reply.tournament
+                got = await anyone.GetTournament(apb.GetTournamentRequest(tournament_id="long"))
+                status = got.tournament
                 for _ in range(100):  # the page's detail is kept for a second (arena.web.node_reads)
                     async with http.get(web.url + "/api/v1/tournaments/long") as reply:
                         page = await reply.json()

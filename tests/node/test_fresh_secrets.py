@@ -137,17 +137,16 @@ def test_a_redis_that_restarted_empty_is_reported_the_same_way_by_every_read(
                 proc = start_redis(port, tmp_path / "after")
                 address = running.address
                 async with arena_stub(address) as anyone, aiohttp.ClientSession() as http:
-                    calls = {
-                        "ListTournaments": lambda: anyone.ListTournaments(apb.ListTournamentsRequest()),
-                        "GetLeaderboard": lambda: anyone.GetLeaderboard(apb.GetLeaderboardRequest()),
-                        "GetLeaderboard(coinche)": lambda: anyone.GetLeaderboard(
-                            apb.GetLeaderboardRequest(pool="coinche")),
-                        "GetTournament": lambda: anyone.GetTournament(
-                            apb.GetTournamentRequest(tournament_id="t")),
+                    calls: dict[str, tuple[str, Any]] = {
+                        "ListTournaments": ("ListTournaments", apb.ListTournamentsRequest()),
+                        "GetLeaderboard": ("GetLeaderboard", apb.GetLeaderboardRequest()),
+                        "GetLeaderboard(coinche)": ("GetLeaderboard",
+                                                    apb.GetLeaderboardRequest(pool="coinche")),
+                        "GetTournament": ("GetTournament", apb.GetTournamentRequest(tournament_id="t")),
                     }
-                    for name, call in calls.items():
+                    for name, (rpc, request) in calls.items():
                         for _ in range(200):  # the first call after the restart may find no Redis yet
-                            seen[name] = await refused(call())
+                            seen[name] = await refused(getattr(anyone, rpc)(request))
                             if LOST in seen[name]:
                                 break
                             await asyncio.sleep(0.05)
