@@ -218,7 +218,7 @@ def test_a_duplicate_tournament_cancelled_between_its_legs_verifies_once_its_sec
             await until(lambda: sum(x.connected for x in b.node.bots()) == 2, 10, "the bots on node B")
             async with arena_stub(a.address, ADMIN) as admin, arena_stub(a.address) as anyone:
                 await create(admin, tournament_id="dup", format="round-robin", bots=["north", "east"],
-                             ruleset="coinche", deals=20, duplicate=True, rounds=2)  # two pairs
+                             ruleset="coinche", deals=20, duplicate_mode="mirror", rounds=2)  # two pairs
                 await until(lambda: len(broker.results("dup")) == 2, 60, "the first legs")
                 legs = [r.match_id for r in broker.results("dup")]
                 assert all(leg.endswith("-leg0") for leg in legs)
