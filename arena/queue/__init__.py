@@ -18,6 +18,7 @@ from arena.queue.broker import (
     BrokerUnavailable,
     Claim,
     LeaseLost,
+    TournamentCancelled,
 )
 from arena.queue.embedded import EmbeddedBroker
 from arena.queue.keys import DEFAULT_PREFIX
@@ -31,6 +32,7 @@ __all__ = [
     "Claim",
     "EmbeddedBroker",
     "LeaseLost",
+    "TournamentCancelled",
     "open_broker",
 ]
 

@@ -139,7 +139,8 @@ class TournamentRow:
 
 @dataclass(frozen=True, slots=True)
 class TournamentDetail:
-    """A tournament's progress, standings and crosstable; its secret only once it is over."""
+    """A tournament's progress, standings and crosstable; its secret only once it has ended and none
+    of its matches can still be played, with when and why it ended and was revealed."""
 
     tournament_id: str
     format: str
@@ -156,7 +157,7 @@ class TournamentDetail:
     matches_scheduled: int
     matches_queued: int
     commitment: str
-    #: "" until the tournament is over
+    #: "" until the tournament has ended and none of its matches can still be played
     secret: str
     unrated_reason: str
     standings: tuple[dict[str, Any], ...]
@@ -165,6 +166,13 @@ class TournamentDetail:
     crosstable: tuple[tuple[tuple[float, int] | None, ...], ...] | None
     crosstable_bots: tuple[str, ...]
     finished_matches: tuple[str, ...]
+    #: when (unix seconds) and why it ended, and its secret was revealed (0 and "": not yet), and
+    #: the same in a line, or why the secret is still withheld ("" while it is open)
+    ended_at: float = 0.0
+    ended_reason: str = ""
+    secret_revealed_at: float = 0.0
+    secret_revealed_reason: str = ""
+    ending: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
