@@ -123,7 +123,9 @@ def status_json(t: apb.TournamentStatus) -> dict[str, Any]:
         "standings": [_standing_json(s) for s in t.standings],
         "commitment": t.commitment, "secret": t.secret, "unrated_reason": t.unrated_reason,
         "waiting_for": list(t.waiting_for), "duplicate": spec.duplicate_mode,
-        "duplicate_note": t.duplicate_note,
+        "duplicate_note": t.duplicate_note, "ended_at": t.ended_at or None, "ended_reason": t.ended_reason,
+        "secret_revealed_at": t.secret_revealed_at or None,
+        "secret_revealed_reason": t.secret_revealed_reason, "ending": t.ending,
     }
     if t.HasField("sprt"):
         st = t.sprt
@@ -166,6 +168,8 @@ def print_standings(status: dict[str, Any]) -> None:
         print(status["duplicate_note"])
     elif status["duplicate"]:
         print(f"{status['duplicate']} duplicate: no bot sees a deal from two seats")
+    if status["ending"]:
+        print(status["ending"])
     if status["secret"]:
         print(f"secret {status['secret']} (check the deals: belote-arena verify {status['tournament_id']})")
 
@@ -191,8 +195,8 @@ def status(args: argparse.Namespace) -> int:
             st = _status(args)
             bar.update(task, completed=st["matches_done"], total=st["matches_scheduled"],
                        description=f"{args.id} ({st['state']})")
-            if st["state"] in ("finished", "cancelled"):
-                break
+            if st["state"] in ("finished", "cancelled") and st["secret"]:
+                break  # over, and none of its matches can still be played
             time.sleep(args.interval)
     print_standings(st)
     return 0
@@ -200,7 +204,8 @@ def status(args: argparse.Namespace) -> int:
 
 def cancel(args: argparse.Namespace) -> int:
     _call(args, "CancelTournament", tournament_id=args.id)
-    print(f"tournament {args.id} cancelled: its queued matches will not be played")
+    print(f"tournament {args.id} cancelled: its queued matches are dropped, its running ones stopped "
+          f"unrecorded; its secret is revealed once none of them can still be played (`tournament status`)")
     return 0
 
 
@@ -233,7 +238,8 @@ def verify(args: argparse.Namespace) -> int:
 
     t = _call(args, "GetTournament", tournament_id=args.id).tournament
     if not t.secret:
-        raise TournamentCliError(f"tournament {args.id} is {t.state}: its secret is revealed once it is over")
+        raise TournamentCliError(f"tournament {args.id} is {t.state}: its secret is revealed once it is over "
+                                 "and none of its matches can still be played")
     committed = args.commitment or t.commitment
     try:
         with _remote(args) as remote:
@@ -299,7 +305,7 @@ def add_parser(sub: Any) -> None:
     c.add_argument("--rounds", type=int, help="repeats (round-robin, gauntlet), Swiss or partners rounds")
     c.add_argument("--seed", default="",
                    help="for tests and reproductions: the deals are then known in advance and the "
-                        "tournament is unrated (default: a secret of the node's)")
+                        "tournament is unrated (default: a fresh random secret)")
     c.add_argument("--id", default="", help="the tournament id (default: generated)")
     c.add_argument("--elo0", type=float, default=0.0)
     c.add_argument("--elo1", type=float, default=5.0)
@@ -317,7 +323,8 @@ def add_parser(sub: Any) -> None:
     _common(s)
     s.set_defaults(func=status)
 
-    for name, fn, text in (("cancel", cancel, "stop a tournament: queued matches are dropped"),
+    for name, fn, text in (("cancel", cancel, "stop a tournament: queued matches are dropped, running ones "
+                                              "stopped unrecorded"),
                            ("resume", resume, "re-enqueue what the results call for (after a restart)")):
         p = tsub.add_parser(name, help=text)
         p.add_argument("id")

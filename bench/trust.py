@@ -24,11 +24,22 @@ got (its tally).
 The phases:
 
 * ``quiet``: no attack, the reference every other phase is compared with.
+<<<<<<< HEAD
 * ``registry``: 5,000 bots registered (1,000 with ``--quick``); two anonymous readers loop on
   ``ListBots`` (no page, as an old client asks), ``GetBot``, ``/api/v1/bots`` pages and
   ``/api/v1/bots/NAME``.
 * ``paused-redis`` (Redis only): Redis paused for 2 s every 3 s, and in each pause one call of each
   of those reads.
+=======
+* ``slowloris``: 1,000 connections (200 with ``--quick``) to the web port from one address, half
+  sending a request head a byte a second, half nothing, each opened again once the node closes it;
+  a reader from a second loopback address asks for a page meanwhile. The tally says how long the
+  node let a connection stay (``longest held s``, ``open at the end`` as the attacker saw it), how
+  many it refused at once, and what the reader got. Before the bounds (``--ramp 8``): all 1,000
+  held for the whole phase (8 s, and aiohttp's keep-alive would have kept them an hour), honest
+  p99 1.6x quiet; after: 64 at once, none held past the 5 s head timeout, 4,900 refused as they
+  came, the reader answered 19 times in 46 ms at most, honest p99 1.4-1.9x quiet.
+>>>>>>> main
 
 Adding a phase: an attacker coroutine ``async def attack_NAME(target: Target, stop: Stop, tally:
 Counter[str]) -> None``, which runs in the attacker's child process until ``stop()`` is true and
@@ -120,6 +131,7 @@ async def _no_attack(target: Target, stop: Stop, tally: Counter[str]) -> None:
         await asyncio.sleep(0.05)
 
 
+<<<<<<< HEAD
 # --------------------------------------------------------------------------- the bot registry (item 1)
 #: the bots ``registry`` registers (--quick: a fifth)
 REGISTRY_BOTS = 5000
@@ -228,13 +240,80 @@ async def attack_paused_redis(target: Target, stop: Stop, tally: Counter[str]) -
             await asyncio.gather(*(call() for call in reads))
             await asyncio.sleep(max(0.0, PAUSE_EVERY_S - (time.monotonic() - began)))
     await client.aclose()
+=======
+async def attack_slowloris(target: Target, stop: Stop, tally: Counter[str]) -> None:
+    from urllib.parse import urlsplit
+
+    url = urlsplit(target.url)
+    host, port = url.hostname or "127.0.0.1", url.port or 80
+    count = 200 if target.quick else 1000
+    head = b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 100_000
+
+    def held(seconds: float, key: str = "longest held s") -> None:
+        tally[key] = max(tally[key], int(seconds))
+
+    async def slow(k: int) -> None:
+        while not stop():
+            try:
+                reader, writer = await asyncio.open_connection(host, port)
+            except OSError:
+                tally["connect failed"] += 1
+                await asyncio.sleep(1.0)
+                continue
+            t0 = time.monotonic()
+            tally["opened"] += 1
+            sent, closed = 0, False
+            try:
+                while not stop():
+                    if k % 2:  # half of them dribble their head; the others send nothing
+                        writer.write(head[sent:sent + 1])
+                        sent += 1
+                    with contextlib.suppress(TimeoutError):
+                        if not await asyncio.wait_for(reader.read(4096), 1.0):
+                            closed = True  # by the node
+                            break
+            except OSError:
+                closed = True  # reset by the node
+            finally:
+                writer.close()
+            lived = time.monotonic() - t0
+            held(lived)
+            if not closed:
+                tally["open at the end"] += 1
+                held(lived, "oldest open at the end s")
+                return
+            tally["refused at once" if lived < 0.5 else "closed by the node"] += 1
+            await asyncio.sleep(0.5)  # then again
+
+    def reader_elsewhere() -> None:
+        """An honest reader from a second address of this machine, in a thread of its own (the
+        attack's loop is busy with its own thousand connections)."""
+        request = f"GET /api/v1/pools HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode()
+        while not stop():
+            t0 = time.monotonic()
+            try:
+                with socket.create_connection((host, port), 10, source_address=("127.0.0.2", 0)) as s:
+                    s.sendall(request)
+                    answered = s.recv(12) == b"HTTP/1.1 200"
+            except OSError:
+                answered = False
+            tally["reader answered" if answered else "reader not answered"] += 1
+            held(1000 * (time.monotonic() - t0), "reader slowest ms")
+            time.sleep(0.5)
+
+    await asyncio.gather(asyncio.to_thread(reader_elsewhere), *(slow(k) for k in range(count)))
+>>>>>>> main
 
 
 #: every phase, by name, in the order they run by default
 PHASES: dict[str, Phase] = {
     "quiet": Phase(),
+<<<<<<< HEAD
     "registry": Phase(attack_registry, prepare_registry),
     "paused-redis": Phase(attack_paused_redis, prepare_registry, needs_redis=True),
+=======
+    "slowloris": Phase(attack_slowloris),
+>>>>>>> main
 }
 
 

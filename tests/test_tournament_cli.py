@@ -133,8 +133,15 @@ def test_cancel_stops_a_tournament_once(tmp_path: Path, capsys: Capsys, admin: N
         assert run(capsys, "tournament", "cancel", "sw", "--address", a)[0] == 0
         code, _, err = run(capsys, "tournament", "cancel", "sw", "--address", a)
         assert code == 1 and "already cancelled" in err
+        # its first round's matches, queued, are dropped by the node's next claim
+        text = run(capsys, "tournament", "status", "sw", "--watch", "--interval", "0.05", "--address", a)[1]
         status = json.loads(run(capsys, "tournament", "status", "sw", "--address", a, "--json")[1])
-    assert status["state"] == "cancelled" and status["secret"]  # over: its secret is revealed
+    assert status["state"] == "cancelled" and status["secret"]  # over, none in play: its secret is revealed
+    # when and why it ended, and its secret was revealed (once its queued round was dropped)
+    assert status["ended_reason"] == "cancelled by an admin"
+    assert status["secret_revealed_at"] >= status["ended_at"] > 0
+    assert status["ending"].startswith("cancelled by an admin at ") and status["ending"] in text
+    assert "; the secret revealed at " in status["ending"]
 
 
 @pytest.mark.parametrize(("args", "message"), [

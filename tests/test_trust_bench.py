@@ -39,3 +39,13 @@ def test_no_attack_makes_an_honest_bot_strike_or_the_node_log_a_traceback(
         assert phase["decisions"] > 0, (name, phase)
         assert phase["log_tracebacks"] == 0, (name, phase["log_first"])
         assert not any(k.startswith("attacker failed") for k in phase["attacker"]), (name, phase["attacker"])
+
+
+@pytest.mark.slow
+@pytest.mark.reliability
+def test_slowloris_connections_past_an_address_bound_are_refused_and_a_reader_elsewhere_is_answered(
+        phases: dict[str, dict[str, Any]]) -> None:
+    tally = phases["slowloris"]["attacker"]
+    assert tally.get("refused at once", 0) > 0, tally  # 200 from one address: past its 64
+    assert tally.get("longest held s", 0) <= 10, tally  # the head timeout (5 s), with room
+    assert tally.get("reader answered", 0) > 0 and tally.get("reader not answered", 0) == 0, tally

@@ -1,8 +1,11 @@
 """``ArenaService`` on a node of a queue: the referee's calls, tournaments, and records from the queue.
 
-- Tournaments: created (admin) with a secret the node derives and commits to,
-  followed by anyone, cancelled and resumed (admin). Their bots must be
-  registered, and the status names the bots no live node has connected.
+- Tournaments: created (admin) with a secret of fresh randomness, stored with
+  it, that the node commits to; followed by anyone, cancelled and resumed
+  (admin). Their bots must be registered, and the status names the bots no
+  live node has connected. The secret is shown once the tournament has ended
+  and none of its matches can still be played (a cancel stops its running
+  matches first: :mod:`arena.node.worker`).
 - Records: a tournament's match recorded on another node is read from the
   queue's results, so any node answers for any of them.
 - Duplicate play deals the same cards at two tables (a mirror pair's legs, a
@@ -24,7 +27,7 @@ import grpc
 from belote.arena.v1 import arena_service_pb2 as apb
 
 from arena.engine import EngineError
-from arena.engine.dealing import commitment, derive_seed
+from arena.engine.dealing import commitment
 from arena.engine.rules import spec_from_text
 from arena.node.rankings import BadRequest, Rankings, UnknownPool
 from arena.queue import Broker, BrokerError
@@ -45,7 +48,7 @@ from arena.tournament import (
     default_duplicate,
 )
 from arena.tournament.summary import ResultSummary
-from arena.tournament.tables import is_duplicate_match, is_sealed, sealed_reason
+from arena.tournament.tables import is_duplicate_match, is_sealed, sealed_reason, shared_deals
 
 _T = TypeVar("_T")
 
@@ -54,13 +57,16 @@ GIVEN_SEED = "its seed was given by the caller, so its deals were known in advan
 
 
 class ClusterArenaServicer(ArenaServicer):
-    def __init__(self, node: Node, broker: Broker, tournaments: Tournaments, secret: str,
+    def __init__(self, node: Node, broker: Broker, tournaments: Tournaments,
                  rankings: Rankings | None = None) -> None:
         super().__init__(node)
         self.broker = broker
         self.tournaments = tournaments
         self.rankings = rankings or Rankings(broker)
-        self._secret = secret or secrets.token_hex(32)
+        #: called with a tournament's id once it is cancelled through this node: stops the node's own
+        #: running matches of it at once (the worker's ``stop_tournament``; the other nodes see the
+        #: cancel within their check interval)
+        self.on_cancel: Callable[[str], object] | None = None
 
     async def _queue(self, context: Context, call: Callable[..., _T], *args: Any) -> _T:
         """``call(*args)`` on the queue, in a thread; its errors become statuses."""
@@ -107,8 +113,9 @@ class ClusterArenaServicer(ArenaServicer):
     # ------------------------------------------------- duplicate tables and records
     def _sealed(self, match_id: str) -> bool:
         """A table of duplicate play some table dealing its cards has not finished: they are still
-        in play (the seal rule, :func:`arena.tournament.tables.is_sealed`)."""
-        return is_sealed(match_id, self.broker.has_result)
+        in play (the seal rule, :func:`arena.tournament.tables.is_sealed`), unless its tournament's
+        secret is revealed (:func:`still_sealed`)."""
+        return still_sealed(self.broker, self.tournaments, match_id)
 
     async def _is_sealed(self, context: Context, match_id: str) -> bool:
         sealed: bool = await self._queue(context, self._sealed, match_id)
@@ -185,7 +192,9 @@ class ClusterArenaServicer(ArenaServicer):
             "tournament_id": tid, "format": msg.format, "bots": list(msg.bots),
             "ruleset": spec_from_text(msg.ruleset or "classic", "ruleset"),
             "duplicate": duplicate_mode(msg),
-            "seed": msg.seed or derive_seed(self._secret, f"tournament/{tid}"),
+            # fresh randomness, stored with the spec: a tournament made again with the same id (after
+            # the first was lost or deleted) never deals what the first did, which may be public
+            "seed": msg.seed or secrets.token_hex(32),
             "unrated_reason": GIVEN_SEED if msg.seed else "",
         }
         for key in ("candidate", "deals", "target", "rounds"):
@@ -244,6 +253,8 @@ class ClusterArenaServicer(ArenaServicer):
     ) -> apb.CancelTournamentResponse:
         await self.admin(context, "cancelling a tournament")
         await self._queue(context, self.tournaments.cancel, request.tournament_id)
+        if self.on_cancel is not None:
+            self.on_cancel(request.tournament_id)
         return apb.CancelTournamentResponse()
 
     async def ResumeTournament(
@@ -277,6 +288,16 @@ def seal(msg: apb.MatchSummary) -> None:
     msg.ClearField("result")
 
 
+def still_sealed(broker: Broker, tournaments: Tournaments, match_id: str) -> bool:
+    """The seal rule (:func:`arena.tournament.tables.is_sealed`), lifted once the tournament's secret
+    is revealed: it ended and none of its matches can still be played, so a table a cancel stopped
+    never will be, and every deal of it is public; its finished tables' records are then shown."""
+    if not is_sealed(match_id, broker.has_result):
+        return False
+    done = next((r for t in shared_deals(match_id) if (r := broker.get_result(t)) is not None), None)
+    return done is None or not tournaments.secret_revealed(done.tournament_id)
+
+
 def stored_summary(s: ResultSummary) -> MatchSummary:
     """A match of the queue's as the node shows its own; a duplicate leg's or table's seed left out
     (another table dealing its cards may still be in play: GetMatch shows it once all are over)."""
@@ -288,17 +309,22 @@ def stored_summary(s: ResultSummary) -> MatchSummary:
 
 
 def status_to_proto(progress: Progress, present: set[str]) -> apb.TournamentStatus:
-    """A tournament's status; its secret only once it is over."""
+    """A tournament's status; its secret only once it has ended and none of its matches can still be
+    played (:attr:`Progress.secret_revealed`), with when and why it ended and was revealed."""
     spec = progress.spec
     over = not progress.state.is_open
+    ending = progress.ending
     msg = apb.TournamentStatus(
         spec=spec_to_proto(spec), state=progress.state, matches_done=progress.matches_done,
         matches_scheduled=progress.matches_scheduled, matches_queued=progress.matches_queued,
         standings=[standing_to_proto(s, bool(spec.duplicate)) for s in progress.standings],
-        commitment=commitment(spec.seed), secret=spec.seed if over else "",
+        commitment=commitment(spec.seed), secret=spec.seed if progress.secret_revealed else "",
         unrated_reason=spec.unrated_reason, duplicate_note=spec.duplicate_note,
         waiting_for=[] if over else [b for b in spec.bots if b not in present],
         finished_matches=progress.finished,
+        ended_at=ending.ended_at, ended_reason=ending.ended_reason,
+        secret_revealed_at=ending.revealed_at, secret_revealed_reason=ending.revealed_reason,
+        ending=progress.ending_text,
     )
     st = progress.sprt
     if st is not None:

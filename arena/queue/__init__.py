@@ -19,8 +19,12 @@ from arena.queue.broker import (
     BrokerUnavailable,
     Claim,
     LeaseLost,
+<<<<<<< HEAD
     Notice,
     NoticeBatch,
+=======
+    TournamentCancelled,
+>>>>>>> main
 )
 from arena.queue.embedded import EmbeddedBroker
 from arena.queue.keys import DEFAULT_PREFIX
@@ -35,8 +39,12 @@ __all__ = [
     "Claim",
     "EmbeddedBroker",
     "LeaseLost",
+<<<<<<< HEAD
     "Notice",
     "NoticeBatch",
+=======
+    "TournamentCancelled",
+>>>>>>> main
     "open_broker",
 ]
 

@@ -859,6 +859,11 @@ class TournamentStatus(_message.Message):
     WAITING_FOR_FIELD_NUMBER: _builtins.int
     FINISHED_MATCHES_FIELD_NUMBER: _builtins.int
     DUPLICATE_NOTE_FIELD_NUMBER: _builtins.int
+    ENDED_AT_FIELD_NUMBER: _builtins.int
+    ENDED_REASON_FIELD_NUMBER: _builtins.int
+    SECRET_REVEALED_AT_FIELD_NUMBER: _builtins.int
+    SECRET_REVEALED_REASON_FIELD_NUMBER: _builtins.int
+    ENDING_FIELD_NUMBER: _builtins.int
     state: _builtins.str
     """"created", "running", "finished" or "cancelled"."""
     matches_done: _builtins.int
@@ -866,13 +871,30 @@ class TournamentStatus(_message.Message):
     matches_queued: _builtins.int
     commitment: _builtins.str
     secret: _builtins.str
-    """Empty until the tournament is finished or cancelled: then the secret
-    whose SHA-256 is the commitment (`belote-arena verify` checks the deals).
+    """Empty until the tournament has ended (finished or cancelled) and none of
+    its matches can still be played (none queued, none running: a cancel
+    stops the running ones first); then the secret whose SHA-256 is the
+    commitment (`belote-arena verify` checks the deals).
     """
     unrated_reason: _builtins.str
     duplicate_note: _builtins.str
     """What its duplicate mode lets a bot see (mirror: "both legs seen by both
     bots"); empty when nothing.
+    """
+    ended_at: _builtins.float
+    """When (unix seconds) and why it ended ("cancelled by an admin",
+    "finished (all its matches were played)"); 0 and "" while it is open.
+    """
+    ended_reason: _builtins.str
+    secret_revealed_at: _builtins.float
+    """When its secret was revealed, and why then ("once its last match queued
+    or running was over, stopped or dropped"); 0 and "" until it is.
+    """
+    secret_revealed_reason: _builtins.str
+    ending: _builtins.str
+    """The four above in one line, or why the secret is still withheld ("the
+    secret is withheld while 3 of its matches can still be played"); "" while
+    it is open.
     """
     @_builtins.property
     def spec(self) -> Global___TournamentSpec:
@@ -913,10 +935,15 @@ class TournamentStatus(_message.Message):
         waiting_for: _abc.Iterable[_builtins.str] | None = ...,
         finished_matches: _abc.Iterable[_builtins.str] | None = ...,
         duplicate_note: _builtins.str = ...,
+        ended_at: _builtins.float = ...,
+        ended_reason: _builtins.str = ...,
+        secret_revealed_at: _builtins.float = ...,
+        secret_revealed_reason: _builtins.str = ...,
+        ending: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["spec", b"spec", "sprt", b"sprt"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "duplicate_note", b"duplicate_note", "finished_matches", b"finished_matches", "matches_done", b"matches_done", "matches_queued", b"matches_queued", "matches_scheduled", b"matches_scheduled", "secret", b"secret", "spec", b"spec", "sprt", b"sprt", "standings", b"standings", "state", b"state", "unrated_reason", b"unrated_reason", "waiting_for", b"waiting_for"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "duplicate_note", b"duplicate_note", "ended_at", b"ended_at", "ended_reason", b"ended_reason", "ending", b"ending", "finished_matches", b"finished_matches", "matches_done", b"matches_done", "matches_queued", b"matches_queued", "matches_scheduled", b"matches_scheduled", "secret", b"secret", "secret_revealed_at", b"secret_revealed_at", "secret_revealed_reason", b"secret_revealed_reason", "spec", b"spec", "sprt", b"sprt", "standings", b"standings", "state", b"state", "unrated_reason", b"unrated_reason", "waiting_for", b"waiting_for"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
