@@ -24,13 +24,11 @@ got (its tally).
 The phases:
 
 * ``quiet``: no attack, the reference every other phase is compared with.
-<<<<<<< HEAD
 * ``registry``: 5,000 bots registered (1,000 with ``--quick``); two anonymous readers loop on
   ``ListBots`` (no page, as an old client asks), ``GetBot``, ``/api/v1/bots`` pages and
   ``/api/v1/bots/NAME``.
 * ``paused-redis`` (Redis only): Redis paused for 2 s every 3 s, and in each pause one call of each
   of those reads.
-=======
 * ``slowloris``: 1,000 connections (200 with ``--quick``) to the web port from one address, half
   sending a request head a byte a second, half nothing, each opened again once the node closes it;
   a reader from a second loopback address asks for a page meanwhile. The tally says how long the
@@ -39,7 +37,6 @@ The phases:
   held for the whole phase (8 s, and aiohttp's keep-alive would have kept them an hour), honest
   p99 1.6x quiet; after: 64 at once, none held past the 5 s head timeout, 4,900 refused as they
   came, the reader answered 19 times in 46 ms at most, honest p99 1.4-1.9x quiet.
->>>>>>> main
 
 Adding a phase: an attacker coroutine ``async def attack_NAME(target: Target, stop: Stop, tally:
 Counter[str]) -> None``, which runs in the attacker's child process until ``stop()`` is true and
@@ -131,7 +128,6 @@ async def _no_attack(target: Target, stop: Stop, tally: Counter[str]) -> None:
         await asyncio.sleep(0.05)
 
 
-<<<<<<< HEAD
 # --------------------------------------------------------------------------- the bot registry (item 1)
 #: the bots ``registry`` registers (--quick: a fifth)
 REGISTRY_BOTS = 5000
@@ -240,7 +236,6 @@ async def attack_paused_redis(target: Target, stop: Stop, tally: Counter[str]) -
             await asyncio.gather(*(call() for call in reads))
             await asyncio.sleep(max(0.0, PAUSE_EVERY_S - (time.monotonic() - began)))
     await client.aclose()
-=======
 async def attack_slowloris(target: Target, stop: Stop, tally: Counter[str]) -> None:
     from urllib.parse import urlsplit
 
@@ -302,18 +297,14 @@ async def attack_slowloris(target: Target, stop: Stop, tally: Counter[str]) -> N
             time.sleep(0.5)
 
     await asyncio.gather(asyncio.to_thread(reader_elsewhere), *(slow(k) for k in range(count)))
->>>>>>> main
 
 
 #: every phase, by name, in the order they run by default
 PHASES: dict[str, Phase] = {
     "quiet": Phase(),
-<<<<<<< HEAD
     "registry": Phase(attack_registry, prepare_registry),
     "paused-redis": Phase(attack_paused_redis, prepare_registry, needs_redis=True),
-=======
     "slowloris": Phase(attack_slowloris),
->>>>>>> main
 }
 
 

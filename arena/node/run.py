@@ -132,18 +132,12 @@ async def running_node(
     tournaments = Tournaments(broker)
     rankings = Rankings(broker)
     node.metrics.samplers.append(lambda: _sample_ratings(node, rankings))
-<<<<<<< HEAD
+    arena = ClusterArenaServicer(node, broker, tournaments, rankings)
     try:
-        server, port = await start_server(
-            node, config.listen, arena=ClusterArenaServicer(node, broker, tournaments, secret, rankings),
-            credentials=credentials)
+        server, port = await start_server(node, config.listen, arena=arena, credentials=credentials)
     except BaseException:
         await watcher.stop()
         raise
-=======
-    arena = ClusterArenaServicer(node, broker, tournaments, rankings)
-    server, port = await start_server(node, config.listen, arena=arena, credentials=credentials)
->>>>>>> main
     host = config.listen.rsplit(":", 1)[0]
     address = config.advertise or f"{'127.0.0.1' if host in ('0.0.0.0', '[::]', '') else host}:{port}"
     worker = Worker(node, broker, capacity=config.capacity, lease_s=config.lease_s,

@@ -19,12 +19,9 @@ from arena.queue.broker import (
     BrokerUnavailable,
     Claim,
     LeaseLost,
-<<<<<<< HEAD
     Notice,
     NoticeBatch,
-=======
     TournamentCancelled,
->>>>>>> main
 )
 from arena.queue.embedded import EmbeddedBroker
 from arena.queue.keys import DEFAULT_PREFIX
@@ -39,12 +36,9 @@ __all__ = [
     "Claim",
     "EmbeddedBroker",
     "LeaseLost",
-<<<<<<< HEAD
     "Notice",
     "NoticeBatch",
-=======
     "TournamentCancelled",
->>>>>>> main
     "open_broker",
 ]
 

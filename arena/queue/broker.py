@@ -99,16 +99,10 @@ NOTICES_READ = 1000
 #: the kind of notice that says a bot's registry entry was added or changed (``data``: its name)
 BOT_NOTICE = "bot"
 
-<<<<<<< HEAD
 __all__ = ["BOT_MATCHES_KEPT", "BOT_NOTICE", "MIXED_BATCH", "NOTICES_KEPT", "NOTICES_READ", "Broker",
            "BrokerDataLost", "BrokerError", "BrokerUnavailable", "Claim", "LeaseLost", "Notice",
-           "NoticeBatch", "RatingPlan", "quartet_game_id", "rating_plan", "stored_tournament", "summary_of"]
-=======
-__all__ = ["BOT_MATCHES_KEPT", "MIXED_BATCH", "Broker", "BrokerDataLost", "BrokerError", "BrokerUnavailable",
-           "Claim", "LeaseLost", "RatingPlan", "TournamentCancelled", "quartet_game_id", "rating_plan",
-           "stored_tournament",
-           "summary_of"]
->>>>>>> main
+           "NoticeBatch", "RatingPlan", "TournamentCancelled", "quartet_game_id", "rating_plan",
+           "stored_tournament", "summary_of"]
 
 
 class BrokerError(Exception):

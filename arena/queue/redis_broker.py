@@ -93,12 +93,9 @@ from arena.queue.broker import (
     BrokerUnavailable,
     Claim,
     LeaseLost,
-<<<<<<< HEAD
     Notice,
     NoticeBatch,
-=======
     TournamentCancelled,
->>>>>>> main
     stored_tournament,
     summary_of,
 )
