@@ -94,7 +94,7 @@ def test_the_record_says_when_each_decision_was_asked() -> None:
             assert [len(d) for d in record.asked_ms] == [len(d) for d in record.latencies_us]
             asked = [ms for deal in record.asked_ms for ms in deal]
             answered_us = [us for deal in record.latencies_us for us in deal]
-            assert 0 <= asked[0] and record.started_ms + asked[-1] <= after
+            assert asked[0] >= 0 and record.started_ms + asked[-1] <= after
             # each decision is asked once the one before it has been answered
             for i in range(1, len(asked)):
                 assert asked[i] >= asked[i - 1] + answered_us[i - 1] // 1000 - 1
