@@ -1,0 +1,133 @@
+"""A tournament's audit (:mod:`arena.tournament.detection`) from the store, within a bound on its cost.
+
+The oracle's searches cost about 0.1 s of one core a deal here (``bench/detection.py``), so one
+audit analyses at most ``max_deals`` deals (1,000 by default, 20,000 at most): whole groups of
+tables sharing their deals, chosen by a hash of their seed, so that the sample is spread over the
+tournament and the same at every audit. It reads only the results it analyses, and a node keeps
+the analyses of recent audits (:class:`AnalysisCache`), so an audit asked again during a
+tournament pays only for the new matches. A node runs it in a worker thread, one at a time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections import OrderedDict, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from arena.tournament.detection import DEFAULT_MARGIN_MS, AuditReport, TableAnalysis, analyse_record, audit
+from arena.tournament.jobs import MatchResult
+from arena.tournament.oracle import DEFAULT_EXACT_TRICKS
+from arena.tournament.summary import ResultSummary
+
+__all__ = ["DEFAULT_MAX_DEALS", "MAX_DEALS", "AnalysisCache", "TournamentAudit", "audit_tournament",
+           "select_tables"]
+
+#: the most deals one audit analyses by default, and at most
+DEFAULT_MAX_DEALS = 1000
+MAX_DEALS = 20_000
+
+
+class Table(Protocol):
+    """What choosing the matches to audit reads of a result: a :class:`ResultSummary` is one."""
+
+    @property
+    def match_id(self) -> str: ...
+
+    @property
+    def seed(self) -> str: ...
+
+    @property
+    def deals_played(self) -> int: ...
+
+
+def select_tables(tables: Sequence[Table], max_deals: int) -> tuple[list[str], int]:
+    """The match ids an audit of at most ``max_deals`` deals reads, and the deals there are in all.
+
+    Matches are grouped by seed (the tables of a deck share it: the two legs of a mirror pair);
+    whole groups are taken, in an order fixed by a hash of the seed (spread over the tournament,
+    the same at every audit), while their deals fit. Matches without a deal are left out.
+    """
+    groups: dict[str, list[Table]] = defaultdict(list)
+    total = 0
+    for t in tables:
+        if t.deals_played > 0:
+            groups[str(t.seed)].append(t)
+            total += t.deals_played
+    chosen: list[str] = []
+    used = 0
+    for seed in sorted(groups, key=lambda k: hashlib.sha256(k.encode()).digest()):
+        size = sum(t.deals_played for t in groups[seed])
+        if used + size <= max_deals:
+            chosen += [t.match_id for t in groups[seed]]
+            used += size
+    return chosen, total
+
+
+class ResultStore(Protocol):
+    """What an audit reads of the arena's store (a :class:`~arena.queue.Broker` is one)."""
+
+    def summaries(self, tournament_id: str, start: int = 0) -> list[ResultSummary]: ...
+
+    def get_result(self, match_id: str) -> MatchResult | None: ...
+
+
+class AnalysisCache:
+    """The analyses of recent audits, by match id, at most ``max_deals`` deals of them (a record's
+    analysis never changes, so a tournament audited again pays only for its new matches)."""
+
+    def __init__(self, max_deals: int = 5000) -> None:
+        self.max_deals = max_deals
+        self._kept: OrderedDict[str, TableAnalysis] = OrderedDict()
+        self._deals = 0
+        self._lock = threading.Lock()
+
+    def get(self, match_id: str) -> TableAnalysis | None:
+        with self._lock:
+            found = self._kept.get(match_id)
+            if found is not None:
+                self._kept.move_to_end(match_id)
+            return found
+
+    def put(self, analysis: TableAnalysis) -> None:
+        with self._lock:
+            old = self._kept.pop(analysis.match_id, None)
+            self._deals -= old.deals if old is not None else 0
+            self._kept[analysis.match_id] = analysis
+            self._deals += analysis.deals
+            while self._deals > self.max_deals and len(self._kept) > 1:
+                _, dropped = self._kept.popitem(last=False)
+                self._deals -= dropped.deals
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentAudit:
+    """:func:`audit_tournament`'s answer: the report, and what it cost."""
+
+    report: AuditReport
+    deals_total: int
+    seconds: float
+
+
+def audit_tournament(store: ResultStore, tournament_id: str, *, max_deals: int = DEFAULT_MAX_DEALS,
+                     margin_ms: int = DEFAULT_MARGIN_MS, cache: AnalysisCache | None = None,
+                     exact_tricks: int = DEFAULT_EXACT_TRICKS) -> TournamentAudit:
+    """Audit the finished matches of a tournament, at most ``max_deals`` deals of them
+    (:func:`select_tables`); reads only the results it analyses."""
+    started = time.perf_counter()
+    chosen, total = select_tables(store.summaries(tournament_id), max_deals)
+    tables = []
+    for match_id in chosen:
+        analysis = cache.get(match_id) if cache is not None else None
+        if analysis is None:
+            result = store.get_result(match_id)
+            if result is None:
+                continue
+            analysis = analyse_record(result.record, exact_tricks=exact_tricks)
+            if cache is not None:
+                cache.put(analysis)
+        tables.append(analysis)
+    return TournamentAudit(audit(tables, margin_ms=margin_ms), total, time.perf_counter() - started)
