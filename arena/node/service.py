@@ -52,6 +52,7 @@ from arena.tournament.audit import (
     MAX_DEALS,
     AnalysisCache,
     TournamentAudit,
+    analyse_apart,
     audit_tournament,
 )
 from arena.tournament.detection import DEFAULT_MARGIN_MS, MAX_MARGIN_MS
@@ -295,11 +296,11 @@ class ClusterArenaServicer(ArenaServicer):
         return audit_to_proto(request.tournament_id, done)
 
     def _audit(self, tournament_id: str, max_deals: int, margin_ms: int) -> TournamentAudit:
-        """The audit, in a worker thread: its reads and the oracle's searches are the costly part."""
+        """The audit, from a worker thread (its reads), its searches in a child process."""
         if self.broker.get_tournament(tournament_id) is None:
             raise UnknownTournament(f"no tournament {tournament_id!r}")
         return audit_tournament(self.broker, tournament_id, max_deals=max_deals, margin_ms=margin_ms,
-                                cache=self._audits)
+                                cache=self._audits, analyse=analyse_apart)
 
 
 def audit_to_proto(tournament_id: str, done: TournamentAudit) -> apb.AuditTournamentResponse:

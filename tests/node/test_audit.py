@@ -5,7 +5,9 @@ over real gRPC, is flagged; only an admin may ask; one audit runs at a time; a b
 from __future__ import annotations
 
 import asyncio
+import statistics
 from pathlib import Path
+from typing import Any
 
 import grpc
 import grpc.aio
@@ -37,11 +39,9 @@ def test_the_audit_flags_a_bot_that_remembers_the_hands_of_the_other_leg(tmp_pat
             _, bot_token = running.node.register_bot("bystander")
             async with arena_stub(running.address, ADMIN) as admin, arena_stub(running.address) as anyone, \
                     arena_stub(running.address, bot_token) as a_bot:
-                # sprt plays mirror pairs; bounds this wide let it play all its pairs
+                # sprt plays mirror pairs
                 await create(admin, tournament_id="audited", format="sprt", bots=["remembering", "heuristic"],
-                             ruleset="coinche", deals=1, duplicate=True,
-                             sprt=apb.SprtOptions(elo0=0, elo1=5, alpha=1e-9, beta=1e-9, batch_pairs=PAIRS,
-                                                  max_pairs=PAIRS))
+                             ruleset="coinche", deals=1, duplicate=True, sprt=wide_sprt(PAIRS))
                 await until(lambda: finished(running, "audited"), 600, "the tournament")
                 request = apb.AuditTournamentRequest(tournament_id="audited")
                 for stranger, code in ((anyone, grpc.StatusCode.UNAUTHENTICATED),
@@ -87,3 +87,50 @@ def test_an_audit_is_for_an_admin_and_a_bad_one_is_refused(tmp_path: Path) -> No
                 assert "Traceback" not in (refused.value.details() or "")
 
     arun(main(), timeout=60)
+
+
+def wide_sprt(pairs: int) -> apb.SprtOptions:
+    """SPRT bounds so wide that the tournament plays all its pairs."""
+    return apb.SprtOptions(elo0=0, elo1=5, alpha=1e-9, beta=1e-9, batch_pairs=pairs, max_pairs=pairs)
+
+
+@pytest.mark.reliability
+@pytest.mark.slow
+def test_an_audit_does_not_slow_the_node_s_matches(tmp_path: Path) -> None:
+    """The searches run in a child process: in a thread they held the interpreter lock the node's
+    event loop needs, and the median decision of an honest match took three to seven times longer
+    (1.1 times with the child process)."""
+    async def main() -> None:
+        stop = asyncio.Event()
+        async with node(tmp_path) as running:
+            bots = [connect(running, "a", HeuristicBot(1), stop),
+                    connect(running, "b", HeuristicBot(2), stop)]
+            await until(lambda: all(b.connected for b in running.node.bots()), 10, "the bots")
+
+            async def round_trips(label: str, until_done: asyncio.Future[Any] | None = None) -> list[int]:
+                """The round trips of 10-deal matches: three, or as many as the audit lasts."""
+                out: list[int] = []
+                for k in range(3 if until_done is None else 1000):
+                    match_id = running.node.start_match("a", "b", "coinche", seed=f"{label}/{k}", deals=10)
+                    record = await running.node.wait(match_id)
+                    if until_done is not None and until_done.done():
+                        break  # this match was not all played during the audit
+                    out += [us for deal in record.latencies_us for us in deal if us >= 0]
+                return out
+
+            async with arena_stub(running.address, ADMIN) as admin:
+                await create(admin, tournament_id="big", format="sprt", bots=["a", "b"], ruleset="coinche",
+                             deals=4, duplicate=True, sprt=wide_sprt(12))
+                await until(lambda: finished(running, "big"), 300, "the tournament")
+                quiet = statistics.median(await round_trips("quiet"))
+                audit = asyncio.ensure_future(
+                    admin.AuditTournament(apb.AuditTournamentRequest(tournament_id="big"), timeout=600))
+                during = await round_trips("during", audit)
+                reply = await audit
+                assert reply.deals_audited == 96 and len(during) > 100, (reply.deals_audited, len(during))
+                quiet = min(quiet, statistics.median(await round_trips("quiet-again")))
+                assert statistics.median(during) < 2 * quiet, (statistics.median(during), quiet)
+            stop.set()
+            await asyncio.gather(*bots, return_exceptions=True)
+
+    arun(main(), timeout=900)
