@@ -90,6 +90,15 @@ def run(capsys: Capsys, *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
+def wait_until_finished(capsys: Capsys, address: str, tournament_id: str) -> None:
+    def finished() -> bool:
+        status = json.loads(run(capsys, "tournament", "status", tournament_id, "--address", address,
+                                "--json")[1])
+        return bool(status["state"] == "finished")
+
+    asyncio.run(until(finished, 60, "the tournament to finish"))
+
+
 @pytest.fixture
 def admin(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ADMIN_ENV, ADMIN)
@@ -219,12 +228,7 @@ def test_a_finished_tournament_s_deals_verify_against_its_commitment(
         assert code == 0, err
         committed = json.loads(out)["commitment"]
         assert json.loads(out)["duplicate_note"].startswith("mirror duplicate: both legs seen by both bots")
-
-        def finished() -> bool:
-            status = json.loads(run(capsys, "tournament", "status", "fair", "--address", a, "--json")[1])
-            return bool(status["state"] == "finished")
-
-        asyncio.run(until(finished, 60, "the tournament to finish"))
+        wait_until_finished(capsys, a, "fair")
         code, out, err = run(capsys, "verify", "fair", "--address", a, "--commitment", committed)
         assert code == 0, out + err
         assert f"the secret matches the commitment {committed}" in out and "4 deals of its 2 matches" in out
@@ -281,12 +285,7 @@ def test_audit_prints_each_bot_s_agreement_before_and_after(
                            "--deals", "2", "--max-pairs", "2", "--batch-pairs", "2", "--id", "aud",
                            "--address", a)
         assert code == 0, err
-
-        def finished() -> bool:
-            status = json.loads(run(capsys, "tournament", "status", "aud", "--address", a, "--json")[1])
-            return bool(status["state"] == "finished")
-
-        asyncio.run(until(finished, 60, "the tournament to finish"))
+        wait_until_finished(capsys, a, "aud")
         code, out, err = run(capsys, "tournament", "audit", "aud", "--address", a)
         assert code == 0, err
         assert "agreement with perfect-information play" in out
