@@ -33,7 +33,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -154,9 +154,9 @@ class _Tally:
 
 
 def analyse_record(record: MatchRecord, *, exact_tricks: int = DEFAULT_EXACT_TRICKS,
-                   node_limit: int = DEFAULT_NODE_LIMIT, deals: Iterable[int] | None = None) -> TableAnalysis:
-    """Every counted card decision of ``record`` (of ``deals`` only, if given), with the oracle's
-    verdict; a record that does not replay counts nothing and says why."""
+                   node_limit: int = DEFAULT_NODE_LIMIT) -> TableAnalysis:
+    """Every counted card decision of ``record``, with the oracle's verdict; a record that does
+    not replay counts nothing and says why."""
     try:
         rules = Ruleset.from_spec(record.ruleset)
     except EngineError as e:
@@ -164,16 +164,15 @@ def analyse_record(record: MatchRecord, *, exact_tricks: int = DEFAULT_EXACT_TRI
     played: list[Any] = list(record.deals)
     if record.unfinished_deal is not None:
         played.append(record.unfinished_deal)
-    wanted = sorted(set(range(len(played))) if deals is None else set(deals) & set(range(len(played))))
     tally = _Tally()
-    for index in wanted:
+    for index in range(len(played)):
         try:
             _analyse_deal(record, rules, index, played[index], tally, exact_tricks, node_limit)
         except (EngineError, ValueError, TypeError, KeyError, AttributeError) as e:
             return TableAnalysis(record.match_id, (), (), 0, error=f"deal {index}: {e}")
     return TableAnalysis(
         record.match_id, tuple(tally.decisions), tuple((b, d, t) for (b, d), t in tally.shown.items()),
-        len(wanted), card_decisions=tally.card_decisions, forced=tally.forced, indifferent=tally.indifferent,
+        len(played), card_decisions=tally.card_decisions, forced=tally.forced, indifferent=tally.indifferent,
         unsolved=tally.unsolved, nodes=tally.nodes,
     )
 
@@ -194,22 +193,20 @@ def _analyse_deal(record: MatchRecord, rules: Ruleset, index: int, rec: Any, tal
         if deal.phase is Phase.PLAY and own:
             tally.card_decisions += 1
             legal = deal.legal_cards()
-            answer = None if legal & (legal - 1) == 0 else best_cards(
-                deal, exact_tricks=exact_tricks, node_limit=node_limit)
             if legal & (legal - 1) == 0:
                 tally.forced += 1
-            elif answer is None:
-                tally.unsolved += 1
-                tally.nodes += node_limit
-            elif not answer.matters:
-                tally.indifferent += 1
-                tally.nodes += answer.nodes
             else:
-                tally.nodes += answer.nodes
-                tally.decisions.append(CardDecision(
-                    bot=bot, deck=deck, match_id=record.match_id, deal=index, trick=len(deal.tricks),
-                    asked_ms=asked[i], answered_ms=answered[i], agrees=answer.is_best(action),
-                    exact=answer.exact))
+                answer = best_cards(deal, exact_tricks=exact_tricks, node_limit=node_limit)
+                tally.nodes += node_limit if answer is None else answer.nodes
+                if answer is None:
+                    tally.unsolved += 1
+                elif not answer.matters:
+                    tally.indifferent += 1
+                else:
+                    tally.decisions.append(CardDecision(
+                        bot=bot, deck=deck, match_id=record.match_id, deal=index, trick=len(deal.tricks),
+                        asked_ms=asked[i], answered_ms=answered[i], agrees=answer.is_best(action),
+                        exact=answer.exact))
         deal.apply(action)
 
 
