@@ -406,7 +406,7 @@ def add_parser(sub: Any) -> None:
                                       "another table (admin; docs/detection.md)")
     a.add_argument("id")
     a.add_argument("--max-deals", type=int,
-                   help="the most deals to analyse (default 1000, at most 20000; about 0.1 s of the "
+                   help="the most deals to analyse (default 1000, at most 20000; about 0.06 s of the "
                         "node's CPU each)")
     a.add_argument("--clock-margin-ms", type=int,
                    help="the slack between the nodes' clocks (default 5): decisions closer than that to "

@@ -1,6 +1,6 @@
 """A tournament's audit (:mod:`arena.tournament.detection`) from the store, within a bound on its cost.
 
-The oracle's searches cost about 0.1 s of one core a deal here (``bench/detection.py``), so one
+The oracle's searches cost about 60 ms of CPU a deal here (``bench/detection.py``), so one
 audit analyses at most ``max_deals`` deals (1,000 by default, 20,000 at most): whole groups of
 tables sharing their deals, chosen by a hash of their seed, so that the sample is spread over the
 tournament and the same at every audit. It reads only the results it analyses, and a node keeps

@@ -274,8 +274,8 @@ class ArenaServiceServicer:
         card decisions agree with perfect-information play before and after it
         could have seen the deal at another table, and a one-sided test that it
         plays better after (docs/detection.md). Analyses at most
-        max_deals deals, in a thread of the node; one audit at a time per node
-        (RESOURCE_EXHAUSTED while one runs).
+        max_deals deals, in a child process of the node; one audit at a time per
+        node (RESOURCE_EXHAUSTED while one runs).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -88,8 +88,8 @@ class ArenaServiceStub:
     card decisions agree with perfect-information play before and after it
     could have seen the deal at another table, and a one-sided test that it
     plays better after (docs/detection.md). Analyses at most
-    max_deals deals, in a thread of the node; one audit at a time per node
-    (RESOURCE_EXHAUSTED while one runs).
+    max_deals deals, in a child process of the node; one audit at a time per
+    node (RESOURCE_EXHAUSTED while one runs).
     """
     GetLeaderboard: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.GetLeaderboardRequest, _arena_service_pb2.GetLeaderboardResponse]
     """The ranking of a rating pool: Bradley-Terry maximum likelihood with 95%
@@ -161,8 +161,8 @@ class ArenaServiceAsyncStub(ArenaServiceStub):
     card decisions agree with perfect-information play before and after it
     could have seen the deal at another table, and a one-sided test that it
     plays better after (docs/detection.md). Analyses at most
-    max_deals deals, in a thread of the node; one audit at a time per node
-    (RESOURCE_EXHAUSTED while one runs).
+    max_deals deals, in a child process of the node; one audit at a time per
+    node (RESOURCE_EXHAUSTED while one runs).
     """
     GetLeaderboard: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.GetLeaderboardRequest, _arena_service_pb2.GetLeaderboardResponse]  # type: ignore[assignment]
     """The ranking of a rating pool: Bradley-Terry maximum likelihood with 95%
@@ -333,8 +333,8 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
         card decisions agree with perfect-information play before and after it
         could have seen the deal at another table, and a one-sided test that it
         plays better after (docs/detection.md). Analyses at most
-        max_deals deals, in a thread of the node; one audit at a time per node
-        (RESOURCE_EXHAUSTED while one runs).
+        max_deals deals, in a child process of the node; one audit at a time per
+        node (RESOURCE_EXHAUSTED while one runs).
         """
 
     @_abc_1.abstractmethod
