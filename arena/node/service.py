@@ -37,6 +37,7 @@ from arena.referee.arena_service import RECENT_MATCHES, ArenaServicer, summary_t
 from arena.referee.edge import EDGE_ERRORS, Context, abort
 from arena.referee.live import MatchState, MatchSummary
 from arena.referee.node import FailedPrecondition, InvalidArgument, Node, NotFound, ResourceExhausted
+from arena.referee.quietlog import quiet
 from arena.tournament import (
     Progress,
     Standing,
@@ -51,6 +52,7 @@ from arena.tournament.audit import (
     DEFAULT_MAX_DEALS,
     MAX_DEALS,
     AnalysisCache,
+    AuditFailed,
     TournamentAudit,
     analyse_apart,
     audit_tournament,
@@ -292,7 +294,11 @@ class ClusterArenaServicer(ArenaServicer):
             await abort(context, ResourceExhausted(
                 "an audit is running on this node: ask again once it is over"))
         async with self._auditing:
-            done = await self._queue(context, self._audit, request.tournament_id, max_deals, margin)
+            try:
+                done = await self._queue(context, self._audit, request.tournament_id, max_deals, margin)
+            except AuditFailed as e:
+                quiet.warning(("audit",), "audit of %s: %s", request.tournament_id, e)
+                await context.abort(grpc.StatusCode.UNAVAILABLE, f"the audit failed: {e}")
         return audit_to_proto(request.tournament_id, done)
 
     def _audit(self, tournament_id: str, max_deals: int, margin_ms: int) -> TournamentAudit:

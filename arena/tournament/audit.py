@@ -12,12 +12,14 @@ and its searches in a child process (:func:`analyse_apart`).
 from __future__ import annotations
 
 import hashlib
-import multiprocessing
+import os
+import pickle
+import subprocess
+import sys
 import threading
 import time
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -133,20 +135,42 @@ def analyse_here(records: Sequence[MatchRecord]) -> list[TableAnalysis]:
     return [analyse_record(r) for r in records]
 
 
-def analyse_apart(records: Sequence[MatchRecord]) -> list[TableAnalysis]:
-    """The records' analyses, in a child process (spawned: a fresh interpreter, none of the node's
-    threads). The searches are pure Python: in a thread of a node they would hold the interpreter
-    lock its event loop needs, and made the honest decisions of its matches three to seven times
-    slower at the median here (1.1 times from a child process, which takes only a share of the
-    CPU)."""
+class AuditFailed(Exception):
+    """The analyses of an audit could not be made (their child process failed or ran too long)."""
+
+
+def analyse_apart(records: Sequence[MatchRecord], *, seconds_a_deal: float = 2.0) -> list[TableAnalysis]:
+    """The records' analyses, in a child process (``python -m arena.tournament.audit``: a fresh
+    interpreter, none of the node's threads, whatever started the node). The searches are pure
+    Python: in a thread of a node they would hold the interpreter lock its event loop needs, and
+    made the honest decisions of its matches three to seven times slower at the median here (1.1
+    times from a child process, which takes only a share of the CPU). Raises :class:`AuditFailed`
+    when the child fails or takes more than ``seconds_a_deal`` a deal (and a minute)."""
     if not records:
         return []
-    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        return list(pool.map(_analyse_text, [r.to_json() for r in records], chunksize=8))
+    timeout = 60 + seconds_a_deal * sum(len(r.deals) + 1 for r in records)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    try:
+        done = subprocess.run([sys.executable, "-m", "arena.tournament.audit"], check=False, env=env,
+                              input="\n".join(r.to_json() for r in records).encode(), capture_output=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise AuditFailed(f"the analyses took more than {timeout:.0f} s") from None
+    except OSError as e:
+        raise AuditFailed(f"the analyses could not start: {e}") from None
+    if done.returncode != 0:
+        why = (done.stderr.decode(errors="replace").strip().splitlines() or ["no message"])[-1]
+        raise AuditFailed(f"the analyses failed (exit {done.returncode}): {why[:200]}")
+    analyses: list[TableAnalysis] = pickle.loads(done.stdout)  # our own child's answer
+    return analyses
 
 
-def _analyse_text(text: str) -> TableAnalysis:
-    return analyse_record(MatchRecord.from_json(text))
+def _analyse_stdin() -> int:
+    """The child of :func:`analyse_apart`: records on standard input, one JSON a line; their
+    analyses, pickled, on standard output."""
+    records = [MatchRecord.from_json(line) for line in sys.stdin.buffer.read().splitlines() if line]
+    sys.stdout.buffer.write(pickle.dumps(analyse_here(records)))
+    return 0
 
 
 def audit_tournament(store: ResultStore, tournament_id: str, *, max_deals: int = DEFAULT_MAX_DEALS,
@@ -165,3 +189,7 @@ def audit_tournament(store: ResultStore, tournament_id: str, *, max_deals: int =
             cache.put(analysis)
     tables = [known[m] for m in chosen if m in known]
     return TournamentAudit(audit(tables, margin_ms=margin_ms), total, time.perf_counter() - started)
+
+
+if __name__ == "__main__":
+    sys.exit(_analyse_stdin())

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import statistics
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -134,3 +135,33 @@ def test_an_audit_does_not_slow_the_node_s_matches(tmp_path: Path) -> None:
             await asyncio.gather(*bots, return_exceptions=True)
 
     arun(main(), timeout=900)
+
+
+@pytest.mark.reliability
+def test_an_audit_whose_analyses_fail_is_unavailable_and_the_next_one_works(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def main() -> None:
+        stop = asyncio.Event()
+        async with node(tmp_path) as running:
+            bots = [connect(running, "a", HeuristicBot(1), stop),
+                    connect(running, "b", HeuristicBot(2), stop)]
+            await until(lambda: all(b.connected for b in running.node.bots()), 10, "the bots")
+            async with arena_stub(running.address, ADMIN) as admin:
+                await create(admin, tournament_id="small", format="sprt", bots=["a", "b"],
+                             ruleset="coinche", deals=1, duplicate=True, sprt=wide_sprt(2))
+                await until(lambda: finished(running, "small"), 60, "the tournament")
+                request = apb.AuditTournamentRequest(tournament_id="small")
+                with monkeypatch.context() as broken:
+                    broken.setattr(sys, "executable", "/bin/false")  # the analyses' interpreter fails
+                    with pytest.raises(grpc.aio.AioRpcError) as failed:
+                        await admin.AuditTournament(request, timeout=60)
+                assert failed.value.code() == grpc.StatusCode.UNAVAILABLE
+                details = failed.value.details() or ""
+                assert details.startswith("the audit failed: the analyses failed (exit 1)"), details
+                reply = await admin.AuditTournament(request, timeout=120)
+                assert reply.deals_audited == 4 and {b.bot for b in reply.bots} == {"a", "b"}
+            stop.set()
+            await asyncio.gather(*bots, return_exceptions=True)
+
+    arun(main(), timeout=300)
