@@ -5,8 +5,10 @@ over real gRPC, is flagged; only an admin may ask; one audit runs at a time; a b
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import statistics
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ import pytest
 from belote.arena.v1 import arena_service_pb2 as apb
 from belote_bot import HeuristicBot
 
+from arena.node.run import RunningNode
 from arena.records import TimeControl
 from tests.referee.arena_helpers import arena_stub, arun, until
 from tests.tournament.remembering_bot import RememberingBot
@@ -90,6 +93,20 @@ def test_an_audit_is_for_an_admin_and_a_bad_one_is_refused(tmp_path: Path) -> No
     arun(main(), timeout=60)
 
 
+@contextlib.asynccontextmanager
+async def two_bots(tmp_path: Path) -> AsyncIterator[RunningNode]:
+    """A node of an embedded queue with two heuristic bots connected, "a" and "b"."""
+    stop = asyncio.Event()
+    async with node(tmp_path) as running:
+        bots = [connect(running, "a", HeuristicBot(1), stop), connect(running, "b", HeuristicBot(2), stop)]
+        await until(lambda: all(b.connected for b in running.node.bots()), 10, "the bots")
+        try:
+            yield running
+        finally:
+            stop.set()
+            await asyncio.gather(*bots, return_exceptions=True)
+
+
 def wide_sprt(pairs: int) -> apb.SprtOptions:
     """SPRT bounds so wide that the tournament plays all its pairs."""
     return apb.SprtOptions(elo0=0, elo1=5, alpha=1e-9, beta=1e-9, batch_pairs=pairs, max_pairs=pairs)
@@ -102,12 +119,7 @@ def test_an_audit_does_not_slow_the_node_s_matches(tmp_path: Path) -> None:
     event loop needs, and the median decision of an honest match took three to seven times longer
     (1.1 times with the child process)."""
     async def main() -> None:
-        stop = asyncio.Event()
-        async with node(tmp_path) as running:
-            bots = [connect(running, "a", HeuristicBot(1), stop),
-                    connect(running, "b", HeuristicBot(2), stop)]
-            await until(lambda: all(b.connected for b in running.node.bots()), 10, "the bots")
-
+        async with two_bots(tmp_path) as running:
             async def round_trips(label: str, until_done: asyncio.Future[Any] | None = None) -> list[int]:
                 """The round trips of 10-deal matches: three, or as many as the audit lasts."""
                 out: list[int] = []
@@ -131,8 +143,6 @@ def test_an_audit_does_not_slow_the_node_s_matches(tmp_path: Path) -> None:
                 assert reply.deals_audited == 96 and len(during) > 100, (reply.deals_audited, len(during))
                 quiet = min(quiet, statistics.median(await round_trips("quiet-again")))
                 assert statistics.median(during) < 2 * quiet, (statistics.median(during), quiet)
-            stop.set()
-            await asyncio.gather(*bots, return_exceptions=True)
 
     arun(main(), timeout=900)
 
@@ -142,26 +152,19 @@ def test_an_audit_whose_analyses_fail_is_unavailable_and_the_next_one_works(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     async def main() -> None:
-        stop = asyncio.Event()
-        async with node(tmp_path) as running:
-            bots = [connect(running, "a", HeuristicBot(1), stop),
-                    connect(running, "b", HeuristicBot(2), stop)]
-            await until(lambda: all(b.connected for b in running.node.bots()), 10, "the bots")
-            async with arena_stub(running.address, ADMIN) as admin:
-                await create(admin, tournament_id="small", format="sprt", bots=["a", "b"],
-                             ruleset="coinche", deals=1, duplicate=True, sprt=wide_sprt(2))
-                await until(lambda: finished(running, "small"), 60, "the tournament")
-                request = apb.AuditTournamentRequest(tournament_id="small")
-                with monkeypatch.context() as broken:
-                    broken.setattr(sys, "executable", "/bin/false")  # the analyses' interpreter fails
-                    with pytest.raises(grpc.aio.AioRpcError) as failed:
-                        await admin.AuditTournament(request, timeout=60)
-                assert failed.value.code() == grpc.StatusCode.UNAVAILABLE
-                details = failed.value.details() or ""
-                assert details.startswith("the audit failed: the analyses failed (exit 1)"), details
-                reply = await admin.AuditTournament(request, timeout=120)
-                assert reply.deals_audited == 4 and {b.bot for b in reply.bots} == {"a", "b"}
-            stop.set()
-            await asyncio.gather(*bots, return_exceptions=True)
+        async with two_bots(tmp_path) as running, arena_stub(running.address, ADMIN) as admin:
+            await create(admin, tournament_id="small", format="sprt", bots=["a", "b"],
+                         ruleset="coinche", deals=1, duplicate=True, sprt=wide_sprt(2))
+            await until(lambda: finished(running, "small"), 60, "the tournament")
+            request = apb.AuditTournamentRequest(tournament_id="small")
+            with monkeypatch.context() as broken:
+                broken.setattr(sys, "executable", "/bin/false")  # the analyses' interpreter fails
+                with pytest.raises(grpc.aio.AioRpcError) as failed:
+                    await admin.AuditTournament(request, timeout=60)
+            assert failed.value.code() == grpc.StatusCode.UNAVAILABLE
+            details = failed.value.details() or ""
+            assert details.startswith("the audit failed: the analyses failed (exit 1)"), details
+            reply = await admin.AuditTournament(request, timeout=120)
+            assert reply.deals_audited == 4 and {b.bot for b in reply.bots} == {"a", "b"}
 
     arun(main(), timeout=300)
