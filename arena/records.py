@@ -212,12 +212,19 @@ class MatchRecord:
     target: int | None = None
     #: the deal in progress when the match ended mid-deal (a forfeit or an abort)
     unfinished_deal: DealRecord | None = None
+    #: when the match started, in milliseconds since the Unix epoch on the referee's clock (None:
+    #: a record written before the referee kept it)
+    started_ms: int | None = None
+    #: per deal (as ``latencies_us``), when each decision's request went out, in milliseconds
+    #: since ``started_ms``: what a bot could have known at each decision, and when (empty: not kept)
+    asked_ms: tuple[tuple[int, ...], ...] = ()
 
     @classmethod
     def of_match(
         cls, match_id: str, match: Match, players: Sequence[str], *, bots: Sequence[SeatBot],
         time_control: TimeControl, latencies_us: Sequence[Sequence[int]], strikes: Sequence[StrikeEntry],
-        result: MatchEnd, unfinished: DealRecord | None = None,
+        result: MatchEnd, unfinished: DealRecord | None = None, started_ms: int | None = None,
+        asked_ms: Sequence[Sequence[int]] = (),
     ) -> MatchRecord:
         """The record of ``match`` as it stands (its finished deals), with what the referee saw."""
         return cls(
@@ -226,7 +233,7 @@ class MatchRecord:
             bots=tuple(bots), time_control=time_control,
             latencies_us=tuple(tuple(d) for d in latencies_us), strikes=tuple(strikes), result=result,
             target=match.target if match.target != match.rules.target else None,
-            unfinished_deal=unfinished,
+            unfinished_deal=unfinished, started_ms=started_ms, asked_ms=tuple(tuple(d) for d in asked_ms),
         )
 
     # ------------------------------------------------------------- queries
@@ -285,6 +292,9 @@ class MatchRecord:
         data["result"] = self.result.to_dict()
         if self.unfinished_deal is not None:
             data["unfinished_deal"] = dict(self.unfinished_deal)
+        if self.started_ms is not None:
+            data["started_ms"] = self.started_ms
+            data["asked_ms"] = [list(d) for d in self.asked_ms]
         return data
 
     def to_json(self) -> str:
@@ -315,6 +325,14 @@ class MatchRecord:
         unfinished = d.get("unfinished_deal")
         if unfinished is not None and not isinstance(unfinished, dict):
             raise RecordError("'unfinished_deal' must be a deal record (an object)")
+        started = d.get("started_ms")
+        if started is not None and (not isinstance(started, int) or isinstance(started, bool)):
+            raise RecordError(f"'started_ms' must be a whole number, not {started!r}")
+        asked = d.get("asked_ms", [])
+        if not isinstance(asked, list) or not all(
+                isinstance(x, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in x)
+                for x in asked):
+            raise RecordError("'asked_ms' must be a list of lists of whole numbers")
         return cls(
             match_id=_str(d, "match_id"), ruleset=ruleset, seed=seed, players=tuple(players),
             deals=tuple(_deal(x, i) for i, x in enumerate(_list(d, "deals"))),
@@ -327,6 +345,7 @@ class MatchRecord:
             strikes=tuple(StrikeEntry.from_dict(x) for x in _list(d, "strikes")),
             result=MatchEnd.from_dict(d.get("result")), target=target,
             unfinished_deal=unfinished,  # type: ignore[arg-type]  # an object: its shape is the engine's to check
+            started_ms=started, asked_ms=tuple(tuple(x) for x in asked),
         )
 
     @classmethod

@@ -36,7 +36,8 @@ from arena.records import ResultReason
 from arena.referee.arena_service import RECENT_MATCHES, ArenaServicer, summary_to_proto
 from arena.referee.edge import EDGE_ERRORS, Context, abort
 from arena.referee.live import MatchState, MatchSummary
-from arena.referee.node import FailedPrecondition, InvalidArgument, Node, NotFound
+from arena.referee.node import FailedPrecondition, InvalidArgument, Node, NotFound, ResourceExhausted
+from arena.referee.quietlog import quiet
 from arena.tournament import (
     Progress,
     Standing,
@@ -47,6 +48,16 @@ from arena.tournament import (
     UnknownTournament,
     default_duplicate,
 )
+from arena.tournament.audit import (
+    DEFAULT_MAX_DEALS,
+    MAX_DEALS,
+    AnalysisCache,
+    AuditFailed,
+    TournamentAudit,
+    analyse_apart,
+    audit_tournament,
+)
+from arena.tournament.detection import DEFAULT_MARGIN_MS, MAX_MARGIN_MS
 from arena.tournament.summary import ResultSummary
 from arena.tournament.tables import is_duplicate_match, is_sealed, sealed_reason, shared_deals
 
@@ -67,6 +78,9 @@ class ClusterArenaServicer(ArenaServicer):
         #: running matches of it at once (the worker's ``stop_tournament``; the other nodes see the
         #: cancel within their check interval)
         self.on_cancel: Callable[[str], object] | None = None
+        #: one audit at a time on this node, and what earlier audits worked out
+        self._auditing = asyncio.Lock()
+        self._audits = AnalysisCache()
 
     async def _queue(self, context: Context, call: Callable[..., _T], *args: Any) -> _T:
         """``call(*args)`` on the queue, in a thread; its errors become statuses."""
@@ -264,6 +278,52 @@ class ClusterArenaServicer(ArenaServicer):
         await self._queue(context, self.tournaments.progress, request.tournament_id)  # unknown: NOT_FOUND
         await self._queue(context, self.tournaments.advance, request.tournament_id)
         return apb.ResumeTournamentResponse(tournament=await self._status(context, request.tournament_id))
+
+    async def AuditTournament(
+        self, request: apb.AuditTournamentRequest, context: Context,
+    ) -> apb.AuditTournamentResponse:
+        await self.admin(context, "auditing a tournament")
+        max_deals = request.max_deals or DEFAULT_MAX_DEALS
+        margin = request.clock_margin_ms if request.HasField("clock_margin_ms") else DEFAULT_MARGIN_MS
+        if max_deals > MAX_DEALS or margin > MAX_MARGIN_MS:
+            await abort(context, InvalidArgument(
+                f"max_deals is 1 to {MAX_DEALS} (0: {DEFAULT_MAX_DEALS}) and clock_margin_ms 0 to "
+                f"{MAX_MARGIN_MS}, not {request.max_deals} and {margin}"))
+        if self._auditing.locked():
+            await abort(context, ResourceExhausted(
+                "an audit is running on this node: ask again once it is over"))
+        async with self._auditing:
+            try:
+                done = await self._queue(context, self._audit, request.tournament_id, max_deals, margin)
+            except AuditFailed as e:
+                quiet.warning(("audit",), "audit of %s: %s", request.tournament_id, e)
+                await context.abort(grpc.StatusCode.UNAVAILABLE, f"the audit failed: {e}")
+        return audit_to_proto(request.tournament_id, done)
+
+    def _audit(self, tournament_id: str, max_deals: int, margin_ms: int) -> TournamentAudit:
+        """The audit, from a worker thread (its reads), its searches in a child process."""
+        if self.broker.get_tournament(tournament_id) is None:
+            raise UnknownTournament(f"no tournament {tournament_id!r}")
+        return audit_tournament(self.broker, tournament_id, max_deals=max_deals, margin_ms=margin_ms,
+                                cache=self._audits, analyse=analyse_apart)
+
+
+def audit_to_proto(tournament_id: str, done: TournamentAudit) -> apb.AuditTournamentResponse:
+    report = done.report
+    reply = apb.AuditTournamentResponse(
+        tournament_id=tournament_id, alpha=report.alpha, min_deals=report.min_deals,
+        clock_margin_ms=report.margin_ms, deals_audited=report.deals, deals_total=done.deals_total,
+        decisions=report.decisions, seconds=done.seconds, unreadable=report.unreadable,
+    )
+    for b in report.bots:
+        row = reply.bots.add(bot=b.bot, unseen=b.unseen, unseen_agree=b.unseen_agree, seen=b.seen,
+                             seen_agree=b.seen_agree, ambiguous=b.ambiguous, untimed=b.untimed,
+                             single=b.single, deals=b.deals, flagged=b.flagged)
+        if b.difference is not None:
+            row.difference = b.difference
+        if b.p_value is not None:
+            row.p_value = b.p_value
+    return reply
 
 
 def duplicate_mode(msg: apb.TournamentSpec) -> str:
