@@ -166,6 +166,7 @@ async def every_arena_call(address: str, calls: Calls) -> tuple[str, str]:
                 break
             await asyncio.sleep(0.05)
         await anyone.ListTournaments(apb.ListTournamentsRequest())
+        await code_of(admin.AuditTournament(apb.AuditTournamentRequest(tournament_id="t-loop", max_deals=4)))
         await admin.ResumeTournament(apb.ResumeTournamentRequest(tournament_id="t-loop"))
         await admin.CreateTournament(apb.CreateTournamentRequest(spec=apb.TournamentSpec(
             tournament_id="t-cancelled", format="round-robin", bots=["alpha", "beta"], deals=1)))
