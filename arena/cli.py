@@ -239,7 +239,9 @@ def check_serve(args: argparse.Namespace) -> None:
                         ("--max-streams-per-address", args.max_streams_per_address),
                         ("--max-streams", args.max_streams),
                         ("--max-watchers-per-match", args.max_watchers_per_match),
-                        ("--max-watchers", args.max_watchers)):
+                        ("--max-watchers-per-address", args.max_watchers_per_address),
+                        ("--max-watchers", args.max_watchers),
+                        ("--max-calls-per-address", args.max_calls_per_address)):
         check_whole(flag, value, 1, MAX_LIMIT)
 
 
@@ -304,8 +306,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
                           private_reads=args.private_reads)
     limits = Limits(hello_timeout=args.hello_timeout, max_concurrency=args.max_concurrency,
                     max_streams_per_peer=args.max_streams_per_address, max_streams=args.max_streams,
-                    max_watchers_per_match=args.max_watchers_per_match, max_watchers=args.max_watchers,
-                    refusal_hold=args.refusal_hold)
+                    max_watchers_per_match=args.max_watchers_per_match,
+                    max_watchers_per_peer=args.max_watchers_per_address, max_watchers=args.max_watchers,
+                    max_calls_per_peer=args.max_calls_per_address, refusal_hold=args.refusal_hold)
     settings = NodeSettings(
         listen=args.listen, advertise=args.advertise, data_dir=data, time=tc, capacity=args.capacity,
         lease_s=args.lease, drain_s=args.drain, replace_streams=args.replace_streams, access=access,
@@ -539,7 +542,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="bot streams open at once from one address (an IPv6 /64)")
     v.add_argument("--max-streams", type=int, default=1024, help="bot streams open at once in all")
     v.add_argument("--max-watchers-per-match", type=int, default=64, help="spectators of one match at once")
+    v.add_argument("--max-watchers-per-address", type=int, default=16,
+                   help="spectators at once from one address (an IPv6 /64)")
     v.add_argument("--max-watchers", type=int, default=1024, help="spectators at once in all")
+    v.add_argument("--max-calls-per-address", type=int, default=32,
+                   help="short calls in progress at once from one address (an IPv6 /64)")
     v.add_argument("--refusal-hold", type=float, default=1.0,
                    help="seconds a refused call waits for its status, so that clients retrying at once "
                         "slow down (0: none)")

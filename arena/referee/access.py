@@ -131,8 +131,7 @@ class Gate:
         :class:`Unauthenticated`, counted against ``peer``; too many, :class:`Throttled`."""
         if not token:
             return Caller(Role.ANYONE)
-        admin = self.policy.admin_sha256
-        if admin and hmac.compare_digest(digest(token), admin):
+        if self.is_admin(token):
             return Caller(Role.ADMIN)
         if self._failures.full(peer):
             # a throttled address: only a token known here already passes, and nothing is looked
@@ -147,6 +146,11 @@ class Gate:
             return Caller(Role.BOT, bot)
         self._failures.add(peer)
         raise Unauthenticated("unknown or revoked credential (token)")
+
+    def is_admin(self, token: str) -> bool:
+        """Is ``token`` the node's admin credential? (Nothing is counted or looked up.)"""
+        admin = self.policy.admin_sha256
+        return bool(admin and token) and hmac.compare_digest(digest(token), admin)
 
     def bot_stream(self, token: str, peer: str) -> BotEntry:
         """The bot a ``Connect`` stream is for: only a bot's own token opens one."""
