@@ -26,6 +26,7 @@ from pathlib import Path
 from belote.arena.v1 import bot_service_pb2 as bpb
 from belote.arena.v1 import game_pb2 as pb
 
+from arena.datadir import private_dir
 from arena.engine import EngineError, Ruleset
 from arena.engine.dealing import derive_seed
 from arena.metrics import NodeMetrics
@@ -211,6 +212,8 @@ class Node:
         self.config = config
         self.node_id = config.node_id or f"node-{secrets.token_hex(3)}"
         data = config.data_dir
+        if data is not None:
+            private_dir(data)
         self._registry = registry or BotRegistry(data / "bots.json" if data else None)
         self.gate = Gate(config.access, self._registry)
         self._secret = config.secret or secrets.token_hex(32)
