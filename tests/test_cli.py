@@ -144,7 +144,7 @@ def test_replay_json_of_a_match_prints_deals_totals_and_winner(capsys: Capture,
 
 def test_replay_reads_standard_input(capsys: Capture, monkeypatch: pytest.MonkeyPatch) -> None:
     rec = played_deal_record("coinche")
-    monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(rec)))
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(json.dumps(rec).encode())))  # as a real one
     assert run_json(capsys, "replay", "-") == replay_deal(rec)[1].as_json()
 
 
