@@ -289,8 +289,29 @@ def check_serve(args: argparse.Namespace) -> None:
                         ("--max-watchers-per-match", args.max_watchers_per_match),
                         ("--max-watchers-per-address", args.max_watchers_per_address),
                         ("--max-watchers", args.max_watchers),
-                        ("--max-calls-per-address", args.max_calls_per_address)):
+                        ("--max-calls-per-address", args.max_calls_per_address),
+                        ("--http-max-connections-per-address", args.http_max_connections_per_address),
+                        ("--http-max-connections", args.http_max_connections),
+                        ("--http-max-watchers-per-address", args.http_max_watchers_per_address)):
         check_whole(flag, value, 1, MAX_LIMIT)
+    check_seconds("--http-head-timeout", args.http_head_timeout, MAX_DEADLINE, zero=False)
+    check_http(args)
+
+
+def check_http(args: argparse.Namespace) -> None:
+    """The web server's TLS pair and public origin (the pair's files are checked when loaded)."""
+    if (args.http_tls_cert is None) != (args.http_tls_key is None):
+        raise CliError("--http-tls-cert and --http-tls-key go together: the pages are served over TLS with "
+                       "both, plaintext with neither")
+    if args.http_origin:
+        scheme, _, rest = args.http_origin.partition("://")
+        if scheme not in ("http", "https") or not rest or "/" in rest.rstrip("/") or any(
+                c.isspace() for c in rest):
+            raise CliError(f"--http-origin must be http(s)://HOST[:PORT], the address browsers use, not "
+                           f"{args.http_origin!r}")
+    for flag, value in (("--http-tls-cert", args.http_tls_cert), ("--http-origin", args.http_origin)):
+        if value and not args.http:
+            raise CliError(f"{flag} is for the web pages: give --http HOST:PORT too")
 
 
 def check_demo(args: argparse.Namespace) -> None:
@@ -334,7 +355,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from arena.referee.node import Limits
     from arena.referee.registry import digest
     from arena.referee.serve import install_uvloop
-    from arena.referee.tls import TlsError, server_credentials
+    from arena.referee.tls import TlsError, server_context, server_credentials
 
     check_serve(args)
     if (args.tls_cert is None) != (args.tls_key is None):
@@ -372,10 +393,22 @@ def cmd_serve(args: argparse.Namespace) -> int:
         "need a credential" if args.private_reads else "public")
     beside = None
     if args.http:
-        from arena.web import web_for
+        from arena.web import WebConfig, WebLimits, web_for
+
+        web = WebConfig(
+            limits=WebLimits(head_timeout=args.http_head_timeout,
+                             connections_per_address=args.http_max_connections_per_address,
+                             connections=args.http_max_connections,
+                             watchers_per_address=args.http_max_watchers_per_address),
+            tls_cert=None if args.http_tls_cert is None else Path(args.http_tls_cert),
+            tls_key=None if args.http_tls_key is None else Path(args.http_tls_key),
+            origin=args.http_origin)
+        if web.tls_cert is not None and web.tls_key is not None:
+            with _one_line(TlsError):
+                server_context(web.tls_cert, web.tls_key)
 
         def beside(running: RunningNode) -> contextlib.AbstractAsyncContextManager[object]:
-            return web_for(running, args.http)
+            return web_for(running, args.http, web)
     try:
         with _one_line(TlsError, OSError):  # OSError: the HTTP port is taken
             asyncio.run(serve_forever(broker, settings, beside))
@@ -614,6 +647,25 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--http", metavar="HOST:PORT", default="",
                    help="also serve the web pages, the read-only JSON API (/api/v1/) and the Prometheus "
                         "metrics (/metrics) there")
+    v.add_argument("--http-tls-cert", metavar="PEM",
+                   help="serve the pages over TLS with this certificate (as --tls-cert; the same files "
+                        "may serve both); needs --http-tls-key. Without both: plaintext")
+    v.add_argument("--http-tls-key", metavar="PEM", help="the HTTP certificate's private key (unencrypted)")
+    v.add_argument("--http-origin", metavar="URL", default="",
+                   help="the origin browsers reach the pages at, when a proxy in front of --http terminates "
+                        "TLS (https://arena.example.org): sign-ins must come from it, and the session "
+                        "cookie is Secure (default: each request's own scheme and Host)")
+    v.add_argument("--http-head-timeout", type=float, default=5.0,
+                   help="seconds a new HTTP connection has to send its request head (and finish its TLS "
+                        "handshake), and that an idle one is kept (default: %(default)s)")
+    v.add_argument("--http-max-connections-per-address", type=int, default=64,
+                   help="HTTP connections open at once from one address (an IPv6 /64); behind a proxy, "
+                        "all of its clients' (default: %(default)s)")
+    v.add_argument("--http-max-connections", type=int, default=512,
+                   help="HTTP connections open at once in all (default: %(default)s)")
+    v.add_argument("--http-max-watchers-per-address", type=int, default=16,
+                   help="live event streams (server-sent events) open at once from one address "
+                        "(default: %(default)s)")
     v.add_argument("--log-format", choices=["text", "json"], default="text",
                    help="log lines as text, or as JSON objects one a line (default: %(default)s)")
     v.set_defaults(func=cmd_serve)

@@ -1,8 +1,9 @@
-"""The issue-8 attacks on secrets, roles and the queue, rerun against a real node as a stranger would.
+"""Attacks on secrets, roles, the queue, duplicate play and cancels (issues 8, 16), rerun on a real node.
 
 Usage (from the repository root)::
 
-    python bench/attacks.py [--deals D] [--flood N] [--json]
+    python bench/attacks.py [--deals D] [--flood N] [--duplicate-deals D] [--cancel-deals D]
+                            [--only NAME,...] [--json]
 
 A real node of a queue (``running_node`` on an embedded queue in a temporary
 folder, the default policy: registration by an admin, public reads) in this
@@ -25,10 +26,33 @@ got; the issue's figures, measured before the fix, are beside them.
   of two registered bots connected to no node, followed by one of two
   connected bots (before: the second made no progress for 117 s). Prints
   what ``GetTournament`` names as awaited and how long the second took.
+* ``duplicate`` (issue 16): four bots that remember every hand they are shown
+  play a duplicate round-robin of ``--duplicate-deals`` (8) coinche deals a
+  match, once in each mode (a node of its own each). A bot holds both seats of
+  its team, so it sees two hands a deal; at each decision it looks for a deal it
+  was shown earlier, in another match, whose two hands complete its own team's
+  two hands to the 32 cards: those are its opponents' hands. Prints, for
+  ``mirror`` (both legs seen by both bots) and ``field`` (the default of
+  ``--duplicate``), the decisions at which the opponents' hands were known
+  (``known_opponent_hands_decisions``) of all decisions, and in how many deals
+  the remembered hands were exactly the record's (before: mirror was the only
+  duplicate play, 391 of 574 decisions, exact in 64 of 64 deals). A node
+  without the mode field plays ``duplicate`` as it understands it for both.
+
+* ``cancel``: a rated warm-up tournament of two bots is played, then a round-robin of 8 matches of
+  ``--cancel-deals`` (400) deals each; once all 8 run, the admin cancels it. A stranger reads
+  ``GetTournament`` as fast as it can until none of its matches can still be played (none queued
+  or claimed), noting each read that showed the secret while one could. Then it predicts every
+  deal of the records written from that secret, and compares the bots' games in the pools before
+  the cancel and after (before the fix: the secret showed at once, the 8 matches played about 370
+  more deals each, 400 of 400 decks predicted, and all 8 were rated, games going from 12 to 16 a
+  bot).
+
 
 Nothing passes or fails here: the figures are printed, one ``name=value`` line
 each at the end. The tests that hold these lines are marked ``security``
-(tests/referee/test_access.py, tests/node/test_tournament_trust.py).
+(tests/referee/test_access.py, tests/node/test_tournament_trust.py,
+tests/node/test_cancel.py, tests/test_attacks_bench.py).
 """
 
 from __future__ import annotations
@@ -37,6 +61,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import random
 import sys
 import tempfile
 import time
@@ -52,24 +77,27 @@ import grpc  # noqa: E402
 import grpc.aio  # noqa: E402
 from belote.arena.v1 import arena_service_pb2 as apb  # noqa: E402
 from belote.arena.v1 import arena_service_pb2_grpc as agrpc  # noqa: E402
-from belote_bot import RandomBot, run_async  # noqa: E402
+from belote_bot import Bot, Observation, RandomBot, run_async  # noqa: E402
 
 from arena.engine import Ruleset  # noqa: E402
-from arena.engine.dealing import deal_from_rng, deal_rng  # noqa: E402
+from arena.engine.cards import mask_of, parse_cards  # noqa: E402
+from arena.engine.dealing import deal_from_rng, deal_rng, derive_seed  # noqa: E402
 from arena.engine.record import deal_record  # noqa: E402
 from arena.node.run import NodeSettings, RunningNode, running_node  # noqa: E402
 from arena.queue import EmbeddedBroker  # noqa: E402
 from arena.records import MatchRecord  # noqa: E402
 from arena.referee.access import AccessPolicy, Registration  # noqa: E402
 from arena.referee.registry import digest, new_token  # noqa: E402
+from arena.tournament.tournament import seed_label  # noqa: E402
 
 ADMIN = new_token("adm")
 
 
 @contextlib.asynccontextmanager
-async def a_node(folder: Path, registration: Registration = Registration.ADMIN) -> AsyncIterator[RunningNode]:
+async def a_node(folder: Path, registration: Registration = Registration.ADMIN,
+                 capacity: int = 4) -> AsyncIterator[RunningNode]:
     broker = EmbeddedBroker(folder / "queue.sqlite3")
-    settings = NodeSettings(poll_s=0.05, heartbeat_s=0.2, lease_s=10.0, drain_s=1.0,
+    settings = NodeSettings(poll_s=0.05, heartbeat_s=0.2, lease_s=10.0, drain_s=1.0, capacity=capacity,
                             access=AccessPolicy(admin_sha256=digest(ADMIN), registration=registration))
     try:
         async with running_node(broker, settings, asyncio.Event()) as running:
@@ -123,9 +151,10 @@ def predicted(record: MatchRecord, seed: str) -> int:
     return hits
 
 
-def connect(running: RunningNode, name: str, stop: asyncio.Event, seed: int) -> asyncio.Task[None]:
+def connect(running: RunningNode, name: str, stop: asyncio.Event, seed: int,
+            seats: int = 8) -> asyncio.Task[None]:
     _, token = running.node.register_bot(name)
-    return asyncio.create_task(run_async(RandomBot(seed), running.address, token, 8, stop=stop,
+    return asyncio.create_task(run_async(RandomBot(seed), running.address, token, seats, stop=stop,
                                          all_nodes=False, verbose=False))
 
 
@@ -223,31 +252,236 @@ async def attack_queue(folder: Path) -> dict[str, Any]:
     return out
 
 
+ALL_CARDS = (1 << 32) - 1
+
+
+class RememberingBot(Bot):
+    """Plays a random legal action, and remembers every hand it is shown (the duplicate attack).
+
+    A deal is known by its match and index; the bot keeps the hand each of its seats was dealt (in
+    coinche, its hand at its first decision of the deal). At a decision where it knows both of its
+    team's hands, it looks for a deal of another match where it was shown two hands that, with
+    these, make the 32 cards: they are the opponents' hands, exactly (``claims`` keeps them, to be
+    checked against the records)."""
+
+    act_inline = True
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+        self.shown: dict[tuple[str, int], dict[int, int]] = {}
+        self.decisions = 0
+        self.known = 0
+        #: (match, deal, seat) -> the opponents' cards the bot knew
+        self.claims: dict[tuple[str, int, int], int] = {}
+
+    def act(self, obs: Observation) -> Any:
+        self.decisions += 1
+        key = (obs.match_id, obs.deal_index)
+        team = self.shown.setdefault(key, {})
+        team.setdefault(obs.seat, obs.hand_mask)
+        if obs.partner in team:
+            mine = team[obs.seat] | team[obs.partner]
+            for (match_id, _), seen in self.shown.items():
+                if match_id != obs.match_id and len(seen) == 2:
+                    theirs = sum(seen.values())
+                    if theirs & mine == 0 and theirs | mine == ALL_CARDS:
+                        self.known += 1
+                        self.claims[(obs.match_id, obs.deal_index, obs.seat)] = theirs
+                        break
+        return self.rng.choice(obs.legal_actions)
+
+
+async def attack_duplicate(folder: Path, deals: int) -> dict[str, Any]:
+    """The remembering bots in a mirror and a field duplicate round-robin of four (see the doc)."""
+    out: dict[str, Any] = {}
+    names = ("ann", "bob", "cat", "dan")
+    modes = "duplicate_mode" in apb.TournamentSpec.DESCRIPTOR.fields_by_name
+    for mode in ("mirror", "field"):
+        (folder / mode).mkdir()
+        stop = asyncio.Event()
+        bots = {name: RememberingBot(i) for i, name in enumerate(names)}
+        async with a_node(folder / mode) as running:
+            tasks = []
+            for name, bot in bots.items():
+                _, token = running.node.register_bot(name)
+                tasks.append(asyncio.create_task(run_async(bot, running.address, token, 8, stop=stop,
+                                                           all_nodes=False, verbose=False)))
+            await until(lambda: _connected(running, len(names)), 10)
+            spec = apb.TournamentSpec(tournament_id=f"dup-{mode}", format="round-robin", bots=list(names),
+                                      ruleset="coinche", deals=deals, duplicate=True)
+            if modes:
+                spec.duplicate_mode = mode
+            async with stub(running.address, ADMIN) as admin:
+                made = await admin.CreateTournament(apb.CreateTournamentRequest(spec=spec))
+
+                async def done(tid: str = made.tournament_id) -> bool:
+                    got = await admin.GetTournament(apb.GetTournamentRequest(tournament_id=tid))
+                    return bool(got.tournament.state == "finished")
+
+                await until(done, 600)
+            results = {r.match_id: r.record for r in running.worker.broker.results(made.tournament_id)}
+            stop.set()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        exact = wrong = 0
+        deals_known = set()
+        for bot in bots.values():
+            for (match_id, deal, seat), theirs in bot.claims.items():
+                hands = results[match_id].deals[deal]["hands"]
+                real = mask_of([*parse_cards(hands[(seat + 1) % 4]), *parse_cards(hands[(seat + 3) % 4])])
+                exact += real == theirs
+                wrong += real != theirs
+                deals_known.add((match_id, deal))
+        out[mode] = {
+            "asked_for": mode if modes else "duplicate (the node has no modes)",
+            "matches": len(results), "deals": sum(len(r.deals) for r in results.values()),
+            "decisions": sum(b.decisions for b in bots.values()),
+            "known_opponent_hands_decisions": sum(b.known for b in bots.values()),
+            "deals_with_known_opponent_hands": len(deals_known),
+            "claims_exact": exact, "claims_wrong": wrong,
+            "duplicate_note": getattr(made, "duplicate_note", ""),
+        }
+    return out
+
+
+ATTACKS = ("seeds", "roles", "queue", "duplicate", "cancel")
+
+
+
+
+async def games_per_bot(stranger: Any, pool: str) -> dict[str, int]:
+    """The bots' games in ``pool``, as anyone reads them ({} while the pool has none)."""
+    try:
+        board = await stranger.GetLeaderboard(apb.GetLeaderboardRequest(pool=pool, limit=200))
+    except grpc.aio.AioRpcError:
+        return {}
+    return {e.bot: e.games for e in board.entries}
+
+
+async def attack_cancel(folder: Path, deals: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    stop = asyncio.Event()
+    async with a_node(folder, capacity=8) as running:
+        broker = running.worker.broker
+        bots = [connect(running, name, stop, i, seats=16) for i, name in enumerate(("north", "east"))]
+        await until(lambda: _connected(running, 2), 10)
+        async with stub(running.address, ADMIN) as admin, stub(running.address) as stranger:
+            async def over(tid: str) -> bool:
+                got = await stranger.GetTournament(apb.GetTournamentRequest(tournament_id=tid))
+                return bool(got.tournament.state == "finished")
+
+            await admin.CreateTournament(apb.CreateTournamentRequest(spec=apb.TournamentSpec(
+                tournament_id="warm-up", format="round-robin", bots=["north", "east"], ruleset="coinche",
+                deals=1, rounds=3)))
+            await until(lambda: over("warm-up"), 60)
+            await admin.CreateTournament(apb.CreateTournamentRequest(spec=apb.TournamentSpec(
+                tournament_id="cancelled", format="round-robin", bots=["north", "east"], ruleset="coinche",
+                deals=deals, rounds=4)))
+
+            async def all_running() -> bool:
+                return sum(m.startswith("cancelled-") for m in running.worker.running) == 8
+
+            await until(all_running, 30)
+            await asyncio.sleep(1.0)  # some deals into each
+            out["matches_running_at_cancel"] = sum(m.startswith("cancelled-") for m in running.worker.running)
+            seen: dict[str, Any] = {"reads": 0, "shown": 0, "secret": "", "shown_at": None,
+                                    "out_of_play_at": None, "finished": []}
+
+            async def read_until_over() -> None:
+                """GetTournament as fast as the stranger can, until none of its matches can be played
+                and the secret is out (or ten minutes)."""
+                start = time.perf_counter()
+                while time.perf_counter() - start < 600:
+                    reply = await stranger.GetTournament(apb.GetTournamentRequest(tournament_id="cancelled"))
+                    got = reply.tournament
+                    in_play = await asyncio.to_thread(broker.pending_count, "cancelled")
+                    if got.secret and seen["shown_at"] is None:
+                        seen["shown_at"] = time.perf_counter()
+                    if in_play:  # a match of it could still be played when the read came back
+                        seen["reads"] += 1
+                        if got.secret:
+                            seen["shown"] += 1
+                            seen["secret"] = got.secret
+                    else:
+                        seen["out_of_play_at"] = seen["out_of_play_at"] or time.perf_counter()
+                        if got.secret:
+                            seen["finished"] = list(got.finished_matches)
+                            return
+                    await asyncio.sleep(0.01)
+
+            reader = asyncio.create_task(read_until_over())
+            await asyncio.sleep(0.5)
+            before = await games_per_bot(stranger, "coinche")
+            await admin.CancelTournament(apb.CancelTournamentRequest(tournament_id="cancelled"))
+            cancelled = time.perf_counter()
+            await reader
+            for key, at in (("in_play_for_s_after_the_cancel", seen["out_of_play_at"]),
+                            ("secret_shown_s_after_the_cancel", seen["shown_at"])):
+                out[key] = None if at is None else round(at - cancelled, 2)
+            out["reads_while_in_play"] = seen["reads"]
+            out["reads_showing_the_secret_while_in_play"] = seen["shown"]
+            secret, finished = seen["secret"], seen["finished"]
+            records = [MatchRecord.from_dict(json.loads((await stranger.GetMatchRecord(
+                apb.GetMatchRecordRequest(match_id=m))).record_json)) for m in finished]
+            out["results_written_after_the_cancel"] = len(records)
+            out["deals_played_in_them"] = sum(len(r.deals) for r in records)
+            out["deals_predicted_from_a_secret_shown_while_in_play"] = sum(
+                predicted(r, derive_seed(secret, seed_label("cancelled", r.match_id))) if secret else 0
+                for r in records)
+            after = await games_per_bot(stranger, "coinche")
+            out["games_per_bot_before_the_cancel"] = before
+            out["games_per_bot_after_the_cancel"] = after
+        stop.set()
+        await asyncio.gather(*bots, return_exceptions=True)
+    return out
+
+
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
+    only = [a.strip() for a in args.only.split(",") if a.strip()] if args.only else list(ATTACKS)
+    out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="belote-attacks-") as tmp:
         folder = Path(tmp)
-        (folder / "seeds").mkdir()
-        (folder / "roles" / "admin").mkdir(parents=True)
-        (folder / "roles" / "open").mkdir()
-        (folder / "queue").mkdir()
-        return {"seeds": await attack_seeds(folder / "seeds", args.deals),
-                "roles": await attack_roles(folder / "roles", args.flood),
-                "queue": await attack_queue(folder / "queue")}
+        for attack in only:
+            (folder / attack).mkdir()
+        if "seeds" in only:
+            out["seeds"] = await attack_seeds(folder / "seeds", args.deals)
+        if "roles" in only:
+            (folder / "roles" / "admin").mkdir()
+            (folder / "roles" / "open").mkdir()
+            out["roles"] = await attack_roles(folder / "roles", args.flood)
+        if "queue" in only:
+            out["queue"] = await attack_queue(folder / "queue")
+        if "duplicate" in only:
+            out["duplicate"] = await attack_duplicate(folder / "duplicate", args.duplicate_deals)
+        if "cancel" in only:
+            out["cancel"] = await attack_cancel(folder / "cancel", args.cancel_deals)
+    return out
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--deals", type=int, default=20)
     parser.add_argument("--flood", type=int, default=1000)
+    parser.add_argument("--duplicate-deals", type=int, default=8)
+    parser.add_argument("--cancel-deals", type=int, default=400,
+                        help="deals a match of the cancelled tournament")
+    parser.add_argument("--only", default="",
+                        help=f"some of {', '.join(ATTACKS)}, comma separated (default: all)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    unknown = set(filter(None, (a.strip() for a in args.only.split(",")))) - set(ATTACKS)
+    if unknown:
+        parser.error(f"unknown attack {', '.join(sorted(unknown))}; known: {', '.join(ATTACKS)}")
     result = asyncio.run(main_async(args))
     if args.json:
         print(json.dumps(result))
         return 0
     for attack, figures in result.items():
         for key, value in figures.items():
-            print(f"{attack}.{key}={value}")
+            if isinstance(value, dict):  # duplicate: one set of figures a mode
+                for k, v in value.items():
+                    print(f"{attack}.{key}.{k}={v}")
+            else:
+                print(f"{attack}.{key}={value}")
     return 0
 
 

@@ -19,6 +19,7 @@ from arena.queue.broker import (
     BrokerUnavailable,
     Claim,
     LeaseLost,
+    TournamentCancelled,
 )
 from arena.queue.embedded import EmbeddedBroker
 from arena.queue.keys import DEFAULT_PREFIX
@@ -32,6 +33,7 @@ __all__ = [
     "Claim",
     "EmbeddedBroker",
     "LeaseLost",
+    "TournamentCancelled",
     "open_broker",
 ]
 

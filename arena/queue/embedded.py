@@ -4,8 +4,9 @@ The same contract as the Redis backend, with wall-clock leases: a claimed job
 carries its owner, its delivery number and ``lease_until``; once that time has
 passed, another claim takes it over (a node of this process that hung). Each
 operation is one transaction (BEGIN IMMEDIATE for writes), so a result and its
-rating updates (each pool's Elo, pair counts and history, a duplicate pair's
-first leg kept for its second) are written together or not at all, and a file
+rating updates (each pool's Elo, pair counts and history, a mirror duplicate
+pair's first leg kept for its second, a field quartet's tables kept for its
+fourth) are written together or not at all, and a file
 survives a restart: results, ratings, tournaments and unfinished jobs are all
 still there. The same transaction keeps the result's summary in its
 tournament's log (``summaries``, numbered 0, 1, ... in the order written) and
@@ -13,7 +14,11 @@ in each of its bots' recent matches (``bot_matches``: each distinct bot of its
 seats, up to four for a mixed match; trimmed to
 :data:`~arena.queue.broker.BOT_MATCHES_KEPT` a bot), and appends a game of
 mixed partnerships to its pools' to-rate queue (``mixed_queue``, rated later by
-``apply_mixed``).
+``apply_mixed``). A result whose tournament was cancelled first is refused in that
+transaction (:class:`~arena.queue.broker.TournamentCancelled`). An ended
+tournament's ``tournament_endings`` row says when and why, and, set by the
+transaction that removed its last job (or ended it with none left), when its
+secret was revealed.
 
 A file of an older version (``PRAGMA user_version`` below :data:`SCHEMA_VERSION`)
 kept no summaries: opening it summarizes its results once, from their records,
@@ -49,14 +54,17 @@ from arena.queue.broker import (
     Claim,
     LeaseLost,
     RatingPlan,
+    TournamentCancelled,
+    quartet_game_id,
     stored_tournament,
     summary_of,
 )
-from arena.ratings import PairCount, counts_from_rows
+from arena.ratings import PairCount, counts_from_rows, pair_key
 from arena.ratings.elo import INITIAL_RATING, elo_update
 from arena.ratings.mixed import MixedGame, MixedRatings, MixedState
-from arena.ratings.online import Leg, duplicate_score, history_points
+from arena.ratings.online import Leg, Part, duplicate_score, history_points, quartet_scores
 from arena.tournament import MatchJob, MatchResult, TournamentError, TournamentSpec, TournamentState
+from arena.tournament.jobs import REVEALED_AT_ONCE, REVEALED_ONCE_OVER, Ending
 from arena.tournament.summary import ResultSummary
 
 log = logging.getLogger(__name__)
@@ -130,6 +138,12 @@ CREATE TABLE IF NOT EXISTS duplicate_legs (  -- a duplicate pair's first leg wri
     pair TEXT PRIMARY KEY,
     leg TEXT NOT NULL                        -- arena.ratings.online.Leg.to_text()
 );
+CREATE TABLE IF NOT EXISTS quartet_tables (  -- a field duplicate quartet's tables written, until its fourth
+    quartet TEXT NOT NULL,
+    tbl INTEGER NOT NULL,                    -- 0..3
+    part TEXT NOT NULL,                      -- arena.ratings.online.Part.to_text()
+    PRIMARY KEY (quartet, tbl)
+);
 CREATE TABLE IF NOT EXISTS mixed_queue (     -- mixed-partnership games written, not yet rated
     seq INTEGER PRIMARY KEY AUTOINCREMENT,     -- the order they are rated in
     pool TEXT NOT NULL,
@@ -147,6 +161,13 @@ CREATE TABLE IF NOT EXISTS tournaments (
     id TEXT NOT NULL UNIQUE,
     spec TEXT NOT NULL,
     state TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS tournament_endings (  -- a tournament that ended: when and why, and when its
+    id TEXT PRIMARY KEY,                        -- secret was revealed (NULL: not yet)
+    ended_at REAL NOT NULL,
+    ended_reason TEXT NOT NULL,
+    revealed_at REAL,
+    revealed_reason TEXT
 );
 CREATE TABLE IF NOT EXISTS enqueue_markers (
     key TEXT PRIMARY KEY,
@@ -353,6 +374,7 @@ class EmbeddedBroker(Broker):
             log.warning("match %s delivered %d times without an ack: dead-lettered", job.match_id, deliveries,
                         extra={"event": "dead_letter", "match_id": job.match_id, "node": node_id})
             self._dead_letter(db, row_id, body, deliveries, "max_deliveries", node_id)
+            self._reveal_if_over(db, job.tournament_id)
             self.dead_lettered += 1
             return
         cancelled = db.execute(
@@ -362,6 +384,7 @@ class EmbeddedBroker(Broker):
         done = db.execute("SELECT 1 FROM results WHERE match_id = ?", (job.match_id,)).fetchone()
         if cancelled or done:
             db.execute("DELETE FROM jobs WHERE id = ?", (row_id,))
+            self._reveal_if_over(db, job.tournament_id)
             return
         db.execute(
             "UPDATE jobs SET state = 'claimed', owner = ?, lease_until = ?, deliveries = ? WHERE id = ?",
@@ -405,6 +428,17 @@ class EmbeddedBroker(Broker):
     def ack(self, claim: Claim) -> None:
         with self._errors(), self._tx() as db:
             db.execute("DELETE FROM jobs WHERE id = ?", (self._held(claim)[0],))
+            self._reveal_if_over(db, claim.job.tournament_id)
+
+    def _reveal_if_over(self, db: sqlite3.Connection, tournament_id: str,
+                        reason: str = REVEALED_ONCE_OVER, at: float | None = None) -> None:
+        """In the step that removed one of its jobs (or ended it): reveal the tournament's secret now
+        if it has ended and none of its jobs is left. Only an ended tournament has an ending row."""
+        if db.execute("SELECT 1 FROM jobs WHERE tournament_id = ? LIMIT 1", (tournament_id,)).fetchone():
+            return
+        db.execute("UPDATE tournament_endings SET revealed_at = ?, revealed_reason = ?"
+                   " WHERE id = ? AND revealed_at IS NULL",
+                   (self._clock() if at is None else at, reason, tournament_id))
 
     def release(self, claim: Claim) -> None:
         """Give the job back at the end of the queue; a release is not a failed delivery."""
@@ -446,22 +480,45 @@ class EmbeddedBroker(Broker):
             )
             if cur.rowcount == 0:
                 return False
+            if db.execute("SELECT 1 FROM tournaments WHERE id = ? AND state = ?",
+                          (result.tournament_id, TournamentState.CANCELLED)).fetchone():
+                raise TournamentCancelled(f"match {result.match_id}: tournament {result.tournament_id} was "
+                                          "cancelled before its result was written: not recorded")
             self._keep_summary(db, summary)
-            score_a = plan.score_a
-            if plan.leg is not None:
-                pair, leg = plan.leg
-                row = db.execute("SELECT leg FROM duplicate_legs WHERE pair = ?", (pair,)).fetchone()
-                if row is None:  # the first leg written: kept until the other one
-                    db.execute("INSERT INTO duplicate_legs (pair, leg) VALUES (?, ?)", (pair, leg.to_text()))
-                    return True
-                db.execute("DELETE FROM duplicate_legs WHERE pair = ?", (pair,))
-                score_a = duplicate_score(Leg.from_text(row[0]), leg)
-            for pool in plan.counted_pools:
-                self._count_game(db, pool, plan, score_a)
-            for pool in plan.mixed_pools:  # rated in order by apply_mixed
-                db.execute("INSERT INTO mixed_queue (pool, game) VALUES (?, ?)",
-                           (pool, plan.mixed_game(result.match_id, score_a).to_text()))
+            games = self._games(db, plan, result.match_id)
+            for a, b, score_a, game_id in games:
+                for pool in plan.counted_pools:
+                    self._count_game(db, pool, a, b, score_a)
+                for pool in plan.mixed_pools:  # rated in order by apply_mixed
+                    db.execute("INSERT INTO mixed_queue (pool, game) VALUES (?, ?)",
+                               (pool, plan.mixed_game(game_id, score_a, a, b).to_text()))
             return True
+
+    @staticmethod
+    def _games(db: sqlite3.Connection, plan: RatingPlan, match_id: str) -> list[tuple[str, str, float, str]]:
+        """The games writing this result counts, in the write's transaction: ``(a, b, a's score, game
+        id)``. None yet for a duplicate leg or table whose others are not all written (it is kept for
+        them); the pair's game with the second leg; the quartet's games with its fourth table."""
+        if plan.quartet is not None:
+            quartet, k, scored, part = plan.quartet
+            db.execute("INSERT OR REPLACE INTO quartet_tables (quartet, tbl, part) VALUES (?, ?, ?)",
+                       (quartet, k, part.to_text()))
+            rows = db.execute("SELECT part FROM quartet_tables WHERE quartet = ? ORDER BY tbl",
+                              (quartet,)).fetchall()
+            if len(rows) < 4:
+                return []
+            db.execute("DELETE FROM quartet_tables WHERE quartet = ?", (quartet,))
+            scores = quartet_scores([Part.from_text(row[0]) for row in rows], scored)
+            return [(a, b, s, quartet_game_id(quartet, i)) for i, (a, b, s) in enumerate(scores)]
+        if plan.leg is not None:
+            pair, leg = plan.leg
+            row = db.execute("SELECT leg FROM duplicate_legs WHERE pair = ?", (pair,)).fetchone()
+            if row is None:  # the first leg written: kept until the other one
+                db.execute("INSERT INTO duplicate_legs (pair, leg) VALUES (?, ?)", (pair, leg.to_text()))
+                return []
+            db.execute("DELETE FROM duplicate_legs WHERE pair = ?", (pair,))
+            return [(plan.a, plan.b, duplicate_score(Leg.from_text(row[0]), leg), match_id)]
+        return [(plan.a, plan.b, plan.score_a, match_id)]
 
     @staticmethod
     def _keep_summary(db: sqlite3.Connection, summary: ResultSummary) -> None:
@@ -477,16 +534,15 @@ class EmbeddedBroker(Broker):
             db.execute("DELETE FROM bot_matches WHERE bot = ? AND id <= (SELECT id FROM bot_matches"
                        " WHERE bot = ? ORDER BY id DESC LIMIT 1 OFFSET ?)", (bot, bot, BOT_MATCHES_KEPT))
 
-    def _count_game(self, db: sqlite3.Connection, pool: str, plan: RatingPlan, score_a: float) -> None:
-        """One game in ``pool``: the Elo, the pair counts and the history points."""
-        a, b = plan.a, plan.b
+    def _count_game(self, db: sqlite3.Connection, pool: str, a: str, b: str, score_a: float) -> None:
+        """One game of ``a`` against ``b`` in ``pool``: the Elo, the pair counts and the history points."""
         ra, rb = (self._rating(db, pool, bot) for bot in (a, b))
         if a == b:
             updates = [(a, ra)]  # a mirror match: one game, no rating change, no pair
         else:
             new_a, new_b = elo_update(ra, rb, score_a, self.elo_k)
             updates = [(b, new_b), (a, new_a)]
-            (first, second), a_first = plan.pair
+            (first, second), a_first = pair_key(a, b)
             score = score_a if a_first else 1.0 - score_a
             won, drawn, lost = int(score > 0.5), int(score == 0.5), int(score < 0.5)
             db.execute(
@@ -519,6 +575,10 @@ class EmbeddedBroker(Broker):
         with self._errors(), self._tx(write=False) as db:
             row = db.execute("SELECT body FROM results WHERE match_id = ?", (match_id,)).fetchone()
         return None if row is None else MatchResult.from_json(row[0])
+
+    def has_result(self, match_id: str) -> bool:
+        with self._errors(), self._tx(write=False) as db:
+            return db.execute("SELECT 1 FROM results WHERE match_id = ?", (match_id,)).fetchone() is not None
 
     def results(self, tournament_id: str) -> list[MatchResult]:
         """The tournament's results, ordered by match id."""
@@ -659,17 +719,43 @@ class EmbeddedBroker(Broker):
 
     def set_tournament_state(
         self, tournament_id: str, state: TournamentState, *, expect: TournamentState | None = None,
+        reason: str = "",
     ) -> bool:
         state = TournamentState(state)
         with self._errors(), self._tx() as db:
-            if expect is None:
-                cur = db.execute("UPDATE tournaments SET state = ? WHERE id = ?", (state, tournament_id))
-            else:
-                cur = db.execute(
-                    "UPDATE tournaments SET state = ? WHERE id = ? AND state = ?",
-                    (state, tournament_id, TournamentState(expect)),
-                )
-            return cur.rowcount == 1
+            row = db.execute("SELECT state FROM tournaments WHERE id = ?", (tournament_id,)).fetchone()
+            if row is None or (expect is not None and row[0] != TournamentState(expect)):
+                return False
+            db.execute("UPDATE tournaments SET state = ? WHERE id = ?", (state, tournament_id))
+            if TournamentState(row[0]).is_open and not state.is_open:  # it ends now
+                now = self._clock()
+                db.execute("INSERT OR REPLACE INTO tournament_endings (id, ended_at, ended_reason)"
+                           " VALUES (?, ?, ?)", (tournament_id, now, reason))
+                self._reveal_if_over(db, tournament_id, REVEALED_AT_ONCE, now)
+            return True
+
+    def tournament_ending(self, tournament_id: str) -> Ending:
+        with self._errors(), self._tx(write=False) as db:
+            row = db.execute("SELECT ended_at, ended_reason, revealed_at, revealed_reason FROM"
+                             " tournament_endings WHERE id = ?", (tournament_id,)).fetchone()
+        if row is None:
+            return Ending()
+        return Ending(float(row[0]), str(row[1]), float(row[2] or 0.0), str(row[3] or ""))
+
+    def tournament_states(self, ids: Sequence[str]) -> dict[str, TournamentState]:
+        wanted = list(dict.fromkeys(ids))
+        out: dict[str, TournamentState] = {}
+        with self._errors(), self._tx(write=False) as db:
+            for at in range(0, len(wanted), 500):  # under SQLite's oldest limit of 999 parameters
+                chunk = wanted[at:at + 500]
+                marks = ",".join("?" * len(chunk))
+                rows = db.execute(f"SELECT id, state FROM tournaments WHERE id IN ({marks})", chunk)
+                for tid, state in rows:
+                    try:
+                        out[tid] = TournamentState(state)
+                    except ValueError:
+                        log.error("tournament %r has an unknown state %r", tid[:80], state)
+        return out
 
     def list_tournaments(self) -> list[str]:
         """Every tournament id, in creation order."""

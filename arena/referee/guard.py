@@ -103,13 +103,22 @@ def peer_host(peer: str) -> str:
     scheme, _, rest = unquote(peer).partition(":")
     if scheme not in ("ipv4", "ipv6"):
         return peer
-    host = rest.rsplit(":", 1)[0].strip("[]")
-    if scheme == "ipv6":
-        try:
-            return str(ipaddress.ip_network(f"{host}/64", strict=False))
-        except ValueError:
-            return host
-    return host
+    return host_key(rest.rsplit(":", 1)[0])
+
+
+def host_key(host: str) -> str:
+    """What a peer's host counts as: an IPv4 address as it is (also one mapped into IPv6), an IPv6
+    one by its /64."""
+    host = host.strip("[]")
+    if ":" not in host:
+        return host
+    try:
+        address = ipaddress.IPv6Address(host.split("%", 1)[0])
+    except ValueError:
+        return host
+    if address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    return str(ipaddress.IPv6Network((address, 64), strict=False))
 
 
 async def refuse_malformed(context: grpc.aio.ServicerContext[Any, Any], bad: Malformed,
