@@ -16,7 +16,7 @@ import collections
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import grpc
@@ -28,14 +28,11 @@ from belote_bot import RandomBot
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from arena.harness import LocalArena
+from arena.harness import LocalArena, local_arena
 from arena.referee import quietlog
-from arena.referee.access import AccessPolicy
 from arena.referee.arena_service import ArenaServicer
-from arena.referee.node import Limits, Node, NodeConfig
+from arena.referee.node import Limits, Node
 from arena.referee.quietlog import RateLimit
-from arena.referee.registry import digest, new_token
-from arena.referee.service import start_server, stop_server
 
 from .arena_helpers import FAST, DelayBot, arena_stub, arun
 
@@ -111,39 +108,19 @@ class SlowReads(ArenaServicer):
     """The node's ArenaService, but GetBot waits until ``go`` is set: a read held up behind a slow
     store, as a paused Redis holds one."""
 
-    def __init__(self, node: Node) -> None:
+    def __init__(self, node: Node, go: asyncio.Event) -> None:
         super().__init__(node)
-        self.go = asyncio.Event()
+        self.go = go
 
     async def GetBot(self, request: apb.GetBotRequest, context: Any) -> apb.GetBotResponse:
         await self.go.wait()
         return await super().GetBot(request, context)
 
 
-@contextlib.asynccontextmanager
-async def two_address_arena(
-    limits: Limits | None = None, arena: Callable[[Node], ArenaServicer] = ArenaServicer,
-) -> AsyncIterator[tuple[LocalArena, ArenaServicer]]:
-    """A node listening on both loopback addresses, with an admin credential; its ArenaService."""
-    admin = new_token("adm")
-    access = AccessPolicy(admin_sha256=digest(admin))
-    node = Node(NodeConfig(time=FAST, access=access, limits=limits or Limits()))
-    servicer = arena(node)
-    server, port = await start_server(node, "localhost:0", arena=servicer)
-    local = LocalArena(node, f"127.0.0.1:{port}", admin)
-    try:
-        yield local, servicer
-    finally:
-        local.stop.set()
-        await stop_server(server, node, grace=0.5)
-        for t in local.tasks:
-            t.cancel()
-        await asyncio.gather(*local.tasks, return_exceptions=True)
-
-
 def on_arena(body: Callable[[LocalArena], Awaitable[None]], limits: Limits | None = None) -> None:
+    """Run ``body`` against a node on both loopback addresses."""
     async def main() -> None:
-        async with two_address_arena(limits) as (arena, _):
+        async with local_arena(time=FAST, listen="localhost:0", limits=limits) as arena:
             await body(arena)
 
     arun(main(), timeout=120)
@@ -303,8 +280,9 @@ def test_slow_calls_from_one_address_leave_room_for_the_others_and_for_admins() 
     limits = Limits(max_calls_per_peer=4, max_calls=6, refusal_hold=0.0)
 
     async def main() -> None:
-        async with two_address_arena(limits, SlowReads) as (arena, servicer):
-            assert isinstance(servicer, SlowReads)
+        go = asyncio.Event()
+        async with local_arena(time=FAST, listen="localhost:0", limits=limits,
+                               arena_service=lambda node: SlowReads(node, go)) as arena:
             await arena.connect("alpha", RandomBot(1))
 
             def slow_read(channel: grpc.aio.Channel) -> Any:
@@ -330,11 +308,11 @@ def test_slow_calls_from_one_address_leave_room_for_the_others_and_for_admins() 
                 async with grpc.aio.insecure_channel(arena.address) as channel:
                     health: Any = health_pb2_grpc.HealthStub(channel)
                     await health.Check(health_pb2.HealthCheckRequest(), timeout=5)
-                servicer.go.set()
+                go.set()
                 for call in held:
                     assert (await asyncio.wait_for(call.call, 5)).bot.name == "alpha"
             finally:
-                servicer.go.set()
+                go.set()
                 await close_all([], channels)
 
     arun(main(), timeout=60)
