@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from arena.datadir import private_dir
 from arena.node.rankings import MAX_LIMIT, Rankings
 from arena.node.service import ClusterArenaServicer
 from arena.node.worker import Worker, quiet
@@ -133,6 +134,8 @@ async def running_node(
     if config.tls_cert is not None and config.tls_key is not None:
         credentials = server_credentials(config.tls_cert, config.tls_key)
     registry = BotRegistry(BrokerRegistryBackend(broker))
+    if config.data_dir is not None:
+        private_dir(config.data_dir)
     store = MatchStore(config.data_dir / "matches" if config.data_dir else None)
     secret = config.secret or secrets.token_hex(32)
     node = Node(NodeConfig(data_dir=None, time=config.time, replace_streams=config.replace_streams,
