@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import random
 import sys
 import time
@@ -52,19 +53,47 @@ def _one_line(*errors: type[Exception]) -> Iterator[None]:
 
 
 # ------------------------------------------------------------------ replay
-def _load_json(path: str) -> Any:
+def _read_record(path: str) -> bytes:
+    """The bytes of ``path`` (standard input for ``-``), read no further than the largest record
+    there can be (:data:`MAX_RECORD_BYTES`): anything larger is refused, not read to its end."""
     try:
         if path == "-":
-            text = sys.stdin.read()
+            data = sys.stdin.buffer.read(MAX_RECORD_BYTES + 1)
         else:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
+            with open(path, "rb") as f:
+                # a file known too large is refused unread; /dev/zero or a pipe (size 0) is read so far
+                if os.fstat(f.fileno()).st_size > MAX_RECORD_BYTES:
+                    raise CliError(_too_large(path))
+                data = f.read(MAX_RECORD_BYTES + 1)
     except OSError as e:
         raise CliError(f"cannot read {path}: {e.strerror or e}") from None
+    if len(data) > MAX_RECORD_BYTES:
+        raise CliError(_too_large(path))
+    return data
+
+
+def _too_large(path: str) -> str:
+    return (f"{_named(path)} is larger than the largest record there can be ({MAX_RECORD_BYTES:,} "
+            f"bytes, for {MAX_DEALS:,} deals): not a record")
+
+
+def _named(path: str) -> str:
+    return "the standard input" if path == "-" else path
+
+
+def _load_json(path: str) -> Any:
+    data = _read_record(path)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise CliError(f"{_named(path)} is not UTF-8 text (byte {e.start:,} is not): not a record") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
-        raise CliError(f"{path} is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+        raise CliError(f"{_named(path)} is not valid JSON: {e.msg} at line {e.lineno} column "
+                       f"{e.colno}") from None
+    except RecursionError:
+        raise CliError(f"{_named(path)} is not a record: its JSON is nested too deeply") from None
 
 
 def _describe_deal(o: DealOutcome) -> list[str]:
@@ -187,6 +216,25 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
 # infinite deadline, a drain of a year) rather than from being unusual.
 MAX_CAPACITY = 1000
 MAX_STRIKES = 1000
+
+# The largest record there can be, in bytes: what ``replay`` reads at most (a larger input, such as
+# /dev/zero, is refused, not read to its end). A match record (docs/records.md) has at most
+# MAX_DEALS deals and an unfinished one; each deal, as the engine writes it, is under 2,000 bytes:
+# its hands and deck (64 cards of 6 bytes written: 384), its bids (coinche: at most 10 rising bids
+# with 2 passes between them, a coinche, a surcoinche and the last 3 passes: under 40 actions of 12
+# bytes: 480), its 32 plays (14 bytes each with a belote word, and declaration words on the first
+# cards: 608) and its dealer, retourne, packets and keys (150); the largest of 1,000 coinche deals
+# measured 767. An arena record adds each deal's latencies (at most 72 decisions of 12 bytes: 900),
+# at most 2 x MAX_STRIKES strikes (serve's limit on --max-strikes) of under 1,000 bytes (the answer,
+# the legal actions, the fallback and the reason: about 600) and a few kilobytes of players, bots,
+# time control and result: 4.9 MB written compactly. A record pretty-printed takes more room (2.5x
+# with an indent of 2), hence the margin of 4: 19.6 MB.
+DEAL_BYTES = 2_000
+DEAL_LATENCIES_BYTES = 900
+STRIKE_BYTES = 1_000
+RECORD_FIXED_BYTES = 8_192
+MAX_RECORD_BYTES = 4 * ((MAX_DEALS + 1) * (DEAL_BYTES + DEAL_LATENCIES_BYTES)
+                        + 2 * MAX_STRIKES * STRIKE_BYTES + RECORD_FIXED_BYTES)
 #: the most any of the node's limits (streams, watchers, seats of a stream) may be set to
 MAX_LIMIT = 1_000_000
 #: seconds: the most a decision's deadline may be, and every other duration
@@ -239,7 +287,9 @@ def check_serve(args: argparse.Namespace) -> None:
                         ("--max-streams-per-address", args.max_streams_per_address),
                         ("--max-streams", args.max_streams),
                         ("--max-watchers-per-match", args.max_watchers_per_match),
+                        ("--max-watchers-per-address", args.max_watchers_per_address),
                         ("--max-watchers", args.max_watchers),
+                        ("--max-calls-per-address", args.max_calls_per_address),
                         ("--http-max-connections-per-address", args.http_max_connections_per_address),
                         ("--http-max-connections", args.http_max_connections),
                         ("--http-max-watchers-per-address", args.http_max_watchers_per_address)):
@@ -325,8 +375,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
                           private_reads=args.private_reads)
     limits = Limits(hello_timeout=args.hello_timeout, max_concurrency=args.max_concurrency,
                     max_streams_per_peer=args.max_streams_per_address, max_streams=args.max_streams,
-                    max_watchers_per_match=args.max_watchers_per_match, max_watchers=args.max_watchers,
-                    refusal_hold=args.refusal_hold)
+                    max_watchers_per_match=args.max_watchers_per_match,
+                    max_watchers_per_peer=args.max_watchers_per_address, max_watchers=args.max_watchers,
+                    max_calls_per_peer=args.max_calls_per_address, refusal_hold=args.refusal_hold)
     settings = NodeSettings(
         listen=args.listen, advertise=args.advertise, data_dir=data, time=tc, capacity=args.capacity,
         lease_s=args.lease, drain_s=args.drain, replace_streams=args.replace_streams, access=access,
@@ -572,7 +623,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="bot streams open at once from one address (an IPv6 /64)")
     v.add_argument("--max-streams", type=int, default=1024, help="bot streams open at once in all")
     v.add_argument("--max-watchers-per-match", type=int, default=64, help="spectators of one match at once")
+    v.add_argument("--max-watchers-per-address", type=int, default=16,
+                   help="spectators at once from one address (an IPv6 /64)")
     v.add_argument("--max-watchers", type=int, default=1024, help="spectators at once in all")
+    v.add_argument("--max-calls-per-address", type=int, default=32,
+                   help="short calls in progress at once from one address (an IPv6 /64)")
     v.add_argument("--refusal-hold", type=float, default=1.0,
                    help="seconds a refused call waits for its status, so that clients retrying at once "
                         "slow down (0: none)")

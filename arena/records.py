@@ -25,6 +25,7 @@ from enum import StrEnum
 from typing import Any, Self, TypeVar
 
 from arena.engine import Match, RecordError, deal_record, replay_match
+from arena.engine.errors import shown
 from arena.engine.record import DealRecord
 from arena.engine.scoring import DealOutcome
 
@@ -179,10 +180,10 @@ class MatchEnd:
         totals = d.get("totals")
         if (not isinstance(totals, list) or len(totals) != 2
                 or not all(isinstance(t, int) and not isinstance(t, bool) for t in totals)):
-            raise RecordError(f"result.totals must be two whole numbers, not {totals!r}")
+            raise RecordError(f"result.totals must be two whole numbers, not {shown(totals)}")
         winner = d.get("winner")
         if winner not in (0, 1, None) or isinstance(winner, bool):
-            raise RecordError(f"result.winner must be 0, 1 or null, not {winner!r}")
+            raise RecordError(f"result.winner must be 0, 1 or null, not {shown(winner)}")
         forfeit = d.get("forfeit_seat")
         if forfeit is not None:
             forfeit = _seat(d, "forfeit_seat")
@@ -309,16 +310,16 @@ class MatchRecord:
         d = _object(data, "a match record")
         players = d.get("players")
         if not isinstance(players, list) or len(players) != 4 or not all(isinstance(p, str) for p in players):
-            raise RecordError(f"'players' must be the four bot names at seats 0..3, not {players!r}")
+            raise RecordError(f"'players' must be the four bot names at seats 0..3, not {shown(players)}")
         ruleset = d.get("ruleset")
         if not isinstance(ruleset, str | dict):
-            raise RecordError(f"'ruleset' must be a preset name or an object, not {ruleset!r}")
+            raise RecordError(f"'ruleset' must be a preset name or an object, not {shown(ruleset)}")
         seed = d.get("seed")
         if not isinstance(seed, int | str) or isinstance(seed, bool):
-            raise RecordError(f"'seed' must be a whole number or a string, not {seed!r}")
+            raise RecordError(f"'seed' must be a whole number or a string, not {shown(seed)}")
         target = d.get("target")
         if target is not None and (not isinstance(target, int) or isinstance(target, bool)):
-            raise RecordError(f"'target' must be a whole number, not {target!r}")
+            raise RecordError(f"'target' must be a whole number, not {shown(target)}")
         latencies = _list(d, "latencies_us")
         if not all(isinstance(x, list) and all(isinstance(v, int) for v in x) for x in latencies):
             raise RecordError("'latencies_us' must be a list of lists of whole numbers")
@@ -374,14 +375,14 @@ def _list(d: Mapping[str, Any], key: str) -> list[Any]:
 def _str(d: Mapping[str, Any], key: str, default: str | None = None) -> str:
     v = d.get(key, default)
     if not isinstance(v, str):
-        raise RecordError(f"'{key}' must be a string, not {v!r}")
+        raise RecordError(f"'{key}' must be a string, not {shown(v)}")
     return v
 
 
 def _int(d: Mapping[str, Any], key: str) -> int:
     v = d.get(key)
     if not isinstance(v, int) or isinstance(v, bool):
-        raise RecordError(f"'{key}' must be a whole number, not {v!r}")
+        raise RecordError(f"'{key}' must be a whole number, not {shown(v)}")
     return v
 
 
@@ -395,7 +396,7 @@ def _seat(d: Mapping[str, Any], key: str) -> int:
 def _number(d: Mapping[str, Any], key: str) -> float:
     v = d.get(key)
     if not isinstance(v, int | float) or isinstance(v, bool):
-        raise RecordError(f"'{key}' must be a number, not {v!r}")
+        raise RecordError(f"'{key}' must be a number, not {shown(v)}")
     return float(v)
 
 
@@ -407,7 +408,7 @@ def _enum(kind: type[_E], d: Mapping[str, Any], key: str) -> _E:
     if isinstance(v, str) and v in kind._value2member_map_:
         return kind(v)
     allowed = ", ".join(repr(str(m)) for m in kind)
-    raise RecordError(f"'{key}' must be one of {allowed}, not {v!r}")
+    raise RecordError(f"'{key}' must be one of {allowed}, not {shown(v)}")
 
 
 def _deal(data: Any, index: int) -> DealRecord:

@@ -37,6 +37,14 @@ The phases:
   held for the whole phase (8 s, and aiohttp's keep-alive would have kept them an hour), honest
   p99 1.6x quiet; after: 64 at once, none held past the 5 s head timeout, 4,900 refused as they
   came, the reader answered 19 times in 46 ms at most, honest p99 1.4-1.9x quiet.
+* ``health-watch``: 3,200 anonymous ``Health/Watch`` streams (400 with ``--quick``) from one
+  address, held, 200 of the refused ones opened again every second; from the same address a
+  health check, a ListBots and a new bot stream are tried every second (the attack runs 5 s before
+  the matches, even with ``--quick``). The tally says how many streams the node held and why it
+  refused the others, and what the probes got. Before the bounds by kind (``--ramp 12``): 3,070
+  held, grpc's limit of 3,072 calls full, three probes of four refused ("Concurrent RPC limit
+  exceeded!"); after: 8 held, the rest refused for the address's limit, every probe answered,
+  honest p99 1.4x quiet.
 
 Adding a phase: an attacker coroutine ``async def attack_NAME(target: Target, stop: Stop, tally:
 Counter[str]) -> None``, which runs in the attacker's child process until ``stop()`` is true and
@@ -121,6 +129,8 @@ class Phase:
     prepare: Prepare | None = None
     #: the phase needs the node's queue on Redis (skipped, saying so, on an embedded queue)
     needs_redis: bool = False
+    #: seconds the attack runs before the matches at least, whatever ``--ramp`` (even ``--quick``'s)
+    ramp: float = 0.0
 
 
 async def _no_attack(target: Target, stop: Stop, tally: Counter[str]) -> None:
@@ -299,12 +309,107 @@ async def attack_slowloris(target: Target, stop: Stop, tally: Counter[str]) -> N
     await asyncio.gather(asyncio.to_thread(reader_elsewhere), *(slow(k) for k in range(count)))
 
 
+async def attack_health_watch(target: Target, stop: Stop, tally: Counter[str]) -> None:
+    """Anonymous ``grpc.health.v1.Health/Watch`` streams from one address, 3,200 (400 with
+    ``--quick``) opened 200 at a time and held, and 200 of those refused opened again every second;
+    meanwhile, from the same address, a health check, a ListBots and a new bot stream (with a token
+    the node does not know: let in, it is UNAUTHENTICATED) are tried every second, as a probe, a
+    reader and a bot would."""
+    import grpc
+    from belote.arena.v1 import arena_service_pb2 as apb
+    from belote.arena.v1 import arena_service_pb2_grpc as agrpc
+    from belote.arena.v1 import bot_service_pb2 as bpb
+    from belote.arena.v1 import bot_service_pb2_grpc as bgrpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    channels = [grpc.aio.insecure_channel(target.address) for _ in range(8)]
+    in_flight = asyncio.Semaphore(200)  # all at once, grpc's client cancels some of them itself
+    held: list[Any] = []
+
+    def refused(what: str, e: grpc.aio.AioRpcError) -> None:
+        tally[f"{what} refused: {e.code().name}: {(e.details() or '')[:70]}"] += 1
+
+    async def watch(k: int) -> bool:
+        """Open one stream and read its first message: True if the node holds it."""
+        stub: Any = health_pb2_grpc.HealthStub(channels[k % len(channels)])  # stubs list no methods
+        call = stub.Watch(health_pb2.HealthCheckRequest())
+        try:
+            await asyncio.wait_for(call.read(), 30)
+        except grpc.aio.AioRpcError as e:
+            refused("watch", e)
+        except TimeoutError:
+            tally["watch unanswered"] += 1
+        else:
+            held.append(call)
+            tally["watches held"] = len(held)
+            return True
+        call.cancel()
+        return False
+
+    async def first(k: int) -> bool:
+        async with in_flight:
+            return stop() or await watch(k)
+
+    async def again(k: int) -> None:
+        """A refused stream opened again every second, as long as the phase lasts: the attacker
+        takes any place that frees."""
+        while not stop() and not await watch(k):
+            await asyncio.sleep(1.0)
+
+    async def probe() -> None:
+        async with grpc.aio.insecure_channel(target.address) as channel:
+            health: Any = health_pb2_grpc.HealthStub(channel)
+            arena = agrpc.ArenaServiceStub(channel)
+            bots = bgrpc.BotServiceStub(channel)
+            while not stop():
+                await asyncio.sleep(1.0)
+                try:
+                    await health.Check(health_pb2.HealthCheckRequest(), timeout=10)
+                    tally["probe check answered"] += 1
+                except grpc.aio.AioRpcError as e:
+                    refused("probe check", e)
+                try:
+                    await arena.ListBots(apb.ListBotsRequest(), timeout=10)
+                    tally["probe list answered"] += 1
+                except grpc.aio.AioRpcError as e:
+                    refused("probe list", e)
+                stream = bots.Connect()
+                try:
+                    await stream.write(bpb.ConnectRequest(hello=bpb.Hello(token="bt_probe-not-a-token")))
+                    await asyncio.wait_for(stream.read(), 10)
+                except grpc.aio.AioRpcError as e:
+                    # let in, and told the token is wrong (or, past 20 a minute, that it shows too many)
+                    why = e.details() or ""
+                    if e.code() == grpc.StatusCode.UNAUTHENTICATED or "wrong credentials" in why:
+                        tally["probe stream let in"] += 1
+                    else:
+                        refused("probe stream", e)
+                except TimeoutError:
+                    tally["probe stream unanswered"] += 1
+                finally:
+                    stream.cancel()
+
+    async def hold() -> None:
+        opened = await asyncio.gather(*(first(k) for k in range(400 if target.quick else 3200)))
+        await asyncio.gather(*(again(k) for k in [k for k, ok in enumerate(opened) if not ok][:200]))
+        while not stop():
+            await asyncio.sleep(0.1)
+
+    try:
+        await asyncio.gather(hold(), probe())
+    finally:
+        for call in held:
+            call.cancel()
+        await asyncio.gather(*(c.close(grace=None) for c in channels))
+
+
 #: every phase, by name, in the order they run by default
 PHASES: dict[str, Phase] = {
     "quiet": Phase(),
     "registry": Phase(attack_registry, prepare_registry),
     "paused-redis": Phase(attack_paused_redis, prepare_registry, needs_redis=True),
     "slowloris": Phase(attack_slowloris),
+    "health-watch": Phase(attack_health_watch, ramp=5.0),  # the child starts, opens its streams, probes
 }
 
 
@@ -490,7 +595,7 @@ async def run_phase(name: str, prepared: Prepared, args: argparse.Namespace, log
     attack = InChild(name, target, cpus) if phase.attack is not None else None
     async with attack or contextlib.nullcontext():
         if attack is not None:
-            await asyncio.sleep(args.ramp)  # the attack under way
+            await asyncio.sleep(max(args.ramp, phase.ramp))  # the attack under way
         for _ in range(args.matches):
             t0 = time.monotonic()
             mid = node.start_match(*HONEST, "coinche", deals=args.deals)

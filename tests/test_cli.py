@@ -144,7 +144,7 @@ def test_replay_json_of_a_match_prints_deals_totals_and_winner(capsys: Capture,
 
 def test_replay_reads_standard_input(capsys: Capture, monkeypatch: pytest.MonkeyPatch) -> None:
     rec = played_deal_record("coinche")
-    monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(rec)))
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(json.dumps(rec).encode())))  # as a real one
     assert run_json(capsys, "replay", "-") == replay_deal(rec)[1].as_json()
 
 
@@ -335,6 +335,10 @@ BAD_ARGUMENTS: dict[str, tuple[list[str], str]] = {
     "serve: no bot stream allowed": (["serve", "--max-streams", "0"], "--max-streams must be a whole number"),
     "serve: no spectator of a match allowed": (["serve", "--max-watchers-per-match", "-1"],
                                                "--max-watchers-per-match must be a whole number"),
+    "serve: no spectator per address allowed": (["serve", "--max-watchers-per-address", "0"],
+                                                "--max-watchers-per-address must be a whole number"),
+    "serve: no short call per address allowed": (["serve", "--max-calls-per-address", "0"],
+                                                 "--max-calls-per-address must be a whole number"),
     "serve: a certificate without its key": (["serve", "--tls-cert", "cert.pem"],
                                              "--tls-cert and --tls-key go together"),
     "serve: an HTTP certificate without its key": (

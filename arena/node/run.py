@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from arena.datadir import private_dir
 from arena.node.bots import BrokerRegistryBackend, keep_current
 from arena.node.notices import NoticeWatcher
 from arena.node.rankings import MAX_LIMIT, Rankings
@@ -114,6 +115,8 @@ async def running_node(
     if config.tls_cert is not None and config.tls_key is not None:
         credentials = server_credentials(config.tls_cert, config.tls_key)
     registry = BotRegistry(BrokerRegistryBackend(broker), load=False)  # the watcher loads it, in a thread
+    if config.data_dir is not None:
+        private_dir(config.data_dir)
     store = MatchStore(config.data_dir / "matches" if config.data_dir else None)
     secret = config.secret or secrets.token_hex(32)
     node = Node(NodeConfig(data_dir=None, time=config.time, replace_streams=config.replace_streams,

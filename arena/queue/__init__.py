@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from arena.datadir import private_dir
 from arena.queue.broker import (
     BOT_NOTICE,
     Broker,
@@ -68,7 +69,7 @@ def open_broker(
     path = None
     if data_dir is not None:
         try:
-            data_dir.mkdir(parents=True, exist_ok=True)
+            private_dir(data_dir)
         except OSError as e:
             raise BrokerUnavailable(f"cannot create the data directory {data_dir}: {e}") from e
         path = data_dir / DATABASE_NAME

@@ -51,6 +51,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
+from arena.datadir import create_private, private_file
 from arena.queue.broker import (
     BOT_MATCHES_KEPT,
     BOT_NOTICE,
@@ -270,13 +271,17 @@ class EmbeddedBroker(Broker):
         # the brokers of one file in this process share it: a notice wakes all their readers
         self._wake = _Wake() if path is None else _wake_for(str(path.resolve()))
         try:
+            if path is not None:  # sqlite gives the -wal and -shm it makes the database's mode
+                create_private(path)
+                for companion in ("-wal", "-shm", "-journal"):
+                    private_file(path.with_name(path.name + companion))
             self._db = sqlite3.connect(where, timeout=30.0, isolation_level=None, check_same_thread=False)
             if path is not None:
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("PRAGMA synchronous=FULL")
             self._db.executescript(_SCHEMA)
             self._migrate()
-        except sqlite3.Error as e:
+        except (sqlite3.Error, OSError) as e:
             raise BrokerUnavailable(f"cannot open the queue database {where}: {e}") from e
 
     def _migrate(self) -> None:
