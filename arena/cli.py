@@ -410,7 +410,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         def beside(running: RunningNode) -> contextlib.AbstractAsyncContextManager[object]:
             return web_for(running, args.http, web)
     try:
-        with _one_line(TlsError, OSError):  # OSError: the HTTP port is taken
+        with _one_line(TlsError, OSError, BrokerError):  # OSError: the HTTP port is taken
             asyncio.run(serve_forever(broker, settings, beside))
     finally:
         broker.close()

@@ -83,7 +83,7 @@ async def run_demo(
             if site is not None:
                 console.print(f"web pages on {site.url}/ (the JSON API under {site.url}/api/v1/)")
             for name, bot in bots.items():
-                entry, token = node.register_bot(name)
+                entry, token = await node.register(name)
                 tasks.append(asyncio.create_task(run_async(
                     bot, running.address, token, 4 * parallel, name=name, stop=stop, all_nodes=False)))
                 await asyncio.wait_for(node.link_for(entry).connected_event.wait(), 10)

@@ -46,7 +46,7 @@ class LocalArena:
 
     async def connect(self, name: str, bot: Bot, concurrency: int = 8) -> str:
         """Register ``bot`` under ``name``, connect it, and wait until it is seated."""
-        entry, token = self.node.register_bot(name)
+        entry, token = await self.node.register(name)
         task = asyncio.get_running_loop().create_task(
             run_async(bot, self.address, token, concurrency, name=name, stop=self.stop, tls_ca=self.tls_ca),
             name=f"bot-{name}",

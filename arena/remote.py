@@ -95,7 +95,13 @@ class Remote:
         return r.bot_id, r.token
 
     def list_bots(self) -> list[apb.BotInfo]:
-        return list(self.call("ListBots", apb.ListBotsRequest()).bots)
+        """Every registered bot, by name: a page at a time (a node answers at most 1,000 a call)."""
+        bots: list[apb.BotInfo] = []
+        while True:
+            page = self.call("ListBots", apb.ListBotsRequest(offset=len(bots)))
+            bots.extend(page.bots)
+            if not page.bots or len(bots) >= page.total:
+                return bots
 
     # matches
     def start_match(self, team0: str, team1: str, ruleset: str, seed: str = "", deals: int = 0,

@@ -583,7 +583,7 @@ class Cluster:
         address = f"127.0.0.1:{free_port()}"
         data_dir = str(self.data_dir if self.url is None else self.tmp / f"node{i}")
         if self.broker is None:  # the bots are registered in the queue the nodes share, before any node
-            from arena.node.run import BrokerRegistryBackend
+            from arena.node.bots import BrokerRegistryBackend
             from arena.referee.registry import BotRegistry
 
             self.broker = open_broker(self.url, None if self.url else self.data_dir)

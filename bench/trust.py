@@ -24,6 +24,11 @@ got (its tally).
 The phases:
 
 * ``quiet``: no attack, the reference every other phase is compared with.
+* ``registry``: 5,000 bots registered (1,000 with ``--quick``); two anonymous readers loop on
+  ``ListBots`` (no page, as an old client asks), ``GetBot``, ``/api/v1/bots`` pages and
+  ``/api/v1/bots/NAME``.
+* ``paused-redis`` (Redis only): Redis paused for 2 s every 3 s, and in each pause one call of each
+  of those reads.
 * ``slowloris``: 1,000 connections (200 with ``--quick``) to the web port from one address, half
   sending a request head a byte a second, half nothing, each opened again once the node closes it;
   a reader from a second loopback address asks for a page meanwhile. The tally says how long the
@@ -133,6 +138,114 @@ async def _no_attack(target: Target, stop: Stop, tally: Counter[str]) -> None:
         await asyncio.sleep(0.05)
 
 
+# --------------------------------------------------------------------------- the bot registry (item 1)
+#: the bots ``registry`` registers (--quick: a fifth)
+REGISTRY_BOTS = 5000
+
+
+async def prepare_registry(ctx: Prepared) -> dict[str, str]:
+    """REGISTRY_BOTS bots registered in the node's queue (as other nodes would have), never connected."""
+    import secrets
+
+    count = REGISTRY_BOTS // 5 if ctx.target.quick else REGISTRY_BOTS
+
+    def register() -> None:
+        for i in range(count):
+            name = f"reg-{i:05d}"
+            ctx.broker.add_bot(name, json.dumps({"bot_id": f"bot-r{i:05d}", "name": name,
+                                                 "token_sha256": secrets.token_hex(32), "revoked": False}))
+
+    await asyncio.to_thread(register)
+    await asyncio.sleep(1.0)  # a node that keeps a copy of the registry has it by now
+    return {"bots": str(count)}
+
+
+Reads = list[Callable[[], Awaitable[None]]]
+
+
+@contextlib.asynccontextmanager
+async def _registry_reads(target: Target, tally: Counter[str], rng: Any) -> AsyncIterator[Reads]:
+    """One call each of the registry's reads: ListBots as an old client asks it (no page), GetBot, a
+    page of /api/v1/bots, /api/v1/bots/NAME; each counts what it got."""
+    import aiohttp
+    import grpc
+    from belote.arena.v1 import arena_service_pb2_grpc as agrpc
+
+    bots = int(target.extra.get("bots", "1"))
+    async with grpc.aio.insecure_channel(target.address) as channel, aiohttp.ClientSession() as http:
+        stub = agrpc.ArenaServiceStub(channel)
+        yield _reads(target, tally, rng, bots, stub, http)
+
+
+def _reads(target: Target, tally: Counter[str], rng: Any, bots: int, stub: Any, http: Any) -> Reads:
+    import aiohttp
+    import grpc
+    from belote.arena.v1 import arena_service_pb2 as apb
+
+    def name() -> str:
+        return f"reg-{rng.randrange(bots):05d}"
+
+    async def rpc(call: Callable[[], Awaitable[Any]], what: str) -> None:
+        try:
+            await call()
+            tally[f"{what} OK"] += 1
+        except grpc.aio.AioRpcError as e:
+            tally[f"{what} {e.code().name}"] += 1
+
+    async def get(path: str, what: str) -> None:
+        try:
+            async with http.get(target.url + path, timeout=aiohttp.ClientTimeout(total=60)) as reply:
+                await reply.read()
+                tally[f"{what} {reply.status}"] += 1
+        except (aiohttp.ClientError, TimeoutError) as e:
+            tally[f"{what} {type(e).__name__}"] += 1
+
+    return [
+        lambda: rpc(lambda: stub.ListBots(apb.ListBotsRequest(), timeout=60), "ListBots"),
+        lambda: rpc(lambda: stub.GetBot(apb.GetBotRequest(name=name()), timeout=60), "GetBot"),
+        lambda: get(f"/api/v1/bots?offset={rng.randrange(bots)}&limit=200", "GET bots"),
+        lambda: get(f"/api/v1/bots/{name()}", "GET bots/NAME"),
+    ]
+
+
+async def attack_registry(target: Target, stop: Stop, tally: Counter[str]) -> None:
+    """Two anonymous readers, each waiting for its answer before its next call: one on gRPC
+    (ListBots, GetBot), one on HTTP (a page of bots, a bot)."""
+    import random
+
+    async def reader(calls: Reads) -> None:
+        while not stop():
+            for call in calls:
+                await call()
+
+    async with _registry_reads(target, tally, random.Random(1)) as reads:
+        await asyncio.gather(reader(reads[:2]), reader(reads[2:]))
+
+
+# --------------------------------------------------------------------------- a slow Redis (item 1)
+#: how long each pause of ``paused-redis`` lasts, and how often one begins (seconds)
+PAUSE_S = 2.0
+PAUSE_EVERY_S = 3.0
+
+
+async def attack_paused_redis(target: Target, stop: Stop, tally: Counter[str]) -> None:
+    """Redis paused (CLIENT PAUSE: every command waits) for PAUSE_S every PAUSE_EVERY_S seconds, and
+    in each pause one anonymous call of each of the registry's reads: what stands for a slow Redis
+    and a reader who happens to call then."""
+    import random
+
+    import redis.asyncio
+
+    client: Any = redis.asyncio.Redis.from_url(target.redis_url)
+    async with _registry_reads(target, tally, random.Random(2)) as reads:
+        while not stop():
+            began = time.monotonic()
+            await client.execute_command("CLIENT", "PAUSE", int(PAUSE_S * 1000))
+            tally["pauses"] += 1
+            await asyncio.sleep(0.05)
+            await asyncio.gather(*(call() for call in reads))
+            await asyncio.sleep(max(0.0, PAUSE_EVERY_S - (time.monotonic() - began)))
+    await client.aclose()
 async def attack_slowloris(target: Target, stop: Stop, tally: Counter[str]) -> None:
     from urllib.parse import urlsplit
 
@@ -293,6 +406,8 @@ async def attack_health_watch(target: Target, stop: Stop, tally: Counter[str]) -
 #: every phase, by name, in the order they run by default
 PHASES: dict[str, Phase] = {
     "quiet": Phase(),
+    "registry": Phase(attack_registry, prepare_registry),
+    "paused-redis": Phase(attack_paused_redis, prepare_registry, needs_redis=True),
     "slowloris": Phase(attack_slowloris),
     "health-watch": Phase(attack_health_watch, ramp=5.0),  # the child starts, opens its streams, probes
 }

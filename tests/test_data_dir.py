@@ -64,7 +64,7 @@ def fill(data: Path) -> dict[str, str]:
         async with local_arena(data_dir=data, time=FAST) as arena:
             await arena.connect("alpha", RandomBot(1))
             await arena.connect("beta", RandomBot(2))
-            arena.node.create_invite()
+            await arena.node.create_invite()
             record = await arena.play("alpha", "beta", deals=1)
             assert (data / "matches" / f"{record.match_id}.json").is_file()
 

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import secrets
 from collections.abc import AsyncIterator, Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena.datadir import private_dir
+from arena.node.bots import BrokerRegistryBackend, keep_current
+from arena.node.notices import NoticeWatcher
 from arena.node.rankings import MAX_LIMIT, Rankings
 from arena.node.service import ClusterArenaServicer
 from arena.node.worker import Worker, quiet
@@ -28,35 +29,13 @@ from arena.ratings.pools import TOURNAMENT_PREFIX
 from arena.records import TimeControl
 from arena.referee.access import AccessPolicy
 from arena.referee.node import Limits, Node, NodeConfig
-from arena.referee.registry import BotEntry, BotRegistry
+from arena.referee.registry import BotRegistry
 from arena.referee.service import start_server, stop_server
 from arena.referee.store import MatchStore
 from arena.referee.tls import TlsError, server_credentials
 from arena.tournament import Tournaments
 
 log = logging.getLogger("arena.node")
-
-
-class BrokerRegistryBackend:
-    """The bot registry kept in the broker, shared by every node."""
-
-    def __init__(self, broker: Broker) -> None:
-        self.broker = broker
-
-    def load(self) -> list[BotEntry]:
-        return [BotEntry(**json.loads(e)) for e in self.broker.bot_entries()]
-
-    def add(self, entry: BotEntry) -> bool:
-        return self.broker.add_bot(entry.name, json.dumps(asdict(entry)))
-
-    def replace(self, entry: BotEntry) -> None:
-        self.broker.replace_bot(entry.name, json.dumps(asdict(entry)))
-
-    def add_invite(self, code_sha256: str) -> None:
-        self.broker.add_invite(code_sha256)
-
-    def take_invite(self, code_sha256: str) -> bool:
-        return self.broker.take_invite(code_sha256)
 
 
 @dataclass(frozen=True)
@@ -105,6 +84,8 @@ class RunningNode:
     port: int
     #: the leaderboards of the broker's pools, shared by the gRPC API and the web pages
     rankings: Rankings
+    #: the node's reader of the broker's notices (another kind of notice: ``notices.on(kind, ...)``)
+    notices: NoticeWatcher
     #: what must outlive the drain (the web pages: live views and /metrics while matches finish);
     #: closed once the running matches are done, before the gRPC server stops
     until_drained: contextlib.AsyncExitStack = field(default_factory=contextlib.AsyncExitStack)
@@ -113,7 +94,7 @@ class RunningNode:
 async def _heartbeat(node: Node, broker: Broker, address: str, every: float) -> None:
     while True:
         try:
-            connected = [b.name for b in node.bots() if b.connected]
+            connected = node.connected_bots()
             await asyncio.to_thread(broker.heartbeat, node.node_id, address, every * 5, connected)
             peers = await asyncio.to_thread(broker.live_nodes)
             await node.set_peers([a for nid, a in peers.items() if nid != node.node_id])
@@ -133,7 +114,7 @@ async def running_node(
     credentials = None
     if config.tls_cert is not None and config.tls_key is not None:
         credentials = server_credentials(config.tls_cert, config.tls_key)
-    registry = BotRegistry(BrokerRegistryBackend(broker))
+    registry = BotRegistry(BrokerRegistryBackend(broker), load=False)  # the watcher loads it, in a thread
     if config.data_dir is not None:
         private_dir(config.data_dir)
     store = MatchStore(config.data_dir / "matches" if config.data_dir else None)
@@ -142,6 +123,10 @@ async def running_node(
                            node_id=config.node_id, access=config.access, secret=secret,
                            limits=config.limits),
                 registry=registry, store=store)
+    #: the other nodes' changes (and this one's): the registry kept current, old tokens' streams cut
+    watcher = NoticeWatcher(broker, name=f"notices-{node.node_id}")
+    keep_current(watcher, registry, node, asyncio.get_running_loop())
+    await watcher.start()
     try:  # results of an older version: summarized once, so the bots' recent matches list them
         await asyncio.to_thread(broker.complete_summaries)
     except BrokerError as e:
@@ -151,7 +136,11 @@ async def running_node(
     rankings = Rankings(broker)
     node.metrics.samplers.append(lambda: _sample_ratings(node, rankings))
     arena = ClusterArenaServicer(node, broker, tournaments, rankings)
-    server, port = await start_server(node, config.listen, arena=arena, credentials=credentials)
+    try:
+        server, port = await start_server(node, config.listen, arena=arena, credentials=credentials)
+    except BaseException:
+        await watcher.stop()
+        raise
     host = config.listen.rsplit(":", 1)[0]
     address = config.advertise or f"{'127.0.0.1' if host in ('0.0.0.0', '[::]', '') else host}:{port}"
     worker = Worker(node, broker, capacity=config.capacity, lease_s=config.lease_s,
@@ -163,7 +152,7 @@ async def running_node(
     fields = {"event": "node_start", "node": node.node_id, "address": address}
     log.info("node %s serving on %s (advertised %s, %s), %d match slots", node.node_id, config.listen,
              address, "TLS" if credentials else "plaintext", config.capacity, extra=fields)
-    running = RunningNode(node, worker, tournaments, address, port, rankings)
+    running = RunningNode(node, worker, tournaments, address, port, rankings, watcher)
     try:
         yield running
     finally:
@@ -179,6 +168,7 @@ async def running_node(
         with contextlib.suppress(asyncio.CancelledError):
             await beat
         await stop_server(server, node, grace=1.0)
+        await watcher.stop()
         log.info("node %s stopped (%d matches completed here)", node.node_id, worker.completed,
                  extra={**fields, "event": "node_stop"})
 

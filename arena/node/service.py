@@ -188,7 +188,7 @@ class ClusterArenaServicer(ArenaServicer):
         await self.admin(context, "creating a tournament")
         try:
             spec = self._spec_of(request.spec)
-            self._check_bots(spec)
+            await self._check_bots(spec)
         except (TournamentError, EngineError) as e:
             await abort(context, InvalidArgument(str(e)))
         except EDGE_ERRORS as e:
@@ -221,10 +221,9 @@ class ClusterArenaServicer(ArenaServicer):
                             "batch_pairs": o.batch_pairs, "max_pairs": o.max_pairs}
         return TournamentSpec.from_dict(data)
 
-    def _check_bots(self, spec: TournamentSpec) -> None:
+    async def _check_bots(self, spec: TournamentSpec) -> None:
         unknown, revoked = [], []
-        for name in spec.bots:
-            entry = self.node.bot_named(name)
+        for name, entry in zip(spec.bots, await self.node.find_bots(spec.bots), strict=True):
             if entry is None:
                 unknown.append(name)
             elif entry.revoked:

@@ -13,18 +13,22 @@ from pathlib import Path
 
 from arena.datadir import private_dir
 from arena.queue.broker import (
+    BOT_NOTICE,
     Broker,
     BrokerDataLost,
     BrokerError,
     BrokerUnavailable,
     Claim,
     LeaseLost,
+    Notice,
+    NoticeBatch,
     TournamentCancelled,
 )
 from arena.queue.embedded import EmbeddedBroker
 from arena.queue.keys import DEFAULT_PREFIX
 
 __all__ = [
+    "BOT_NOTICE",
     "DATABASE_NAME",
     "Broker",
     "BrokerDataLost",
@@ -33,6 +37,8 @@ __all__ = [
     "Claim",
     "EmbeddedBroker",
     "LeaseLost",
+    "Notice",
+    "NoticeBatch",
     "TournamentCancelled",
     "open_broker",
 ]

@@ -36,6 +36,37 @@ transaction). A node that dies between the two loses nothing.
 
 A job delivered ``max_deliveries`` times without an ack goes to the
 dead-letter list.
+
+Notices
+-------
+A node tells every node (itself included) that something changed with
+:meth:`Broker.publish_notice` (``kind``, a short word, and ``data``, a short
+text), and each node reads them in order with :meth:`Broker.notices`, which
+blocks (in a thread of the node's, never its event loop) until one comes or
+its timeout passes. A reader keeps a cursor: it starts from
+:meth:`Broker.notice_cursor` (now), reads everything after it, and never
+misses one silently: the store keeps the latest :data:`NOTICES_KEPT`, every
+notice carries a number one more than the one before, and a batch says
+``gap`` when some were lost to the reader (it fell that far behind, or the
+store lost its data), so the reader re-reads whatever the notices are about.
+Redis keeps them in a stream, read with a blocking XREAD: a notice reaches
+every node's reader at once. The embedded backend keeps them in a table and
+wakes the readers of its file in the same process at once, those of other
+processes within :data:`~arena.queue.embedded.NOTICE_POLL_S`.
+
+A notice says *what* changed, never the change itself (the reader reads that
+from the store), and never a secret. Kinds in use:
+
+- :data:`BOT_NOTICE` (``data``: the bot's name): its registry entry was added or
+  changed (a rotated token, a revocation). :meth:`Broker.add_bot` and
+  :meth:`Broker.replace_bot` publish it themselves, in the same atomic step as
+  the write, so no change goes unannounced even if the node dies right after.
+  Every node applies it to its copy of the registry and cuts the streams of a
+  revoked bot or of a rotated token (:mod:`arena.node.notices`).
+
+Another kind is one more word and a handler on the node's
+:class:`~arena.node.notices.NoticeWatcher`: ``publish_notice("tournament",
+tournament_id)``, say, for "re-read this tournament".
 """
 
 from __future__ import annotations
@@ -61,11 +92,17 @@ from arena.tournament.tables import duplicate_legs, is_duplicate_match, quartet_
 MIXED_BATCH = 200
 #: the newest results kept in each bot's list of recent matches (older ones are trimmed as new come)
 BOT_MATCHES_KEPT = 200
+#: the latest notices a store keeps for readers that fall behind (about, on Redis: it trims lazily)
+NOTICES_KEPT = 10_000
+#: the notices one read returns at most (the rest come with the next read)
+NOTICES_READ = 1000
+#: the kind of notice that says a bot's registry entry was added or changed (``data``: its name)
+BOT_NOTICE = "bot"
 
-__all__ = ["BOT_MATCHES_KEPT", "MIXED_BATCH", "Broker", "BrokerDataLost", "BrokerError", "BrokerUnavailable",
-           "Claim", "LeaseLost", "RatingPlan", "TournamentCancelled", "quartet_game_id", "rating_plan",
-           "stored_tournament",
-           "summary_of"]
+__all__ = ["BOT_MATCHES_KEPT", "BOT_NOTICE", "MIXED_BATCH", "NOTICES_KEPT", "NOTICES_READ", "Broker",
+           "BrokerDataLost", "BrokerError", "BrokerUnavailable", "Claim", "LeaseLost", "Notice",
+           "NoticeBatch", "RatingPlan", "TournamentCancelled", "quartet_game_id", "rating_plan",
+           "stored_tournament", "summary_of"]
 
 
 class BrokerError(Exception):
@@ -98,6 +135,26 @@ def stored_tournament(
         return TournamentSpec.from_dict(json.loads(spec_json)), TournamentState(text)
     except (ValueError, TournamentError) as e:
         raise BrokerError(f"tournament {tournament_id} is stored unreadable: {e}") from None
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something a node told every node: what kind of thing changed, and which (see the module)."""
+
+    kind: str
+    data: str = ""
+
+
+@dataclass(frozen=True)
+class NoticeBatch:
+    """What one :meth:`Broker.notices` read gives: the notices after the cursor, in order."""
+
+    #: where the next read starts (opaque: give it back as it is)
+    cursor: str
+    notices: tuple[Notice, ...] = ()
+    #: some notices after the cursor given are lost to this reader (it fell more than
+    #: NOTICES_KEPT behind, or the store lost its data): re-read what they are about
+    gap: bool = False
 
 
 @dataclass(frozen=True)
@@ -409,11 +466,18 @@ class Broker(abc.ABC):
 
     @abc.abstractmethod
     def add_bot(self, name: str, entry_json: str) -> bool:
-        """Store a bot registry entry under its name; False if the name is taken."""
+        """Store a bot registry entry under its name; False if the name is taken. With the entry, in the
+        same step, a :data:`BOT_NOTICE` of the name."""
 
     @abc.abstractmethod
-    def replace_bot(self, name: str, entry_json: str) -> None:
-        """Overwrite the entry stored under ``name`` (a rotated token, a revocation)."""
+    def replace_bot(self, name: str, entry_json: str, expect: str | None = None) -> bool:
+        """Overwrite the entry stored under ``name`` (a rotated token, a revocation), with a
+        :data:`BOT_NOTICE` of the name in the same step. With ``expect``, only if the stored entry is
+        that text still (compare-and-set): False if it is not, and nothing is written."""
+
+    @abc.abstractmethod
+    def get_bots(self, names: Sequence[str]) -> dict[str, str]:
+        """The stored entries (JSON) of those of ``names`` that are registered, in one read."""
 
     @abc.abstractmethod
     def add_invite(self, code_sha256: str) -> None:
@@ -425,7 +489,28 @@ class Broker(abc.ABC):
 
     @abc.abstractmethod
     def bot_entries(self) -> list[str]:
-        """Every stored bot registry entry (JSON)."""
+        """Every stored bot registry entry (JSON): a cost that grows with the registry, so a node reads
+        it once as it starts and again only after a gap in the notices."""
+
+    # notices between the nodes (see the module's docstring)
+    @abc.abstractmethod
+    def publish_notice(self, kind: str, data: str = "") -> None:
+        """Tell every node's reader of :meth:`notices` that ``kind`` of thing, ``data``, changed."""
+
+    @abc.abstractmethod
+    def notice_cursor(self) -> str:
+        """The cursor of now: :meth:`notices` from it gives the notices published from now on."""
+
+    @abc.abstractmethod
+    def notices(self, cursor: str, timeout: float) -> NoticeBatch:
+        """The notices after ``cursor`` (at most :data:`NOTICES_READ`), in the order published; if there
+        is none yet, wait up to ``timeout`` seconds for one (an empty batch then). Blocking: call it
+        from a thread of its own, never an event loop."""
+
+    def check_data(self) -> None:  # noqa: B027  (a backend that cannot lose its data has nothing to check)
+        """Raise :class:`BrokerDataLost` if the store no longer holds the data this broker started on
+        (a Redis that restarted empty); a backend that cannot lose it under a running node has
+        nothing to check."""
 
     @abc.abstractmethod
     def close(self) -> None: ...

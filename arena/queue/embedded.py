@@ -27,6 +27,12 @@ Either older version's file qualifies: one from before the summaries, and one
 from before the summaries that already holds mixed matches (its ``mixed_queue``
 and ``mixed_ratings`` are kept as they are; their summaries name all four seats).
 
+Notices (:mod:`arena.queue.broker`) are rows numbered in order (``notices``,
+the latest ``NOTICES_KEPT`` kept), written in the same transaction as what
+they announce (a bot's entry). A reader waiting for one is woken at once by
+a notice of any broker of the same file in this process, and looks for those
+of other processes every :data:`NOTICE_POLL_S`.
+
 One connection is shared under a lock, so one ``EmbeddedBroker`` is safe to use
 from several threads (an asyncio node calls it through ``asyncio.to_thread``).
 Several processes may open the same file: sqlite's own locking serializes them.
@@ -34,6 +40,7 @@ Several processes may open the same file: sqlite's own locking serializes them.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import sqlite3
@@ -47,12 +54,17 @@ from pathlib import Path
 from arena.datadir import create_private, private_file
 from arena.queue.broker import (
     BOT_MATCHES_KEPT,
+    BOT_NOTICE,
     MIXED_BATCH,
+    NOTICES_KEPT,
+    NOTICES_READ,
     Broker,
     BrokerError,
     BrokerUnavailable,
     Claim,
     LeaseLost,
+    Notice,
+    NoticeBatch,
     RatingPlan,
     TournamentCancelled,
     quartet_game_id,
@@ -194,7 +206,41 @@ CREATE TABLE IF NOT EXISTS bots (
 CREATE TABLE IF NOT EXISTS invites (
     code_sha256 TEXT PRIMARY KEY
 );
+CREATE TABLE IF NOT EXISTS notices (       -- the latest NOTICES_KEPT notices, numbered in order
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind TEXT NOT NULL,
+    data TEXT NOT NULL
+);
 """
+
+#: how often a reader of notices looks for those of another process on the same file (seconds);
+#: those of this process wake it at once
+NOTICE_POLL_S = 0.25
+
+
+class _Wake:
+    """Wakes the readers of notices of one file (or of one in-memory store) in this process."""
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.generation = 0
+
+    def bump(self) -> None:
+        with self.cond:
+            self.generation += 1
+            self.cond.notify_all()
+
+
+_wakes: dict[str, _Wake] = {}
+_wakes_lock = threading.Lock()
+
+
+def _wake_for(key: str) -> _Wake:
+    with _wakes_lock:
+        wake = _wakes.get(key)
+        if wake is None:
+            wake = _wakes[key] = _Wake()
+        return wake
 
 
 #: ``PRAGMA user_version`` of a file whose results all have their summaries (0: an older file)
@@ -222,6 +268,8 @@ class EmbeddedBroker(Broker):
         self._lock = threading.Lock()
         self._closed = False
         where = ":memory:" if path is None else str(path)
+        # the brokers of one file in this process share it: a notice wakes all their readers
+        self._wake = _Wake() if path is None else _wake_for(str(path.resolve()))
         try:
             if path is not None:  # sqlite gives the -wal and -shm it makes the database's mode
                 create_private(path)
@@ -809,11 +857,33 @@ class EmbeddedBroker(Broker):
     def add_bot(self, name: str, entry_json: str) -> bool:
         with self._errors(), self._tx() as db:
             cur = db.execute("INSERT OR IGNORE INTO bots (name, entry) VALUES (?, ?)", (name, entry_json))
-            return cur.rowcount == 1
+            added = cur.rowcount == 1
+            if added:
+                self._keep_notice(db, BOT_NOTICE, name)
+        if added:
+            self._wake.bump()
+        return added
 
-    def replace_bot(self, name: str, entry_json: str) -> None:
+    def replace_bot(self, name: str, entry_json: str, expect: str | None = None) -> bool:
         with self._errors(), self._tx() as db:
+            if expect is not None:
+                row = db.execute("SELECT entry FROM bots WHERE name = ?", (name,)).fetchone()
+                if row is None or row[0] != expect:
+                    return False
             db.execute("INSERT OR REPLACE INTO bots (name, entry) VALUES (?, ?)", (name, entry_json))
+            self._keep_notice(db, BOT_NOTICE, name)
+        self._wake.bump()
+        return True
+
+    def get_bots(self, names: Sequence[str]) -> dict[str, str]:
+        wanted = list(dict.fromkeys(names))
+        out: dict[str, str] = {}
+        with self._errors(), self._tx(write=False) as db:
+            for i in range(0, len(wanted), 500):
+                chunk = wanted[i:i + 500]
+                marks = ",".join("?" * len(chunk))
+                out.update(db.execute(f"SELECT name, entry FROM bots WHERE name IN ({marks})", chunk))
+        return out
 
     def add_invite(self, code_sha256: str) -> None:
         with self._errors(), self._tx() as db:
@@ -827,6 +897,45 @@ class EmbeddedBroker(Broker):
     def bot_entries(self) -> list[str]:
         with self._errors(), self._tx(write=False) as db:
             return [row[0] for row in db.execute("SELECT entry FROM bots ORDER BY name")]
+
+    # notices: a table numbered in order; a cursor is the number of the last notice read
+    @staticmethod
+    def _keep_notice(db: sqlite3.Connection, kind: str, data: str) -> None:
+        cur = db.execute("INSERT INTO notices (kind, data) VALUES (?, ?)", (kind, data))
+        db.execute("DELETE FROM notices WHERE seq <= ?", ((cur.lastrowid or 0) - NOTICES_KEPT,))
+
+    def publish_notice(self, kind: str, data: str = "") -> None:
+        with self._errors(), self._tx() as db:
+            self._keep_notice(db, kind, data)
+        self._wake.bump()
+
+    def notice_cursor(self) -> str:
+        with self._errors(), self._tx(write=False) as db:
+            return str(db.execute("SELECT COALESCE(MAX(seq), 0) FROM notices").fetchone()[0])
+
+    def notices(self, cursor: str, timeout: float) -> NoticeBatch:
+        try:
+            seq = int(cursor)
+        except ValueError:
+            raise ValueError(f"bad notice cursor {cursor[:80]!r}") from None
+        wake = self._wake
+        deadline = time.monotonic() + timeout
+        while True:
+            with wake.cond:
+                seen = wake.generation
+            with self._errors(), self._tx(write=False) as db:
+                rows = db.execute("SELECT seq, kind, data FROM notices WHERE seq > ? ORDER BY seq LIMIT ?",
+                                  (seq, NOTICES_READ)).fetchall()
+            if rows:
+                numbers = [seq] + [r[0] for r in rows]
+                gap = any(b != a + 1 for a, b in itertools.pairwise(numbers))
+                return NoticeBatch(str(rows[-1][0]), tuple(Notice(kind, data) for _, kind, data in rows), gap)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return NoticeBatch(cursor)
+            with wake.cond:  # a notice of this process wakes us at once; another process's, at the poll
+                if wake.generation == seen:
+                    wake.cond.wait(min(left, NOTICE_POLL_S))
 
     def close(self) -> None:
         with self._lock:

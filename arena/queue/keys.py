@@ -36,6 +36,9 @@ With the default prefix ``belote-arena`` the keys are::
     belote-arena:nodebots:<id>          set of the bots connected to a live node (expires with it)
     belote-arena:presence               hash: bot name -> when last seen connected (or first missed)
     belote-arena:epoch                  a random mark set once: if it vanishes, Redis lost the data
+    belote-arena:notices                stream of the nodes' notices (fields ``seq``, ``kind``, ``data``),
+                                        trimmed to about NOTICES_KEPT entries
+    belote-arena:notices:seq            the number of the latest notice (each notice's ``seq`` is one more)
 
 plus the consumer group ``belote-arena:referees`` on the jobs stream (a group name,
 not a key, but named here so that it lives with the rest). Several arenas can share
@@ -162,6 +165,15 @@ class Keys:
     @property
     def epoch(self) -> str:
         return self._key("epoch")
+
+    # notices between the nodes
+    @property
+    def notices(self) -> str:
+        return self._key("notices")
+
+    @property
+    def notice_seq(self) -> str:
+        return self._key("notices", "seq")
 
     def pattern(self) -> str:
         """A SCAN MATCH pattern for every key of this arena (the prefix holds no glob characters)."""

@@ -51,6 +51,12 @@ number is that plus the consumer group's own delivery counter.
   with more results than summaries has results written by an older version,
   which kept none: they are summarized from their records once (per process),
   appended by a script that checks the log did not move meanwhile.
+- notices (:mod:`arena.queue.broker`): a stream of entries numbered by a
+  counter (``seq``, ``kind``, ``data``), trimmed to about ``NOTICES_KEPT``,
+  each read with a blocking XREAD from the reader's cursor (its last entry id
+  and number: a number that does not follow is a gap). ``add_bot`` and
+  ``replace_bot`` (a compare-and-set with ``expect``) are one script each,
+  writing the entry and its notice together.
 
 Leases are idle times measured by Redis's own clock, so the nodes' clocks do not
 matter; but the reclaiming node's ``lease_s`` is what counts, so every node
@@ -77,26 +83,34 @@ import redis.exceptions
 
 from arena.queue.broker import (
     BOT_MATCHES_KEPT,
+    BOT_NOTICE,
     MIXED_BATCH,
+    NOTICES_KEPT,
+    NOTICES_READ,
     Broker,
     BrokerDataLost,
     BrokerError,
     BrokerUnavailable,
     Claim,
     LeaseLost,
+    Notice,
+    NoticeBatch,
     TournamentCancelled,
     stored_tournament,
     summary_of,
 )
 from arena.queue.keys import DEFAULT_PREFIX, GAMES_FIELD, MIXED_APPLIED, RATING_FIELD, Keys
 from arena.queue.redis_scripts import (
+    LUA_ADD_BOT,
     LUA_ADD_SUMMARIES,
     LUA_DROP,
     LUA_ENQUEUE,
+    LUA_NOTICE,
     LUA_PUT_TOURNAMENT,
     LUA_RECLAIM,
     LUA_RELEASE,
     LUA_RENEW,
+    LUA_REPLACE_BOT,
     LUA_SET_STATE,
     LUA_WRITE_RESULT,
 )
@@ -176,6 +190,9 @@ class RedisBroker(Broker):
         self._put_tournament = r.register_script(LUA_PUT_TOURNAMENT)
         self._set_state = r.register_script(LUA_SET_STATE)
         self._add_summaries = r.register_script(LUA_ADD_SUMMARIES)
+        self._notice = r.register_script(LUA_NOTICE)
+        self._add_bot = r.register_script(LUA_ADD_BOT)
+        self._replace_bot = r.register_script(LUA_REPLACE_BOT)
         # per tournament, its results count when this process last completed its summaries from
         # them (tried again only once more results are written: a node of an older version writes)
         self._summarized: dict[str, int] = {}
@@ -737,12 +754,25 @@ class RedisBroker(Broker):
             return float(cast("str", self._redis.hget(self.keys.bot_presence, bot)))
 
     def add_bot(self, name: str, entry_json: str) -> bool:
+        k = self.keys
         with self._errors():
-            return bool(self._redis.hsetnx(self.keys.bots, name, entry_json))
+            return bool(self._add_bot(keys=[k.notices, k.notice_seq, k.bots],
+                                      args=[NOTICES_KEPT, BOT_NOTICE, name, entry_json]))
 
-    def replace_bot(self, name: str, entry_json: str) -> None:
+    def replace_bot(self, name: str, entry_json: str, expect: str | None = None) -> bool:
+        k = self.keys
+        args: list[str | int] = [NOTICES_KEPT, BOT_NOTICE, name, entry_json, "0" if expect is None else "1",
+                                 expect or ""]
         with self._errors():
-            self._redis.hset(self.keys.bots, name, entry_json)
+            return bool(self._replace_bot(keys=[k.notices, k.notice_seq, k.bots], args=args))
+
+    def get_bots(self, names: Sequence[str]) -> dict[str, str]:
+        wanted = list(dict.fromkeys(names))
+        if not wanted:
+            return {}
+        with self._errors():
+            found = cast("list[str | None]", self._redis.hmget(self.keys.bots, wanted))
+        return {name: entry for name, entry in zip(wanted, found, strict=True) if entry is not None}
 
     def add_invite(self, code_sha256: str) -> None:
         with self._errors():
@@ -755,6 +785,41 @@ class RedisBroker(Broker):
     def bot_entries(self) -> list[str]:
         with self._errors():
             return list(cast("dict[str, str]", self._redis.hgetall(self.keys.bots)).values())
+
+    # notices: a stream read with a blocking XREAD (see arena.queue.broker); a cursor is
+    # "<stream entry id> <its seq>", so that a reader can tell that it missed some
+    def publish_notice(self, kind: str, data: str = "") -> None:
+        k = self.keys
+        with self._errors():
+            self._notice(keys=[k.notices, k.notice_seq], args=[NOTICES_KEPT, kind, data])
+
+    def notice_cursor(self) -> str:
+        with self._errors():
+            last = cast("list[tuple[str, dict[str, str]]]", self._redis.xrevrange(self.keys.notices, count=1))
+        if not last:
+            return "0-0 0"
+        entry_id, fields = last[0]
+        return f"{entry_id} {int(fields.get('seq', '0'))}"
+
+    def notices(self, cursor: str, timeout: float) -> NoticeBatch:
+        entry_id, _, seq_text = cursor.partition(" ")
+        try:
+            seq = int(seq_text)
+        except ValueError:
+            raise ValueError(f"bad notice cursor {cursor[:80]!r}") from None
+        with self._errors():
+            reply = cast("list[Any] | None", self._redis.xread(
+                {self.keys.notices: entry_id}, count=NOTICES_READ, block=max(1, round(timeout * 1000))))
+        entries = list(reply[0][1]) if reply else []
+        gap = False
+        out = []
+        for entry in entries:
+            entry_id, fields = entry[0], _fields(entry[1])
+            number = int(fields.get("seq", "0"))
+            gap = gap or number != seq + 1  # one lost between (trimmed), or numbering began again
+            seq = number
+            out.append(Notice(fields.get("kind", ""), fields.get("data", "")))
+        return NoticeBatch(f"{entry_id} {seq}", tuple(out), gap)
 
     def close(self) -> None:
         if not self._closed:

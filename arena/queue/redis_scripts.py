@@ -346,3 +346,35 @@ if open[cur] and not open[ARGV[1]] then
 end
 return 1
 """
+
+
+# Publishing a notice, for the scripts below: the next number, then the entry, the stream trimmed
+# lazily to about ARGV[1] entries. KEYS[1]: the notices stream, KEYS[2]: its number.
+LUA_NOTICE_PRELUDE = """
+local function notice(kind, data)
+  local seq = redis.call('INCR', KEYS[2])
+  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'seq', seq, 'kind', kind, 'data', data)
+  return seq
+end
+"""
+
+# KEYS: notices stream, notice number.  ARGV: how many to keep, kind, data
+LUA_NOTICE = LUA_NOTICE_PRELUDE + """
+return notice(ARGV[2], ARGV[3])
+"""
+
+# KEYS: notices stream, notice number, bots hash.  ARGV: how many to keep, notice kind, name, entry JSON
+LUA_ADD_BOT = LUA_NOTICE_PRELUDE + """
+if redis.call('HSETNX', KEYS[3], ARGV[3], ARGV[4]) == 0 then return 0 end
+notice(ARGV[2], ARGV[3])
+return 1
+"""
+
+# KEYS: notices stream, notice number, bots hash.
+# ARGV: how many to keep, notice kind, name, entry JSON, '1' to compare first, the entry expected
+LUA_REPLACE_BOT = LUA_NOTICE_PRELUDE + """
+if ARGV[5] == '1' and redis.call('HGET', KEYS[3], ARGV[3]) ~= ARGV[6] then return 0 end
+redis.call('HSET', KEYS[3], ARGV[3], ARGV[4])
+notice(ARGV[2], ARGV[3])
+return 1
+"""

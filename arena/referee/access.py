@@ -23,12 +23,14 @@ logged.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import NoReturn
 
 from arena.referee.registry import BotEntry, BotRegistry, digest
 
@@ -127,23 +129,21 @@ class Gate:
         self._failures = SlidingWindow(policy.failures_per_window, policy.window_s, clock)
         self._registrations = SlidingWindow(policy.registrations_per_window, policy.window_s, clock)
 
-    def caller(self, token: str, peer: str) -> Caller:
-        """Who shows ``token``: an admin, a bot, or anyone (no token). A wrong token is
-        :class:`Unauthenticated`, counted against ``peer``; too many, :class:`Throttled`."""
+    def _known(self, token: str, peer: str) -> Caller | None:
+        """Who shows ``token``, by what this node knows now; None for a token it does not know (not
+        counted yet). :class:`Throttled` for an address that showed too many wrong ones."""
         if not token:
             return Caller(Role.ANYONE)
         if self.is_admin(token):
             return Caller(Role.ADMIN)
-        if self._failures.full(peer):
-            # a throttled address: only a token known here already passes, and nothing is looked
-            # up for the others (a bot behind the same address as a guesser still connects)
-            bot = self.registry.known(token)
-            if bot is not None:
-                return Caller(Role.BOT, bot)
-            raise self._throttled(peer)
-        bot = self.registry.authenticate(token)
-        if bot is not None:
+        bot = self.registry.known(token)
+        if bot is not None:  # a bot behind the same address as a guesser still connects
             return Caller(Role.BOT, bot)
+        if self._failures.full(peer):
+            raise self._throttled(peer)
+        return None
+
+    def _wrong(self, peer: str) -> NoReturn:
         self._failures.add(peer)
         raise Unauthenticated("unknown or revoked credential (token)")
 
@@ -156,11 +156,35 @@ class Gate:
         admin = self.policy.admin_sha256
         return bool(admin and token) and hmac.compare_digest(digest(token), admin)
 
-    def bot_stream(self, token: str, peer: str) -> BotEntry:
+    def caller(self, token: str, peer: str) -> Caller:
+        """Who shows ``token``: an admin, a bot, or anyone (no token). A wrong token is
+        :class:`Unauthenticated`, counted against ``peer``; too many, :class:`Throttled`.
+
+        Asked of the registry's copy in memory, never its backend: it may run on the event loop.
+        A token made on another node an instant ago may be unknown here yet: :meth:`identify`
+        waits for the registry to catch up before it says so."""
+        who = self._known(token, peer)
+        if who is None:
+            self._wrong(peer)
+        return who
+
+    async def identify(self, token: str, peer: str) -> Caller:
+        """:meth:`caller`, but a token this node does not know is looked for again once the
+        registry has caught up with the other nodes' changes (a bot registered, or a token
+        rotated, on another node a moment ago)."""
+        who = self._known(token, peer)
+        if who is None:
+            await self.registry.catch_up()
+            who = self._known(token, peer)
+            if who is None:
+                self._wrong(peer)
+        return who
+
+    async def bot_stream(self, token: str, peer: str) -> BotEntry:
         """The bot a ``Connect`` stream is for: only a bot's own token opens one."""
         if not token:
             raise Unauthenticated("missing bot token: put it in Hello or the authorization metadata")
-        who = self.caller(token, peer)
+        who = await self.identify(token, peer)
         if who.bot is None:
             raise PermissionDenied("the admin credential does not open a bot's stream: use the bot's token")
         return who.bot
@@ -177,8 +201,9 @@ class Gate:
         if self.policy.private_reads and who.role is Role.ANYONE:
             raise Unauthenticated("this node requires a credential to read")
 
-    def register(self, who: Caller, peer: str, invite: str) -> None:
-        """May ``who`` register a bot now? Under the invite policy the invite is used up here."""
+    async def register(self, who: Caller, peer: str, invite: str) -> None:
+        """May ``who`` register a bot now? Under the invite policy the invite is used up here (in a
+        thread: the registry's backend is the broker's)."""
         if who.role is Role.ADMIN:
             return
         policy = self.policy.registration
@@ -192,7 +217,7 @@ class Gate:
                 # as for wrong tokens: a guesser's address is not answered for a while, whatever it
                 # shows (an invite from another address still works)
                 raise self._throttled(peer)
-            if not self.registry.take_invite(invite):
+            if not await asyncio.to_thread(self.registry.take_invite, invite):  # the broker's, maybe
                 self._failures.add(peer)
                 raise PermissionDenied("registering a bot on this node needs a valid invite code"
                                        if invite else "registering a bot on this node needs an invite code")

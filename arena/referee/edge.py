@@ -21,7 +21,9 @@ from arena.referee.node import (
     NodeError,
     NotFound,
     ResourceExhausted,
+    Unavailable,
 )
+from arena.referee.registry import RegistryUnavailable
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
@@ -35,10 +37,12 @@ STATUS_OF: dict[type[Exception], grpc.StatusCode] = {
     Unauthenticated: grpc.StatusCode.UNAUTHENTICATED,
     PermissionDenied: grpc.StatusCode.PERMISSION_DENIED,
     Throttled: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    Unavailable: grpc.StatusCode.UNAVAILABLE,
+    RegistryUnavailable: grpc.StatusCode.UNAVAILABLE,
 }
 
 #: the errors whose message may go to the caller as it is
-EDGE_ERRORS: tuple[type[Exception], ...] = (NodeError, AccessError)
+EDGE_ERRORS: tuple[type[Exception], ...] = (NodeError, AccessError, RegistryUnavailable)
 
 
 def status_of(err: Exception) -> grpc.StatusCode:

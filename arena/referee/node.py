@@ -19,7 +19,7 @@ import asyncio
 import collections
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,13 +40,15 @@ from arena.records import (
     TimeControl,
     valid_bot_name,
 )
-from arena.referee.access import AccessPolicy, Gate
+from arena.referee.access import AccessPolicy, Gate, Unauthenticated
 from arena.referee.live import EventFeed, LiveMatch, MatchState, MatchSummary
 from arena.referee.registry import (
     BotEntry,
     BotRegistry,
     DuplicateBotError,
     RegistryError,
+    RegistryUnavailable,
+    StaleTokenError,
     UnknownBotError,
 )
 from arena.referee.replay_events import public_events
@@ -57,7 +59,8 @@ from arena.referee.store import MatchStore, StoreError, UnreadableRecordError, v
 __all__ = [
     "AlreadyExists", "BotNotConnected", "BotStatus", "DamagedRecord", "FailedPrecondition",
     "InvalidArgument", "Limits", "LiveMatch", "MatchState", "MatchSummary", "NoFreeSeats", "Node",
-    "NodeConfig", "NodeError", "NotFound", "ResourceExhausted", "SeatingError", "UnknownBot", "check_seats",
+    "NodeConfig", "NodeError", "NotFound", "ResourceExhausted", "SeatingError", "Unavailable", "UnknownBot",
+    "check_seats",
 ]
 
 log = logging.getLogger("arena.referee")
@@ -85,6 +88,10 @@ class ResourceExhausted(NodeError):
 
 class AlreadyExists(NodeError):
     pass
+
+
+class Unavailable(NodeError):
+    """What the node needs of its store is gone or out of reach (a Redis that lost the arena's data)."""
 
 
 class SeatingError(NodeError):
@@ -257,8 +264,11 @@ class Node:
         return self._hub.requests_sent
 
     # ----------------------------------------------------------------- bots
+    # The registry is read from memory (arena.referee.registry); what writes it, or reads what is
+    # stored, runs in a thread: its backend may be the broker.
     def register_bot(self, name: str) -> tuple[BotEntry, str]:
-        """Register a bot; its entry and its token (made here, shown once)."""
+        """Register a bot; its entry and its token (made here, shown once). Blocks on the registry's
+        backend: for setting a node up (tests, the harness); the edge calls :meth:`register`."""
         try:
             return self._registry.register(name)
         except DuplicateBotError as e:
@@ -266,34 +276,85 @@ class Node:
         except RegistryError as e:
             raise InvalidArgument(str(e)) from None
 
-    def check_new_bot(self, name: str) -> None:
+    async def register(self, name: str) -> tuple[BotEntry, str]:
+        """:meth:`register_bot`, off the event loop."""
+        return await asyncio.to_thread(self.register_bot, name)
+
+    async def check_new_bot(self, name: str) -> None:
         """Raise unless ``name`` could be registered now (before an invite is spent on it)."""
         if not valid_bot_name(name):
             raise InvalidArgument(f"bad bot name {name!r}: {BOT_NAME_RULE}")
-        if self._registry.by_name(name) is not None:
+        stored = self._registry.by_name(name) or await asyncio.to_thread(self._registry.stored, name)
+        if stored is not None:
             raise AlreadyExists(f"a bot named {name!r} is already registered")
 
-    def rotate_token(self, entry: BotEntry) -> str:
-        """A new token for the bot; the old one stops working (its stream here stays up)."""
-        _, token = self._registry.rotate(entry)
+    async def rotate_token(self, entry: BotEntry) -> str:
+        """A new token for the bot whose token was shown (``entry``); the old one stops working, and
+        the streams opened with it are cut, on every node (:meth:`enforce_registry`)."""
+        try:
+            _, token = await asyncio.to_thread(self._registry.rotate, entry)
+        except StaleTokenError as e:
+            raise Unauthenticated(str(e)) from None
+        await self._settle(entry.bot_id)
         return token
 
-    def revoke_bot(self, name: str) -> BotEntry:
-        """Revoke a bot for good: its token stops working and its stream here is cut."""
-        entry = self._registry.by_name(name)
-        if entry is None:
-            raise UnknownBot(f"no bot named {name!r}")
-        revoked = self._registry.revoke(entry)
-        link = self._hub.links.get(entry.bot_id)
-        if link is not None:
-            link.disconnect("the bot was revoked")
+    async def revoke_bot(self, name: str) -> BotEntry:
+        """Revoke a bot for good: its token stops working and its streams are cut, on every node."""
+        try:
+            revoked = await asyncio.to_thread(self._registry.revoke, name)
+        except UnknownBotError:
+            raise UnknownBot(f"no bot named {name!r}") from None
+        await self._settle(revoked.bot_id)
         return revoked
 
-    def create_invite(self) -> str:
-        return self._registry.create_invite()
+    async def _settle(self, bot_id: str) -> None:
+        """After a write made here: the registry's copy has it (from the notices, when they bring
+        it), and the streams it ends are cut."""
+        if self._registry.notified:
+            await self._registry.catch_up()
+        self.enforce_registry([bot_id])
+
+    def enforce_registry(self, bot_ids: Iterable[str] | None = None) -> int:
+        """Cut the streams (of those bots, or of all) opened with a token that no longer opens one:
+        a revoked bot's, or one rotated since. How many were cut. The registry's copy must be
+        current: the node calls it after each change it applies (its own, or another node's)."""
+        links = self._hub.links
+        ids = links.keys() if bot_ids is None else bot_ids
+        cut = 0
+        for bot_id in list(ids):
+            link = links.get(bot_id)
+            entry = self._registry.by_id(bot_id)
+            if link is None or not link.connected or entry is None:
+                continue
+            if entry.revoked:
+                link.disconnect("the bot was revoked")
+            elif link.token_sha256 != entry.token_sha256:
+                link.disconnect("its token was rotated: the stream of the new token takes over")
+            else:
+                continue
+            cut += 1
+        return cut
+
+    async def create_invite(self) -> str:
+        return await asyncio.to_thread(self._registry.create_invite)
 
     def bot_named(self, name: str) -> BotEntry | None:
         return self._registry.by_name(name)
+
+    async def find_bots(self, names: Sequence[str]) -> list[BotEntry | None]:
+        """The bots of ``names`` (None for an unknown one), after catching up with the other nodes if
+        one is unknown here (registered elsewhere a moment ago)."""
+        found = [self._registry.by_name(n) for n in names]
+        if None in found:
+            await self._registry.catch_up()
+            found = [self._registry.by_name(n) for n in names]
+        return found
+
+    async def know_bots(self, keys: Iterable[str]) -> None:
+        """Catch up with the other nodes if a bot of ``keys`` (ids or names) is unknown here."""
+        if any(key and self._registry.by_id(key) is None and self._registry.by_name(key) is None
+               for key in keys):
+            await self._registry.catch_up()
 
     def authenticate(self, token: str) -> BotEntry | None:
         return self._registry.authenticate(token)
@@ -304,29 +365,70 @@ class Node:
     def attach_stream(
         self, entry: BotEntry, writer: Writer, *, name: str, version: str, concurrency: int,
     ) -> tuple[BotLink, int, bool]:
-        """A bot's stream opens: (its link, the stream id, whether it resumes seats it held).
+        """A bot's stream opens with the token ``entry`` was found by: (its link, the stream id,
+        whether it resumes seats it held).
 
-        A second stream for a connected bot is refused (:class:`AlreadyExists`)
-        unless the node lets new streams take over.
+        The link remembers that token's digest. A second stream for a connected bot is refused
+        (:class:`AlreadyExists`) unless the node lets new streams take over, or the connected one
+        was opened with a token rotated since: the stream of the bot's current token takes over.
+        A token rotated or revoked since it was shown is :class:`Unauthenticated`.
         """
-        link = self.link_for(entry)
-        if link.connected and not self.config.replace_streams:
+        current = self._registry.by_id(entry.bot_id)
+        if current is None or current.revoked or current.token_sha256 != entry.token_sha256:
+            raise Unauthenticated("this token was rotated or revoked meanwhile")
+        link = self.link_for(current)
+        if link.connected and link.token_sha256 == current.token_sha256 and not self.config.replace_streams:
             raise AlreadyExists(f"bot {entry.name} is already connected on another stream")
         resumed = link.seats_in_use > 0
-        stream_id = link.attach(writer, name=name or entry.name, version=version, concurrency=concurrency)
+        stream_id = link.attach(writer, name=name or entry.name, version=version, concurrency=concurrency,
+                                token_sha256=current.token_sha256)
         return link, stream_id, resumed
 
+    def _status(self, entry: BotEntry) -> BotStatus:
+        link = self._hub.links.get(entry.bot_id)
+        return BotStatus(
+            bot_id=entry.bot_id, name=entry.name, connected=link is not None and link.connected,
+            version=link.version if link else "", concurrency=link.concurrency if link else 0,
+            seats_in_use=link.seats_in_use if link else 0, revoked=entry.revoked,
+        )
+
+    def _readable(self) -> None:
+        try:
+            self._registry.check()
+        except RegistryUnavailable as e:
+            raise Unavailable(str(e)) from None
+
+    def registry_page(self, offset: int, limit: int) -> tuple[int, list[BotEntry]]:
+        """How many bots are registered, and those from the ``offset``-th on (by name), at most
+        ``limit``: a cost that grows with ``limit``, never with the registry.
+        :class:`Unavailable` if the registry's store lost it."""
+        self._readable()
+        return self._registry.count(), self._registry.page(offset, limit)
+
+    def bot_page(self, offset: int, limit: int) -> tuple[int, list[BotStatus]]:
+        """:meth:`registry_page`, each bot as this node sees it."""
+        total, entries = self.registry_page(offset, limit)
+        return total, [self._status(e) for e in entries]
+
+    def seen_on_page(self, page: Sequence[BotEntry]) -> list[tuple[int, BotStatus]]:
+        """The bots of ``page`` a stream of which ever opened here, each as this node sees it, with its
+        place on the page. The others look as registered: not connected, no version, no seats."""
+        links = self._hub.links
+        return [(i, self._status(e)) for i, e in enumerate(page) if e.bot_id in links]
+
+    def bot_status(self, name: str) -> BotStatus | None:
+        """The bot of that name as this node sees it (None: unknown); :class:`Unavailable` as above."""
+        self._readable()
+        entry = self._registry.by_name(name)
+        return None if entry is None else self._status(entry)
+
     def bots(self) -> list[BotStatus]:
-        out = []
-        for entry in self._registry.all():
-            link = self._hub.links.get(entry.bot_id)
-            connected = link is not None and link.connected
-            out.append(BotStatus(
-                bot_id=entry.bot_id, name=entry.name, connected=connected,
-                version=link.version if link else "", concurrency=link.concurrency if link else 0,
-                seats_in_use=link.seats_in_use if link else 0, revoked=entry.revoked,
-            ))
-        return out
+        """Every registered bot, by name (a cost that grows with the registry: tests and tools)."""
+        return [self._status(e) for e in self._registry.all()]
+
+    def connected_bots(self) -> list[str]:
+        """The names of the bots connected to this node now."""
+        return [link.name for link in self._hub.links.values() if link.connected]
 
     async def set_peers(self, addresses: list[str]) -> None:
         """The other live nodes changed: tell every connected bot (the SDK connects to them)."""
@@ -353,6 +455,8 @@ class Node:
                     entry = self._registry.resolve(key)
                 except UnknownBotError as e:
                     raise UnknownBot(str(e)) from None
+                if entry.revoked:
+                    raise BotNotConnected(f"bot {entry.name} is revoked")
                 resolved[key] = (entry, self.link_for(entry))
             seats.append(resolved[key])
         sides = [{entry.bot_id for entry, _ in seats[side::2]} for side in (0, 1)]
@@ -360,6 +464,8 @@ class Node:
             raise InvalidArgument(_BOTH_SIDES)  # the same bot under its name and its id
         need = collections.Counter(entry.bot_id for entry, _ in seats)
         for entry, link in {entry.bot_id: (entry, link) for entry, link in seats}.values():
+            if link.connected and link.token_sha256 != entry.token_sha256:
+                self.enforce_registry([entry.bot_id])  # a stream of a token rotated since: never seated
             if not link.connected:
                 raise BotNotConnected(f"bot {entry.name} is not connected to this node")
             if link.free_seats < need[entry.bot_id]:

@@ -146,7 +146,7 @@ class BotServicer(bgrpc.BotServiceServicer):
 
     async def _serve(self, context: Context, hello: bpb.Hello) -> None:
         try:
-            entry = self.node.gate.bot_stream(hello.token or token_of(context), address_of(context))
+            entry = await self.node.gate.bot_stream(hello.token or token_of(context), address_of(context))
         except AccessError as e:
             raise Refused(status_of(e), str(e), "credential") from None
         budget = self.node.link_for(entry).stream_budget
@@ -163,7 +163,7 @@ class BotServicer(bgrpc.BotServiceServicer):
         try:
             link, stream_id, resumed = self.node.attach_stream(
                 entry, context.write, name=hello.name, version=hello.version, concurrency=concurrency)
-        except NodeError as e:
+        except (NodeError, AccessError) as e:
             raise Refused(status_of(e), str(e)) from None
         fields = {"bot": entry.name, "node": self.node.node_id, "stream": stream_id}
         quiet.info(("connected", entry.bot_id), "bot %s connected (stream %d, %d seats)",

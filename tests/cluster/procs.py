@@ -138,13 +138,16 @@ class Procs:
     # ----------------------------------------------------------------- nodes
     def start_node(
         self, name: str, data_dir: Path, *, redis: str | None, lease: float = 2.0, capacity: int = 4,
-        port: int = 0, drain: float | None = None,
+        port: int = 0, drain: float | None = None, http: str = "",
     ) -> NodeProc:
-        """``belote-arena serve``; call :meth:`ready` to wait for its port."""
+        """``belote-arena serve`` (with its web server on ``http``, HOST:PORT, if given); call
+        :meth:`ready` to wait for its port."""
         argv = [sys.executable, "-m", "arena.cli", "serve", "--listen", f"127.0.0.1:{port}",
                 "--data-dir", str(data_dir), "--lease", str(lease), "--capacity", str(capacity)]
         if redis:
             argv += ["--redis", redis]
+        if http:
+            argv += ["--http", http]
         if drain is not None:
             argv += ["--drain", str(drain)]
         proc = self.spawn(name, argv)

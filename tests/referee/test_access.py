@@ -283,3 +283,62 @@ def test_a_match_can_be_cancelled_by_an_admin() -> None:
             assert await code_of(again) == grpc.StatusCode.NOT_FOUND
 
     on_arena(body)
+
+
+def test_a_rotation_cuts_the_old_token_s_stream_and_the_new_token_s_stream_takes_over() -> None:
+    """A thief's stream with a stolen token ends as soon as the owner rotates it, and is never seated;
+    the owner's stream with the new token is welcomed even before (never ALREADY_EXISTS)."""
+    async def body(arena: LocalArena) -> None:
+        await arena.connect("beta", RandomBot(2))
+        _, old = arena.node.register_bot("alpha")
+        thief = RawStream(arena.address)
+        await thief.hello(old)
+        assert (await thief.read()).HasField("welcome")
+        async with arena_stub(arena.address, old) as owner:
+            new = (await owner.RotateBotToken(apb.RotateBotTokenRequest())).token
+        assert await thief.status() == grpc.StatusCode.OK  # cut by the node
+        mine = await connect_client(arena.node, arena.address, RandomBot(1), "alpha", token=new)
+        record = await arena.play("alpha", "beta", deals=1)
+        assert record.result.reason == "finished"
+        await mine.disconnect()
+
+    on_arena(body)
+
+
+async def stale_stream(arena: LocalArena) -> tuple[RawStream, str]:
+    """alpha's stream, opened with a token since rotated as another node rotates it: this node's copy
+    of the registry has the new token, and the stream of the old one is not cut yet. The stream and
+    the new token."""
+    _, old = arena.node.register_bot("alpha")
+    stream = RawStream(arena.address)
+    await stream.hello(old)
+    assert (await stream.read()).HasField("welcome")
+    entry = arena.node.bot_named("alpha")
+    assert entry is not None
+    _, new = arena.node._registry.rotate(entry)  # the backend's write, as it reaches this node
+    assert arena.node.link_for(entry).connected  # not cut yet
+    return stream, new
+
+
+def test_a_stream_of_a_rotated_token_is_never_seated() -> None:
+    async def body(arena: LocalArena) -> None:
+        await arena.connect("beta", RandomBot(2))
+        stale, _ = await stale_stream(arena)
+        async with arena_stub(arena.address, ADMIN) as admin:
+            start = admin.StartMatch(apb.StartMatchRequest(team0_bot="alpha", team1_bot="beta", deals=1))
+            assert await code_of(start) == grpc.StatusCode.FAILED_PRECONDITION
+        assert await stale.status() == grpc.StatusCode.OK  # and the node cut it
+
+    on_arena(body)
+
+
+def test_the_new_token_s_stream_takes_over_from_a_stream_of_the_rotated_one() -> None:
+    async def body(arena: LocalArena) -> None:
+        stale, new = await stale_stream(arena)
+        owner = RawStream(arena.address)
+        await owner.hello(new)
+        assert (await owner.read()).HasField("welcome")  # not ALREADY_EXISTS
+        assert await stale.status() == grpc.StatusCode.OK
+        await owner.close()
+
+    on_arena(body)

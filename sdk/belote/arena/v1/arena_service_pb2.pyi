@@ -210,12 +210,22 @@ Global___CreateInviteResponse: _TypeAlias = CreateInviteResponse  # noqa: Y015
 class ListBotsRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
+    OFFSET_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    offset: _builtins.int
+    """The bots by name, from the offset-th on (0: the first), and how many (0:
+    1,000; at most 1,000). A client that gives neither gets the first 1,000.
+    """
+    limit: _builtins.int
     def __init__(
         self,
+        *,
+        offset: _builtins.int = ...,
+        limit: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["limit", b"limit", "offset", b"offset"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -226,16 +236,23 @@ class ListBotsResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     BOTS_FIELD_NUMBER: _builtins.int
+    TOTAL_FIELD_NUMBER: _builtins.int
+    OFFSET_FIELD_NUMBER: _builtins.int
+    total: _builtins.int
+    """Bots registered; bots holds those from offset on."""
+    offset: _builtins.int
     @_builtins.property
     def bots(self) -> _containers.RepeatedCompositeFieldContainer[Global___BotInfo]: ...
     def __init__(
         self,
         *,
         bots: _abc.Iterable[Global___BotInfo] | None = ...,
+        total: _builtins.int = ...,
+        offset: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "offset", b"offset", "total", b"total"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

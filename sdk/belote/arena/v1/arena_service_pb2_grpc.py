@@ -187,7 +187,8 @@ class ArenaServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListBots(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """The registered bots, a page at a time, with what this node sees of each.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')

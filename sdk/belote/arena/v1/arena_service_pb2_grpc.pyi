@@ -59,6 +59,7 @@ class ArenaServiceStub:
     CreateInvite: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.CreateInviteRequest, _arena_service_pb2.CreateInviteResponse]
     """An invite code good for one registration (admin)."""
     ListBots: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.ListBotsRequest, _arena_service_pb2.ListBotsResponse]
+    """The registered bots, a page at a time, with what this node sees of each."""
     StartMatch: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.StartMatchRequest, _arena_service_pb2.StartMatchResponse]
     """Start one match between connected bots on this node (admin)."""
     CancelMatch: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.CancelMatchRequest, _arena_service_pb2.CancelMatchResponse]
@@ -132,6 +133,7 @@ class ArenaServiceAsyncStub(ArenaServiceStub):
     CreateInvite: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.CreateInviteRequest, _arena_service_pb2.CreateInviteResponse]  # type: ignore[assignment]
     """An invite code good for one registration (admin)."""
     ListBots: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.ListBotsRequest, _arena_service_pb2.ListBotsResponse]  # type: ignore[assignment]
+    """The registered bots, a page at a time, with what this node sees of each."""
     StartMatch: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.StartMatchRequest, _arena_service_pb2.StartMatchResponse]  # type: ignore[assignment]
     """Start one match between connected bots on this node (admin)."""
     CancelMatch: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.CancelMatchRequest, _arena_service_pb2.CancelMatchResponse]  # type: ignore[assignment]
@@ -231,7 +233,8 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
         self,
         request: _arena_service_pb2.ListBotsRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_arena_service_pb2.ListBotsResponse, _abc.Awaitable[_arena_service_pb2.ListBotsResponse]]: ...
+    ) -> _typing.Union[_arena_service_pb2.ListBotsResponse, _abc.Awaitable[_arena_service_pb2.ListBotsResponse]]:
+        """The registered bots, a page at a time, with what this node sees of each."""
 
     @_abc_1.abstractmethod
     def StartMatch(
