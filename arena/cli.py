@@ -225,10 +225,11 @@ MAX_STRIKES = 1000
 # bytes: 480), its 32 plays (14 bytes each with a belote word, and declaration words on the first
 # cards: 608) and its dealer, retourne, packets and keys (150); the largest of 1,000 coinche deals
 # measured 767. An arena record adds each deal's latencies and the times its decisions were asked
-# (``latencies_us`` and ``asked_ms``: at most 72 decisions of 12 bytes each, twice: 1,800), at most 2 x MAX_STRIKES strikes (serve's limit on --max-strikes) of under 1,000 bytes (the answer,
-# the legal actions, the fallback and the reason: about 600) and a few kilobytes of players, bots,
-# time control and result: 5.8 MB written compactly. A record pretty-printed takes more room (2.5x
-# with an indent of 2), hence the margin of 4: 23.2 MB.
+# (``latencies_us`` and ``asked_ms``: at most 72 decisions of 12 bytes each, twice: 1,800), at most
+# 2 x MAX_STRIKES strikes (serve's limit on --max-strikes) of under 1,000 bytes (the answer, the
+# legal actions, the fallback and the reason: about 600) and a few kilobytes of players, bots, time
+# control and result: 5.8 MB written compactly. A record pretty-printed takes more room (2.5x with
+# an indent of 2), hence the margin of 4: 23.2 MB.
 DEAL_BYTES = 2_000
 DEAL_TIMES_BYTES = 1_800
 STRIKE_BYTES = 1_000
