@@ -182,10 +182,11 @@ class Tournaments:
         spec, state = found
         if not state.is_open:
             return
-        if (state is TournamentState.RUNNING and spec.format != "sprt"
-                and self.store.pending_count(tournament_id)):
-            # a stage is complete only when none of its jobs is left: nothing to do yet
-            # (sprt may decide in the middle of a batch, so it always looks at its results)
+        pending = self.store.pending_count(tournament_id) if state is TournamentState.RUNNING else 0
+        if pending and spec.format != "sprt":
+            # a stage (or a mirror stage's half) is complete only when none of its jobs is left:
+            # nothing to do yet (sprt may decide in the middle of a batch, so it always looks at
+            # its results)
             return
         tour = self.tournament(spec)
         key, jobs = tour.jobs_for(self.summaries(tournament_id))  # one pass over the summaries
@@ -193,7 +194,10 @@ class Tournaments:
             self.store.set_tournament_state(tournament_id, TournamentState.FINISHED, expect=state,
                                             reason=SPRT_DECIDED if spec.format == "sprt" else ALL_PLAYED)
             return
-        if jobs:
+        if jobs and not pending:
+            # nothing enqueued while jobs are left: an sprt batch whose first legs are all over
+            # has its second legs already queued if an older node enqueued the batch whole, or
+            # its last first leg is not acked yet (the node that acks it advances next)
             self.store.enqueue_once(key, jobs)
         if state is TournamentState.CREATED:
             self.store.set_tournament_state(tournament_id, TournamentState.RUNNING,

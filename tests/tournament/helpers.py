@@ -75,5 +75,11 @@ def run(
     raise AssertionError("the tournament did not finish")
 
 
+def scheduled(tournament: Tournament, results: Sequence[MatchResult] = ()) -> list[MatchJob]:
+    """Every job of the current stage, both legs of each mirror pair (what :meth:`Tournament.jobs_for`
+    enqueues of a mirror stage is one half at a time)."""
+    return tournament.stages(results)[-1].jobs
+
+
 def ids(jobs: Sequence[MatchJob]) -> list[str]:
     return [j.match_id for j in jobs]
