@@ -2,7 +2,9 @@
 
 Any node (or the command line) may advance a tournament at any time: the next
 stage is enqueued under an idempotency key, so two nodes doing it at once
-enqueue it once, and the state moves by compare-and-set. What is needed of
+enqueue it once, and the state moves by compare-and-set. Nothing is enqueued
+while a job of the tournament is left: a stage (a mirror stage's half:
+:meth:`Tournament.jobs_for`) follows the last job of the one before it. What is needed of
 the store is the narrow :class:`TournamentStore` protocol; the queue's
 brokers keep it.
 
