@@ -124,7 +124,8 @@ async def measure(quick: bool, think_ms: float, deals: int, pairs: int, repeats:
                 "round_robin_scarce_vs_plain": round(m / p, 2)}
     two = ["new", "old"]
     sprt = {"format": "sprt", "bots": two, "deals": deals, "duplicate": "mirror",
-            "sprt": {"elo0": 0, "elo1": 5, "alpha": 1e-9, "beta": 1e-9, "batch_pairs": pairs, "max_pairs": pairs}}
+            "sprt": {"elo0": 0, "elo1": 5, "alpha": 1e-9, "beta": 1e-9,  # wide: it plays every pair
+                     "batch_pairs": pairs, "max_pairs": pairs}}
     plain = {"format": "round-robin", "bots": two, "deals": deals, "rounds": pairs}
     s, p = await on_a_node(2 * pairs, two, think, [sprt, plain], repeats)
     out |= {"sprt_s": round(s, 2), "sprt_plain_s": round(p, 2), "sprt_vs_plain": round(s / p, 2)}

@@ -66,7 +66,8 @@ from arena.tournament.tables import duplicate_legs, pairing_id, quartet_tables, 
 #: the last part of the idempotency key of a mirror stage's second half (its pairs' leg 1)
 SECOND_LEGS = "leg1"
 
-__all__ = ["SECOND_LEGS", "Overview", "Pairing", "Stage", "Tournament", "duplicate_legs", "pairing_id", "seed_label"]
+__all__ = ["SECOND_LEGS", "Overview", "Pairing", "Stage", "Tournament", "duplicate_legs", "pairing_id",
+           "seed_label"]
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ class Watched:
         for job in jobs:
             if job.tags.get("leg") == 1:
                 first = job.match_id.removesuffix("-leg1") + "-leg0"
-                assert self.broker.has_result(first), f"{job.match_id} enqueued ({key}) before {first} is over"
+                assert self.broker.has_result(first), f"{job.match_id} enqueued ({key}) before {first} ended"
         done = self.broker.enqueue_once(key, jobs)
         if done:
             self.enqueued += [j.match_id for j in jobs]
@@ -143,7 +143,9 @@ def test_no_second_leg_is_enqueued_before_its_first_leg_has_a_result(
 @pytest.mark.parametrize("fmt", ["round-robin", "swiss", "sprt"])
 @given(data=st.data())
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-def test_a_stage_an_older_node_enqueued_whole_finishes_once(store: Store, fmt: str, data: st.DataObject) -> None:
+def test_a_stage_an_older_node_enqueued_whole_finishes_once(
+    store: Store, fmt: str, data: st.DataObject,
+) -> None:
     """Before the legs were apart a stage was enqueued whole under its key ("/all", "/round/1",
     "/batch/1"). A node of this version takes such a tournament over where it stands: it enqueues
     nothing of that stage again (its first half keeps the key; its second waits for the queue to
@@ -166,3 +168,36 @@ def test_a_stage_an_older_node_enqueued_whole_finishes_once(store: Store, fmt: s
     counted = broker.pair_counts(f"tournament:{tid}")
     finished = {p for p in pairs if f"{p}-leg0" in played and f"{p}-leg1" in played}
     assert sum(c.games for c in counted.values()) == len(finished)  # each pair once
+
+
+@pytest.mark.reliability
+def test_an_sprt_that_decides_among_its_second_legs_ends_there(store: Store) -> None:
+    """The SPRT reads the finished pairs in order, a pair finished with its second leg: it decides
+    after two pairs won, the batch's other second legs still queued, and the tournament ends."""
+    spec = TournamentSpec.from_dict({"tournament_id": f"m{next(_ids)}", "format": "sprt",
+                                     "bots": ["new", "old"], "deals": 1, "seed": "legs",
+                                     "sprt": {"elo0": 0, "elo1": 100, "batch_pairs": 6, "max_pairs": 12}})
+    broker, _ = two_brokers(store)
+    nodes = Tournaments(broker)
+    nodes.create(spec)
+
+    def play(claims: list[Claim]) -> None:
+        for claim in claims:
+            new_team = 0 if claim.job.team0 == "new" else 1
+            broker.write_result(result_of_job(claim.job, (1, 0) if new_team == 0 else (0, 1), new_team))
+            broker.ack(claim)
+            nodes.advance(spec.tournament_id)
+
+    firsts = broker.claim("node", 100, 60.0)
+    assert sorted(c.job.match_id for c in firsts) == [f"{spec.tournament_id}-r1-{i}-leg0" for i in range(6)]
+    play(firsts)
+    seconds = broker.claim("node", 100, 60.0)
+    assert len(seconds) == 6 and all(c.job.tags["leg"] == 1 for c in seconds)
+    play(seconds[:2])
+    assert broker.get_tournament(spec.tournament_id) == (spec, TournamentState.FINISHED)
+    progress = nodes.progress(spec.tournament_id)
+    assert progress.sprt is not None and progress.sprt.decision == "H1" and progress.sprt.pairs == 2
+    assert progress.matches_queued == 4 and not progress.secret_revealed  # the rest still out
+    play(seconds[2:])
+    assert broker.claim("node", 100, 60.0) == []  # no second batch
+    assert nodes.progress(spec.tournament_id).secret_revealed

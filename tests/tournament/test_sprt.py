@@ -144,7 +144,8 @@ def test_batches_come_one_at_a_time_first_legs_first_and_stop_at_max_pairs() -> 
         out = []
         for job in batch:
             new_wins = (int(job.match_id.split("-")[2]) % 2) == 0
-            out.append(synthetic(job, (0 if new_wins else 1) if job.team0 == "new" else (1 if new_wins else 0)))
+            new_team = 0 if job.team0 == "new" else 1
+            out.append(synthetic(job, new_team if new_wins else 1 - new_team))
         return out
 
     draws: list[MatchResult] = []
