@@ -119,7 +119,7 @@ FORMATS = ["round-robin", "gauntlet", "swiss", "knockout", "sprt", "partners"]
 @pytest.mark.security
 @given(fmt=st.sampled_from(FORMATS), bots=st.integers(2, 7), rounds=st.integers(1, 3),
        batch=st.integers(1, 4), most=st.integers(2, 9), data=st.data())
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_no_second_leg_is_enqueued_before_its_first_leg_has_a_result(
     store: Store, fmt: str, bots: int, rounds: int, batch: int, most: int, data: st.DataObject,
 ) -> None:
