@@ -368,7 +368,8 @@ def add_parser(sub: Any) -> None:
                         "partners): each deal at two tables by four different bots, each scored against "
                         "the one that held the same cards; no bot sees a deal from two seats (4+ bots; "
                         "partners 8+). mirror (sprt's, and only when asked elsewhere): each deal twice by "
-                        "the same two bots with the hands exchanged, so both legs are seen by both bots")
+                        "the same two bots with the hands exchanged, so both legs are seen by both bots; "
+                        "the second legs run after the first ones, so that `tournament audit` can compare")
     c.add_argument("--rounds", type=int, help="repeats (round-robin, gauntlet), Swiss or partners rounds")
     c.add_argument("--seed", default="",
                    help="for tests and reproductions: the deals are then known in advance and the "

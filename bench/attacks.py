@@ -36,7 +36,9 @@ got; the issue's figures, measured before the fix, are beside them.
   ``--duplicate``), the decisions at which the opponents' hands were known
   (``known_opponent_hands_decisions``) of all decisions, and in how many deals
   the remembered hands were exactly the record's (before: mirror was the only
-  duplicate play, 391 of 574 decisions, exact in 64 of 64 deals). A node
+  duplicate play, 391 of 574 decisions, exact in 64 of 64 deals; now a mirror
+  tournament plays each pair's legs one after the other, so they are known in
+  every deal of the second legs, half the deals). A node
   without the mode field plays ``duplicate`` as it understands it for both.
 
 * ``cancel``: a rated warm-up tournament of two bots is played, then a round-robin of 8 matches of

@@ -2,7 +2,9 @@
 
 Any node (or the command line) may advance a tournament at any time: the next
 stage is enqueued under an idempotency key, so two nodes doing it at once
-enqueue it once, and the state moves by compare-and-set. What is needed of
+enqueue it once, and the state moves by compare-and-set. Nothing is enqueued
+while a job of the tournament is left: a stage (a mirror stage's half:
+:meth:`Tournament.jobs_for`) follows the last job of the one before it. What is needed of
 the store is the narrow :class:`TournamentStore` protocol; the queue's
 brokers keep it.
 
@@ -182,10 +184,11 @@ class Tournaments:
         spec, state = found
         if not state.is_open:
             return
-        if (state is TournamentState.RUNNING and spec.format != "sprt"
-                and self.store.pending_count(tournament_id)):
-            # a stage is complete only when none of its jobs is left: nothing to do yet
-            # (sprt may decide in the middle of a batch, so it always looks at its results)
+        pending = self.store.pending_count(tournament_id) if state is TournamentState.RUNNING else 0
+        if pending and spec.format != "sprt":
+            # a stage (or a mirror stage's half) is complete only when none of its jobs is left:
+            # nothing to do yet (sprt may decide in the middle of a batch, so it always looks at
+            # its results)
             return
         tour = self.tournament(spec)
         key, jobs = tour.jobs_for(self.summaries(tournament_id))  # one pass over the summaries
@@ -193,7 +196,10 @@ class Tournaments:
             self.store.set_tournament_state(tournament_id, TournamentState.FINISHED, expect=state,
                                             reason=SPRT_DECIDED if spec.format == "sprt" else ALL_PLAYED)
             return
-        if jobs:
+        if jobs and not pending:
+            # nothing enqueued while jobs are left: an sprt batch whose first legs are all over
+            # has its second legs already queued if an older node enqueued the batch whole, or
+            # its last first leg is not acked yet (the node that acks it advances next)
             self.store.enqueue_once(key, jobs)
         if state is TournamentState.CREATED:
             self.store.set_tournament_state(tournament_id, TournamentState.RUNNING,

@@ -24,7 +24,9 @@ Identifiers (all deterministic, so regenerating a round gives the same jobs):
   tournament given the same seed deals the same decks;
 - the idempotency key of what to enqueue: ``{tid}/all`` (round-robin,
   gauntlet, partners), ``{tid}/round/{r}`` (Swiss, knockout), ``{tid}/batch/{b}``
-  (sprt). Rounds and batches count from 1.
+  (sprt). Rounds and batches count from 1. A stage of mirror pairs is enqueued
+  in two halves: every pair's leg 0 under the stage's key, then, once each of
+  them has a result, every leg 1 under ``{key}/leg1`` (:meth:`Tournament.jobs_for`).
 
 Results are looked up by match id; a result listed twice counts once (the
 first), results of other tournaments or of matches not scheduled are ignored,
@@ -61,7 +63,11 @@ from arena.tournament.standings import Game, Order, Standing, compute_standings
 from arena.tournament.summary import ResultSummary
 from arena.tournament.tables import duplicate_legs, pairing_id, quartet_tables, seed_label
 
-__all__ = ["Overview", "Pairing", "Stage", "Tournament", "duplicate_legs", "pairing_id", "seed_label"]
+#: the last part of the idempotency key of a mirror stage's second half (its pairs' leg 1)
+SECOND_LEGS = "leg1"
+
+__all__ = ["SECOND_LEGS", "Overview", "Pairing", "Stage", "Tournament", "duplicate_legs", "pairing_id",
+           "seed_label"]
 
 
 @dataclass(frozen=True)
@@ -144,6 +150,8 @@ class _Progress:
     finished: bool = False
     sprt: SprtState | None = None
     reached: dict[str, int] = field(default_factory=dict)  # knockout
+    #: the results of the tournament's matches, by match id
+    results: dict[str, ResultSummary] = field(default_factory=dict)
 
 
 class Tournament:
@@ -177,12 +185,26 @@ class Tournament:
         key and jobs come back until that stage is finished, so a broker's
         ``enqueue_once(key, jobs)`` may be called on every result. Once the
         tournament is finished: ``(f"{tid}/finished", [])``.
+
+        A stage of mirror pairs comes in two halves: every pair's leg 0 under
+        the stage's key until each of them has a result, then every leg 1 still
+        without one under ``{key}/leg1``. So no bot is shown a deal's second leg
+        before its first is over, and the audit (:mod:`arena.tournament.detection`)
+        has the first leg's decisions, made before the bot could have seen the
+        deal, to compare with the second's. The first half keeps the stage's old
+        key: a stage enqueued whole by an older node is not enqueued again.
         """
         progress = self._progress(results)
         if progress.finished:
             return f"{self.spec.tournament_id}/finished", []
         stage = progress.stages[-1]
-        return stage.key, stage.jobs
+        if self.spec.duplicate != "mirror":
+            return stage.key, stage.jobs
+        firsts = [p.jobs[0] for p in stage.pairings]
+        if any(j.match_id not in progress.results for j in firsts):
+            return stage.key, firsts
+        return f"{stage.key}/{SECOND_LEGS}", [
+            p.jobs[1] for p in stage.pairings if p.jobs[1].match_id not in progress.results]
 
     def is_finished(self, results: Results) -> bool:
         return self._progress(results).finished
@@ -259,14 +281,16 @@ class Tournament:
                 by_id[r.match_id] = r if isinstance(r, ResultSummary) else self.summary(r)
         fmt = self.spec.format
         if fmt == "swiss":
-            return self._swiss(by_id)
-        if fmt == "knockout":
-            return self._knockout(by_id)
-        if fmt == "sprt":
-            return self._sprt(by_id)
-        stage = self._partners() if fmt == "partners" else self._all_at_once()
-        progress = _Progress(stages=[stage])
-        progress.finished = self._play(progress, progress.stages[0], by_id) is not None
+            progress = self._swiss(by_id)
+        elif fmt == "knockout":
+            progress = self._knockout(by_id)
+        elif fmt == "sprt":
+            progress = self._sprt(by_id)
+        else:
+            stage = self._partners() if fmt == "partners" else self._all_at_once()
+            progress = _Progress(stages=[stage])
+            progress.finished = self._play(progress, progress.stages[0], by_id) is not None
+        progress.results = by_id
         return progress
 
     def _play(self, progress: _Progress, stage: Stage, by_id: dict[str, ResultSummary]) -> list[Game] | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import statistics
 import sys
 from collections.abc import AsyncIterator
@@ -19,7 +20,7 @@ from belote.arena.v1 import arena_service_pb2 as apb
 from belote_bot import HeuristicBot
 
 from arena.node.run import RunningNode
-from arena.records import TimeControl
+from arena.records import MatchRecord, TimeControl
 from tests.referee.arena_helpers import arena_stub, arun, until
 from tests.tournament.remembering_bot import RememberingBot
 
@@ -33,9 +34,11 @@ PAIRS = 20
 def test_the_audit_flags_a_bot_that_remembers_the_hands_of_the_other_leg(tmp_path: Path) -> None:
     async def main() -> None:
         stop = asyncio.Event()
-        # one match at a time: each pair's legs run one after the other, as the audit needs to
-        # compare them (docs/detection.md#what-it-cannot-see); the cheater's searches get time
-        async with node(tmp_path, capacity=1, time=TimeControl(deadline=5.0, time_bank=60.0)) as running:
+        # the node's default capacity, several matches at once: a mirror tournament plays every
+        # pair's first leg before its second (docs/detection.md#what-it-cannot-see), so the audit
+        # has play before the cheater saw each deal to compare; the cheater's searches get time
+        async with node(tmp_path, time=TimeControl(deadline=5.0, time_bank=60.0)) as running:
+            assert running.worker.capacity > 1
             cheat = RememberingBot(seed=1)
             bots = [connect(running, "remembering", cheat, stop),
                     connect(running, "heuristic", HeuristicBot(2), stop)]
@@ -47,6 +50,10 @@ def test_the_audit_flags_a_bot_that_remembers_the_hands_of_the_other_leg(tmp_pat
                 await create(admin, tournament_id="audited", format="sprt", bots=["remembering", "heuristic"],
                              ruleset="coinche", deals=1, duplicate=True, sprt=wide_sprt(PAIRS))
                 await until(lambda: finished(running, "audited"), 600, "the tournament")
+                spans = {r.match_id: span(r.record) for r in running.worker.broker.results("audited")}
+                assert any(a[0] < b[1] and b[0] < a[1] for a, b in itertools.combinations(spans.values(), 2))
+                for i in range(PAIRS):  # matches ran together, but each pair's legs one after the other
+                    assert spans[f"audited-r1-{i}-leg0"][1] <= spans[f"audited-r1-{i}-leg1"][0]
                 request = apb.AuditTournamentRequest(tournament_id="audited")
                 for stranger, code in ((anyone, grpc.StatusCode.UNAUTHENTICATED),
                                        (a_bot, grpc.StatusCode.PERMISSION_DENIED)):
@@ -105,6 +112,13 @@ async def two_bots(tmp_path: Path) -> AsyncIterator[RunningNode]:
         finally:
             stop.set()
             await asyncio.gather(*bots, return_exceptions=True)
+
+
+def span(record: MatchRecord) -> tuple[int, int]:
+    """When the match asked its first and its last decision (ms since the epoch, the node's clock)."""
+    assert record.started_ms is not None
+    asked = [t for deal in record.asked_ms for t in deal]
+    return record.started_ms + min(asked), record.started_ms + max(asked)
 
 
 def wide_sprt(pairs: int) -> apb.SprtOptions:

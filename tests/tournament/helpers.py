@@ -57,7 +57,8 @@ def synthetic(job: MatchJob, winner: int | None, totals: tuple[int, int] | None 
 def run(
     tournament: Tournament, decide: Callable[[MatchJob], MatchResult], limit: int = 10_000,
 ) -> tuple[list[MatchResult], list[str]]:
-    """Drive a tournament to its end as the nodes would; returns the results and the keys enqueued."""
+    """Drive a tournament to its end as the nodes would; returns the results and the keys enqueued.
+    It checks that no mirror pair's second leg is given before its first leg's result."""
     results: list[MatchResult] = []
     keys: list[str] = []
     done: set[str] = set()
@@ -67,12 +68,21 @@ def run(
         key, jobs = tournament.jobs_for(results)
         if key not in keys:
             keys.append(key)
+        early = [j.match_id for j in jobs if j.tags.get("leg") == 1
+                 and j.match_id.removesuffix("-leg1") + "-leg0" not in done]
+        assert not early, f"{key} gives second legs before their first legs' results: {early}"
         todo = [j for j in jobs if j.match_id not in done]
         assert todo, f"stage {key} has nothing left to play but the tournament is not finished"
         for job in todo:
             results.append(decide(job))
             done.add(job.match_id)
     raise AssertionError("the tournament did not finish")
+
+
+def scheduled(tournament: Tournament, results: Sequence[MatchResult] = ()) -> list[MatchJob]:
+    """Every job of the current stage, both legs of each mirror pair (what :meth:`Tournament.jobs_for`
+    enqueues of a mirror stage is one half at a time)."""
+    return tournament.stages(results)[-1].jobs
 
 
 def ids(jobs: Sequence[MatchJob]) -> list[str]:

@@ -17,7 +17,7 @@ from arena.tournament import (
     duplicate_score,
 )
 from tests.factories import result_of_job
-from tests.tournament.helpers import play_job, play_match, result_of, synthetic
+from tests.tournament.helpers import play_job, play_match, result_of, scheduled, synthetic
 
 
 def pair_jobs(ruleset: str = "classic", deals: int = 6, seed: str = "dup") -> tuple[MatchJob, MatchJob]:
@@ -25,7 +25,7 @@ def pair_jobs(ruleset: str = "classic", deals: int = 6, seed: str = "dup") -> tu
         "tournament_id": "d", "format": "round-robin", "bots": ["A", "B"], "ruleset": ruleset,
         "deals": deals, "duplicate": True, "seed": seed,
     }))
-    _, (leg0, leg1) = t.jobs_for([])
+    leg0, leg1 = scheduled(t)
     return leg0, leg1
 
 
@@ -73,8 +73,7 @@ def test_the_stronger_bot_wins_the_pairs_and_the_standings_agree() -> None:
     }))
     kinds = {"smart": "heuristic", "rand1": "random", "rand2": "random"}
     rng = random.Random(3)
-    _, jobs = t.jobs_for([])
-    results = [play_job(j, kinds, rng) for j in jobs]
+    results = [play_job(j, kinds, rng) for j in scheduled(t)]
     assert t.is_finished(results)
     by_id = {r.match_id: r for r in results}
     games = t.games(results)
@@ -129,7 +128,7 @@ def test_a_forfeited_leg_decides_the_pair_by_match_results() -> None:
     t = Tournament(TournamentSpec.from_dict({
         "tournament_id": "f", "format": "round-robin", "bots": ["A", "B"], "deals": 4, "duplicate": True,
     }))
-    _, (leg0, leg1) = t.jobs_for([])
+    leg0, leg1 = scheduled(t)
     rng = random.Random(5)
     played = play_job(leg0, {"A": "random", "B": "heuristic"}, rng)
     # B forfeits leg 1 (seated at team 0): A wins it; leg 0 decides whether A wins or draws the pair

@@ -16,7 +16,7 @@ from arena.engine.dealing import derive_seed
 from arena.tournament import MatchJob, MatchResult, Tournament, TournamentError, TournamentSpec
 from arena.tournament.pairing import bracket_seeds, circle_rounds, first_round
 from tests.factories import result_of_job
-from tests.tournament.helpers import ids, run, synthetic
+from tests.tournament.helpers import ids, run, scheduled, synthetic
 
 
 def make(fmt: str, bots: list[str], **fields: Any) -> Tournament:
@@ -39,8 +39,10 @@ def team0_wins(job: MatchJob) -> MatchResult:
 def test_round_robin_plays_every_pairing_in_both_seatings(n: int, rounds: int, duplicate: bool) -> None:
     extra = {"deals": 2, "duplicate": "mirror"} if duplicate else {}
     t = make("round-robin", bots_of(n), rounds=rounds, **extra)
-    key, jobs = t.jobs_for([])
+    key, first = t.jobs_for([])
+    jobs = scheduled(t)
     assert key == "t/all"
+    assert first == ([j for j in jobs if j.tags["leg"] == 0] if duplicate else jobs)  # mirror: leg 0 first
     assert len(jobs) == n * (n - 1) * rounds  # one match per ordered pair and round
     seatings = Counter((j.team0, j.team1) for j in jobs)
     assert set(seatings) == {(a, b) for a in bots_of(n) for b in bots_of(n) if a != b}
@@ -83,8 +85,10 @@ def test_a_gauntlet_plays_the_candidate_against_each_of_the_field(
     cand = bots[which % n]
     extra = {"deals": 2, "duplicate": "mirror"} if duplicate else {}
     t = make("gauntlet", bots, candidate=cand, **extra)
-    key, jobs = t.jobs_for([])
+    key, first = t.jobs_for([])
+    jobs = scheduled(t)
     assert key == "t/all"
+    assert first == ([j for j in jobs if j.tags["leg"] == 0] if duplicate else jobs)  # mirror: leg 0 first
     assert len(jobs) == 2 * (n - 1)
     seatings = {(j.team0, j.team1) for j in jobs}
     field = [b for b in bots if b != cand]
@@ -140,13 +144,16 @@ def test_keys_name_the_stage(fields: dict[str, Any]) -> None:
     expected = {"round-robin": "t/all", "gauntlet": "t/all", "swiss": "t/round/1",
                 "knockout": "t/round/1", "sprt": "t/batch/1"}[fields["format"]]
     assert keys[0] == expected
+    halves = ("", "/leg1") if t.spec.duplicate == "mirror" else ("",)  # a mirror stage's second legs after
     if fields["format"] in ("swiss", "knockout"):
-        assert keys == [f"t/round/{r}" for r in range(1, len(keys) + 1)]
+        assert keys == [f"t/round/{r}{h}" for r in range(1, len(keys) // len(halves) + 1) for h in halves]
+    if fields["format"] == "sprt":
+        assert keys == [f"t/batch/{b}{h}" for b in range(1, len(keys) // len(halves) + 1) for h in halves]
 
 
 def test_duplicate_legs_share_the_seed_and_swap_the_bots() -> None:
     t = make("round-robin", bots_of(4), deals=6, duplicate="mirror", seed="x")
-    _, jobs = t.jobs_for([])
+    jobs = scheduled(t)
     legs: dict[str, list[MatchJob]] = {}
     for j in jobs:
         legs.setdefault(j.tags["pair"], []).append(j)
@@ -262,7 +269,7 @@ def test_a_drawn_knockout_match_goes_to_the_points_then_to_a_seeded_coin() -> No
 
 def test_a_duplicate_knockout_pair_counts_the_recorded_deals_not_the_totals() -> None:
     t = make("knockout", ["a", "b"], deals=2, duplicate="mirror")
-    _, (leg0, leg1) = t.jobs_for([])
+    leg0, leg1 = scheduled(t)
     # the records hold no deal: the pair is level whatever the totals say, and goes to the coin
     results = [synthetic(leg0, 0, (200, 100)), synthetic(leg1, 0, (300, 100))]
     game = t.games(results)[0]

@@ -13,7 +13,7 @@ from arena.engine.bots import HeuristicPlayer, Player, RandomPlayer
 from arena.records import MatchEnd, MatchRecord, ResultReason, SeatBot, TimeControl
 from arena.tournament import MatchJob, MatchResult, Tournament, TournamentError, TournamentSpec
 from arena.tournament.partners import PartnerRound, partner_rounds
-from tests.tournament.helpers import run, synthetic
+from tests.tournament.helpers import run, scheduled, synthetic
 
 
 def bots(n: int) -> tuple[str, ...]:
@@ -104,7 +104,7 @@ def test_duplicate_partners_swap_the_sides_on_the_same_deals() -> None:
     spec = TournamentSpec("t", "partners", bots(4), rounds=3, deals=2, duplicate="mirror",
                           ruleset=Ruleset.from_spec("coinche"))
     tour = Tournament(spec)
-    _, jobs = tour.jobs_for([])
+    jobs = scheduled(tour)
     assert len(jobs) == 6
     kinds: dict[str, Player] = {"b0": HeuristicPlayer(), "b1": RandomPlayer(), "b2": RandomPlayer(),
                                 "b3": RandomPlayer()}

@@ -21,7 +21,7 @@ from arena.tournament import (
     pentanomial,
     run_sprt,
 )
-from tests.tournament.helpers import run, synthetic
+from tests.tournament.helpers import run, scheduled, synthetic
 
 
 def sprt(**options: Any) -> Tournament:
@@ -123,7 +123,7 @@ def test_a_much_stronger_candidate_is_accepted() -> None:
     state = t.sprt_state(results)
     assert state.decision == "H1" and state.llr >= state.upper
     assert state.pairs <= len(results) // 2
-    assert keys == [f"s/batch/{b}" for b in range(1, len(keys) + 1)]
+    assert keys == [f"s/batch/{b}{half}" for b in range(1, len(keys) // 2 + 1) for half in ("", "/leg1")]
     assert t.jobs_for(results) == ("s/finished", [])
     assert t.standings(results)[0].bot == "new"
 
@@ -136,27 +136,32 @@ def test_equal_bots_are_rejected() -> None:
     assert state.pairs > 100
 
 
-def test_batches_come_one_at_a_time_and_stop_at_max_pairs() -> None:
+def test_batches_come_one_at_a_time_first_legs_first_and_stop_at_max_pairs() -> None:
     t = sprt(batch_pairs=4, max_pairs=10)
-    key, jobs = t.jobs_for([])
-    assert key == "s/batch/1" and len(jobs) == 8
-    assert [(j.team0, j.team1) for j in jobs[:2]] == [("new", "old"), ("old", "new")]
+
     def seesaw(batch: list[MatchJob]) -> list[MatchResult]:
         """Pairs won and lost in turn by "new": mean 1/2, wide variance, no decision for long."""
         out = []
-        for i in range(0, len(batch), 2):
-            new_wins = (int(batch[i].match_id.split("-")[2]) % 2) == 0
-            out += [synthetic(batch[i], 0 if new_wins else 1), synthetic(batch[i + 1], 1 if new_wins else 0)]
+        for job in batch:
+            new_wins = (int(job.match_id.split("-")[2]) % 2) == 0
+            new_team = 0 if job.team0 == "new" else 1
+            out.append(synthetic(job, new_team if new_wins else 1 - new_team))
         return out
 
-    draws = seesaw(jobs)
-    assert t.jobs_for(draws[:-1]) == (key, jobs)
-    key, jobs2 = t.jobs_for(draws)
-    assert key == "s/batch/2" and len(jobs2) == 8
-    draws += seesaw(jobs2)
-    key, jobs3 = t.jobs_for(draws)
-    assert key == "s/batch/3" and len(jobs3) == 4  # 10 pairs at most
-    draws += seesaw(jobs3)
+    draws: list[MatchResult] = []
+    for batch, size in ((1, 4), (2, 4), (3, 2)):  # 10 pairs at most
+        key, firsts = t.jobs_for(draws)
+        assert key == f"s/batch/{batch}" and len(firsts) == size
+        assert all(j.tags["leg"] == 0 and j.team0 == "new" for j in firsts)
+        first_legs = seesaw(firsts)
+        assert t.jobs_for(draws + first_legs[:-1]) == (key, firsts)  # a first leg is still out
+        draws += first_legs
+        key, seconds = t.jobs_for(draws)
+        assert key == f"s/batch/{batch}/leg1" and len(seconds) == size
+        assert [j.match_id for j in seconds] == [j.match_id.replace("-leg0", "-leg1") for j in firsts]
+        second_legs = seesaw(seconds)
+        assert t.jobs_for(draws + second_legs[1:]) == (key, seconds[:1])  # those still to play
+        draws += second_legs
     assert t.is_finished(draws)
     state = t.sprt_state(draws)
     assert state.decision is None and state.pairs == 10 and state.pentanomial == (5, 0, 0, 0, 5)
@@ -164,7 +169,7 @@ def test_batches_come_one_at_a_time_and_stop_at_max_pairs() -> None:
 
 def test_a_decision_in_the_middle_of_a_batch_is_final() -> None:
     t = sprt(elo0=0, elo1=100, batch_pairs=20)
-    _, jobs = t.jobs_for([])
+    jobs = scheduled(t)
     legs = {j.match_id: j for j in jobs}
 
     def pair(i: int, new_wins: int) -> list[MatchResult]:
@@ -187,7 +192,7 @@ def test_a_decision_in_the_middle_of_a_batch_is_final() -> None:
 
 def test_the_test_reads_the_pairs_in_order() -> None:
     t = sprt(elo0=0, elo1=100, batch_pairs=6)
-    _, jobs = t.jobs_for([])
+    jobs = scheduled(t)
     wins = [synthetic(j, 0 if j.team0 == "new" else 1) for j in jobs]
     # pair 0 not finished: nothing after it counts yet
     assert t.sprt_state(wins[2:]).pairs == 0

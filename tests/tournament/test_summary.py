@@ -10,7 +10,7 @@ import pytest
 
 from arena.tournament import Tournament, TournamentError, TournamentSpec
 from arena.tournament.summary import DETAIL_MAX, ResultSummary
-from tests.tournament.helpers import play_job, synthetic
+from tests.tournament.helpers import play_job, scheduled, synthetic
 
 
 def duplicate_round_robin() -> Tournament:
@@ -21,7 +21,7 @@ def duplicate_round_robin() -> Tournament:
 
 def test_a_summary_survives_its_json() -> None:
     t = duplicate_round_robin()
-    _, jobs = t.jobs_for([])
+    jobs = scheduled(t)
     r = play_job(jobs[0], {"A": "random", "B": "heuristic", "C": "random"}, random.Random(1))
     s = ResultSummary.of_result(r, deals=True)
     assert ResultSummary.from_json(s.to_json()) == s
@@ -31,7 +31,7 @@ def test_a_summary_survives_its_json() -> None:
 
 def test_a_tournament_gives_the_same_from_summaries_as_from_results() -> None:
     t = duplicate_round_robin()
-    _, jobs = t.jobs_for([])
+    jobs = scheduled(t)
     rng = random.Random(2)
     results = [play_job(j, {"A": "random", "B": "heuristic", "C": "heuristic"}, rng) for j in jobs]
     summaries = [ResultSummary.of_result(r, deals=True) for r in results]
@@ -43,7 +43,7 @@ def test_a_tournament_gives_the_same_from_summaries_as_from_results() -> None:
 
 def test_a_record_that_does_not_replay_is_named_when_its_pair_is_scored() -> None:
     t = duplicate_round_robin()
-    _, jobs = t.jobs_for([])
+    jobs = scheduled(t)
     rng = random.Random(3)
     leg0, leg1 = (play_job(j, {"A": "random", "B": "random", "C": "random"}, rng) for j in jobs[:2])
     deals = list(leg0.record.deals)
@@ -59,7 +59,7 @@ def test_a_record_that_does_not_replay_is_named_when_its_pair_is_scored() -> Non
 
 def test_a_long_detail_is_cut_and_an_unreadable_summary_is_an_error() -> None:
     t = Tournament(TournamentSpec(tournament_id="t", format="round-robin", bots=("a", "b")))
-    _, (job, _) = t.jobs_for([])
+    job, _ = scheduled(t)
     r = synthetic(job, 1, reason="forfeit")
     long = dataclasses.replace(r, record=dataclasses.replace(
         r.record, result=dataclasses.replace(r.record.result, detail="x" * 5000, forfeit_seat=2)))
@@ -80,7 +80,7 @@ def partners_duplicate() -> Tournament:
 
 def test_a_mixed_summary_names_each_seat_and_an_older_one_means_one_bot_a_side() -> None:
     t = partners_duplicate()
-    _, jobs = t.jobs_for([])
+    jobs = scheduled(t)
     r = play_job(jobs[0], dict.fromkeys("ABCDE", "random"), random.Random(4))
     s = ResultSummary.of_result(r, deals=True)
     assert s.is_mixed and s.seats == s.seat_bots == r.seat_bots == jobs[0].seat_bots
@@ -100,7 +100,7 @@ def test_a_mixed_summary_names_each_seat_and_an_older_one_means_one_bot_a_side()
 
 def test_a_partners_tournament_gives_the_same_from_summaries_as_from_results() -> None:
     t = partners_duplicate()
-    _, jobs = t.jobs_for([])
+    jobs = scheduled(t)
     rng = random.Random(5)
     kinds = {"A": "heuristic", "B": "random", "C": "random", "D": "heuristic", "E": "random"}
     results = [play_job(j, kinds, rng) for j in jobs]
@@ -115,7 +115,7 @@ def test_a_partners_tournament_gives_the_same_from_summaries_as_from_results() -
 
 def test_a_result_whose_seats_differ_from_its_job_is_refused() -> None:
     t = partners_duplicate()
-    _, jobs = t.jobs_for([])
+    jobs = scheduled(t)
     rng = random.Random(6)
     leg0, leg1 = (ResultSummary.of_result(play_job(j, dict.fromkeys("ABCDE", "random"), rng), deals=True)
                   for j in jobs[:2])

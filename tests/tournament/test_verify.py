@@ -15,6 +15,7 @@ from arena.tournament import Tournament, TournamentSpec
 from arena.tournament.spec import Duplicate
 from arena.tournament.verify import verify_tournament
 from tests.factories import record_of_match
+from tests.tournament.helpers import scheduled
 
 pytestmark = pytest.mark.security
 SECRET = "the-tournament-secret"
@@ -24,7 +25,7 @@ def played_tournament(ruleset: str = "coinche", duplicate: Duplicate = "mirror")
     bots = ("a", "b", "c") if duplicate == "mirror" else ("a", "b", "c", "d")
     spec = TournamentSpec(tournament_id="v", format="round-robin", bots=bots,
                           ruleset=Ruleset.from_spec(ruleset), deals=2, duplicate=duplicate, seed=SECRET)
-    _, jobs = Tournament(spec).jobs_for([])
+    jobs = scheduled(Tournament(spec))
     records = []
     rng = random.Random(4)
     for job in jobs:
