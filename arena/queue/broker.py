@@ -237,8 +237,14 @@ class Broker(abc.ABC):
     def write_result(self, result: MatchResult) -> bool:
         """Write the result and update ratings atomically; False if it was already written."""
 
+    def get_result(self, match_id: str) -> MatchResult | None:
+        text = self.get_result_json(match_id)
+        return None if text is None else MatchResult.from_json(text)
+
     @abc.abstractmethod
-    def get_result(self, match_id: str) -> MatchResult | None: ...
+    def get_result_json(self, match_id: str) -> str | None:
+        """The result's JSON text as written, unread (a reader that parses it elsewhere: a replay's
+        build), or None."""
 
     @abc.abstractmethod
     def results(self, tournament_id: str) -> list[MatchResult]: ...

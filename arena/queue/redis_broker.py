@@ -385,10 +385,9 @@ class RedisBroker(Broker):
         with self._errors():
             return bool(self._write_result(keys=keys, args=args))
 
-    def get_result(self, match_id: str) -> MatchResult | None:
+    def get_result_json(self, match_id: str) -> str | None:
         with self._errors():
-            text = cast("str | None", self._redis.get(self.keys.result(match_id)))
-        return None if text is None else MatchResult.from_json(text)
+            return cast("str | None", self._redis.get(self.keys.result(match_id)))
 
     def result_counts(self, ids: Sequence[str]) -> dict[str, int]:
         wanted = list(dict.fromkeys(ids))

@@ -21,6 +21,7 @@ from arena.referee.node import (
     NodeError,
     NotFound,
     ResourceExhausted,
+    Unavailable,
 )
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -31,6 +32,7 @@ STATUS_OF: dict[type[Exception], grpc.StatusCode] = {
     InvalidArgument: grpc.StatusCode.INVALID_ARGUMENT,
     FailedPrecondition: grpc.StatusCode.FAILED_PRECONDITION,
     ResourceExhausted: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    Unavailable: grpc.StatusCode.UNAVAILABLE,
     AlreadyExists: grpc.StatusCode.ALREADY_EXISTS,
     Unauthenticated: grpc.StatusCode.UNAUTHENTICATED,
     PermissionDenied: grpc.StatusCode.PERMISSION_DENIED,
