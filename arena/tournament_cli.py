@@ -88,7 +88,9 @@ def create(args: argparse.Namespace) -> int:
     spec = apb.TournamentSpec(
         tournament_id=args.id, format=args.format,
         bots=[b.strip() for b in args.bots.split(",") if b.strip()], candidate=args.candidate or "",
-        ruleset=args.ruleset, deals=args.deals or 0, target=args.target or 0, duplicate=args.duplicate,
+        ruleset=args.ruleset, deals=args.deals or 0, target=args.target or 0,
+        duplicate=args.duplicate is not None,
+        duplicate_mode="" if args.duplicate in (None, _FORMAT_DEFAULT) else args.duplicate,
         rounds=args.rounds or 0, seed=args.seed,
     )
     if args.format == "sprt":
@@ -96,7 +98,7 @@ def create(args: argparse.Namespace) -> int:
                                            batch_pairs=args.batch_pairs, max_pairs=args.max_pairs))
     reply = _call(args, "CreateTournament", spec=spec)
     out = {"tournament_id": reply.tournament_id, "jobs": reply.jobs_queued, "commitment": reply.commitment,
-           "unrated_reason": reply.unrated_reason}
+           "unrated_reason": reply.unrated_reason, "duplicate_note": reply.duplicate_note}
     if args.json:
         print(json.dumps(out))
         return 0
@@ -106,6 +108,8 @@ def create(args: argparse.Namespace) -> int:
           f"deals against it once the tournament is over)")
     if reply.unrated_reason:
         print(f"unrated: {reply.unrated_reason}")
+    if reply.duplicate_note:
+        print(f"{reply.duplicate_note}")
     print(f"follow it: belote-arena tournament status {reply.tournament_id} --watch")
     return 0
 
@@ -118,7 +122,8 @@ def status_json(t: apb.TournamentStatus) -> dict[str, Any]:
         "matches_queued": t.matches_queued,
         "standings": [_standing_json(s) for s in t.standings],
         "commitment": t.commitment, "secret": t.secret, "unrated_reason": t.unrated_reason,
-        "waiting_for": list(t.waiting_for),
+        "waiting_for": list(t.waiting_for), "duplicate": spec.duplicate_mode,
+        "duplicate_note": t.duplicate_note,
     }
     if t.HasField("sprt"):
         st = t.sprt
@@ -157,6 +162,10 @@ def print_standings(status: dict[str, Any]) -> None:
         print(f"waiting for {', '.join(status['waiting_for'])}: connected to no node")
     if status["unrated_reason"]:
         print(f"unrated: {status['unrated_reason']}")
+    if status["duplicate_note"]:
+        print(status["duplicate_note"])
+    elif status["duplicate"]:
+        print(f"{status['duplicate']} duplicate: no bot sees a deal from two seats")
     if status["secret"]:
         print(f"secret {status['secret']} (check the deals: belote-arena verify {status['tournament_id']})")
 
@@ -257,6 +266,16 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true")
 
 
+#: ``--duplicate`` with no mode: the format's (argparse passes a string const through ``type``)
+_FORMAT_DEFAULT = "(the format's default)"
+
+
+def _duplicate_mode(text: str) -> str:
+    if text not in ("field", "mirror", _FORMAT_DEFAULT):
+        raise argparse.ArgumentTypeError(f"a duplicate mode is field or mirror, not {text[:32]!r}")
+    return text
+
+
 def add_parser(sub: Any) -> None:
     t = sub.add_parser("tournament", help="create, follow, cancel or resume a tournament")
     tsub = t.add_subparsers(dest="tournament_command", required=True)
@@ -270,7 +289,13 @@ def add_parser(sub: Any) -> None:
     c.add_argument("--ruleset", default="classic", help="a preset or a JSON ruleset object")
     c.add_argument("--deals", type=int, help="a fixed number of deals per match")
     c.add_argument("--target", type=int, help="play each match to this score instead")
-    c.add_argument("--duplicate", action="store_true", help="play each deal twice with the hands exchanged")
+    c.add_argument("--duplicate", nargs="?", const=_FORMAT_DEFAULT, type=_duplicate_mode,
+                   metavar="field|mirror",
+                   help="duplicate play (needs --deals). field (the default for round-robin, swiss and "
+                        "partners): each deal at two tables by four different bots, each scored against "
+                        "the one that held the same cards; no bot sees a deal from two seats (4+ bots; "
+                        "partners 8+). mirror (sprt's, and only when asked elsewhere): each deal twice by "
+                        "the same two bots with the hands exchanged, so both legs are seen by both bots")
     c.add_argument("--rounds", type=int, help="repeats (round-robin, gauntlet), Swiss or partners rounds")
     c.add_argument("--seed", default="",
                    help="for tests and reproductions: the deals are then known in advance and the "

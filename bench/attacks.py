@@ -2,7 +2,7 @@
 
 Usage (from the repository root)::
 
-    python bench/attacks.py [--deals D] [--flood N] [--json]
+    python bench/attacks.py [--deals D] [--flood N] [--duplicate-deals D] [--only NAME,...] [--json]
 
 A real node of a queue (``running_node`` on an embedded queue in a temporary
 folder, the default policy: registration by an admin, public reads) in this
@@ -25,10 +25,23 @@ got; the issue's figures, measured before the fix, are beside them.
   of two registered bots connected to no node, followed by one of two
   connected bots (before: the second made no progress for 117 s). Prints
   what ``GetTournament`` names as awaited and how long the second took.
+* ``duplicate`` (issue 16): four bots that remember every hand they are shown
+  play a duplicate round-robin of ``--duplicate-deals`` (8) coinche deals a
+  match, once in each mode (a node of its own each). A bot holds both seats of
+  its team, so it sees two hands a deal; at each decision it looks for a deal it
+  was shown earlier, in another match, whose two hands complete its own team's
+  two hands to the 32 cards: those are its opponents' hands. Prints, for
+  ``mirror`` (both legs seen by both bots) and ``field`` (the default of
+  ``--duplicate``), the decisions at which the opponents' hands were known
+  (``known_opponent_hands_decisions``) of all decisions, and in how many deals
+  the remembered hands were exactly the record's (before: mirror was the only
+  duplicate play, 391 of 574 decisions, exact in 64 of 64 deals). A node
+  without the mode field plays ``duplicate`` as it understands it for both.
 
 Nothing passes or fails here: the figures are printed, one ``name=value`` line
 each at the end. The tests that hold these lines are marked ``security``
-(tests/referee/test_access.py, tests/node/test_tournament_trust.py).
+(tests/referee/test_access.py, tests/node/test_tournament_trust.py,
+tests/test_attacks_bench.py).
 """
 
 from __future__ import annotations
@@ -37,6 +50,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import random
 import sys
 import tempfile
 import time
@@ -52,9 +66,10 @@ import grpc  # noqa: E402
 import grpc.aio  # noqa: E402
 from belote.arena.v1 import arena_service_pb2 as apb  # noqa: E402
 from belote.arena.v1 import arena_service_pb2_grpc as agrpc  # noqa: E402
-from belote_bot import RandomBot, run_async  # noqa: E402
+from belote_bot import Bot, Observation, RandomBot, run_async  # noqa: E402
 
 from arena.engine import Ruleset  # noqa: E402
+from arena.engine.cards import mask_of, parse_cards  # noqa: E402
 from arena.engine.dealing import deal_from_rng, deal_rng  # noqa: E402
 from arena.engine.record import deal_record  # noqa: E402
 from arena.node.run import NodeSettings, RunningNode, running_node  # noqa: E402
@@ -223,31 +238,143 @@ async def attack_queue(folder: Path) -> dict[str, Any]:
     return out
 
 
+ALL_CARDS = (1 << 32) - 1
+
+
+class RememberingBot(Bot):
+    """Plays a random legal action, and remembers every hand it is shown (the duplicate attack).
+
+    A deal is known by its match and index; the bot keeps the hand each of its seats was dealt (in
+    coinche, its hand at its first decision of the deal). At a decision where it knows both of its
+    team's hands, it looks for a deal of another match where it was shown two hands that, with
+    these, make the 32 cards: they are the opponents' hands, exactly (``claims`` keeps them, to be
+    checked against the records)."""
+
+    act_inline = True
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+        self.shown: dict[tuple[str, int], dict[int, int]] = {}
+        self.decisions = 0
+        self.known = 0
+        #: (match, deal, seat) -> the opponents' cards the bot knew
+        self.claims: dict[tuple[str, int, int], int] = {}
+
+    def act(self, obs: Observation) -> Any:
+        self.decisions += 1
+        key = (obs.match_id, obs.deal_index)
+        team = self.shown.setdefault(key, {})
+        team.setdefault(obs.seat, obs.hand_mask)
+        if obs.partner in team:
+            mine = team[obs.seat] | team[obs.partner]
+            for (match_id, _), seen in self.shown.items():
+                if match_id != obs.match_id and len(seen) == 2:
+                    theirs = sum(seen.values())
+                    if theirs & mine == 0 and theirs | mine == ALL_CARDS:
+                        self.known += 1
+                        self.claims[(obs.match_id, obs.deal_index, obs.seat)] = theirs
+                        break
+        return self.rng.choice(obs.legal_actions)
+
+
+async def attack_duplicate(folder: Path, deals: int) -> dict[str, Any]:
+    """The remembering bots in a mirror and a field duplicate round-robin of four (see the doc)."""
+    out: dict[str, Any] = {}
+    names = ("ann", "bob", "cat", "dan")
+    modes = "duplicate_mode" in apb.TournamentSpec.DESCRIPTOR.fields_by_name
+    for mode in ("mirror", "field"):
+        (folder / mode).mkdir()
+        stop = asyncio.Event()
+        bots = {name: RememberingBot(i) for i, name in enumerate(names)}
+        async with a_node(folder / mode) as running:
+            tasks = []
+            for name, bot in bots.items():
+                _, token = running.node.register_bot(name)
+                tasks.append(asyncio.create_task(run_async(bot, running.address, token, 8, stop=stop,
+                                                           all_nodes=False, verbose=False)))
+            await until(lambda: _connected(running, len(names)), 10)
+            spec = apb.TournamentSpec(tournament_id=f"dup-{mode}", format="round-robin", bots=list(names),
+                                      ruleset="coinche", deals=deals, duplicate=True)
+            if modes:
+                spec.duplicate_mode = mode
+            async with stub(running.address, ADMIN) as admin:
+                made = await admin.CreateTournament(apb.CreateTournamentRequest(spec=spec))
+
+                async def done(tid: str = made.tournament_id) -> bool:
+                    got = await admin.GetTournament(apb.GetTournamentRequest(tournament_id=tid))
+                    return bool(got.tournament.state == "finished")
+
+                await until(done, 600)
+            results = {r.match_id: r.record for r in running.worker.broker.results(made.tournament_id)}
+            stop.set()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        exact = wrong = 0
+        deals_known = set()
+        for bot in bots.values():
+            for (match_id, deal, seat), theirs in bot.claims.items():
+                hands = results[match_id].deals[deal]["hands"]
+                real = mask_of([*parse_cards(hands[(seat + 1) % 4]), *parse_cards(hands[(seat + 3) % 4])])
+                exact += real == theirs
+                wrong += real != theirs
+                deals_known.add((match_id, deal))
+        out[mode] = {
+            "asked_for": mode if modes else "duplicate (the node has no modes)",
+            "matches": len(results), "deals": sum(len(r.deals) for r in results.values()),
+            "decisions": sum(b.decisions for b in bots.values()),
+            "known_opponent_hands_decisions": sum(b.known for b in bots.values()),
+            "deals_with_known_opponent_hands": len(deals_known),
+            "claims_exact": exact, "claims_wrong": wrong,
+            "duplicate_note": getattr(made, "duplicate_note", ""),
+        }
+    return out
+
+
+ATTACKS = ("seeds", "roles", "queue", "duplicate")
+
+
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
+    only = [a.strip() for a in args.only.split(",") if a.strip()] if args.only else list(ATTACKS)
+    out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="belote-attacks-") as tmp:
         folder = Path(tmp)
-        (folder / "seeds").mkdir()
-        (folder / "roles" / "admin").mkdir(parents=True)
-        (folder / "roles" / "open").mkdir()
-        (folder / "queue").mkdir()
-        return {"seeds": await attack_seeds(folder / "seeds", args.deals),
-                "roles": await attack_roles(folder / "roles", args.flood),
-                "queue": await attack_queue(folder / "queue")}
+        for attack in only:
+            (folder / attack).mkdir()
+        if "seeds" in only:
+            out["seeds"] = await attack_seeds(folder / "seeds", args.deals)
+        if "roles" in only:
+            (folder / "roles" / "admin").mkdir()
+            (folder / "roles" / "open").mkdir()
+            out["roles"] = await attack_roles(folder / "roles", args.flood)
+        if "queue" in only:
+            out["queue"] = await attack_queue(folder / "queue")
+        if "duplicate" in only:
+            out["duplicate"] = await attack_duplicate(folder / "duplicate", args.duplicate_deals)
+    return out
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--deals", type=int, default=20)
     parser.add_argument("--flood", type=int, default=1000)
+    parser.add_argument("--duplicate-deals", type=int, default=8)
+    parser.add_argument("--only", default="",
+                        help=f"some of {', '.join(ATTACKS)}, comma separated (default: all)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    unknown = set(filter(None, (a.strip() for a in args.only.split(",")))) - set(ATTACKS)
+    if unknown:
+        parser.error(f"unknown attack {', '.join(sorted(unknown))}; known: {', '.join(ATTACKS)}")
     result = asyncio.run(main_async(args))
     if args.json:
         print(json.dumps(result))
         return 0
     for attack, figures in result.items():
         for key, value in figures.items():
-            print(f"{attack}.{key}={value}")
+            if isinstance(value, dict):  # duplicate: one set of figures a mode
+                for k, v in value.items():
+                    print(f"{attack}.{key}.{k}={v}")
+            else:
+                print(f"{attack}.{key}={value}")
     return 0
 
 

@@ -1,4 +1,4 @@
-"""``bench/attacks.py`` reruns the issue-8 attacks against a real node: each one fails."""
+"""``bench/attacks.py`` reruns the issue-8 and issue-16 attacks against a real node: each one fails."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.mark.security
 def test_the_attacks_the_bench_reruns_all_fail() -> None:
-    command = [sys.executable, str(ROOT / "bench" / "attacks.py"), "--deals", "6", "--flood", "40", "--json"]
+    command = [sys.executable, str(ROOT / "bench" / "attacks.py"), "--deals", "6", "--flood", "40",
+               "--only", "seeds,roles,queue", "--json"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     seeds, roles, queue = (json.loads(done.stdout)[k] for k in ("seeds", "roles", "queue"))
@@ -28,3 +29,21 @@ def test_the_attacks_the_bench_reruns_all_fail() -> None:
     assert roles["open_register_flood_statuses"] == {"OK": 5, "RESOURCE_EXHAUSTED": 35}
     assert queue["unknown_bot_tournament"].startswith("INVALID_ARGUMENT: no bot named ghost")
     assert queue["first_tournament_waiting_for"] == ["absent1", "absent2"]
+
+
+@pytest.mark.security
+def test_a_bot_that_remembers_hands_never_holds_a_deal_it_saw_before_in_field_duplicate() -> None:
+    """The issue's attack: in mirror duplicate a bot knows its opponents' hands at most decisions (it
+    held them in the other leg); in field duplicate, the default, it never does."""
+    command = [sys.executable, str(ROOT / "bench" / "attacks.py"), "--only", "duplicate",
+               "--duplicate-deals", "4", "--json"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    field, mirror = (json.loads(done.stdout)["duplicate"][mode] for mode in ("field", "mirror"))
+    assert field["matches"] == mirror["matches"] == 12 and field["decisions"] > 0
+    assert field["known_opponent_hands_decisions"] == field["deals_with_known_opponent_hands"] == 0
+    assert field["duplicate_note"] == ""
+    # the attack works: in mirror play the remembered hands are the opponents', exactly
+    assert mirror["known_opponent_hands_decisions"] > mirror["decisions"] // 2
+    assert mirror["claims_exact"] > 0 and mirror["claims_wrong"] == 0
+    assert mirror["duplicate_note"].startswith("mirror duplicate: both legs seen by both bots")

@@ -141,8 +141,11 @@ def test_cancel_stops_a_tournament_once(tmp_path: Path, capsys: Capsys, admin: N
     (["--ruleset", "{bad"], "ruleset is not valid JSON"),
     (["--ruleset", "bridge"], "unknown preset 'bridge'"),
     (["--duplicate"], "duplicate"),
+    (["--duplicate", "--deals", "2"],
+     "field duplicate needs at least 4 bots, not 2; ask for duplicate 'mirror' "
+     "(both legs seen by both bots)"),
     (["--bots", "a,ghost"], "no bot named ghost: register it first"),
-], ids=["bad JSON", "unknown preset", "duplicate without deals", "unknown bot"])
+], ids=["bad JSON", "unknown preset", "duplicate without deals", "two bots need mirror named", "unknown bot"])
 def test_a_bad_tournament_is_one_error_line(
     tmp_path: Path, capsys: Capsys, admin: None, args: list[str], message: str,
 ) -> None:
@@ -150,6 +153,27 @@ def test_a_bad_tournament_is_one_error_line(
         code, _, err = run(capsys, "tournament", "create", "--format", "round-robin", "--bots", "a,b",
                            "--address", node.address, *args)
     assert code == 1 and message in err and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.security
+def test_duplicate_is_field_by_default_and_mirror_says_both_legs_are_seen_by_both_bots(
+    tmp_path: Path, capsys: Capsys, admin: None,
+) -> None:
+    with node_with_bots(tmp_path, ("a", "b", "c", "d")) as node:
+        a = node.address
+        code, out, err = run(capsys, "tournament", "create", "--format", "round-robin", "--bots", "a,b,c,d",
+                             "--deals", "1", "--duplicate", "--id", "fld", "--address", a)
+        assert code == 0 and "both legs" not in out, err
+        code, out, _ = run(capsys, "tournament", "status", "fld", "--address", a)
+        assert code == 0 and "field duplicate: no bot sees a deal from two seats" in out
+        status = json.loads(run(capsys, "tournament", "status", "fld", "--address", a, "--json")[1])
+        seen = (status["duplicate"], status["duplicate_note"], status["matches_scheduled"])
+        assert seen == ("field", "", 12)
+        code, out, err = run(capsys, "tournament", "create", "--format", "sprt", "--bots", "a,b",
+                             "--deals", "1", "--id", "sp", "--address", a)
+        assert code == 0 and "mirror duplicate: both legs seen by both bots" in out, err
+        code, out, _ = run(capsys, "tournament", "status", "sp", "--address", a)
+        assert "mirror duplicate: both legs seen by both bots" in out
 
 
 def test_status_of_an_unknown_tournament_is_an_error(tmp_path: Path, capsys: Capsys, admin: None) -> None:
@@ -183,9 +207,11 @@ def test_a_finished_tournament_s_deals_verify_against_its_commitment(
     with node_with_bots(tmp_path, ("a", "b"), connect=True) as node:
         a = node.address
         code, out, err = run(capsys, "tournament", "create", "--format", "round-robin", "--bots", "a,b",
-                             "--deals", "2", "--duplicate", "--id", "fair", "--address", a, "--json")
+                             "--deals", "2", "--duplicate", "mirror", "--id", "fair", "--address", a,
+                             "--json")
         assert code == 0, err
         committed = json.loads(out)["commitment"]
+        assert json.loads(out)["duplicate_note"].startswith("mirror duplicate: both legs seen by both bots")
 
         def finished() -> bool:
             status = json.loads(run(capsys, "tournament", "status", "fair", "--address", a, "--json")[1])

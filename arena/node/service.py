@@ -5,8 +5,10 @@
   registered, and the status names the bots no live node has connected.
 - Records: a tournament's match recorded on another node is read from the
   queue's results, so any node answers for any of them.
-- Duplicate pairs share their deals: a leg's record, seed and public events
-  stay hidden until both legs are over.
+- Duplicate play deals the same cards at two tables (a mirror pair's legs, a
+  field quartet's tables on one board set): a table's record, seed, totals and
+  public events stay hidden until every table dealing its cards is over
+  (:func:`arena.tournament.tables.is_sealed`, which the web reads ask too).
 - The queue's errors are UNAVAILABLE, with the one-line reason.
 """
 
@@ -40,9 +42,10 @@ from arena.tournament import (
     Tournaments,
     TournamentSpec,
     UnknownTournament,
+    default_duplicate,
 )
 from arena.tournament.summary import ResultSummary
-from arena.tournament.tournament import duplicate_legs
+from arena.tournament.tables import is_duplicate_match, is_sealed, sealed_reason
 
 _T = TypeVar("_T")
 
@@ -101,11 +104,11 @@ class ClusterArenaServicer(ArenaServicer):
                                            elo=r.elo, games=r.games, method=r.method) for r in ratings)
         return reply
 
-    # ------------------------------------------------- duplicate legs and records
+    # ------------------------------------------------- duplicate tables and records
     def _sealed(self, match_id: str) -> bool:
-        """A leg of a duplicate pair whose other leg is not over: its deals are still in play."""
-        legs = duplicate_legs(match_id)
-        return legs is not None and any(self.broker.get_result(leg) is None for leg in legs)
+        """A table of duplicate play some table dealing its cards has not finished: they are still
+        in play (the seal rule, :func:`arena.tournament.tables.is_sealed`)."""
+        return is_sealed(match_id, self.broker.has_result)
 
     async def _is_sealed(self, context: Context, match_id: str) -> bool:
         sealed: bool = await self._queue(context, self._sealed, match_id)
@@ -113,8 +116,7 @@ class ClusterArenaServicer(ArenaServicer):
 
     async def _check_unsealed(self, context: Context, match_id: str) -> None:
         if await self._is_sealed(context, match_id):
-            await abort(context, FailedPrecondition(
-                f"{match_id} is a leg of a duplicate pair: it is shown once both legs are over"))
+            await abort(context, FailedPrecondition(sealed_reason(match_id)))
 
     async def GetMatchRecord(
         self, request: apb.GetMatchRecordRequest, context: Context,
@@ -134,8 +136,8 @@ class ClusterArenaServicer(ArenaServicer):
 
     async def GetMatch(self, request: apb.GetMatchRequest, context: Context) -> apb.GetMatchResponse:
         reply = await super().GetMatch(request, context)
-        if reply.match.seed and await self._is_sealed(context, request.match_id):
-            reply.match.seed = ""
+        if await self._is_sealed(context, request.match_id):
+            seal(reply.match)
         return reply
 
     async def ListMatches(
@@ -145,8 +147,8 @@ class ClusterArenaServicer(ArenaServicer):
         out = []
         for summary in self.node.summaries():
             msg = summary_to_proto(summary)
-            if msg.seed and await self._is_sealed(context, msg.match_id):
-                msg.seed = ""
+            if is_duplicate_match(msg.match_id) and await self._is_sealed(context, msg.match_id):
+                seal(msg)
             out.append(msg)
         return apb.ListMatchesResponse(matches=out)
 
@@ -174,7 +176,7 @@ class ClusterArenaServicer(ArenaServicer):
         queued = await self._queue(context, self.broker.pending_count, spec.tournament_id)
         return apb.CreateTournamentResponse(
             tournament_id=spec.tournament_id, commitment=commitment(spec.seed), jobs_queued=queued,
-            unrated_reason=spec.unrated_reason,
+            unrated_reason=spec.unrated_reason, duplicate_note=spec.duplicate_note,
         )
 
     def _spec_of(self, msg: apb.TournamentSpec) -> TournamentSpec:
@@ -182,7 +184,7 @@ class ClusterArenaServicer(ArenaServicer):
         data: dict[str, Any] = {
             "tournament_id": tid, "format": msg.format, "bots": list(msg.bots),
             "ruleset": spec_from_text(msg.ruleset or "classic", "ruleset"),
-            "duplicate": msg.duplicate or msg.format == "sprt",
+            "duplicate": duplicate_mode(msg),
             "seed": msg.seed or derive_seed(self._secret, f"tournament/{tid}"),
             "unrated_reason": GIVEN_SEED if msg.seed else "",
         }
@@ -254,14 +256,36 @@ class ClusterArenaServicer(ArenaServicer):
         return apb.ResumeTournamentResponse(tournament=await self._status(context, request.tournament_id))
 
 
+def duplicate_mode(msg: apb.TournamentSpec) -> str:
+    """The duplicate mode a request asks for: its ``duplicate_mode``, else the format's default when
+    ``duplicate`` is set (an older client's), else none (sprt: always mirror)."""
+    mode = msg.duplicate_mode
+    if mode:
+        if mode not in ("field", "mirror"):
+            raise TournamentError(f"duplicate_mode must be 'field' or 'mirror', not {mode[:32]!r}")
+        return mode
+    if msg.duplicate:
+        return default_duplicate(msg.format)
+    return "mirror" if msg.format == "sprt" else ""
+
+
+def seal(msg: apb.MatchSummary) -> None:
+    """Leave out of a sealed table's summary what tells of its deals: its seed, totals, deals played
+    and result (its state stays)."""
+    msg.seed = ""
+    del msg.totals[:]
+    msg.deals_played = 0
+    msg.ClearField("result")
+
+
 def stored_summary(s: ResultSummary) -> MatchSummary:
-    """A match of the queue's as the node shows its own; a duplicate leg's seed left out (its pair's
-    other leg may still be in play: GetMatch shows it once both are over)."""
+    """A match of the queue's as the node shows its own; a duplicate leg's or table's seed left out
+    (another table dealing its cards may still be in play: GetMatch shows it once all are over)."""
     return MatchSummary(
         match_id=s.match_id,
         state=MatchState.ABORTED if s.reason is ResultReason.ABORTED else MatchState.FINISHED,
         players=s.seat_bots, ruleset=s.ruleset, totals=s.totals,
-        deals_played=s.deals_played, seed="" if duplicate_legs(s.match_id) else s.seed, result=s.end)
+        deals_played=s.deals_played, seed="" if is_duplicate_match(s.match_id) else s.seed, result=s.end)
 
 
 def status_to_proto(progress: Progress, present: set[str]) -> apb.TournamentStatus:
@@ -271,9 +295,9 @@ def status_to_proto(progress: Progress, present: set[str]) -> apb.TournamentStat
     msg = apb.TournamentStatus(
         spec=spec_to_proto(spec), state=progress.state, matches_done=progress.matches_done,
         matches_scheduled=progress.matches_scheduled, matches_queued=progress.matches_queued,
-        standings=[standing_to_proto(s, spec.duplicate) for s in progress.standings],
+        standings=[standing_to_proto(s, bool(spec.duplicate)) for s in progress.standings],
         commitment=commitment(spec.seed), secret=spec.seed if over else "",
-        unrated_reason=spec.unrated_reason,
+        unrated_reason=spec.unrated_reason, duplicate_note=spec.duplicate_note,
         waiting_for=[] if over else [b for b in spec.bots if b not in present],
         finished_matches=progress.finished,
     )
@@ -290,7 +314,8 @@ def spec_to_proto(spec: TournamentSpec) -> apb.TournamentSpec:
     msg = apb.TournamentSpec(
         tournament_id=spec.tournament_id, format=spec.format, bots=spec.bots,
         candidate=spec.candidate or "", ruleset=json.dumps(spec.ruleset.to_spec()), deals=spec.deals or 0,
-        target=spec.target or 0, duplicate=spec.duplicate, rounds=spec.rounds or 0,
+        target=spec.target or 0, duplicate=bool(spec.duplicate), rounds=spec.rounds or 0,
+        duplicate_mode=spec.duplicate,
     )
     if spec.sprt is not None:
         o = spec.sprt

@@ -10,8 +10,10 @@ is never counted twice.
 
 The ratings a result updates, in that same step, are per pool (see
 :mod:`arena.ratings.pools`): each pool's online Elo, its pair counts (wins,
-draws and losses per pair of bots) and each bot's rating history. A duplicate
-pair counts as one game, when its second leg is written (:class:`RatingPlan`).
+draws and losses per pair of bots) and each bot's rating history. A mirror
+duplicate pair counts as one game, when its second leg is written; a field
+duplicate quartet its one or two games, when its fourth table is written, by
+whichever node writes it, exactly once (:class:`RatingPlan`).
 
 With the result, in the same step, the store keeps its
 :class:`~arena.tournament.summary.ResultSummary` twice: at the end of its
@@ -48,11 +50,11 @@ from typing import Self
 from arena.ratings import PairCount, pools_of, tournament_pool
 from arena.ratings.counts import pair_key
 from arena.ratings.mixed import MixedGame, MixedState, team_of
-from arena.ratings.online import HISTORY_EVERY, HISTORY_MAX, Leg
+from arena.ratings.online import HISTORY_EVERY, HISTORY_MAX, Leg, Part
 from arena.records import ResultReason
 from arena.tournament import MatchJob, MatchResult, TournamentError, TournamentSpec, TournamentState
 from arena.tournament.summary import ResultSummary
-from arena.tournament.tournament import duplicate_legs
+from arena.tournament.tables import duplicate_legs, is_duplicate_match, quartet_table
 
 #: the most queued mixed games one rating step reads at once (a step repeats until none is left)
 MIXED_BATCH = 200
@@ -60,7 +62,8 @@ MIXED_BATCH = 200
 BOT_MATCHES_KEPT = 200
 
 __all__ = ["BOT_MATCHES_KEPT", "MIXED_BATCH", "Broker", "BrokerDataLost", "BrokerError", "BrokerUnavailable",
-           "Claim", "LeaseLost", "RatingPlan", "rating_plan", "stored_tournament", "summary_of"]
+           "Claim", "LeaseLost", "RatingPlan", "quartet_game_id", "rating_plan", "stored_tournament",
+           "summary_of"]
 
 
 class BrokerError(Exception):
@@ -107,10 +110,15 @@ class RatingPlan:
     """What writing one result does to the ratings, worked out before the atomic step.
 
     One game between bots ``a`` and ``b`` in each of ``pools``, which ``a``
-    scored ``score_a``; or, for a leg of a duplicate pair (``leg`` is its pair
-    id and the leg from ``a``'s side, ``a`` being team 0 of leg 0), nothing
-    if the other leg is not written yet, else the pair's one game, scored by
-    :func:`arena.ratings.online.duplicate_score` over both legs.
+    scored ``score_a``; or, for a leg of a mirror duplicate pair (``leg`` is
+    its pair id and the leg from ``a``'s side, ``a`` being team 0 of leg 0),
+    nothing if the other leg is not written yet, else the pair's one game,
+    scored by :func:`arena.ratings.online.duplicate_score` over both legs; or,
+    for a table of a field duplicate quartet (``quartet``: its id, the table
+    0..3, whether R vs S is scored, and the table as a :class:`Part`), nothing
+    until the other three tables are written, then the quartet's games, scored
+    by :func:`arena.ratings.online.quartet_scores` (``a`` and ``b`` are then
+    this table's sides, and ``score_a`` its team 0's match score: unused).
     """
 
     pools: tuple[str, ...]
@@ -118,6 +126,7 @@ class RatingPlan:
     b: str
     score_a: float
     leg: tuple[str, Leg] | None = None
+    quartet: tuple[str, int, bool, Part] | None = None
     #: a game of mixed partnerships: ``a`` and ``b`` are side names (``"alice+bob"``), and the
     #: game goes to the pools' to-rate queues (openskill) rather than to their Elo and counts
     mixed: bool = False
@@ -132,8 +141,9 @@ class RatingPlan:
         """The pools whose to-rate queue the game joins."""
         return self.pools if self.mixed else ()
 
-    def mixed_game(self, game_id: str, score_a: float) -> MixedGame:
-        return MixedGame(game_id, team_of(self.a), team_of(self.b), score_a)
+    def mixed_game(self, game_id: str, score_a: float, a: str = "", b: str = "") -> MixedGame:
+        """The game of sides ``a`` and ``b`` (default: the plan's) as a to-rate queue keeps it."""
+        return MixedGame(game_id, team_of(a or self.a), team_of(b or self.b), score_a)
 
     @property
     def pair(self) -> tuple[tuple[str, str], bool]:
@@ -151,7 +161,14 @@ def rating_plan(result: MatchResult, spec: TournamentSpec | None) -> RatingPlan:
         pools = pools_of(tid, spec.ruleset.to_spec(), rated=spec.unrated_reason == "")
     # partners that are different bots are not one player of Bradley-Terry and the Elo: openskill
     mixed = result.is_mixed
-    legs = duplicate_legs(result.match_id) if spec is not None and spec.duplicate else None
+    table = quartet_table(result.match_id) if spec is not None and spec.duplicate == "field" else None
+    if table is not None:
+        quartet, k, scored = table
+        part = Part(result.team0, result.team1, result.totals[0], result.totals[1], result.score0(),
+                    result.reason is ResultReason.FORFEIT)
+        return RatingPlan(pools, result.team0, result.team1, result.score0(),
+                          quartet=(quartet, k, scored, part), mixed=mixed)
+    legs = duplicate_legs(result.match_id) if spec is not None and spec.duplicate == "mirror" else None
     if legs is None:
         return RatingPlan(pools, result.team0, result.team1, result.score0(), mixed=mixed)
     (t0, t1), forfeit = result.totals, result.reason is ResultReason.FORFEIT
@@ -163,10 +180,15 @@ def rating_plan(result: MatchResult, spec: TournamentSpec | None) -> RatingPlan:
                       (pair, Leg(t1, t0, 1.0 - result.score0(), forfeit)), mixed=mixed)
 
 
+def quartet_game_id(quartet: str, game: int) -> str:
+    """The id of a quartet's game 0 (P vs Q) or 1 (R vs S) in a mixed to-rate queue."""
+    return f"{quartet}/{'PQ' if game == 0 else 'RS'}"
+
+
 def summary_of(result: MatchResult, spec: TournamentSpec | None) -> ResultSummary:
-    """What the store keeps of ``result`` beside it; a duplicate leg's deal difference with it."""
+    """What the store keeps of ``result`` beside it; a duplicate leg's or table's deal difference with it."""
     return ResultSummary.of_result(
-        result, deals=spec is not None and spec.duplicate and duplicate_legs(result.match_id) is not None)
+        result, deals=spec is not None and bool(spec.duplicate) and is_duplicate_match(result.match_id))
 
 
 class Broker(abc.ABC):
@@ -245,6 +267,11 @@ class Broker(abc.ABC):
     def get_result_json(self, match_id: str) -> str | None:
         """The result's JSON text as written, unread (a reader that parses it elsewhere: a replay's
         build), or None."""
+
+    def has_result(self, match_id: str) -> bool:
+        """Whether the match's result is written, without reading it (what the seal rule asks:
+        :func:`arena.tournament.tables.is_sealed`)."""
+        return self.get_result(match_id) is not None
 
     @abc.abstractmethod
     def results(self, tournament_id: str) -> list[MatchResult]: ...

@@ -4,8 +4,9 @@ The same contract as the Redis backend, with wall-clock leases: a claimed job
 carries its owner, its delivery number and ``lease_until``; once that time has
 passed, another claim takes it over (a node of this process that hung). Each
 operation is one transaction (BEGIN IMMEDIATE for writes), so a result and its
-rating updates (each pool's Elo, pair counts and history, a duplicate pair's
-first leg kept for its second) are written together or not at all, and a file
+rating updates (each pool's Elo, pair counts and history, a mirror duplicate
+pair's first leg kept for its second, a field quartet's tables kept for its
+fourth) are written together or not at all, and a file
 survives a restart: results, ratings, tournaments and unfinished jobs are all
 still there. The same transaction keeps the result's summary in its
 tournament's log (``summaries``, numbered 0, 1, ... in the order written) and
@@ -48,13 +49,14 @@ from arena.queue.broker import (
     Claim,
     LeaseLost,
     RatingPlan,
+    quartet_game_id,
     stored_tournament,
     summary_of,
 )
-from arena.ratings import PairCount, counts_from_rows
+from arena.ratings import PairCount, counts_from_rows, pair_key
 from arena.ratings.elo import INITIAL_RATING, elo_update
 from arena.ratings.mixed import MixedGame, MixedRatings, MixedState
-from arena.ratings.online import Leg, duplicate_score, history_points
+from arena.ratings.online import Leg, Part, duplicate_score, history_points, quartet_scores
 from arena.tournament import MatchJob, MatchResult, TournamentError, TournamentSpec, TournamentState
 from arena.tournament.summary import ResultSummary
 
@@ -128,6 +130,12 @@ CREATE TABLE IF NOT EXISTS rating_history (
 CREATE TABLE IF NOT EXISTS duplicate_legs (  -- a duplicate pair's first leg written, until its second
     pair TEXT PRIMARY KEY,
     leg TEXT NOT NULL                        -- arena.ratings.online.Leg.to_text()
+);
+CREATE TABLE IF NOT EXISTS quartet_tables (  -- a field duplicate quartet's tables written, until its fourth
+    quartet TEXT NOT NULL,
+    tbl INTEGER NOT NULL,                    -- 0..3
+    part TEXT NOT NULL,                      -- arena.ratings.online.Part.to_text()
+    PRIMARY KEY (quartet, tbl)
 );
 CREATE TABLE IF NOT EXISTS mixed_queue (     -- mixed-partnership games written, not yet rated
     seq INTEGER PRIMARY KEY AUTOINCREMENT,     -- the order they are rated in
@@ -442,21 +450,40 @@ class EmbeddedBroker(Broker):
             if cur.rowcount == 0:
                 return False
             self._keep_summary(db, summary)
-            score_a = plan.score_a
-            if plan.leg is not None:
-                pair, leg = plan.leg
-                row = db.execute("SELECT leg FROM duplicate_legs WHERE pair = ?", (pair,)).fetchone()
-                if row is None:  # the first leg written: kept until the other one
-                    db.execute("INSERT INTO duplicate_legs (pair, leg) VALUES (?, ?)", (pair, leg.to_text()))
-                    return True
-                db.execute("DELETE FROM duplicate_legs WHERE pair = ?", (pair,))
-                score_a = duplicate_score(Leg.from_text(row[0]), leg)
-            for pool in plan.counted_pools:
-                self._count_game(db, pool, plan, score_a)
-            for pool in plan.mixed_pools:  # rated in order by apply_mixed
-                db.execute("INSERT INTO mixed_queue (pool, game) VALUES (?, ?)",
-                           (pool, plan.mixed_game(result.match_id, score_a).to_text()))
+            games = self._games(db, plan, result.match_id)
+            for a, b, score_a, game_id in games:
+                for pool in plan.counted_pools:
+                    self._count_game(db, pool, a, b, score_a)
+                for pool in plan.mixed_pools:  # rated in order by apply_mixed
+                    db.execute("INSERT INTO mixed_queue (pool, game) VALUES (?, ?)",
+                               (pool, plan.mixed_game(game_id, score_a, a, b).to_text()))
             return True
+
+    @staticmethod
+    def _games(db: sqlite3.Connection, plan: RatingPlan, match_id: str) -> list[tuple[str, str, float, str]]:
+        """The games writing this result counts, in the write's transaction: ``(a, b, a's score, game
+        id)``. None yet for a duplicate leg or table whose others are not all written (it is kept for
+        them); the pair's game with the second leg; the quartet's games with its fourth table."""
+        if plan.quartet is not None:
+            quartet, k, scored, part = plan.quartet
+            db.execute("INSERT OR REPLACE INTO quartet_tables (quartet, tbl, part) VALUES (?, ?, ?)",
+                       (quartet, k, part.to_text()))
+            rows = db.execute("SELECT part FROM quartet_tables WHERE quartet = ? ORDER BY tbl",
+                              (quartet,)).fetchall()
+            if len(rows) < 4:
+                return []
+            db.execute("DELETE FROM quartet_tables WHERE quartet = ?", (quartet,))
+            scores = quartet_scores([Part.from_text(row[0]) for row in rows], scored)
+            return [(a, b, s, quartet_game_id(quartet, i)) for i, (a, b, s) in enumerate(scores)]
+        if plan.leg is not None:
+            pair, leg = plan.leg
+            row = db.execute("SELECT leg FROM duplicate_legs WHERE pair = ?", (pair,)).fetchone()
+            if row is None:  # the first leg written: kept until the other one
+                db.execute("INSERT INTO duplicate_legs (pair, leg) VALUES (?, ?)", (pair, leg.to_text()))
+                return []
+            db.execute("DELETE FROM duplicate_legs WHERE pair = ?", (pair,))
+            return [(plan.a, plan.b, duplicate_score(Leg.from_text(row[0]), leg), match_id)]
+        return [(plan.a, plan.b, plan.score_a, match_id)]
 
     @staticmethod
     def _keep_summary(db: sqlite3.Connection, summary: ResultSummary) -> None:
@@ -472,16 +499,15 @@ class EmbeddedBroker(Broker):
             db.execute("DELETE FROM bot_matches WHERE bot = ? AND id <= (SELECT id FROM bot_matches"
                        " WHERE bot = ? ORDER BY id DESC LIMIT 1 OFFSET ?)", (bot, bot, BOT_MATCHES_KEPT))
 
-    def _count_game(self, db: sqlite3.Connection, pool: str, plan: RatingPlan, score_a: float) -> None:
-        """One game in ``pool``: the Elo, the pair counts and the history points."""
-        a, b = plan.a, plan.b
+    def _count_game(self, db: sqlite3.Connection, pool: str, a: str, b: str, score_a: float) -> None:
+        """One game of ``a`` against ``b`` in ``pool``: the Elo, the pair counts and the history points."""
         ra, rb = (self._rating(db, pool, bot) for bot in (a, b))
         if a == b:
             updates = [(a, ra)]  # a mirror match: one game, no rating change, no pair
         else:
             new_a, new_b = elo_update(ra, rb, score_a, self.elo_k)
             updates = [(b, new_b), (a, new_a)]
-            (first, second), a_first = plan.pair
+            (first, second), a_first = pair_key(a, b)
             score = score_a if a_first else 1.0 - score_a
             won, drawn, lost = int(score > 0.5), int(score == 0.5), int(score < 0.5)
             db.execute(
@@ -514,6 +540,10 @@ class EmbeddedBroker(Broker):
         with self._errors(), self._tx(write=False) as db:
             row = db.execute("SELECT body FROM results WHERE match_id = ?", (match_id,)).fetchone()
         return None if row is None else str(row[0])
+
+    def has_result(self, match_id: str) -> bool:
+        with self._errors(), self._tx(write=False) as db:
+            return db.execute("SELECT 1 FROM results WHERE match_id = ?", (match_id,)).fetchone() is not None
 
     def results(self, tournament_id: str) -> list[MatchResult]:
         """The tournament's results, ordered by match id."""

@@ -20,8 +20,10 @@ With the default prefix ``belote-arena`` the keys are::
                                         rated (``MixedGame.to_text()``), oldest first
     belote-arena:mixed:<pool>           hash: bot -> ``MixedState.to_text()`` (openskill), and
                                         ``:applied``, the games rated; every rating step writes it
-    belote-arena:leg:<pair>             a duplicate pair's first leg written (``Leg.to_text()``), until
-                                        its second leg counts the pair's game and deletes it
+    belote-arena:leg:<pair>             a mirror duplicate pair's first leg written (``Leg.to_text()``),
+                                        until its second leg counts the pair's game and deletes it
+    belote-arena:quartet:<quartet>      hash: table 0..3 -> ``Part.to_text()``, a field duplicate quartet's
+                                        tables written, until its fourth counts its games and deletes it
     belote-arena:tournament:<id>        hash: ``spec`` (JSON) and ``state``
     belote-arena:tournaments            list of tournament ids, in creation order
     belote-arena:once:<key>             enqueue-once marker
@@ -114,6 +116,9 @@ class Keys:
 
     def leg(self, pair_id: str) -> str:
         return self._key("leg", pair_id)
+
+    def quartet(self, quartet_id: str) -> str:
+        return self._key("quartet", quartet_id)
 
     def mixed_queue(self, pool: str) -> str:
         return self._key("mixed", "queue", pool)

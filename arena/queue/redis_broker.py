@@ -23,10 +23,13 @@ number is that plus the consumer group's own delivery counter.
   its game in each of its rating pools (the Elo, the pair counts, the history
   points), or does nothing if the result exists. The pools and the bots'
   sides are worked out in Python first (:class:`~arena.queue.broker.RatingPlan`,
-  from the tournament's spec, which never changes). A duplicate pair's first
-  leg written is kept under ``leg:<pair>``; the second finds it, counts the
-  pair's one game and deletes it, in the same script, so two nodes writing
-  the two legs at once count the pair once. The same script appends the
+  from the tournament's spec, which never changes). A mirror duplicate pair's
+  first leg written is kept under ``leg:<pair>``; the second finds it, counts
+  the pair's one game and deletes it, in the same script, so two nodes writing
+  the two legs at once count the pair once. A field duplicate quartet's tables
+  are kept in the hash ``quartet:<quartet>``; the script that adds the fourth
+  counts the quartet's games and deletes it, so four nodes writing the four
+  tables at once count them once. The same script appends the
   result's summary to its tournament's log and pushes it on its bots' lists
   of recent matches (each distinct bot of its four seats once), and appends a
   game of mixed partnerships to its pools' to-rate queues instead of counting
@@ -359,8 +362,10 @@ class RedisBroker(Broker):
         plan, summary = self._write_plan(result)
         k = self.keys
         (first, second), a_first = plan.pair
+        held = (k.quartet(plan.quartet[0]) if plan.quartet else k.leg(plan.leg[0]) if plan.leg
+                else k.pools)  # where a duplicate leg or table waits for the others
         keys = [k.result(result.match_id), k.results_index(result.tournament_id), k.pools,
-                k.leg(plan.leg[0]) if plan.leg else k.pools, k.summaries(result.tournament_id),
+                held, k.summaries(result.tournament_id),
                 *(k.bot_matches(bot) for bot in summary.seat_bots)]  # 6..9: the script pushes a bot once
         for pool in plan.counted_pools:
             keys += [k.elo(pool), k.pairs(pool), k.history(pool)]
@@ -374,12 +379,14 @@ class RedisBroker(Broker):
             self.history_max,
             plan.a,
             plan.b,
-            json.dumps([first, second]),
-            "1" if a_first else "0",
-            "leg" if plan.leg else "game",
-            plan.leg[1].to_text() if plan.leg else repr(plan.score_a),
+            str(plan.quartet[1]) if plan.quartet else json.dumps([first, second]),
+            ("2" if plan.quartet[2] else "1") if plan.quartet else "1" if a_first else "0",
+            "quartet" if plan.quartet else "leg" if plan.leg else "game",
+            (plan.quartet[3].to_text() if plan.quartet else plan.leg[1].to_text() if plan.leg
+             else repr(plan.score_a)),
             summary.to_json(),
             BOT_MATCHES_KEPT,
+            plan.quartet[0] if plan.quartet else "",
             *plan.counted_pools,
         ]
         with self._errors():
@@ -388,6 +395,10 @@ class RedisBroker(Broker):
     def get_result_json(self, match_id: str) -> str | None:
         with self._errors():
             return cast("str | None", self._redis.get(self.keys.result(match_id)))
+
+    def has_result(self, match_id: str) -> bool:
+        with self._errors():
+            return bool(self._redis.exists(self.keys.result(match_id)))
 
     def result_counts(self, ids: Sequence[str]) -> dict[str, int]:
         wanted = list(dict.fromkeys(ids))

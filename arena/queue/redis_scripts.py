@@ -106,23 +106,27 @@ return 1
 )
 
 # Write a result once and count it in its pools (arena.queue.broker.RatingPlan): each pool's
-# Elo, pair counts and history; a duplicate leg's first leg is kept until the second counts the
-# pair (arena.ratings.online.duplicate_score, the same rule in Lua).
+# Elo, pair counts and history. A mirror duplicate pair's first leg is kept until the second counts
+# the pair (arena.ratings.online.duplicate_score, the same rule in Lua); a field duplicate
+# quartet's tables are kept until the fourth counts its one or two games
+# (arena.ratings.online.quartet_scores, the same rule in Lua).
 # With the result, its summary goes at the end of the tournament's log of summaries and at the
 # head of each of its bots' lists of recent matches (trimmed): written once, with the result.
 # A game of mixed partnerships (sides of two different bots: a and b are side names) counts in
 # no pool here: it is appended to each of its pools' to-rate queues, which openskill rates in
 # order outside this script (RedisBroker.apply_mixed). One script, one call a result.
-# KEYS: 1 result, 2 results index of the tournament, 3 pools set, 4 leg key (any key when not
-#       a leg), 5 the tournament's summaries, 6 7 8 9 the recent matches of the bots at seats
-#       0..3 (one bot a side: team 0's, team 1's, team 0's, team 1's; a key repeated is pushed
-#       once), then for each counted pool i = 1..n: 7+3i its Elo hash, 8+3i its pairs hash,
+# KEYS: 1 result, 2 results index of the tournament, 3 pools set, 4 leg key or quartet key (any
+#       key when neither), 5 the tournament's summaries, 6 7 8 9 the recent matches of the bots at
+#       seats 0..3 (one bot a side: team 0's, team 1's, team 0's, team 1's; a key repeated is
+#       pushed once), then for each counted pool i = 1..n: 7+3i its Elo hash, 8+3i its pairs hash,
 #       9+3i its history hash, then from 10+3n each mixed pool's to-rate queue
 # ARGV: 1 result JSON, 2 match id, 3 K, 4 initial rating, 5 history every, 6 history kept,
-#       7 bot (or side) a, 8 bot (or side) b, 9 the pair's field, 10 '1' if a is the pair's
-#       first bot, 11 'game' or 'leg', 12 a's score (game) or the leg's text (leg), 13 the
-#       summary's JSON, 14 the recent matches kept per bot, 15.. the counted pools' names
-#       (n = #ARGV - 14; none for a mixed game)
+#       7 bot (or side) a, 8 bot (or side) b, 9 the pair's field (a quartet: the table 0..3),
+#       10 '1' if a is the pair's first bot (a quartet: '2' if R vs S is scored, else '1'),
+#       11 'game', 'leg' or 'quartet', 12 a's score (game), the leg's text (leg) or the table's
+#       part (quartet: arena.ratings.online.Part.to_text), 13 the summary's JSON, 14 the recent
+#       matches kept per bot, 15 the quartet's id ('' if none), 16.. the counted pools' names
+#       (n = #ARGV - 15; none for a mixed game)
 LUA_WRITE_RESULT = f"""
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('SET', KEYS[1], ARGV[1])
@@ -146,8 +150,63 @@ local function leg(text)
   return t
 end
 
-local score
-if ARGV[11] == 'leg' then
+-- byte order, as Python compares names (Lua's own < follows the server's locale)
+local function before(x, y)
+  for i = 1, math.min(#x, #y) do
+    local p, q = string.byte(x, i), string.byte(y, i)
+    if p ~= q then return p < q end
+  end
+  return #x < #y
+end
+
+-- a game: {{a, b, the pair's field (json.dumps([first, second]) as Python writes it), '1' if a is
+-- first, a's score, its id}}
+local function game(a, b, score, id)
+  local first, second, a_first = a, b, '1'
+  if before(b, a) then first, second, a_first = b, a, '0' end
+  return {{a, b, '[' .. cjson.encode(first) .. ', ' .. cjson.encode(second) .. ']', a_first, score, id}}
+end
+
+local games = {{}}
+if ARGV[11] == 'quartet' then
+  redis.call('HSET', KEYS[4], ARGV[9], ARGV[12])
+  if redis.call('HLEN', KEYS[4]) < 4 then return 1 end
+  local t = {{}}
+  local stored = redis.call('HGETALL', KEYS[4])
+  for i = 1, #stored, 2 do t[tonumber(stored[i]) + 1] = cjson.decode(stored[i + 1]) end
+  redis.call('DEL', KEYS[4])
+  local forfeit = false
+  for i = 1, 4 do
+    if t[i][6] == 1 then forfeit = true end
+  end
+  -- where each side sat, P Q R S: {{table (from 1), team}} twice
+  -- (arena.ratings.online.QUARTET_ROLES)
+  local roles = {{{{{{1, 0}}, {{3, 0}}}}, {{{{2, 0}}, {{4, 0}}}},
+                 {{{{1, 1}}, {{4, 1}}}}, {{{{2, 1}}, {{3, 1}}}}}}
+  local function side(r)
+    local v = 0
+    for _, seat in ipairs(roles[r]) do
+      local p, team = t[seat[1]], seat[2]
+      if forfeit then
+        if team == 0 then v = v + p[5] else v = v + 1 - p[5] end
+      elseif team == 0 then
+        v = v + p[3] - p[4]
+      else
+        v = v + p[4] - p[3]
+      end
+    end
+    return t[roles[r][1][1]][roles[r][1][2] + 1], v
+  end
+  local compared = {{{{1, 2, 'PQ'}}}}
+  if ARGV[10] == '2' then compared[2] = {{3, 4, 'RS'}} end
+  for _, xy in ipairs(compared) do
+    local a, va = side(xy[1])
+    local b, vb = side(xy[2])
+    local s = 0.5
+    if va > vb then s = 1 elseif va < vb then s = 0 end
+    games[#games + 1] = game(a, b, s, ARGV[15] .. '/' .. xy[3])
+  end
+elseif ARGV[11] == 'leg' then
   local other = redis.call('GET', KEYS[4])
   if not other then
     redis.call('SET', KEYS[4], ARGV[12])
@@ -155,6 +214,7 @@ if ARGV[11] == 'leg' then
   end
   redis.call('DEL', KEYS[4])
   local p, q = leg(other), leg(ARGV[12])
+  local score
   if p[4] == 1 or q[4] == 1 then
     local mean = (p[3] + q[3]) / 2
     if mean > 0.5 then score = 1 elseif mean < 0.5 then score = 0 else score = 0.5 end
@@ -162,13 +222,13 @@ if ARGV[11] == 'leg' then
     local d = p[1] + q[1] - p[2] - q[2]
     if d > 0 then score = 1 elseif d < 0 then score = 0 else score = 0.5 end
   end
+  games[1] = {{ARGV[7], ARGV[8], ARGV[9], ARGV[10], score, ARGV[2]}}
 else
-  score = tonumber(ARGV[12])
+  games[1] = {{ARGV[7], ARGV[8], ARGV[9], ARGV[10], tonumber(ARGV[12]), ARGV[2]}}
 end
 
 local k, init = tonumber(ARGV[3]), tonumber(ARGV[4])
 local every, kept = tonumber(ARGV[5]), tonumber(ARGV[6])
-local a, b = ARGV[7], ARGV[8]
 
 local function point(hist, bot, games, rating)
   if games % every ~= 0 then return end
@@ -192,31 +252,35 @@ local function rate(elo, hist, bot, rating)
   point(hist, bot, redis.call('HINCRBY', elo, '{GAMES_FIELD}' .. bot, 1), rating)
 end
 
-local counted = #ARGV - 14
+local counted = #ARGV - 15
 for i = 1, counted do
   local elo, pairs, hist = KEYS[7 + 3 * i], KEYS[8 + 3 * i], KEYS[9 + 3 * i]
-  redis.call('SADD', KEYS[3], ARGV[14 + i])
-  local ra = tonumber(redis.call('HGET', elo, '{RATING_FIELD}' .. a) or init)
-  local rb = tonumber(redis.call('HGET', elo, '{RATING_FIELD}' .. b) or init)
-  if a ~= b then
-    local e = 1 / (1 + 10 ^ ((rb - ra) / 400))
-    local d = k * (score - e)
-    ra, rb = ra + d, rb - d
-    rate(elo, hist, b, rb)
-    local s = score
-    if ARGV[10] ~= '1' then s = 1 - s end
-    local c = leg(redis.call('HGET', pairs, ARGV[9]) or '0 0 0')
-    if s > 0.5 then c[1] = c[1] + 1 elseif s < 0.5 then c[3] = c[3] + 1 else c[2] = c[2] + 1 end
-    redis.call('HSET', pairs, ARGV[9], string.format('%d %d %d', c[1], c[2], c[3]))
+  redis.call('SADD', KEYS[3], ARGV[15 + i])
+  for _, g in ipairs(games) do
+    local a, b, score = g[1], g[2], g[5]
+    local ra = tonumber(redis.call('HGET', elo, '{RATING_FIELD}' .. a) or init)
+    local rb = tonumber(redis.call('HGET', elo, '{RATING_FIELD}' .. b) or init)
+    if a ~= b then
+      local e = 1 / (1 + 10 ^ ((rb - ra) / 400))
+      local d = k * (score - e)
+      ra, rb = ra + d, rb - d
+      rate(elo, hist, b, rb)
+      local s = score
+      if g[4] ~= '1' then s = 1 - s end
+      local c = leg(redis.call('HGET', pairs, g[3]) or '0 0 0')
+      if s > 0.5 then c[1] = c[1] + 1 elseif s < 0.5 then c[3] = c[3] + 1 else c[2] = c[2] + 1 end
+      redis.call('HSET', pairs, g[3], string.format('%d %d %d', c[1], c[2], c[3]))
+    end
+    rate(elo, hist, a, ra)
   end
-  rate(elo, hist, a, ra)
 end
 
 -- mixed partnerships: the keys after the counted pools' are their to-rate queues (openskill
 -- rates them in order outside this script: RedisBroker.apply_mixed)
-local game = string.format('%s %s %s %s', ARGV[2], a, b, tostring(score))
 for j = 10 + 3 * counted, #KEYS do
-  redis.call('RPUSH', KEYS[j], game)
+  for _, g in ipairs(games) do
+    redis.call('RPUSH', KEYS[j], string.format('%s %s %s %s', g[6], g[1], g[2], tostring(g[5])))
+  end
 end
 return 1
 """

@@ -8,7 +8,15 @@ is computed from those counts, never by re-reading results.
 
 from arena.ratings.counts import PairCount, PairCounts, add_game, counts_from_rows, pair_key
 from arena.ratings.elo import INITIAL_RATING, elo_update, expected_score
-from arena.ratings.online import HISTORY_EVERY, HISTORY_MAX, Leg, duplicate_score, history_points
+from arena.ratings.online import (
+    HISTORY_EVERY,
+    HISTORY_MAX,
+    Leg,
+    Part,
+    duplicate_score,
+    history_points,
+    quartet_scores,
+)
 from arena.ratings.pools import TOURNAMENT_PREFIX, pools_of, preset_pool, tournament_pool
 
 __all__ = [
@@ -19,6 +27,7 @@ __all__ = [
     "Leg",
     "PairCount",
     "PairCounts",
+    "Part",
     "add_game",
     "counts_from_rows",
     "duplicate_score",
@@ -28,5 +37,6 @@ __all__ = [
     "pair_key",
     "pools_of",
     "preset_pool",
+    "quartet_scores",
     "tournament_pool",
 ]

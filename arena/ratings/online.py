@@ -1,10 +1,14 @@
-"""What the store applies with each result, besides the Elo: duplicate pairs and rating history.
+"""What the store applies with each result, besides the Elo: duplicate games and rating history.
 
-A duplicate pair (the same decks played twice, the bots swapped) counts as one
-game, for the pair counts and the Elo, once both legs are written: the store
-keeps the first leg written as a :class:`Leg` (from bot A's side, A being
+A mirror duplicate pair (the same decks played twice, the bots swapped) counts
+as one game, for the pair counts and the Elo, once both legs are written: the
+store keeps the first leg written as a :class:`Leg` (from bot A's side, A being
 team 0 of leg 0) and, with the second, counts the pair's game scored by
-:func:`duplicate_score`. The Redis backend does the same in Lua.
+:func:`duplicate_score`. A field duplicate quartet (four tables, four sides,
+:mod:`arena.tournament.quartet`) counts its one or two games once all four
+tables are written: the store keeps each table written as a :class:`Part`,
+and the writer of the fourth counts the games :func:`quartet_scores` gives.
+The Redis backend does the same in Lua.
 
 The history of a bot's rating in a pool is a point ``(games, rating)`` after
 every :data:`HISTORY_EVERY` of its games in the pool, the latest
@@ -13,6 +17,8 @@ every :data:`HISTORY_EVERY` of its games in the pool, the latest
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 #: a history point after every this many games of a bot in a pool
@@ -51,6 +57,58 @@ def duplicate_score(first: Leg, second: Leg) -> float:
         return 1.0 if mean > 0.5 else 0.0 if mean < 0.5 else 0.5
     difference = first.points_a + second.points_a - first.points_b - second.points_b
     return 1.0 if difference > 0 else 0.0 if difference < 0 else 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One table of a field duplicate quartet as the store keeps it until the quartet's last: its
+    sides (bot names, or ``"alice+bob"``), their points, team 0's match score, and whether it ended
+    by forfeit."""
+
+    team0: str
+    team1: str
+    points0: int
+    points1: int
+    score0: float
+    forfeit: bool
+
+    def to_text(self) -> str:
+        """A JSON array (the Lua script of the Redis backend decodes it with cjson)."""
+        return json.dumps([self.team0, self.team1, self.points0, self.points1, self.score0,
+                           int(self.forfeit)])
+
+    @classmethod
+    def from_text(cls, text: str | bytes) -> Part:
+        t0, t1, p0, p1, s0, f = json.loads(text)
+        return cls(str(t0), str(t1), int(p0), int(p1), float(s0), f == 1)
+
+
+#: where each side of a quartet sat, P, Q, R, S in order: (table, team) at its two tables
+#: (arena.tournament.quartet.ROLES, which this rule must follow)
+QUARTET_ROLES = (((0, 0), (2, 0)), ((1, 0), (3, 0)), ((0, 1), (3, 1)), ((1, 1), (2, 1)))
+
+
+def quartet_scores(parts: Sequence[Part], scored: bool) -> list[tuple[str, str, float]]:
+    """The games of a quartet whose four tables are ``parts`` (in table order): ``(a, b, a's score)``
+    for P vs Q, and R vs S when ``scored``. A side's duplicate difference is its points minus its
+    opponents' at its two tables, the better one winning; when a table ended by forfeit, the sides'
+    summed match scores decide instead (as :func:`arena.tournament.quartet.compare` does)."""
+    forfeit = any(p.forfeit for p in parts)
+
+    def side(role: int) -> tuple[str, float]:
+        diff, score = 0, 0.0
+        for table, team in QUARTET_ROLES[role]:
+            p = parts[table]
+            diff += (p.points0 - p.points1) if team == 0 else (p.points1 - p.points0)
+            score += p.score0 if team == 0 else 1.0 - p.score0
+        name = parts[QUARTET_ROLES[role][0][0]]
+        return (name.team0 if QUARTET_ROLES[role][0][1] == 0 else name.team1), (score if forfeit else diff)
+
+    games = []
+    for x, y in ((0, 1), (2, 3)) if scored else ((0, 1),):
+        (a, va), (b, vb) = side(x), side(y)
+        games.append((a, b, 1.0 if va > vb else 0.0 if va < vb else 0.5))
+    return games
 
 
 def history_points(

@@ -1,4 +1,4 @@
-"""Tournament formats, duplicate play, SPRT and standings (pure).
+"""Tournament formats, duplicate play (field quartets and mirror pairs), SPRT and standings (pure).
 
 Build a :class:`Tournament` from a :class:`TournamentSpec` and ask it, from
 the results written so far, what to enqueue next (``jobs_for``), whether it
@@ -19,13 +19,26 @@ from arena.tournament.advance import (
 )
 from arena.tournament.duplicate import deal_scores, duplicate_score
 from arena.tournament.jobs import MatchJob, MatchResult, TournamentState
-from arena.tournament.spec import FORMATS, Format, SprtOptions, TournamentError, TournamentSpec
+from arena.tournament.spec import (
+    DUPLICATE_MODES,
+    FORMATS,
+    MIRROR_NOTE,
+    Duplicate,
+    Format,
+    SprtOptions,
+    TournamentError,
+    TournamentSpec,
+    default_duplicate,
+)
 from arena.tournament.sprt import SequentialTest, SprtState, bounds, elo_to_score, llr, pentanomial, run_sprt
 from arena.tournament.standings import Game, Standing
 from arena.tournament.tournament import Pairing, Stage, Tournament
 
 __all__ = [
+    "DUPLICATE_MODES",
     "FORMATS",
+    "MIRROR_NOTE",
+    "Duplicate",
     "Format",
     "Game",
     "MatchJob",
@@ -48,6 +61,7 @@ __all__ = [
     "UnknownTournament",
     "bounds",
     "deal_scores",
+    "default_duplicate",
     "duplicate_score",
     "elo_to_score",
     "llr",

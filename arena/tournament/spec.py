@@ -20,6 +20,19 @@ from arena.records import MAX_DEALS, MAX_TARGET
 Format = Literal["round-robin", "gauntlet", "swiss", "knockout", "sprt", "partners"]
 FORMATS: tuple[Format, ...] = ("round-robin", "gauntlet", "swiss", "knockout", "sprt", "partners")
 
+#: how a tournament plays duplicate: not at all (""), in quartets where no bot sees a deal from two
+#: seats ("field"), or in pairs whose two bots play both legs ("mirror")
+Duplicate = Literal["", "field", "mirror"]
+DUPLICATE_MODES: tuple[Duplicate, ...] = ("", "field", "mirror")
+#: the formats that can play field duplicate (the others need the same two bots on both sides)
+FIELD_FORMATS: tuple[Format, ...] = ("round-robin", "swiss", "partners")
+#: the fewest bots of field duplicate: four sides (partners: two tables of four different bots)
+FIELD_MIN_BOTS = 4
+FIELD_MIN_PARTNERS = 8
+#: what mirror duplicate exposes, said wherever a mirror tournament is created or shown
+MIRROR_NOTE = ("mirror duplicate: both legs seen by both bots (each holds in one leg the hands its "
+               "opponent held in the other, so a bot that remembers hands knows them)")
+
 #: the most bots, rounds and SPRT pairs a tournament may have: a tournament is created by one call,
 #: and what it schedules must stay within what the arena's nodes and its queue can hold
 MAX_BOTS = 256
@@ -106,8 +119,16 @@ class TournamentSpec:
       a bot's points are its side's).
     - ``deals``: a fixed number of deals a match, scored by points; otherwise
       matches play to ``target`` (default: the ruleset's target).
-    - ``duplicate``: each pairing is two legs on the same seed and decks with
-      the bots swapped between the teams (needs ``deals``; always on for sprt).
+    - ``duplicate``: ``""`` (none), ``"field"`` or ``"mirror"`` (needs
+      ``deals``). Field: each deal is played at two tables by four different
+      sides, each bot scored against the one that held the same cards
+      (:mod:`arena.tournament.quartet`); no bot ever sees a deal from two
+      seats. Round-robin, Swiss (4 or more bots) and partners (8 or more).
+      Mirror: each pairing is two legs on the same seed and decks with the
+      bots swapped between the teams, so both bots see both legs
+      (:data:`MIRROR_NOTE`); sprt always plays it, the other formats only
+      when asked. :func:`default_duplicate` is what "duplicate" with no mode
+      means.
     - ``rounds``: round-robin and gauntlet repeats (default 1); Swiss rounds
       (default ceil(log2(bots))); partners rounds (default bots - 1); not used by knockout and sprt.
     - ``seed``: the tournament's secret, the root of every match seed
@@ -126,7 +147,7 @@ class TournamentSpec:
     candidate: str | None = None
     deals: int | None = None
     target: int | None = None
-    duplicate: bool = False
+    duplicate: Duplicate = ""
     rounds: int | None = None
     seed: str = ""
     sprt: SprtOptions | None = None
@@ -154,8 +175,9 @@ class TournamentSpec:
         if self.format == "sprt":
             if self.sprt is None:
                 object.__setattr__(self, "sprt", SprtOptions())
-            if not self.duplicate:
-                raise TournamentError("sprt plays duplicate pairs: duplicate must be true")
+            if self.duplicate != "mirror":
+                raise TournamentError("sprt plays mirror duplicate pairs (both legs seen by both bots): "
+                                      "duplicate must be 'mirror'")
         elif self.sprt is not None:
             raise TournamentError(f"sprt options are only for the sprt format, not {self.format}")
         if self.sprt is not None and not isinstance(self.sprt, SprtOptions):
@@ -206,12 +228,26 @@ class TournamentSpec:
                 raise TournamentError(f"{name} must be a whole number from 1 to {high}, or null, not {v!r}")
         if self.deals is not None and self.target is not None:
             raise TournamentError("give either deals (a fixed number of deals) or target, not both")
-        if not isinstance(self.duplicate, bool):
-            raise TournamentError(f"duplicate must be true or false, not {self.duplicate!r}")
+        if self.duplicate not in DUPLICATE_MODES or not isinstance(self.duplicate, str):
+            raise TournamentError(f"duplicate must be '' (none), 'field' or 'mirror', not {self.duplicate!r}")
         if self.duplicate and self.deals is None:
             raise TournamentError(
-                "duplicate play needs a fixed number of deals ('deals'), so both legs play the same decks"
+                "duplicate play needs a fixed number of deals ('deals'), so every table plays the same decks"
             )
+        if self.duplicate == "field":
+            self._check_field()
+
+    def _check_field(self) -> None:
+        """Field duplicate needs four different sides at the two tables of a board set."""
+        fmt, n = self.format, len(self.bots)
+        mirror = "ask for duplicate 'mirror' (both legs seen by both bots) to play it knowingly"
+        if fmt not in FIELD_FORMATS:
+            raise TournamentError(f"field duplicate is for {', '.join(FIELD_FORMATS)}: a {fmt} needs the "
+                                  f"same two bots on both sides; {mirror}")
+        least = FIELD_MIN_PARTNERS if fmt == "partners" else FIELD_MIN_BOTS
+        if n < least:
+            tables = " (two tables of four different bots on one board set)" if fmt == "partners" else ""
+            raise TournamentError(f"field duplicate needs at least {least} bots{tables}, not {n}; {mirror}")
 
     def _check_rounds(self) -> None:
         r = self.rounds
@@ -243,6 +279,11 @@ class TournamentSpec:
         if self.deals is not None:
             return None
         return self.ruleset.target if self.target is None else self.target
+
+    @property
+    def duplicate_note(self) -> str:
+        """What its duplicate mode lets a bot see that it should not, said where it is shown ("": nothing)."""
+        return MIRROR_NOTE if self.duplicate == "mirror" else ""
 
     @property
     def sprt_options(self) -> SprtOptions:
@@ -306,12 +347,29 @@ class TournamentSpec:
             candidate=data.get("candidate"),
             deals=data.get("deals"),
             target=data.get("target"),
-            duplicate=data.get("duplicate", fmt == "sprt"),
+            duplicate=_stored_duplicate(data.get("duplicate", fmt == "sprt")),
             rounds=data.get("rounds"),
             seed="" if seed is None else seed,
             sprt=None if sprt is None else SprtOptions.from_dict(sprt),
             unrated_reason=data.get("unrated_reason", ""),
         )
+
+
+def default_duplicate(fmt: str) -> Duplicate:
+    """What "duplicate" with no mode means for a format: mirror for sprt (it compares two bots),
+    field for every other (a format that cannot play it refuses it, naming 'mirror', so that
+    mirror play is always chosen knowingly)."""
+    return "mirror" if fmt == "sprt" else "field"
+
+
+def _stored_duplicate(value: object) -> Any:
+    """A stored spec's duplicate: ``true`` (what every duplicate spec was before the modes) is mirror,
+    ``false`` none; a mode's word is itself (anything else is refused by the spec's check)."""
+    if value is True:
+        return "mirror"
+    if value is False or value is None:
+        return ""
+    return value
 
 
 _KEYS: tuple[str, ...] = (

@@ -11,13 +11,17 @@ a :class:`MatchResult` given instead is summarized here, once per instance.
 Identifiers (all deterministic, so regenerating a round gives the same jobs):
 
 - a pairing of round ``r`` (batch ``b`` for sprt), board ``i``:
-  match id ``{tid}-r{r}-{i}``; in duplicate play its two legs are
-  ``{tid}-r{r}-{i}-leg0`` (A at team 0) and ``-leg1`` (A at team 1);
+  match id ``{tid}-r{r}-{i}``; in mirror duplicate play its two legs are
+  ``{tid}-r{r}-{i}-leg0`` (A at team 0) and ``-leg1`` (A at team 1); in field
+  duplicate play, quartet ``i`` of round ``r`` has the four tables
+  ``{tid}-r{r}-{i}-t0`` .. ``-t3`` (``-f0`` .. ``-f3`` when its last two
+  sides only fill the tables: :mod:`arena.tournament.tables`);
 - its seed ``derive_seed(spec.seed, "r{r}-{i}")`` (HMAC-SHA256 of the
   pairing's place under the tournament's secret, itself made by the node from
-  its own secret and the tournament id), shared by both legs: a seed made
-  public tells nothing of the others, and a tournament given the same seed
-  deals the same decks;
+  its own secret and the tournament id), shared by both legs of a mirror pair;
+  a quartet's board sets ``"r{r}-{i}-s0"`` (tables 0 and 1) and ``-s1``
+  (tables 2 and 3): a seed made public tells nothing of the others, and a
+  tournament given the same seed deals the same decks;
 - the idempotency key of what to enqueue: ``{tid}/all`` (round-robin,
   gauntlet, partners), ``{tid}/round/{r}`` (Swiss, knockout), ``{tid}/batch/{b}``
   (sprt). Rounds and batches count from 1.
@@ -31,47 +35,40 @@ and a result whose teams (or bots at each seat) differ from its job's raises
 from __future__ import annotations
 
 import random
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from arena.engine.dealing import derive_seed
+from arena.records import side_name
 from arena.tournament.duplicate import check_legs, pair_score
 from arena.tournament.jobs import MatchJob, MatchResult
 from arena.tournament.pairing import circle_rounds, first_round, swiss_pairings
 from arena.tournament.partners import Table, partner_rounds
+from arena.tournament.quartet import (
+    Quartet,
+    Side,
+    board_set,
+    quartet_games,
+    round_quartets,
+    round_robin_quartets,
+    seatings,
+)
 from arena.tournament.spec import TournamentError, TournamentSpec
 from arena.tournament.sprt import SequentialTest, SprtState, run_sprt
 from arena.tournament.standings import Game, Order, Standing, compute_standings
 from arena.tournament.summary import ResultSummary
+from arena.tournament.tables import duplicate_legs, pairing_id, quartet_tables, seed_label
 
-_LEG = re.compile(r"(.+-r\d+-\d+)-leg([01])")
-
-
-def pairing_id(match_id: str) -> str:
-    """The id of the pairing a match belongs to: the match's own, or its duplicate pair's."""
-    found = _LEG.fullmatch(match_id)
-    return found.group(1) if found else match_id
-
-
-def seed_label(tournament_id: str, match_id: str) -> str:
-    """What a match's seed is derived from under its tournament's secret: its pairing's place."""
-    pairing = pairing_id(match_id)
-    prefix = f"{tournament_id}-"
-    return pairing[len(prefix):] if pairing.startswith(prefix) else pairing
-
-
-def duplicate_legs(match_id: str) -> tuple[str, str] | None:
-    """Both legs' match ids when ``match_id`` is a leg of a duplicate pair, else None."""
-    found = _LEG.fullmatch(match_id)
-    return None if found is None else (f"{found.group(1)}-leg0", f"{found.group(1)}-leg1")
+__all__ = ["Overview", "Pairing", "Stage", "Tournament", "duplicate_legs", "pairing_id", "seed_label"]
 
 
 @dataclass(frozen=True)
 class Pairing:
-    """Two bots on one board: one match, or the two legs of a duplicate pair.
+    """Two bots on one board: one match, or the two legs of a mirror duplicate pair; or a quartet
+    of field duplicate (:mod:`arena.tournament.quartet`): four tables, ``a`` and ``b`` its sides P
+    and Q, ``sides`` all four (P, Q, R, S), and ``scored`` whether R vs S is a game too.
 
     In the partners format, two sides of two different bots each: ``a`` and
     ``b`` are the sides' names (``"north+south"``) and ``table`` the bots at
@@ -84,6 +81,23 @@ class Pairing:
     b: str
     jobs: tuple[MatchJob, ...]
     table: Table | None = None
+    sides: tuple[Side, Side, Side, Side] | None = None
+    scored: bool = True
+
+    @property
+    def side_names(self) -> tuple[str, str, str, str]:
+        """A quartet's sides P, Q, R, S by name (a side of two bots: ``"north+south"``)."""
+        assert self.sides is not None
+        p, q, r, s = (side_name(*side) for side in self.sides)
+        return p, q, r, s
+
+    @property
+    def compared(self) -> list[tuple[str, str]]:
+        """The pairs of sides whose games it scores: (a, b), and a quartet's (R, S) when scored."""
+        if self.sides is None:
+            return [(self.a, self.b)]
+        p, q, r, s = self.side_names
+        return [(p, q), (r, s)] if self.scored else [(p, q)]
 
 
 @dataclass(frozen=True)
@@ -149,6 +163,8 @@ class Tournament:
         self._summaries: dict[str, tuple[MatchResult, ResultSummary]] = {}
         # the pairings made, by (round, index, a, b): as many as the matches scheduled
         self._pairings: dict[tuple[int, int, str, str], Pairing] = {}
+        # the quartets made, by (round, index, P, Q, R, S)
+        self._quartets: dict[tuple[int, int, str, str, str, str], Pairing] = {}
         # the partners format's one stage, made once (it does not depend on results)
         self._partners_stage: Stage | None = None
 
@@ -176,20 +192,20 @@ class Tournament:
         return self._progress(results).stages
 
     def games(self, results: Results) -> list[Game]:
-        """Every finished pairing, in schedule order."""
-        return [self._game(p, legs) for p, legs in self._progress(results).done]
+        """Every finished game, in schedule order (a quartet's one or two: its compared pairs)."""
+        return [g for p, legs in self._progress(results).done for g in self._games(p, legs)]
 
     def bot_games(self, results: Results) -> list[Game]:
         """Every finished pairing as games between bots: :meth:`games`, except that a partners
         game counts for each bot of a side, against the opponent of the seat after its own."""
         progress = self._progress(results)
-        return self._bot_games(progress, [self._game(p, legs) for p, legs in progress.done])
+        return self._bot_games(progress)
 
     def overview(self, results: Results) -> Overview:
         """Its stages, games, standings and SPRT at once (one pass over the results, not four)."""
         progress = self._progress(results)
-        games = [self._game(p, legs) for p, legs in progress.done]
-        bot_games = self._bot_games(progress, games)
+        games = [g for p, legs in progress.done for g in self._games(p, legs)]
+        bot_games = self._bot_games(progress)
         return Overview(stages=progress.stages, games=games, bot_games=bot_games,
                         standings=self._standings(progress, bot_games),
                         sprt=progress.sprt if progress.sprt is not None else (
@@ -199,16 +215,24 @@ class Tournament:
     def standings(self, results: Results) -> list[Standing]:
         """Every bot's standing, best first (see :mod:`arena.tournament.standings`)."""
         progress = self._progress(results)
-        games = [self._game(p, legs) for p, legs in progress.done]
-        return self._standings(progress, self._bot_games(progress, games))
+        return self._standings(progress, self._bot_games(progress))
 
-    def _bot_games(self, progress: _Progress, games: list[Game]) -> list[Game]:
-        """``games`` (those of ``progress.done``, in order) as games between bots: a partners game
-        split by the seats its first leg's summary names."""
-        if self.spec.format != "partners":
-            return games
-        return [g for (_, legs), game in zip(progress.done, games, strict=True)
-                for g in _bot_games(game, legs[0].seat_bots)]
+    def _bot_games(self, progress: _Progress) -> list[Game]:
+        """The games of ``progress.done``, in order, as games between bots: a partners game split
+        by the seats its first leg's summary names, or a quartet's by its sides' seats."""
+        partners = self.spec.format == "partners"
+        out: list[Game] = []
+        for p, legs in progress.done:
+            games = self._games(p, legs)
+            if not partners:
+                out += games
+            elif p.sides is None:
+                out += [g for game in games for g in _bot_games(game, legs[0].seat_bots)]
+            else:
+                by_name = dict(zip(p.side_names, p.sides, strict=True))
+                out += [g for game in games for g in _bot_games(
+                    game, (by_name[game.a][0], by_name[game.b][0], by_name[game.a][1], by_name[game.b][1]))]
+        return out
 
     def _standings(self, progress: _Progress, bot_games: list[Game]) -> list[Standing]:
         """The standings from the games between bots (a partners bot scores its side's result)."""
@@ -217,7 +241,7 @@ class Tournament:
         order: Order = "swiss" if fmt == "swiss" else "knockout" if fmt == "knockout" else "points"
         return compute_standings(
             spec.bots, bot_games, order=order,
-            duplicate=spec.duplicate, byes=[b for s in progress.stages for b in s.byes],
+            duplicate=bool(spec.duplicate), byes=[b for s in progress.stages for b in s.byes],
             bye_scores=fmt == "swiss", reached=progress.reached,
         )
 
@@ -263,10 +287,15 @@ class Tournament:
             return None
         if self.spec.format not in ("swiss", "knockout"):
             return []
-        return [self._game(p, legs) for p, legs in progress.done if p.round == stage.number]
+        return [g for p, legs in progress.done if p.round == stage.number for g in self._games(p, legs)]
 
     def _all_at_once(self) -> Stage:
         spec = self.spec
+        if spec.duplicate == "field":  # round-robin: every pair compared once a repeat, in quartets
+            quartets = round_robin_quartets(circle_rounds(spec.bots))
+            return Stage(0, f"{spec.tournament_id}/all", tuple(
+                self._quartet(r, i, q)
+                for r in range(1, spec.round_count + 1) for i, q in enumerate(quartets)))
         if spec.format == "gauntlet":
             assert spec.candidate is not None
             c = spec.candidate
@@ -288,8 +317,20 @@ class Tournament:
         if self._partners_stage is None:
             spec = self.spec
             rounds = partner_rounds(spec.bots, spec.round_count, spec.seed)
-            pairings = tuple(self._table(r, i, table)
-                             for r, rnd in enumerate(rounds, 1) for i, table in enumerate(rnd.tables))
+            pairings: tuple[Pairing, ...]
+            if spec.duplicate == "field":  # a round's tables two by two, each table's two sides compared
+                made: list[Pairing] = []
+                for r, rnd in enumerate(rounds, 1):
+                    sides: dict[str, Side] = {}
+                    for t in rnd.tables:
+                        for side in ((t[0], t[2]), (t[1], t[3])):
+                            sides[side_name(*side)] = side
+                    pairs = [(side_name(t[0], t[2]), side_name(t[1], t[3])) for t in rnd.tables]
+                    made += [self._quartet(r, i, q, sides) for i, q in enumerate(round_quartets(pairs))]
+                pairings = tuple(made)
+            else:
+                pairings = tuple(self._table(r, i, table)
+                                 for r, rnd in enumerate(rounds, 1) for i, table in enumerate(rnd.tables))
             byes = tuple(b for rnd in rounds for b in rnd.sitting_out)
             self._partners_stage = Stage(0, f"{spec.tournament_id}/all", pairings, byes)
         return self._partners_stage
@@ -308,7 +349,7 @@ class Tournament:
     def _swiss_round(self, r: int, progress: _Progress) -> Stage:
         spec = self.spec
         score: dict[str, float] = dict.fromkeys(spec.bots, 0.0)
-        for g in (self._game(p, legs) for p, legs in progress.done):
+        for g in (g for p, legs in progress.done for g in self._games(p, legs)):
             score[g.a] += g.score_a
             score[g.b] += 1.0 - g.score_a
         byes = Counter(b for s in progress.stages for b in s.byes)
@@ -319,15 +360,19 @@ class Tournament:
         position = {b: i for i, b in enumerate(order)}
         ranked = sorted(spec.bots, key=lambda b: (-score[b], position[b]))
         earlier = [p for s in progress.stages for p in s.pairings]
-        met = Counter(frozenset((p.a, p.b)) for p in earlier)
+        met = Counter(frozenset(pair) for p in earlier for pair in p.compared)
         pairs, bye = swiss_pairings(ranked, met, byes)
+        byes_now = () if bye is None else (bye,)
+        if spec.duplicate == "field":  # the round's pairs two by two, by rank: each pair's opponents near it
+            return Stage(r, f"{spec.tournament_id}/round/{r}",
+                         tuple(self._quartet(r, i, q) for i, q in enumerate(round_quartets(pairs))), byes_now)
         at_team0 = Counter(p.a for p in earlier)
         pairings = []
         for i, (x, y) in enumerate(pairs):
             if not spec.duplicate and at_team0[y] < at_team0[x]:
                 x, y = y, x  # balance the seatings; the higher-ranked first otherwise
             pairings.append(self._pairing(r, i, x, y))
-        return Stage(r, f"{spec.tournament_id}/round/{r}", tuple(pairings), () if bye is None else (bye,))
+        return Stage(r, f"{spec.tournament_id}/round/{r}", tuple(pairings), byes_now)
 
     def _knockout(self, by_id: dict[str, ResultSummary]) -> _Progress:
         spec = self.spec
@@ -402,11 +447,12 @@ class Tournament:
                 return progress
 
     # ------------------------------------------------------------ jobs and games
-    def _job_fields(self, rnd: int, index: int, tags: dict[str, Any]) -> dict[str, Any]:
+    def _job_fields(self, rnd: int, index: int, tags: dict[str, Any], label: str = "") -> dict[str, Any]:
+        """What every job of a pairing holds; its seed from ``label`` (default: ``r{rnd}-{index}``)."""
         spec = self.spec
         ruleset = dict(self._ruleset) if isinstance(self._ruleset, dict) else self._ruleset
         return {"tournament_id": spec.tournament_id, "ruleset": ruleset,
-                "seed": derive_seed(spec.seed, f"r{rnd}-{index}"), "deals": spec.deals,
+                "seed": derive_seed(spec.seed, label or f"r{rnd}-{index}"), "deals": spec.deals,
                 "target": spec.match_target, "round": rnd,
                 "tags": {"format": spec.format, "index": index, **tags}}
 
@@ -416,7 +462,7 @@ class Tournament:
         base = f"{self.spec.tournament_id}-r{rnd}-{index}"
         n, e, s, w = table
         jobs: tuple[MatchJob, ...]
-        if self.spec.duplicate:
+        if self.spec.duplicate == "mirror":
             jobs = (MatchJob.seated(f"{base}-leg0", seats=table,
                                     **self._job_fields(rnd, index, {"pair": base, "leg": 0})),
                     MatchJob.seated(f"{base}-leg1", seats=(e, n, w, s),
@@ -424,6 +470,28 @@ class Tournament:
         else:
             jobs = (MatchJob.seated(base, seats=table, **self._job_fields(rnd, index, {})),)
         return Pairing(rnd, index, jobs[0].team0, jobs[0].team1, jobs, table)
+
+    def _quartet(self, rnd: int, index: int, quartet: Quartet,
+                 sides: dict[str, Side] | None = None) -> Pairing:
+        """A quartet of field duplicate: four tables on two board sets (:mod:`arena.tournament.quartet`).
+        ``sides`` gives the bots of a side by name (partners); a side is otherwise one bot."""
+        (p, q), (r, s), scored = quartet
+        key = (rnd, index, p, q, r, s)
+        made = self._quartets.get(key)
+        if made is not None:
+            return made
+        base = f"{self.spec.tournament_id}-r{rnd}-{index}"
+        of = sides or {}
+        four = tuple(of.get(name, (name, name)) for name in (p, q, r, s))
+        assert len(four) == 4
+        ids = quartet_tables(base, scored)
+        jobs = tuple(
+            MatchJob.seated(ids[k], seats=seats, **self._job_fields(
+                rnd, index, {"quartet": base, "table": k}, f"r{rnd}-{index}-s{board_set(k)}"))
+            for k, seats in enumerate(seatings(four)))
+        made = self._quartets[key] = Pairing(rnd, index, p, q, jobs, scored=scored,
+                                             sides=(four[0], four[1], four[2], four[3]))
+        return made
 
     def _pairing(self, rnd: int, index: int, a: str, b: str) -> Pairing:
         """The pairing and its jobs, made once per instance (a seed is an HMAC: rebuilding the
@@ -443,7 +511,7 @@ class Tournament:
                             **self._job_fields(rnd, index, tags))
 
         jobs: tuple[MatchJob, ...]
-        if spec.duplicate:
+        if spec.duplicate == "mirror":
             jobs = (job(f"{base}-leg0", a, b, {"pair": base, "leg": 0}),
                     job(f"{base}-leg1", b, a, {"pair": base, "leg": 1}))
         else:
@@ -463,6 +531,16 @@ class Tournament:
                     f"but its job seats {'/'.join(job.seat_bots)}"
                 )
         return found
+
+    def _games(self, p: Pairing, legs: Legs) -> list[Game]:
+        """The pairing's games: one, or a quartet's one or two (its seeds checked first)."""
+        if p.sides is None:
+            return [self._game(p, legs)]
+        for first, second in ((legs[0], legs[1]), (legs[2], legs[3])):
+            if first.seed != second.seed:
+                raise TournamentError(f"{first.match_id} and {second.match_id} deal one board set, but "
+                                      f"their seeds differ")
+        return quartet_games(p.round, p.index, p.side_names, legs, p.scored)
 
     def _game(self, p: Pairing, legs: Legs) -> Game:
         if not self.spec.duplicate:
@@ -484,7 +562,7 @@ class Tournament:
         cached = self._summaries.get(result.match_id)
         if cached is not None and (cached[0] is result or cached[0] == result):
             return cached[1]
-        made = ResultSummary.of_result(result, deals=self.spec.duplicate)
+        made = ResultSummary.of_result(result, deals=bool(self.spec.duplicate))
         self._summaries[result.match_id] = (result, made)
         return made
 

@@ -4,7 +4,8 @@ When a tournament is created, the node publishes the SHA-256 of the
 tournament's secret (its *commitment*); when it is over, it reveals the
 secret. Every match seed is the HMAC-SHA256 of the match's pairing under
 the secret (:func:`arena.engine.dealing.derive_seed`, over the pairing's
-place ``r{round}-{board}``), and every deck of a
+place ``r{round}-{board}``, or a field quartet's board set ``r{round}-{board}-s{set}``:
+:func:`arena.tournament.tables.seed_label`), and every deck of a
 match follows from its seed. So anyone holding the commitment, the secret and
 the records can check that nobody, the operator included, chose the deals:
 :func:`verify_tournament` does, record by record.
@@ -19,7 +20,7 @@ from arena.engine import EngineError, Ruleset
 from arena.engine.cards import CARDS
 from arena.engine.dealing import commitment, deal_from_rng, deal_rng, derive_seed, first_dealer
 from arena.records import MatchRecord
-from arena.tournament.tournament import seed_label
+from arena.tournament.tables import seed_label
 
 
 @dataclass

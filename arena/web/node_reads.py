@@ -1,8 +1,10 @@
 """:class:`ArenaReads` over a running node and its broker: what the gRPC ``ArenaService`` shows.
 
 The same rules as :class:`arena.node.service.ClusterArenaServicer`: a match's
-seed and record only once it is over, a duplicate leg's only once both legs
-are over, a tournament's secret only once it has ended; a node's private
+seed and record only once it is over, a duplicate leg's or table's (its seed,
+totals, record and events) only once every table dealing its cards is over
+(:func:`arena.tournament.tables.is_sealed`), a tournament's secret only once it
+has ended; a node's private
 reads need a credential. Broker calls run in a thread; the node's own state
 (its bots, its running matches and their event feeds) is read on the loop.
 """
@@ -42,7 +44,7 @@ from arena.referee.replay_views import (
 from arena.referee.replays import EVENTS, MATCH, ReplaySlot
 from arena.tournament import Tournaments, UnknownTournament
 from arena.tournament.summary import ResultSummary
-from arena.tournament.tournament import duplicate_legs
+from arena.tournament.tables import is_sealed, sealed_reason
 from arena.web.reads import (
     BadRequest,
     BotDetail,
@@ -193,7 +195,8 @@ class NodeReads:
         over = not state.is_open
         return TournamentDetail(
             tournament_id=tournament_id, format=spec.format, state=str(state), ruleset=spec.ruleset.to_spec(),
-            bots=tuple(spec.bots), duplicate=spec.duplicate, deals=spec.deals,
+            bots=tuple(spec.bots), duplicate=bool(spec.duplicate), duplicate_mode=spec.duplicate,
+            duplicate_note=spec.duplicate_note, deals=spec.deals,
             matches_done=progress.matches_done, matches_scheduled=progress.matches_scheduled,
             matches_queued=progress.matches_queued, commitment=commitment(spec.seed),
             secret=spec.seed if over else "", unrated_reason=spec.unrated_reason,
@@ -206,14 +209,14 @@ class NodeReads:
 
     # ------------------------------------------------------------ matches
     def _sealed(self, match_id: str) -> bool:
-        """A leg of a duplicate pair whose other leg is not over: its deals are still in play."""
-        legs = duplicate_legs(match_id)
-        return legs is not None and any(self.broker.get_result(leg) is None for leg in legs)
+        """A table of duplicate play some table dealing its cards has not finished: they are still
+        in play (the seal rule, :func:`arena.tournament.tables.is_sealed`)."""
+        return is_sealed(match_id, self.broker.has_result)
 
     async def match(self, match_id: str, peer: str = "") -> MatchView | Prepared:
         sealed = await self._queue(self._sealed, match_id)
         if self.node.is_running(match_id):
-            return _view_of_summary(self.node.summary(match_id))
+            return _view_of_summary(self.node.summary(match_id), sealed=sealed)
         slot = await self._replay_slot(peer)
         prepared = None
         try:
@@ -229,7 +232,7 @@ class NodeReads:
 
     async def match_events(self, match_id: str, peer: str = "") -> EventStream | Prepared:
         if await self._queue(self._sealed, match_id):
-            raise Conflict(f"{match_id} is a leg of a duplicate pair: it is shown once both legs are over")
+            raise Conflict(sealed_reason(match_id))
         if self.node.is_running(match_id):
             history, feed = self.node.watch(match_id)
             return self._events(match_id, history, feed)
@@ -311,13 +314,14 @@ EVENTS_PER_TURN = 32
 
 
 def _view_of_summary(summary: MatchSummary, *, sealed: bool = False) -> MatchView:
-    """A match's status without its record: running, aborted, or a duplicate leg still sealed (then
-    without its seed either)."""
+    """A match's status without its record: running, aborted, or a table still sealed (then without
+    its seed, totals and result either: the seal rule)."""
     return MatchView(
         match_id=summary.match_id, state=str(summary.state), players=summary.players,
-        ruleset=summary.ruleset, totals=summary.totals, deals_played=summary.deals_played,
-        seed="" if sealed else summary.seed,
-        result=None if summary.result is None else summary.result.to_dict(), record=None, replay=None,
+        ruleset=summary.ruleset, totals=() if sealed else summary.totals,
+        deals_played=0 if sealed else summary.deals_played, seed="" if sealed else summary.seed,
+        result=None if summary.result is None or sealed else summary.result.to_dict(), record=None,
+        replay=None,
     )
 
 

@@ -40,7 +40,8 @@ class NotFound(ReadError):
 
 
 class Conflict(ReadError):
-    """The thing exists but cannot be shown yet (a duplicate leg whose pair is not over)."""
+    """The thing exists but cannot be shown yet (a duplicate table another table dealing its cards
+    has not finished)."""
 
     status = 409
 
@@ -134,6 +135,10 @@ class TournamentDetail:
     ruleset: Any
     bots: tuple[str, ...]
     duplicate: bool
+    #: "" (none), "field" or "mirror"
+    duplicate_mode: str
+    #: what the mode lets a bot see ("mirror duplicate: both legs seen by both bots ..."); "" if nothing
+    duplicate_note: str
     deals: int | None
     matches_done: int
     matches_scheduled: int
@@ -161,9 +166,10 @@ class MatchView:
     state: str
     players: tuple[str, ...]
     ruleset: Any
-    totals: tuple[int, int]
+    #: (team 0, team 1); empty while the match is sealed (another table deals its cards)
+    totals: tuple[int, ...]
     deals_played: int
-    #: "" while the match runs (its deals follow from it)
+    #: "" while the match runs (its deals follow from it), and while it is sealed
     seed: str
     result: dict[str, Any] | None
     #: the full record (RECORD.md, with the arena's fields): None until the match is over

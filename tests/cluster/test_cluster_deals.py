@@ -107,7 +107,7 @@ def test_the_same_tournament_seed_deals_the_same_decks(cluster: Cluster) -> None
 
 @pytest.mark.slow
 def test_duplicate_legs_exchange_the_hands_card_by_card(cluster: Cluster) -> None:
-    results = cluster.run("dup", "--duplicate", "--deals", "2", "--seed", "dup-seed")
+    results = cluster.run("dup", "--duplicate", "mirror", "--deals", "2", "--seed", "dup-seed")
     assert len(results) == 12  # 6 pairings, two legs each
     by_board = {board(r): r for r in results}
     pairs = {key[:2] for key in by_board}

@@ -1,4 +1,5 @@
-"""A node of a queue: duplicate legs stay hidden until their pair is over, absent bots forfeit,
+"""A node of a queue: duplicate legs and tables stay hidden until every table dealing their cards is
+over, absent bots forfeit,
 one tournament's absent bots do not starve another's, bots registered through the API stay.
 
 Each test runs real nodes (``running_node``) on an embedded queue, bots over real gRPC, and asks
@@ -93,7 +94,7 @@ def test_a_duplicate_leg_stays_hidden_until_its_pair_is_over(tmp_path: Path) -> 
             await until(lambda: all(b.connected for b in running.node.bots()), 10, "the bots")
             async with arena_stub(running.address, ADMIN) as admin, arena_stub(running.address) as anyone:
                 await create(admin, tournament_id="dup", format="round-robin", bots=["a", "b"],
-                             ruleset="coinche", deals=2, duplicate=True)
+                             ruleset="coinche", deals=2, duplicate_mode="mirror")
                 leg0, leg1 = "dup-r1-0-leg0", "dup-r1-0-leg1"
                 await until(lambda: has_result(running, leg0), 20, "the first leg to be over")
                 # leg 0 is over, but leg 1 plays the same decks: nothing of leg 0 may show yet
@@ -115,6 +116,91 @@ def test_a_duplicate_leg_stays_hidden_until_its_pair_is_over(tmp_path: Path) -> 
             await asyncio.gather(*bots, return_exceptions=True)
 
     arun(main(), timeout=60)
+
+
+class GatedOn(Bot):
+    """Plays at once, except in match ``held``, where it waits for ``gate``."""
+
+    act_inline = True
+
+    def __init__(self, held: str, gate: asyncio.Event, seed: int) -> None:
+        self.held, self.gate = held, gate
+        self.inner = RandomBot(seed)
+
+    async def act(self, obs: Observation) -> Any:
+        if obs.match_id == self.held:
+            await self.gate.wait()
+        return self.inner.act(obs)
+
+
+@pytest.mark.security
+def test_a_field_table_stays_sealed_until_every_table_dealing_its_cards_is_over(tmp_path: Path) -> None:
+    async def main() -> None:
+        gate, stop = asyncio.Event(), asyncio.Event()
+        t0, t1, t2, t3 = (f"fd-r1-0-t{k}" for k in range(4))  # t0 and t1 deal board set 0, t2 and t3 set 1
+        async with node(tmp_path) as running:
+            bots = [connect(running, name, GatedOn(t1, gate, i), stop) for i, name in enumerate("abcd")]
+            await until(lambda: sum(b.connected for b in running.node.bots()) == 4, 10, "the bots")
+            async with arena_stub(running.address, ADMIN) as admin, arena_stub(running.address) as anyone:
+                created = await create(admin, tournament_id="fd", format="round-robin", bots=list("abcd"),
+                                       ruleset="coinche", deals=2, duplicate=True)  # field: the default
+                assert created.duplicate_note == ""
+                await until(lambda: has_result(running, t0), 30, "table 0 to be over")
+                # table 1 deals the same cards and is not over: nothing of table 0 may show yet
+                for call in (anyone.GetMatchRecord(apb.GetMatchRecordRequest(match_id=t0)),
+                             anyone.WatchMatch(apb.WatchMatchRequest(match_id=t0)).read()):
+                    with pytest.raises(grpc.aio.AioRpcError) as hidden:
+                        await call
+                    assert hidden.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+                    assert "both tables that deal its cards" in (hidden.value.details() or "")
+                for match_id in (t0, t1):
+                    summary = (await anyone.GetMatch(apb.GetMatchRequest(match_id=match_id))).match
+                    assert (summary.seed, list(summary.totals), summary.deals_played) == ("", [], 0)
+                    assert not summary.HasField("result")
+                listed = {m.match_id: m for m in (await anyone.ListMatches(apb.ListMatchesRequest())).matches}
+                assert listed[t0].seed == "" and list(listed[t0].totals) == []
+                # board set 1 is another deal: once both its tables are over, they show
+                await until(lambda: has_result(running, t2) and has_result(running, t3), 30, "board set 1")
+                record = await anyone.GetMatchRecord(apb.GetMatchRecordRequest(match_id=t2))
+                assert record.record_json
+                status = await state_of(anyone, "fd")
+                assert status.spec.duplicate_mode == "field" and status.duplicate_note == ""
+                gate.set()
+                await until(lambda: has_result(running, t1), 30, "table 1")
+                record = await anyone.GetMatchRecord(apb.GetMatchRecordRequest(match_id=t0))
+                assert record.record_json
+                summary = (await anyone.GetMatch(apb.GetMatchRequest(match_id=t0))).match
+                assert len(summary.seed) == 64 and len(summary.totals) == 2
+            stop.set()
+            await asyncio.gather(*bots, return_exceptions=True)
+
+    arun(main(), timeout=90)
+
+
+@pytest.mark.security
+def test_field_duplicate_with_fewer_than_four_bots_is_refused_naming_mirror(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with node(tmp_path) as running:
+            for name in "abc":
+                running.node.register_bot(name)
+            async with arena_stub(running.address, ADMIN) as admin:
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    await create(admin, format="round-robin", bots=list("abc"), deals=2, duplicate=True)
+                assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+                said = refused.value.details() or ""
+                assert "ask for duplicate 'mirror' (both legs seen by both bots)" in said
+                made = await create(admin, format="round-robin", bots=list("abc"), deals=2,
+                                    duplicate_mode="mirror")
+                assert made.duplicate_note.startswith("mirror duplicate: both legs seen by both bots")
+                status = await state_of(admin, made.tournament_id)
+                assert status.spec.duplicate_mode == "mirror" and "both legs" in status.duplicate_note
+                with pytest.raises(grpc.aio.AioRpcError) as bad:
+                    await create(admin, format="round-robin", bots=list("abc"), deals=2,
+                                 duplicate_mode="x" * 99)
+                assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+                assert len(bad.value.details() or "") < 120
+
+    arun(main(), timeout=30)
 
 
 @pytest.mark.reliability

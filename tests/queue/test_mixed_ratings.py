@@ -81,7 +81,7 @@ def test_an_unrated_tournament_rates_its_mixed_games_in_its_own_pool_only(broker
 
 
 def test_a_mixed_duplicate_pair_is_one_game_queued_with_its_second_leg(broker: Broker) -> None:
-    broker.put_tournament(spec("d1", deals=2, duplicate=True))
+    broker.put_tournament(spec("d1", deals=2, duplicate="mirror"))
     pool = tournament_pool("d1")
     broker.write_result(mixed("d1", 0, ("ann", "bob", "cat", "dan"), winner=0, leg=0))  # ann+cat 500-200
     assert broker.mixed_pending(pool) == 0

@@ -24,7 +24,7 @@ BOTS = ("ace", "bea", "cal", "dee", "eve")
 def test_a_partners_tournament_plays_through_the_queue(store: Store, tmp_path: Path) -> None:
     broker = store.open()
     spec = TournamentSpec("partners-q", "partners", BOTS, ruleset=Ruleset.from_spec("coinche"), deals=1,
-                          duplicate=True, rounds=3, seed="partners/queue")
+                          duplicate="mirror", rounds=3, seed="partners/queue")
 
     async def main() -> None:
         stop = asyncio.Event()

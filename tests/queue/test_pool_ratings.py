@@ -117,7 +117,7 @@ def test_a_result_written_twice_counts_once(broker: Broker) -> None:
 
 def test_a_mirror_match_counts_a_game_and_keeps_the_rating(broker: Broker) -> None:
     broker.put_tournament(classic("c1"))
-    broker.put_tournament(coinche("d1", duplicate=True, deals=4))
+    broker.put_tournament(coinche("d1", duplicate="mirror", deals=4))
     broker.write_result(game("c1", 0, "alpha", "alpha"))
     for r in legs("d1", 0, "alpha", "alpha", (900, 700), (600, 500)):
         broker.write_result(r)
@@ -130,7 +130,7 @@ def test_a_mirror_match_counts_a_game_and_keeps_the_rating(broker: Broker) -> No
 
 @pytest.mark.parametrize("order", ["leg0 first", "leg1 first"])
 def test_a_duplicate_pair_is_one_game_won_on_the_total_of_both_legs(broker: Broker, order: str) -> None:
-    broker.put_tournament(coinche("d1", duplicate=True, deals=4))
+    broker.put_tournament(coinche("d1", duplicate="mirror", deals=4))
     # zeta (A) wins leg 0 by 200 and loses leg 1 by 50: 1700 to 1550 over the pair, zeta wins it,
     # though each side won a leg
     leg0, leg1 = legs("d1", 0, "zeta", "alpha", (900, 700), (850, 800))
@@ -148,7 +148,7 @@ def test_a_duplicate_pair_is_one_game_won_on_the_total_of_both_legs(broker: Brok
 
 
 def test_a_drawn_duplicate_pair_is_a_draw(broker: Broker) -> None:
-    broker.put_tournament(coinche("d1", duplicate=True, deals=4))
+    broker.put_tournament(coinche("d1", duplicate="mirror", deals=4))
     for r in legs("d1", 0, "alpha", "beta", (900, 700), (900, 700)):  # the same deals, the same points
         broker.write_result(r)
     assert broker.pair_counts("coinche") == {("alpha", "beta"): PairCount(0, 1, 0)}
@@ -156,7 +156,7 @@ def test_a_drawn_duplicate_pair_is_a_draw(broker: Broker) -> None:
 
 
 def test_a_forfeited_leg_decides_the_pair_on_the_match_results(broker: Broker) -> None:
-    broker.put_tournament(coinche("d1", duplicate=True, deals=4))
+    broker.put_tournament(coinche("d1", duplicate="mirror", deals=4))
     # beta forfeits leg 1 early at 0-20 down (alpha wins it); alpha's 600-point loss of leg 0
     # would win beta the pair on points, but a forfeit's points compare nothing: one leg each, a draw
     for r in legs("d1", 0, "alpha", "beta", (300, 900), (0, 20), reasons=("finished", "forfeit")):
@@ -165,7 +165,7 @@ def test_a_forfeited_leg_decides_the_pair_on_the_match_results(broker: Broker) -
 
 
 def test_duplicate_legs_from_racing_threads_count_each_pair_once(broker: Broker) -> None:
-    broker.put_tournament(coinche("d1", duplicate=True, deals=4))
+    broker.put_tournament(coinche("d1", duplicate="mirror", deals=4))
     pairs = [legs("d1", n, "alpha", "beta", (900, 700), (800, 750)) for n in range(20)]  # alpha wins each
     start = threading.Barrier(2)
 
@@ -183,7 +183,7 @@ def test_duplicate_legs_from_racing_threads_count_each_pair_once(broker: Broker)
 @pytest.mark.slow
 def test_duplicate_legs_from_racing_processes_count_each_pair_once(store: Store) -> None:
     broker = store.open()  # creates the database or the consumer group before the race
-    broker.put_tournament(coinche("d1", duplicate=True, deals=4))
+    broker.put_tournament(coinche("d1", duplicate="mirror", deals=4))
     n = 200
     pairs = [legs("d1", i, "alpha", "beta", (900, 700), (800, 750)) for i in range(n)]  # alpha wins each
     ctx = multiprocessing.get_context("spawn")
@@ -240,7 +240,7 @@ def test_ratings_survive_a_restart_and_a_pair_straddles_it(store: Store) -> None
     broker = store.open()
     broker.history_every = 1
     broker.put_tournament(classic("c1"))
-    broker.put_tournament(coinche("d1", duplicate=True, deals=4))
+    broker.put_tournament(coinche("d1", duplicate="mirror", deals=4))
     broker.write_result(game("c1", 0))
     leg0, leg1 = legs("d1", 0, "alpha", "beta", (900, 700), (800, 750))
     broker.write_result(leg0)

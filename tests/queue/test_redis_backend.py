@@ -193,7 +193,7 @@ def test_both_backends_compute_the_very_same_ratings() -> None:
     rng = random.Random(7)
     bots = ["alpha", "beta", "gamma", "delta", "epsilon"]
     specs = [tournament_spec("t1"),
-             tournament_spec("t2", duplicate=True, deals=4, ruleset=Ruleset.from_spec("coinche")),
+             tournament_spec("t2", duplicate="mirror", deals=4, ruleset=Ruleset.from_spec("coinche")),
              tournament_spec("t3", unrated_reason="its seed was chosen")]
     try:
         with RedisBroker(REDIS_URL, prefix=prefix) as in_redis, EmbeddedBroker(None) as in_sqlite:

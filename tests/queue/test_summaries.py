@@ -290,7 +290,7 @@ def test_swiss_and_knockout_advance_from_summaries_to_the_standings_of_the_resul
 
 def test_a_duplicate_swiss_with_real_records_advances_from_summaries(broker: Broker) -> None:
     spec = TournamentSpec(tournament_id="dup", format="swiss", bots=("A", "B", "C", "D"), rounds=2,
-                          deals=2, duplicate=True, seed="fixed")
+                          deals=2, duplicate="mirror", seed="fixed")
     rng = random.Random(4)
     kinds = {"A": "heuristic", "B": "random", "C": "heuristic", "D": "random"}
     store = NoRecords(broker)
@@ -327,7 +327,7 @@ def test_a_partners_tournament_advances_from_summaries_to_per_bot_standings(
     broker: Broker, duplicate: bool,
 ) -> None:
     spec = TournamentSpec(tournament_id="p", format="partners", bots=PARTNERS, rounds=4, seed="fixed",
-                          deals=2 if duplicate else None, duplicate=duplicate)
+                          deals=2 if duplicate else None, duplicate="mirror" if duplicate else "")
     rng = random.Random(6)
     kinds = {"ann": "heuristic", "bob": "random", "cat": "random", "dan": "heuristic", "eve": "random"}
     decide = (lambda job: play_job(job, kinds, rng)) if duplicate else seeded_winner(5)
@@ -379,7 +379,7 @@ def forget_summaries(store: Store) -> None:
 def test_results_of_an_older_version_are_summarized_once(store: Store) -> None:
     broker = store.open()
     spec = TournamentSpec(tournament_id="old", format="swiss", bots=("A", "B", "C", "D"), rounds=2,
-                          deals=2, duplicate=True, seed="fixed")
+                          deals=2, duplicate="mirror", seed="fixed")
     rng = random.Random(5)
     kinds = {"A": "heuristic", "B": "random", "C": "random", "D": "heuristic"}
     drive(broker, spec, lambda job: play_job(job, kinds, rng))

@@ -37,7 +37,7 @@ def team0_wins(job: MatchJob) -> MatchResult:
 @given(n=st.integers(2, 10), rounds=st.integers(1, 3), duplicate=st.booleans())
 @settings(max_examples=40, deadline=None)
 def test_round_robin_plays_every_pairing_in_both_seatings(n: int, rounds: int, duplicate: bool) -> None:
-    extra = {"deals": 2, "duplicate": True} if duplicate else {}
+    extra = {"deals": 2, "duplicate": "mirror"} if duplicate else {}
     t = make("round-robin", bots_of(n), rounds=rounds, **extra)
     key, jobs = t.jobs_for([])
     assert key == "t/all"
@@ -81,7 +81,7 @@ def test_a_gauntlet_plays_the_candidate_against_each_of_the_field(
 ) -> None:
     bots = bots_of(n)
     cand = bots[which % n]
-    extra = {"deals": 2, "duplicate": True} if duplicate else {}
+    extra = {"deals": 2, "duplicate": "mirror"} if duplicate else {}
     t = make("gauntlet", bots, candidate=cand, **extra)
     key, jobs = t.jobs_for([])
     assert key == "t/all"
@@ -145,7 +145,7 @@ def test_keys_name_the_stage(fields: dict[str, Any]) -> None:
 
 
 def test_duplicate_legs_share_the_seed_and_swap_the_bots() -> None:
-    t = make("round-robin", bots_of(4), deals=6, duplicate=True, seed="x")
+    t = make("round-robin", bots_of(4), deals=6, duplicate="mirror", seed="x")
     _, jobs = t.jobs_for([])
     legs: dict[str, list[MatchJob]] = {}
     for j in jobs:
@@ -261,7 +261,7 @@ def test_a_drawn_knockout_match_goes_to_the_points_then_to_a_seeded_coin() -> No
 
 
 def test_a_duplicate_knockout_pair_counts_the_recorded_deals_not_the_totals() -> None:
-    t = make("knockout", ["a", "b"], deals=2, duplicate=True)
+    t = make("knockout", ["a", "b"], deals=2, duplicate="mirror")
     _, (leg0, leg1) = t.jobs_for([])
     # the records hold no deal: the pair is level whatever the totals say, and goes to the coin
     results = [synthetic(leg0, 0, (200, 100)), synthetic(leg1, 0, (300, 100))]

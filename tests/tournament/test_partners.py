@@ -66,7 +66,7 @@ def test_a_partners_tournament_needs_four_bots() -> None:
         TournamentSpec("t", "partners", bots(3))
     assert TournamentSpec("t", "partners", bots(6)).round_count == 5
     assert TournamentSpec("t", "partners", bots(6), rounds=2).round_count == 2
-    spec = TournamentSpec("t", "partners", bots(5), deals=2, duplicate=True)
+    spec = TournamentSpec("t", "partners", bots(5), deals=2, duplicate="mirror")
     assert TournamentSpec.from_dict(spec.to_dict()) == spec
 
 
@@ -101,7 +101,7 @@ def test_standings_give_each_bot_its_side_s_result() -> None:
 
 
 def test_duplicate_partners_swap_the_sides_on_the_same_deals() -> None:
-    spec = TournamentSpec("t", "partners", bots(4), rounds=3, deals=2, duplicate=True,
+    spec = TournamentSpec("t", "partners", bots(4), rounds=3, deals=2, duplicate="mirror",
                           ruleset=Ruleset.from_spec("coinche"))
     tour = Tournament(spec)
     _, jobs = tour.jobs_for([])

@@ -41,7 +41,9 @@ def specs(draw: st.DrawFn) -> TournamentSpec:
     }
     if fmt == "gauntlet":
         data["candidate"] = draw(st.sampled_from(bots))
-    duplicate = fmt == "sprt" or draw(st.booleans())
+    field = (fmt in ("round-robin", "swiss") and n >= 4) or (fmt == "partners" and n >= 8)
+    duplicate = "mirror" if fmt == "sprt" else draw(st.sampled_from(
+        ["", "mirror", True, False, *(["field"] if field else [])]))
     data["duplicate"] = duplicate
     if duplicate or draw(st.booleans()):
         data["deals"] = draw(st.integers(1, 32))
@@ -78,7 +80,16 @@ def test_defaults_rounds_target_and_sprt() -> None:
     assert spec(target=301).match_target == 301
     assert spec(deals=8).match_target is None
     s = spec(format="sprt", bots=["new", "old"], deals=8)
-    assert s.duplicate and s.sprt == SprtOptions(elo0=0, elo1=5, alpha=0.05, beta=0.05)
+    assert s.duplicate == "mirror" and s.sprt == SprtOptions(elo0=0, elo1=5, alpha=0.05, beta=0.05)
+
+
+def test_a_stored_true_is_mirror_duplicate_and_each_mode_reads_back() -> None:
+    assert spec(duplicate=True, deals=2).duplicate == "mirror"  # what every duplicate spec was before modes
+    assert spec(duplicate=False).duplicate == ""
+    assert spec(duplicate="field", deals=2, bots=list("abcd")).duplicate == "field"
+    note = spec(duplicate="mirror", deals=2).duplicate_note
+    assert note.startswith("mirror duplicate: both legs seen by both bots")
+    assert spec(duplicate="field", deals=2, bots=list("abcd")).duplicate_note == ""
 
 
 def test_a_ruleset_object_is_validated_by_the_engine() -> None:
@@ -110,9 +121,19 @@ def test_a_ruleset_object_is_validated_by_the_engine() -> None:
          "sprt's candidate is the first bot, 'a'"),
         ({"format": "sprt", "bots": ["a", "b"]}, "duplicate play needs a fixed number of deals"),
         ({"format": "sprt", "bots": ["a", "b"], "deals": 4, "duplicate": False},
-         "sprt plays duplicate pairs"),
+         "sprt plays mirror duplicate pairs"),
+        ({"format": "sprt", "bots": ["a", "b"], "deals": 4, "duplicate": "field"},
+         "a sprt needs the same two bots on both sides; ask for duplicate 'mirror'"),
         ({"duplicate": True}, "duplicate play needs a fixed number of deals"),
-        ({"duplicate": "yes", "deals": 4}, "duplicate must be true or false"),
+        ({"duplicate": "yes", "deals": 4}, "duplicate must be '' (none), 'field' or 'mirror'"),
+        ({"duplicate": "field", "deals": 4},
+         "field duplicate needs at least 4 bots, not 3; ask for duplicate 'mirror' "
+         "(both legs seen by both bots)"),
+        ({"format": "gauntlet", "candidate": "a", "duplicate": "field", "deals": 4},
+         "field duplicate is for round-robin, swiss, partners: a gauntlet needs the same two bots"),
+        ({"format": "knockout", "duplicate": "field", "deals": 4}, "a knockout needs the same two bots"),
+        ({"format": "partners", "bots": [f"b{i}" for i in range(7)], "duplicate": "field", "deals": 4},
+         "field duplicate needs at least 8 bots (two tables of four different bots on one board set)"),
         ({"deals": 0}, "deals must be a whole number from 1 to 1000"),
         ({"deals": True}, "deals must be a whole number from 1 to 1000"),
         ({"deals": 1001}, "deals must be a whole number from 1 to 1000"),

@@ -202,7 +202,7 @@ def test_buchholz_is_the_sum_of_the_opponents_scores() -> None:
 
 
 def test_swiss_with_duplicate_pairs_plays_two_legs_a_board() -> None:
-    t = swiss(5, 3, deals=2, duplicate=True)
+    t = swiss(5, 3, deals=2, duplicate="mirror")
     _, decide = decider(7)
     results, _ = run(t, decide)
     for s in t.stages(results):

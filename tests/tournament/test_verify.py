@@ -12,6 +12,7 @@ from arena.engine.bots import RandomPlayer
 from arena.engine.dealing import commitment
 from arena.records import MatchRecord
 from arena.tournament import Tournament, TournamentSpec
+from arena.tournament.spec import Duplicate
 from arena.tournament.verify import verify_tournament
 from tests.factories import record_of_match
 
@@ -19,9 +20,10 @@ pytestmark = pytest.mark.security
 SECRET = "the-tournament-secret"
 
 
-def played_tournament(ruleset: str = "coinche") -> list[MatchRecord]:
-    spec = TournamentSpec(tournament_id="v", format="round-robin", bots=("a", "b", "c"),
-                          ruleset=Ruleset.from_spec(ruleset), deals=2, duplicate=True, seed=SECRET)
+def played_tournament(ruleset: str = "coinche", duplicate: Duplicate = "mirror") -> list[MatchRecord]:
+    bots = ("a", "b", "c") if duplicate == "mirror" else ("a", "b", "c", "d")
+    spec = TournamentSpec(tournament_id="v", format="round-robin", bots=bots,
+                          ruleset=Ruleset.from_spec(ruleset), deals=2, duplicate=duplicate, seed=SECRET)
     _, jobs = Tournament(spec).jobs_for([])
     records = []
     rng = random.Random(4)
@@ -34,6 +36,15 @@ def played_tournament(ruleset: str = "coinche") -> list[MatchRecord]:
             match.add(deal)
         records.append(record_of_match(job.match_id, job.team0, job.team1, match))
     return records
+
+
+def test_the_deals_of_a_field_duplicate_tournament_verify_table_by_table() -> None:
+    records = played_tournament(duplicate="field")
+    result = verify_tournament("v", SECRET, commitment(SECRET), records)
+    assert result.ok and result.matches == 12 and result.deals == 24
+    swapped = [dataclasses.replace(records[0], seed=records[2].seed), *records[1:]]  # board set 1's seed
+    assert verify_tournament("v", SECRET, commitment(SECRET), swapped).problems == [
+        f"{records[0].match_id}: its seed is not the one the secret gives"]
 
 
 @pytest.mark.parametrize("ruleset", ["classic", "coinche"])

@@ -80,6 +80,7 @@ def test_a_tournament_shows_its_progress_standings_and_crosstable(site: Site) ->
     assert status == 200
     assert t["state"] == "finished" and t["matches_done"] == t["matches_scheduled"] == 12
     assert t["secret"] == "web/1"  # revealed: the tournament is over
+    assert (t["duplicate"], t["duplicate_mode"], t["duplicate_note"]) == (False, "", "")
     assert [s["bot"] for s in t["standings"]] == t["crosstable_bots"]
     n = len(t["crosstable_bots"])
     for i in range(n):

@@ -49,7 +49,7 @@ class Counted:
 
 def fill(broker: Broker) -> list[str]:
     """The old bot's matches long ago, then many tournaments without it; its match ids, newest first."""
-    spec = TournamentSpec(tournament_id="t000", format="round-robin", bots=("old", "x"), duplicate=True,
+    spec = TournamentSpec(tournament_id="t000", format="round-robin", bots=("old", "x"), duplicate="mirror",
                           deals=2)
     broker.put_tournament(spec)
     mine = []

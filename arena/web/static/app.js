@@ -289,6 +289,9 @@ async function tournamentPage() {
        el("p", { class: "muted" }, "Commitment: ", el("code", { text: t.commitment }),
           t.secret ? el("span", {}, " \u00b7 secret: ", el("code", { text: t.secret })) : ""),
        t.unrated_reason ? el("p", { class: "muted", text: `Unrated: ${t.unrated_reason}` }) : "",
+       t.duplicate_mode ? el("p", { id: "duplicate", class: t.duplicate_note ? "" : "muted",
+                                    text: t.duplicate_note ? `Duplicate: ${t.duplicate_note}.`
+                                      : `Duplicate: ${t.duplicate_mode} (no bot sees a deal from two seats).` }) : "",
        el("h2", { text: "Standings" }),
        table([["#"], ["bot", "name"], ["played"], ["W"], ["D"], ["L"], ["score"], ["diff"]], standings, { id: "standings" }),
        el("h2", { text: "Crosstable" }), cross,

@@ -569,6 +569,7 @@ class TournamentSpec(_message.Message):
     ROUNDS_FIELD_NUMBER: _builtins.int
     SEED_FIELD_NUMBER: _builtins.int
     SPRT_FIELD_NUMBER: _builtins.int
+    DUPLICATE_MODE_FIELD_NUMBER: _builtins.int
     tournament_id: _builtins.str
     """Empty: generated. 1 to 128 letters, digits, "_", ".", ":", "@" or "-"."""
     format: _builtins.str
@@ -584,13 +585,24 @@ class TournamentSpec(_message.Message):
     target: _builtins.int
     """0: the ruleset's target."""
     duplicate: _builtins.bool
-    """Every deal played twice with the hands exchanged (needs deals)."""
+    """Duplicate play (needs deals), in the format's default mode unless
+    duplicate_mode names one: field for round-robin, swiss and partners, mirror
+    for sprt (a format that cannot play field refuses, naming mirror).
+    """
     rounds: _builtins.int
     """Round-robin and gauntlet repeats, or Swiss rounds; 0: the default."""
     seed: _builtins.str
     """A seed given by the caller, for a test or a reproduction: the deals are
     then known in advance, and the tournament is unrated. Empty (the rule):
     the node derives a secret and commits to it.
+    """
+    duplicate_mode: _builtins.str
+    """"field": each deal played at two tables by four different sides, each
+    scored against the side that held the same cards; no bot ever sees a deal
+    from two seats (round-robin and swiss with 4 or more bots, partners with
+    8 or more). "mirror": each deal played twice by the same two bots with
+    the hands exchanged, so both legs are seen by both bots (sprt always).
+    Empty: as duplicate says. In a status: the mode played ("" for none).
     """
     @_builtins.property
     def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
@@ -610,10 +622,11 @@ class TournamentSpec(_message.Message):
         rounds: _builtins.int = ...,
         seed: _builtins.str = ...,
         sprt: Global___SprtOptions | None = ...,
+        duplicate_mode: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["sprt", b"sprt"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "candidate", b"candidate", "deals", b"deals", "duplicate", b"duplicate", "format", b"format", "rounds", b"rounds", "ruleset", b"ruleset", "seed", b"seed", "sprt", b"sprt", "target", b"target", "tournament_id", b"tournament_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "candidate", b"candidate", "deals", b"deals", "duplicate", b"duplicate", "duplicate_mode", b"duplicate_mode", "format", b"format", "rounds", b"rounds", "ruleset", b"ruleset", "seed", b"seed", "sprt", b"sprt", "target", b"target", "tournament_id", b"tournament_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -681,6 +694,7 @@ class CreateTournamentResponse(_message.Message):
     COMMITMENT_FIELD_NUMBER: _builtins.int
     JOBS_QUEUED_FIELD_NUMBER: _builtins.int
     UNRATED_REASON_FIELD_NUMBER: _builtins.int
+    DUPLICATE_NOTE_FIELD_NUMBER: _builtins.int
     tournament_id: _builtins.str
     commitment: _builtins.str
     """The SHA-256 (hex) of the tournament's secret: every match seed derives
@@ -691,6 +705,10 @@ class CreateTournamentResponse(_message.Message):
     """Why the tournament's results are not rated (a seed given by the caller);
     empty: rated.
     """
+    duplicate_note: _builtins.str
+    """What its duplicate mode lets a bot see (mirror: "both legs seen by both
+    bots"); empty when nothing.
+    """
     def __init__(
         self,
         *,
@@ -698,10 +716,11 @@ class CreateTournamentResponse(_message.Message):
         commitment: _builtins.str = ...,
         jobs_queued: _builtins.int = ...,
         unrated_reason: _builtins.str = ...,
+        duplicate_note: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "jobs_queued", b"jobs_queued", "tournament_id", b"tournament_id", "unrated_reason", b"unrated_reason"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "duplicate_note", b"duplicate_note", "jobs_queued", b"jobs_queued", "tournament_id", b"tournament_id", "unrated_reason", b"unrated_reason"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -822,6 +841,7 @@ class TournamentStatus(_message.Message):
     UNRATED_REASON_FIELD_NUMBER: _builtins.int
     WAITING_FOR_FIELD_NUMBER: _builtins.int
     FINISHED_MATCHES_FIELD_NUMBER: _builtins.int
+    DUPLICATE_NOTE_FIELD_NUMBER: _builtins.int
     state: _builtins.str
     """"created", "running", "finished" or "cancelled"."""
     matches_done: _builtins.int
@@ -833,6 +853,10 @@ class TournamentStatus(_message.Message):
     whose SHA-256 is the commitment (`belote-arena verify` checks the deals).
     """
     unrated_reason: _builtins.str
+    duplicate_note: _builtins.str
+    """What its duplicate mode lets a bot see (mirror: "both legs seen by both
+    bots"); empty when nothing.
+    """
     @_builtins.property
     def spec(self) -> Global___TournamentSpec:
         """The spec, its seed left out."""
@@ -852,7 +876,8 @@ class TournamentStatus(_message.Message):
     @_builtins.property
     def finished_matches(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The ids of its matches with a result, in order (their records are public
-        once played, a duplicate leg once its pair is).
+        once played, a duplicate leg or table once every table dealing its cards
+        is).
         """
 
     def __init__(
@@ -870,10 +895,11 @@ class TournamentStatus(_message.Message):
         unrated_reason: _builtins.str = ...,
         waiting_for: _abc.Iterable[_builtins.str] | None = ...,
         finished_matches: _abc.Iterable[_builtins.str] | None = ...,
+        duplicate_note: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["spec", b"spec", "sprt", b"sprt"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "finished_matches", b"finished_matches", "matches_done", b"matches_done", "matches_queued", b"matches_queued", "matches_scheduled", b"matches_scheduled", "secret", b"secret", "spec", b"spec", "sprt", b"sprt", "standings", b"standings", "state", b"state", "unrated_reason", b"unrated_reason", "waiting_for", b"waiting_for"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "duplicate_note", b"duplicate_note", "finished_matches", b"finished_matches", "matches_done", b"matches_done", "matches_queued", b"matches_queued", "matches_scheduled", b"matches_scheduled", "secret", b"secret", "spec", b"spec", "sprt", b"sprt", "standings", b"standings", "state", b"state", "unrated_reason", b"unrated_reason", "waiting_for", b"waiting_for"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1,0 +1,430 @@
+"""Anonymous readers and hostile callers against an honest match on a node of a queue (issue 16).
+
+Usage (from the repository root)::
+
+    python bench/trust.py [--phases quiet,...] [--matches M] [--deals D] [--broker redis|embedded]
+                          [--ramp S] [--phase-timeout S] [--no-pin] [--quick] [--json]
+
+A node as deployed (``running_node`` with its web server, :func:`arena.web.web_for`) runs in this
+process, pinned to CPU 0 when there are two or more; its queue is a Redis server of the bench's own
+(started on a free port, nothing kept on disk, stopped at the end) when ``redis-server`` is
+installed, else an embedded queue in a temporary folder (``--broker`` chooses). Two honest SDK bots
+(``HeuristicBot`` and ``RandomBot``) run in a child process pinned to the other CPUs; each attack
+runs in another child process on those CPUs at the lowest priority (``nice 19``), so that what it
+costs is the node's cost, as if the attacker ran on a machine of its own.
+
+Each phase first prepares what its attack needs, in the node's process (a finished match of many
+deals, thousands of registered bots: ``prepare``), then starts its attack, waits ``--ramp``
+seconds, and plays ``--matches`` honest matches one after the other (coinche, ``--deals`` deals
+each) while the attack runs. It reports the honest decisions' round trips as the referee measured
+them (the records' ``latencies_us``: p50, p99, max), the honest strikes, how long each match took,
+what the node logged (lines at WARNING and above, tracebacks, bytes) and what the attacker's calls
+got (its tally).
+
+The phases:
+
+* ``quiet``: no attack, the reference every other phase is compared with.
+
+Adding a phase: an attacker coroutine ``async def attack_NAME(target: Target, stop: Stop, tally:
+Counter[str]) -> None``, which runs in the attacker's child process until ``stop()`` is true and
+counts what its calls got in ``tally``; optionally ``async def prepare_NAME(ctx: Prepared) -> dict[str,
+str]`` run once in the node's process before the attack starts, whose values reach the attacker as
+``target.extra``; and one entry in :data:`PHASES`. The attacker imports nothing of the server's
+(it is a stranger on the network): grpc, aiohttp, redis and the generated protocol only.
+
+The last lines are ``ratio_<phase>=`` (each attack's honest p99 over the quiet one's) and
+``slowdown_<phase>=`` (its mean honest match time over the quiet one's). Nothing passes or fails
+here; ``tests/test_trust_bench.py`` runs ``--quick`` and checks what must hold of every phase
+(no honest strike, the attack refused as it should be). Numbers move with the machine's other load:
+compare the phases of one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import multiprocessing as mp
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+_ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(_ROOT), str(_ROOT / "sdk")]  # run from a checkout
+
+#: the admin credential of the bench's node (the attackers never get it)
+ADMIN = "adm_bench-trust-not-a-secret-0123456789abcdef"
+HONEST = ("honest-a", "honest-b")
+
+
+# --------------------------------------------------------------------------- what an attacker gets
+@dataclass(frozen=True)
+class Target:
+    """What an attacker knows of the node: its public addresses, and what ``prepare`` made."""
+
+    #: the gRPC address (HOST:PORT)
+    address: str
+    #: the web server's base URL (http://HOST:PORT)
+    url: str
+    #: the Redis URL of the node's queue ("" with an embedded queue); only attacks that stand for a
+    #: slow or failing Redis (not for a stranger) use it
+    redis_url: str = ""
+    #: ``--quick``: a smaller attack, for CI
+    quick: bool = False
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+#: ``stop()`` is true once the phase's honest matches are over
+Stop = Callable[[], bool]
+Attack = Callable[[Target, Stop, Counter[str]], Awaitable[None]]
+
+
+@dataclass
+class Prepared:
+    """What a phase's ``prepare`` may use: the running node, its broker, its web server."""
+
+    running: Any  # arena.node.run.RunningNode
+    broker: Any  # arena.queue.Broker
+    target: Target
+
+
+Prepare = Callable[[Prepared], Awaitable[dict[str, str]]]
+
+
+@dataclass(frozen=True)
+class Phase:
+    attack: Attack | None = None
+    prepare: Prepare | None = None
+    #: the phase needs the node's queue on Redis (skipped, saying so, on an embedded queue)
+    needs_redis: bool = False
+
+
+async def _no_attack(target: Target, stop: Stop, tally: Counter[str]) -> None:
+    while not stop():
+        await asyncio.sleep(0.05)
+
+
+#: every phase, by name, in the order they run by default
+PHASES: dict[str, Phase] = {
+    "quiet": Phase(),
+}
+
+
+# --------------------------------------------------------------------------- child processes
+def _pin(cpus: list[int] | None) -> None:
+    if cpus:
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, cpus)
+
+
+def honest_main(address: str, tokens: dict[str, str], cpus: list[int] | None) -> None:
+    _pin(cpus)
+    from belote_bot import HeuristicBot, RandomBot, run_async
+
+    async def main() -> None:
+        await asyncio.gather(
+            run_async(HeuristicBot(1), address, tokens[HONEST[0]], 4, name=HONEST[0], verbose=False),
+            run_async(RandomBot(2), address, tokens[HONEST[1]], 4, name=HONEST[1], verbose=False),
+        )
+
+    asyncio.run(main())
+
+
+def attacker_main(name: str, target: Target, cpus: list[int] | None, stop: Any, out: Any) -> None:
+    _pin(cpus)
+    os.nice(19)
+    logging.disable(logging.CRITICAL)
+    tally: Counter[str] = Counter()
+    attack = PHASES[name].attack or _no_attack
+
+    async def main() -> None:
+        try:
+            await attack(target, stop.is_set, tally)
+        except Exception as e:  # the attacker's own failure is a figure too, not a hang
+            tally[f"attacker failed: {type(e).__name__}: {str(e)[:100]}"] += 1
+
+    asyncio.run(main())
+    out.put(dict(tally))
+
+
+class InChild:
+    """An attack in a child process, for the life of an ``async with``; its tally afterwards."""
+
+    def __init__(self, name: str, target: Target, cpus: list[int] | None) -> None:
+        ctx = mp.get_context("spawn")
+        self._stop = ctx.Event()
+        self._out: Any = ctx.Queue()
+        self._proc = ctx.Process(target=attacker_main, args=(name, target, cpus, self._stop, self._out),
+                                 daemon=True, name=f"attack-{name}")
+        self.tally: dict[str, int] = {}
+
+    async def __aenter__(self) -> InChild:
+        self._proc.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._stop.set()
+        loop = asyncio.get_running_loop()
+        try:
+            self.tally = await loop.run_in_executor(None, lambda: self._out.get(timeout=60))
+        except Exception:
+            self.tally = {"attacker gave no tally": 1}
+        await loop.run_in_executor(None, self._proc.join, 10)
+        if self._proc.is_alive():
+            self._proc.kill()
+
+
+# --------------------------------------------------------------------------- the node and its logs
+class LogCount(logging.Handler):
+    """What the node logs at WARNING and above: lines, tracebacks, bytes, the first two lines."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.reset()
+
+    def reset(self) -> None:
+        self.lines = 0
+        self.tracebacks = 0
+        self.bytes = 0
+        self.first: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = self.format(record)
+        self.lines += 1
+        self.bytes += len(text)
+        if record.exc_info or "Traceback" in text:
+            self.tracebacks += 1
+        if len(self.first) < 2:
+            self.first.append(text.splitlines()[0][:150])
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def own_redis() -> Any:
+    """A redis-server of the bench's own on a free port, keeping nothing on disk; its URL."""
+    port = _free_port()
+    proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                             "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+                break
+            if time.monotonic() > deadline or proc.poll() is not None:
+                raise RuntimeError(f"redis-server on port {port} did not start")
+            time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+@contextlib.asynccontextmanager
+async def a_node(folder: Path, redis_url: str) -> AsyncIterator[tuple[Any, Any, Any]]:
+    """The node (RunningNode), its broker and its web server, for the life of the block."""
+    from arena.node.run import NodeSettings, running_node
+    from arena.queue import EmbeddedBroker
+    from arena.queue.redis_broker import RedisBroker
+    from arena.referee.access import AccessPolicy
+    from arena.referee.registry import digest
+    from arena.web import web_for
+
+    broker = (RedisBroker(redis_url, prefix="bench-trust") if redis_url
+              else EmbeddedBroker(folder / "queue.sqlite3"))
+    settings = NodeSettings(poll_s=0.05, heartbeat_s=0.5, lease_s=10.0, drain_s=1.0,
+                            access=AccessPolicy(admin_sha256=digest(ADMIN)))
+    try:
+        async with running_node(broker, settings, asyncio.Event()) as running, \
+                web_for(running, "127.0.0.1:0") as web:
+            yield running, broker, web
+    finally:
+        broker.close()
+
+
+# --------------------------------------------------------------------------- phases
+@dataclass
+class Result:
+    name: str
+    skipped: str = ""
+    decisions: int = 0
+    p50_us: float = 0.0
+    p99_us: float = 0.0
+    max_us: int = 0
+    honest_strikes: int = 0
+    match_seconds: list[float] = field(default_factory=list)
+    unfinished: int = 0
+    log_lines: int = 0
+    log_tracebacks: int = 0
+    log_bytes: int = 0
+    log_first: list[str] = field(default_factory=list)
+    attacker: dict[str, int] = field(default_factory=dict)
+    prepared: dict[str, str] = field(default_factory=dict)
+
+
+def pct(values: list[int], q: float) -> float:
+    if not values:
+        return float("nan")
+    k = (len(values) - 1) * q
+    lo = int(k)
+    hi = min(lo + 1, len(values) - 1)
+    return round(values[lo] + (values[hi] - values[lo]) * (k - lo), 1)
+
+
+async def run_phase(name: str, prepared: Prepared, args: argparse.Namespace, logs: LogCount,
+                    cpus: list[int] | None) -> Result:
+    phase = PHASES[name]
+    result = Result(name)
+    if phase.needs_redis and not prepared.target.redis_url:
+        result.skipped = "needs the queue on Redis (--broker redis, with redis-server installed)"
+        return result
+    target = prepared.target
+    if phase.prepare is not None:
+        result.prepared = await phase.prepare(prepared)
+        target = Target(target.address, target.url, target.redis_url, target.quick, dict(result.prepared))
+    node = prepared.running.node
+    latencies: list[int] = []
+    logs.reset()
+    attack = InChild(name, target, cpus) if phase.attack is not None else None
+    async with attack or contextlib.nullcontext():
+        if attack is not None:
+            await asyncio.sleep(args.ramp)  # the attack under way
+        for _ in range(args.matches):
+            t0 = time.monotonic()
+            mid = node.start_match(*HONEST, "coinche", deals=args.deals)
+            try:
+                record = await asyncio.wait_for(asyncio.shield(node.wait(mid)), args.phase_timeout)
+            except TimeoutError:
+                node.cancel_match(mid)
+                record = await node.wait(mid)
+                result.unfinished += 1
+            result.match_seconds.append(round(time.monotonic() - t0, 2))
+            latencies += [v for deal in record.latencies_us for v in deal if v >= 0]
+            result.honest_strikes += len(record.strikes)
+    latencies.sort()
+    result.decisions = len(latencies)
+    result.p50_us, result.p99_us = pct(latencies, 0.5), pct(latencies, 0.99)
+    result.max_us = latencies[-1] if latencies else 0
+    result.attacker = attack.tally if attack is not None else {}
+    result.log_lines, result.log_tracebacks, result.log_bytes = logs.lines, logs.tracebacks, logs.bytes
+    result.log_first = logs.first
+    await asyncio.sleep(1.0)  # the node forgets the attack's calls before the next phase
+    return result
+
+
+async def main_async(args: argparse.Namespace, redis_url: str) -> list[Result]:
+    from belote.arena.v1 import bot_service_pb2  # noqa: F401  (the protocol loads before the pin)
+
+    two = (os.cpu_count() or 1) >= 2 and not args.no_pin
+    if two:
+        os.sched_setaffinity(0, [0])
+    others = sorted(set(range(os.cpu_count() or 1)) - {0}) if two else None
+    logs = LogCount()
+    logging.basicConfig(level=logging.INFO, handlers=[logs], force=True)
+    with tempfile.TemporaryDirectory(prefix="belote-trust-") as tmp:
+        async with a_node(Path(tmp), redis_url) as (running, broker, web):
+            node = running.node
+            tokens = {name: node.register_bot(name)[1] for name in HONEST}
+            honest = mp.get_context("spawn").Process(
+                target=honest_main, args=(running.address, tokens, others), daemon=True, name="honest-bots")
+            honest.start()
+            try:
+                deadline = time.monotonic() + 30
+                while sum(b.connected for b in node.bots() if b.name in HONEST) < len(HONEST):
+                    if time.monotonic() > deadline:
+                        raise RuntimeError("the honest bots did not connect")
+                    await asyncio.sleep(0.05)
+                await node.wait(node.start_match(*HONEST, "coinche", deals=args.deals))  # warm-up
+                prepared = Prepared(running, broker, Target(running.address, web.url, redis_url, args.quick))
+                results = []
+                for name in args.phases.split(","):
+                    result = await run_phase(name, prepared, args, logs, others)
+                    results.append(result)
+                    if not args.json:
+                        _print(result)
+                return results
+            finally:
+                honest.terminate()
+                honest.join(5)
+
+
+def _print(r: Result) -> None:
+    if r.skipped:
+        print(f"{r.name:14} skipped: {r.skipped}", flush=True)
+        return
+    print(f"{r.name:14} p50 {r.p50_us / 1000:7.2f} ms  p99 {r.p99_us / 1000:7.2f} ms  "
+          f"max {r.max_us / 1000:7.1f} ms  strikes {r.honest_strikes}  matches {r.match_seconds} s  "
+          f"unfinished {r.unfinished}", flush=True)
+    print(f"{'':14} log: {r.log_lines} lines, {r.log_tracebacks} tracebacks, {r.log_bytes} B", flush=True)
+    for line in r.log_first:
+        print(f"{'':14} log: {line}", flush=True)
+    if r.prepared:
+        print(f"{'':14} prepared: {r.prepared}", flush=True)
+    if r.attacker:
+        print(f"{'':14} attacker: {r.attacker}", flush=True)
+
+
+def summary_lines(results: list[Result]) -> list[str]:
+    """``ratio_<phase>=`` and ``slowdown_<phase>=`` of every attacked phase against the quiet one."""
+    quiet = next((r for r in results if r.name == "quiet" and not r.skipped), None)
+    lines = []
+    for r in results:
+        if quiet is None or r is quiet or r.skipped or not quiet.p99_us or not quiet.match_seconds:
+            continue
+        mean = sum(r.match_seconds) / len(r.match_seconds) if r.match_seconds else float("nan")
+        quiet_mean = sum(quiet.match_seconds) / len(quiet.match_seconds)
+        lines.append(f"ratio_{r.name}={r.p99_us / quiet.p99_us:.2f}")
+        lines.append(f"slowdown_{r.name}={mean / quiet_mean:.2f}")
+    return lines
+
+
+def cli() -> None:
+    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    p.add_argument("--phases", default=",".join(PHASES))
+    p.add_argument("--matches", type=int, default=3, help="honest matches per phase")
+    p.add_argument("--deals", type=int, default=20, help="coinche deals per honest match")
+    p.add_argument("--broker", choices=("redis", "embedded"), default="redis",
+                   help="the node's queue: a Redis server of the bench's own (when redis-server is "
+                        "installed), or an embedded one")
+    p.add_argument("--ramp", type=float, default=2.0, help="seconds the attack runs before the matches")
+    p.add_argument("--phase-timeout", type=float, default=180.0, help="seconds per honest match at most")
+    p.add_argument("--no-pin", action="store_true")
+    p.add_argument("--quick", action="store_true",
+                   help="CI's run: one honest match of 4 deals a phase, a short ramp, smaller attacks")
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args()
+    if args.quick:
+        args.matches, args.deals, args.ramp = 1, 4, 0.5
+    unknown = [n for n in args.phases.split(",") if n not in PHASES]
+    if unknown:
+        p.error(f"unknown phase {', '.join(unknown)}; known: {', '.join(PHASES)}")
+    with contextlib.ExitStack() as stack:
+        redis_url = ""
+        if args.broker == "redis" and shutil.which("redis-server"):
+            redis_url = stack.enter_context(own_redis())
+        results = asyncio.run(main_async(args, redis_url))
+    if args.json:
+        print(json.dumps({"quick": args.quick, "broker": "redis" if redis_url else "embedded",
+                          "phases": [asdict(r) for r in results]}))
+        return
+    for line in summary_lines(results):
+        print(line)
+
+
+if __name__ == "__main__":
+    cli()
