@@ -49,6 +49,9 @@ HONEST_DEALS = 20
 #: the finished matches' ids: played on another node (the queue's), and here (the node's store)
 ELSEWHERE = "big-elsewhere"
 HERE = "big-here"
+#: the reads each reader keeps going at once: more for WatchMatch, whose rebuild took the loop in
+#: slices (the others' stalled it whole)
+LOOPS = {"sse": 4, "get": 4, "watch": 8}
 #: how long an honest match may take under attack before the test gives up on it, and the first
 #: build of a finished match's view (a loaded two-core machine: up to 20 s)
 HONEST_TIMEOUT = 45.0
@@ -110,7 +113,7 @@ async def honest_under_readers(data: Path, mode: str,
                     bot, running.address, token, 4, name=name, stop=stop, all_nodes=False, verbose=False)))
                 await asyncio.wait_for(running.node.link_for(entry).connected_event.wait(), 10)
             target = HERE if mode == "watch" else ELSEWHERE
-            plan = Reading(mode, web.url, running.address, target)
+            plan = Reading(mode, web.url, running.address, target, loops=LOOPS[mode])
             async with Readers(plan) as readers:
                 await readers.ready()
                 await play_honest(running, 0)  # a warm-up: the first match pays for imports and caches
