@@ -9,6 +9,7 @@ are UNIMPLEMENTED (:mod:`arena.node` gives the nodes of a queue theirs).
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from typing import NoReturn
@@ -23,6 +24,7 @@ from arena.referee.access import AccessError, Caller, PermissionDenied, Role, Un
 from arena.referee.convert import result_to_proto
 from arena.referee.edge import EDGE_ERRORS, Context, abort, address_of, token_of
 from arena.referee.node import BotStatus, InvalidArgument, MatchSummary, Node, NotFound
+from arena.referee.replays import ReplaySlot
 
 
 def summary_to_proto(summary: MatchSummary) -> apb.MatchSummary:
@@ -186,20 +188,37 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
     ) -> apb.GetMatchResponse:
         await self.reader(context)
         try:
-            summary = self.node.summary(request.match_id)
-        except EDGE_ERRORS as e:
-            await abort(context, e)
+            summary = self.node.summary(request.match_id, stored=False)  # running, or among the latest
+        except NotFound:
+            async with self._replaying(context) as _:  # an older one's is in its record
+                try:
+                    summary = await self.node.finished_summary(request.match_id)
+                except EDGE_ERRORS as e:
+                    await abort(context, e)
         return apb.GetMatchResponse(match=summary_to_proto(summary))
 
     async def GetMatchRecord(
         self, request: apb.GetMatchRecordRequest, context: Context,
     ) -> apb.GetMatchRecordResponse:
         await self.reader(context)
+        async with self._replaying(context) as slot:
+            try:
+                record_json = await self.node.finished_record(request.match_id)
+            except EDGE_ERRORS as e:
+                await abort(context, e)
+            await slot.send(len(record_json))  # within the node's pace for replays, as the web's
+        return apb.GetMatchRecordResponse(record_json=record_json)
+
+    @contextlib.asynccontextmanager
+    async def _replaying(self, context: Context) -> AsyncIterator[ReplaySlot]:
+        """A place among the replays running at once for the caller's address, for the block;
+        RESOURCE_EXHAUSTED if there is none."""
         try:
-            record = self.node.record(request.match_id)
+            slot = await self.node.replay_slot(address_of(context))
         except EDGE_ERRORS as e:
             await abort(context, e)
-        return apb.GetMatchRecordResponse(record_json=record.to_json())
+        with slot:
+            yield slot
 
     async def WatchMatch(
         self, request: apb.WatchMatchRequest, context: Context,
@@ -236,11 +255,7 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
     async def _replay(self, match_id: str, context: Context) -> AsyncIterator[apb.WatchMatchResponse]:
         """A finished match's prepared events: each message only parsed from its bytes, the stream
         waiting for the watcher between them."""
-        try:
-            slot = await self.node.replay_slot(address_of(context))
-        except EDGE_ERRORS as e:
-            await abort(context, e)
-        with slot:
+        async with self._replaying(context) as slot:
             try:
                 replay = await self.node.replay(match_id)
             except EDGE_ERRORS as e:

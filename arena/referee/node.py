@@ -54,8 +54,14 @@ from arena.referee.registry import (
     RegistryError,
     UnknownBotError,
 )
-from arena.referee.replay_views import RecordSource, WatchReplay, watch_view
-from arena.referee.replays import WATCH, Measured, ReplayFull, Replays, ReplaySlot
+from arena.referee.replay_views import (
+    RecordSource,
+    WatchReplay,
+    facts_view,
+    record_view,
+    watch_view,
+)
+from arena.referee.replays import FACTS, RECORD, WATCH, Measured, ReplayFull, Replays, ReplaySlot
 from arena.referee.runner import MatchSpec, Seat
 from arena.referee.sessions import BotLink, Hub, Writer
 from arena.referee.store import MatchStore, StoreError, UnreadableRecordError, valid_match_id
@@ -566,6 +572,34 @@ class Node:
             raise DamagedRecord(str(e)) from None
         except BuildFailed as e:
             raise Unavailable(str(e)) from None
+
+    async def finished_summary(self, match_id: str) -> MatchSummary:
+        """The summary of a match that is not running here: the node's own among its latest, else
+        from its record, read once in the build process and kept (:meth:`replay_view`: a record's
+        reading grows with its deals); :class:`NotFound` if there is none."""
+        recent = self._recent.get(match_id)
+        if recent is not None:
+            return recent
+        facts = await self.replay_view(match_id, FACTS, facts_view)
+        if facts is None:
+            raise NotFound(f"no match {match_id!r} on this node")
+        aborted = facts.result.reason is ResultReason.ABORTED
+        return MatchSummary(
+            match_id=facts.match_id, state=MatchState.ABORTED if aborted else MatchState.FINISHED,
+            players=facts.players, ruleset=facts.ruleset, totals=facts.result.totals,
+            deals_played=facts.deals_played, seed=facts.seed, result=facts.result)
+
+    async def finished_record(self, match_id: str) -> str:
+        """A finished match's record, as JSON text: read once in the build process and kept, as
+        :meth:`record` says otherwise (:class:`FailedPrecondition` while it runs, :class:`NotFound`
+        for an aborted or unknown one)."""
+        if match_id in self._matches:
+            raise FailedPrecondition(f"match {match_id} is still running; watch it instead")
+        body = await self.replay_view(match_id, RECORD, record_view)
+        if body is None:
+            self.record(match_id)  # its error: aborted, not kept, or unknown
+            raise NotFound(f"no match {match_id!r} on this node")
+        return body.data.decode()
 
     async def replay(self, match_id: str) -> WatchReplay:
         """A finished match's public events and result, as WatchMatch sends them: kept, or built

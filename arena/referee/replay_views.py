@@ -12,7 +12,9 @@ the node to log.
 * :func:`events_view`: the web's server-sent events (``/api/v1/matches/ID/events``):
   each public event as JSON (:func:`event_json`), the result, the end;
 * :func:`match_view`: the JSON of ``GET /api/v1/matches/ID`` once the match is
-  over: its status, its record, each deal's outcome.
+  over: its status, its record, each deal's outcome;
+* :func:`record_view`: the record's JSON (``GetMatchRecord``);
+* :func:`facts_view`: what its summary shows (``GetMatch``), without its deals.
 
 The web's formats are written here, beside the referee's, so that the build
 process loads the engine and the wire messages and nothing of the servers.
@@ -30,13 +32,13 @@ from belote.arena.v1 import game_pb2 as pb
 from google.protobuf.json_format import MessageToDict
 
 from arena.engine.cards import CARDS
-from arena.records import MatchRecord, ResultReason
+from arena.records import MatchEnd, MatchRecord, ResultReason, RulesetSpec
 from arena.referee.convert import result_to_proto
 from arena.referee.replay_events import public_events
 
 __all__ = [
-    "RecordSource", "WatchReplay", "event_json", "events_view", "match_view", "result_json", "sse_frame",
-    "watch_view",
+    "Body", "RecordFacts", "RecordSource", "WatchReplay", "event_json", "events_view", "facts_view",
+    "match_view", "record_view", "result_json", "sse_frame", "watch_view",
 ]
 
 #: what a kept event costs beyond its bytes (a bytes object's header and its place in a list)
@@ -202,3 +204,29 @@ def match_view(source: RecordSource) -> tuple[Body, str]:
         "record": record.to_dict() if finished else None, "replay": outcomes,
     }
     return Body(json.dumps(view).encode()), replay.error
+
+
+def record_view(source: RecordSource) -> tuple[Body, str]:
+    return Body(source.record().to_json().encode()), ""
+
+
+@dataclass(frozen=True, slots=True)
+class RecordFacts:
+    """What a finished match's summary shows of its record: everything but its deals."""
+
+    match_id: str
+    players: tuple[str, ...]
+    ruleset: RulesetSpec
+    deals_played: int
+    seed: str
+    result: MatchEnd
+
+    @property
+    def nbytes(self) -> int:
+        return 1024  # a few short strings and numbers, and their objects
+
+
+def facts_view(source: RecordSource) -> tuple[RecordFacts, str]:
+    record = source.record()
+    return RecordFacts(record.match_id, record.players, record.ruleset, record.deals_played,
+                       str(record.seed), record.result), ""

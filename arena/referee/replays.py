@@ -46,8 +46,8 @@ from arena.referee.quietlog import quiet
 from arena.referee.replay_views import RecordSource, WatchReplay
 from arena.referee.store import UnreadableRecordError
 
-__all__ = ["EVENTS", "MATCH", "WATCH", "Measured", "PreparedCache", "ReplayFull", "ReplayGate", "ReplaySlot",
-           "Replays", "Source", "host_of"]
+__all__ = ["EVENTS", "FACTS", "MATCH", "RECORD", "WATCH", "Measured", "PreparedCache", "ReplayFull",
+           "ReplayGate", "ReplaySlot", "Replays", "Source", "host_of"]
 
 log = logging.getLogger("arena.referee")
 
@@ -68,6 +68,8 @@ Source = Callable[[str], RecordSource | None]
 WATCH = "watch"
 EVENTS = "events"
 MATCH = "match"
+RECORD = "record"
+FACTS = "facts"
 
 
 class NoRecord(Exception):

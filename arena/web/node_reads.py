@@ -267,29 +267,13 @@ class NodeReads:
             raise Unavailable(str(e)) from None
 
     async def _finished_summary(self, match_id: str) -> MatchSummary:
-        """The summary of a match that is not running: the node's (its latest), else from its record
-        (read in a thread: a record's size grows with its deals)."""
+        """The summary of a match that is not running (from its record, read once off the loop)."""
         try:
-            return self.node.summary(match_id, stored=False)
+            return await self.node.finished_summary(match_id)
         except NodeNotFound:
-            pass
-        except NodeError as e:
+            raise NotFound(f"no match {match_id!r} on this node or in the queue") from None
+        except NodeError as e:  # the queue, the build process, or a damaged record
             raise Unavailable(str(e)) from None
-
-        def read() -> MatchSummary | None:
-            record = self.node.stored_record(match_id)
-            if record is None:
-                found = self.broker.get_result(match_id)
-                record = found.record if found is not None else None
-            return None if record is None else MatchSummary.of_record(record)
-
-        try:
-            summary = await self._queue(read)
-        except NodeError as e:
-            raise Unavailable(str(e)) from None
-        if summary is None:
-            raise NotFound(f"no match {match_id!r} on this node or in the queue")
-        return summary
 
     async def _events(self, match_id: str, history: Iterator[pb.PublicEvent],
                       feed: EventFeed) -> AsyncIterator[dict[str, Any]]:

@@ -201,6 +201,27 @@ def test_a_match_that_ends_on_the_node_is_replayed_from_its_own_events_without_a
     arun(main())
 
 
+def test_a_stored_record_and_its_summary_are_read_once_off_the_loop_whoever_asks(tmp_path: Path) -> None:
+    """GetMatchRecord and GetMatch of a match the node no longer holds in memory (a restart) read
+    its record once each, in the build process, then from what they kept."""
+    record = played_record("m-stored", 30)
+    MatchStore(tmp_path / "matches").put(record)
+
+    async def main() -> None:
+        async with local_arena(data_dir=tmp_path, time=FAST) as arena:
+            arena.node._recent.clear()  # as a node that has played 100 matches since
+            async with arena_stub(arena.address) as stub:
+                for _ in range(3):
+                    got = await stub.GetMatchRecord(apb.GetMatchRecordRequest(match_id="m-stored"))
+                    assert MatchRecord.from_json(got.record_json) == record
+                    summary = (await stub.GetMatch(apb.GetMatchRequest(match_id="m-stored"))).match
+                    assert (summary.state, summary.deals_played, list(summary.totals)) == (
+                        "finished", 30, list(record.totals))
+            assert arena.node.replays.builder.builds == 2
+
+    arun(main(), timeout=120)
+
+
 def test_the_prepared_views_are_what_the_api_showed_before() -> None:
     """The match page's JSON is the ``MatchView`` of the record, and the events end with the result."""
     import json
