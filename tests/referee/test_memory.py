@@ -1,8 +1,9 @@
 """A node's memory does not grow with the matches it has played.
 
 A finished match leaves the node: its record is in the store, its summary
-among the latest few, and nothing else of it is kept (``bench/soak.py``
-measures the RSS over 1,000 matches). The store without a folder keeps a
+among the latest few, and nothing else of it is kept but its replay's views,
+in a cache bounded in bytes (``test_replays``; ``bench/soak.py`` measures the
+RSS over 1,000 matches). The store without a folder keeps a
 bounded number of records; the store with one holds no file open. What
 comes back from the store, damaged or not, never crashes a call.
 """
