@@ -554,7 +554,7 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--max-replays", type=int, default=16, help="reads of finished matches at once in all")
     v.add_argument("--replay-cache-mb", type=int, default=64,
                    help="MiB of finished matches' prepared views kept for their next readers")
-    v.add_argument("--replay-mb-per-s", type=int, default=8,
+    v.add_argument("--replay-mb-per-s", type=int, default=4,
                    help="MiB a second the web's reads of finished matches send, all together")
     v.add_argument("--replay-events-per-s", type=int, default=1000,
                    help="events a second WatchMatch sends of finished matches, all together")

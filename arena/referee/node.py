@@ -153,7 +153,7 @@ class Limits:
     #: what those reads send a second, all together: bytes of the web's answers, and gRPC messages
     #: (one event each; a message costs the loop about 60-120 us, whatever its size): the share of
     #: the loop that readers of finished matches may take, however many they are
-    replay_bytes_per_s: int = 8 << 20
+    replay_bytes_per_s: int = 4 << 20
     replay_messages_per_s: int = 1000
 
 
