@@ -4,8 +4,10 @@ Rebuilding a 1,000-deal match's public events and turning them to JSON takes
 seconds of CPU. On the event loop it stalls every match of the node; in a
 thread it still holds the GIL, which the loop then waits for (a read of such a
 match in a thread slowed an honest match 14.8x). So it runs in a child process
-of its own, at the lowest CPU priority: the node's loop only waits for the
-answer, and an honest match's bots and referee get the CPU first.
+of its own, at the lowest CPU priority (``SCHED_IDLE`` on Linux: the node, or
+anything else that wakes on its core, takes the CPU from it at once; it still
+gets a sliver on a busy machine, so a build always ends): the node's loop only
+waits for the answer, and an honest match's bots and referee get the CPU first.
 
 :class:`Builder` runs at most ``at_once`` builds at a time, so that a reader
 cycling through many different finished matches costs the node that many
@@ -74,6 +76,8 @@ def serve(conn: Connection, parent: int) -> None:
     after another, each answered (True, its value) or (False, its error)."""
     with contextlib.suppress(OSError, AttributeError):
         os.nice(19)
+    with contextlib.suppress(OSError, AttributeError):  # Linux: any other task that wakes runs first
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
     threading.Thread(target=_watch_parent, args=(parent,), name="watch-node", daemon=True).start()
     while True:
         try:
