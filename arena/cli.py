@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import random
 import sys
 import time
@@ -52,19 +53,47 @@ def _one_line(*errors: type[Exception]) -> Iterator[None]:
 
 
 # ------------------------------------------------------------------ replay
-def _load_json(path: str) -> Any:
+def _read_record(path: str) -> bytes:
+    """The bytes of ``path`` (standard input for ``-``), read no further than the largest record
+    there can be (:data:`MAX_RECORD_BYTES`): anything larger is refused, not read to its end."""
     try:
         if path == "-":
-            text = sys.stdin.read()
+            data = sys.stdin.buffer.read(MAX_RECORD_BYTES + 1)
         else:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
+            with open(path, "rb") as f:
+                # a file known too large is refused unread; /dev/zero or a pipe (size 0) is read so far
+                if os.fstat(f.fileno()).st_size > MAX_RECORD_BYTES:
+                    raise CliError(_too_large(path))
+                data = f.read(MAX_RECORD_BYTES + 1)
     except OSError as e:
         raise CliError(f"cannot read {path}: {e.strerror or e}") from None
+    if len(data) > MAX_RECORD_BYTES:
+        raise CliError(_too_large(path))
+    return data
+
+
+def _too_large(path: str) -> str:
+    return (f"{_named(path)} is larger than the largest record there can be ({MAX_RECORD_BYTES:,} "
+            f"bytes, for {MAX_DEALS:,} deals): not a record")
+
+
+def _named(path: str) -> str:
+    return "the standard input" if path == "-" else path
+
+
+def _load_json(path: str) -> Any:
+    data = _read_record(path)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise CliError(f"{_named(path)} is not UTF-8 text (byte {e.start:,} is not): not a record") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
-        raise CliError(f"{path} is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+        raise CliError(f"{_named(path)} is not valid JSON: {e.msg} at line {e.lineno} column "
+                       f"{e.colno}") from None
+    except RecursionError:
+        raise CliError(f"{_named(path)} is not a record: its JSON is nested too deeply") from None
 
 
 def _describe_deal(o: DealOutcome) -> list[str]:
@@ -187,6 +216,25 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
 # infinite deadline, a drain of a year) rather than from being unusual.
 MAX_CAPACITY = 1000
 MAX_STRIKES = 1000
+
+# The largest record there can be, in bytes: what ``replay`` reads at most (a larger input, such as
+# /dev/zero, is refused, not read to its end). A match record (docs/records.md) has at most
+# MAX_DEALS deals and an unfinished one; each deal, as the engine writes it, is under 2,000 bytes:
+# its hands and deck (64 cards of 6 bytes written: 384), its bids (coinche: at most 10 rising bids
+# with 2 passes between them, a coinche, a surcoinche and the last 3 passes: under 40 actions of 12
+# bytes: 480), its 32 plays (14 bytes each with a belote word, and declaration words on the first
+# cards: 608) and its dealer, retourne, packets and keys (150); the largest of 1,000 coinche deals
+# measured 767. An arena record adds each deal's latencies and the times its decisions were asked
+# (``latencies_us`` and ``asked_ms``: at most 72 decisions of 12 bytes each, twice: 1,800), at most 2 x MAX_STRIKES strikes (serve's limit on --max-strikes) of under 1,000 bytes (the answer,
+# the legal actions, the fallback and the reason: about 600) and a few kilobytes of players, bots,
+# time control and result: 5.8 MB written compactly. A record pretty-printed takes more room (2.5x
+# with an indent of 2), hence the margin of 4: 23.2 MB.
+DEAL_BYTES = 2_000
+DEAL_TIMES_BYTES = 1_800
+STRIKE_BYTES = 1_000
+RECORD_FIXED_BYTES = 8_192
+MAX_RECORD_BYTES = 4 * ((MAX_DEALS + 1) * (DEAL_BYTES + DEAL_TIMES_BYTES)
+                        + 2 * MAX_STRIKES * STRIKE_BYTES + RECORD_FIXED_BYTES)
 #: the most any of the node's limits (streams, watchers, seats of a stream) may be set to
 MAX_LIMIT = 1_000_000
 #: seconds: the most a decision's deadline may be, and every other duration
@@ -239,13 +287,36 @@ def check_serve(args: argparse.Namespace) -> None:
                         ("--max-streams-per-address", args.max_streams_per_address),
                         ("--max-streams", args.max_streams),
                         ("--max-watchers-per-match", args.max_watchers_per_match),
+                        ("--max-watchers-per-address", args.max_watchers_per_address),
                         ("--max-watchers", args.max_watchers),
+                        ("--max-calls-per-address", args.max_calls_per_address),
+                        ("--http-max-connections-per-address", args.http_max_connections_per_address),
+                        ("--http-max-connections", args.http_max_connections),
+                        ("--http-max-watchers-per-address", args.http_max_watchers_per_address),
                         ("--max-replays-per-address", args.max_replays_per_address),
                         ("--max-replays", args.max_replays),
                         ("--replay-cache-mb", args.replay_cache_mb),
                         ("--replay-mb-per-s", args.replay_mb_per_s),
                         ("--replay-events-per-s", args.replay_events_per_s)):
         check_whole(flag, value, 1, MAX_LIMIT)
+    check_seconds("--http-head-timeout", args.http_head_timeout, MAX_DEADLINE, zero=False)
+    check_http(args)
+
+
+def check_http(args: argparse.Namespace) -> None:
+    """The web server's TLS pair and public origin (the pair's files are checked when loaded)."""
+    if (args.http_tls_cert is None) != (args.http_tls_key is None):
+        raise CliError("--http-tls-cert and --http-tls-key go together: the pages are served over TLS with "
+                       "both, plaintext with neither")
+    if args.http_origin:
+        scheme, _, rest = args.http_origin.partition("://")
+        if scheme not in ("http", "https") or not rest or "/" in rest.rstrip("/") or any(
+                c.isspace() for c in rest):
+            raise CliError(f"--http-origin must be http(s)://HOST[:PORT], the address browsers use, not "
+                           f"{args.http_origin!r}")
+    for flag, value in (("--http-tls-cert", args.http_tls_cert), ("--http-origin", args.http_origin)):
+        if value and not args.http:
+            raise CliError(f"{flag} is for the web pages: give --http HOST:PORT too")
 
 
 def check_demo(args: argparse.Namespace) -> None:
@@ -289,7 +360,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from arena.referee.node import Limits
     from arena.referee.registry import digest
     from arena.referee.serve import install_uvloop
-    from arena.referee.tls import TlsError, server_credentials
+    from arena.referee.tls import TlsError, server_context, server_credentials
 
     check_serve(args)
     if (args.tls_cert is None) != (args.tls_key is None):
@@ -309,9 +380,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
                           private_reads=args.private_reads)
     limits = Limits(hello_timeout=args.hello_timeout, max_concurrency=args.max_concurrency,
                     max_streams_per_peer=args.max_streams_per_address, max_streams=args.max_streams,
-                    max_watchers_per_match=args.max_watchers_per_match, max_watchers=args.max_watchers,
-                    refusal_hold=args.refusal_hold, max_replays_per_address=args.max_replays_per_address,
-                    max_replays=args.max_replays, replay_cache_bytes=args.replay_cache_mb << 20,
+                    max_watchers_per_match=args.max_watchers_per_match,
+                    max_watchers_per_peer=args.max_watchers_per_address, max_watchers=args.max_watchers,
+                    max_calls_per_peer=args.max_calls_per_address, refusal_hold=args.refusal_hold,
+                    max_replays_per_address=args.max_replays_per_address, max_replays=args.max_replays,
+                    replay_cache_bytes=args.replay_cache_mb << 20,
                     replay_bytes_per_s=args.replay_mb_per_s << 20,
                     replay_messages_per_s=args.replay_events_per_s)
     settings = NodeSettings(
@@ -329,10 +402,22 @@ def cmd_serve(args: argparse.Namespace) -> int:
         "need a credential" if args.private_reads else "public")
     beside = None
     if args.http:
-        from arena.web import web_for
+        from arena.web import WebConfig, WebLimits, web_for
+
+        web = WebConfig(
+            limits=WebLimits(head_timeout=args.http_head_timeout,
+                             connections_per_address=args.http_max_connections_per_address,
+                             connections=args.http_max_connections,
+                             watchers_per_address=args.http_max_watchers_per_address),
+            tls_cert=None if args.http_tls_cert is None else Path(args.http_tls_cert),
+            tls_key=None if args.http_tls_key is None else Path(args.http_tls_key),
+            origin=args.http_origin)
+        if web.tls_cert is not None and web.tls_key is not None:
+            with _one_line(TlsError):
+                server_context(web.tls_cert, web.tls_key)
 
         def beside(running: RunningNode) -> contextlib.AbstractAsyncContextManager[object]:
-            return web_for(running, args.http)
+            return web_for(running, args.http, web)
     try:
         with _one_line(TlsError, OSError):  # OSError: the HTTP port is taken
             asyncio.run(serve_forever(broker, settings, beside))
@@ -547,7 +632,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="bot streams open at once from one address (an IPv6 /64)")
     v.add_argument("--max-streams", type=int, default=1024, help="bot streams open at once in all")
     v.add_argument("--max-watchers-per-match", type=int, default=64, help="spectators of one match at once")
+    v.add_argument("--max-watchers-per-address", type=int, default=16,
+                   help="spectators at once from one address (an IPv6 /64)")
     v.add_argument("--max-watchers", type=int, default=1024, help="spectators at once in all")
+    v.add_argument("--max-calls-per-address", type=int, default=32,
+                   help="short calls in progress at once from one address (an IPv6 /64)")
     v.add_argument("--max-replays-per-address", type=int, default=2,
                    help="reads of finished matches (WatchMatch, the web's events and match pages) at once "
                         "from one address")
@@ -577,6 +666,25 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--http", metavar="HOST:PORT", default="",
                    help="also serve the web pages, the read-only JSON API (/api/v1/) and the Prometheus "
                         "metrics (/metrics) there")
+    v.add_argument("--http-tls-cert", metavar="PEM",
+                   help="serve the pages over TLS with this certificate (as --tls-cert; the same files "
+                        "may serve both); needs --http-tls-key. Without both: plaintext")
+    v.add_argument("--http-tls-key", metavar="PEM", help="the HTTP certificate's private key (unencrypted)")
+    v.add_argument("--http-origin", metavar="URL", default="",
+                   help="the origin browsers reach the pages at, when a proxy in front of --http terminates "
+                        "TLS (https://arena.example.org): sign-ins must come from it, and the session "
+                        "cookie is Secure (default: each request's own scheme and Host)")
+    v.add_argument("--http-head-timeout", type=float, default=5.0,
+                   help="seconds a new HTTP connection has to send its request head (and finish its TLS "
+                        "handshake), and that an idle one is kept (default: %(default)s)")
+    v.add_argument("--http-max-connections-per-address", type=int, default=64,
+                   help="HTTP connections open at once from one address (an IPv6 /64); behind a proxy, "
+                        "all of its clients' (default: %(default)s)")
+    v.add_argument("--http-max-connections", type=int, default=512,
+                   help="HTTP connections open at once in all (default: %(default)s)")
+    v.add_argument("--http-max-watchers-per-address", type=int, default=16,
+                   help="live event streams (server-sent events) open at once from one address "
+                        "(default: %(default)s)")
     v.add_argument("--log-format", choices=["text", "json"], default="text",
                    help="log lines as text, or as JSON objects one a line (default: %(default)s)")
     v.set_defaults(func=cmd_serve)

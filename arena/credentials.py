@@ -15,6 +15,8 @@ import stat
 import tempfile
 from pathlib import Path
 
+from arena.datadir import private_dir
+
 ADMIN_ENV = "BELOTE_ADMIN_TOKEN"
 ADMIN_FILE = "admin.token"
 
@@ -35,7 +37,7 @@ def read_secret(path: Path) -> str:
 
 def write_secret(path: Path, secret: str) -> None:
     """Write ``secret`` to a new file readable and writable by this user only."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IRUSR | stat.S_IWUSR)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(secret + "\n")
@@ -72,6 +74,7 @@ def node_admin_token(token_file: str | None, data_dir: Path | None) -> tuple[str
         return token, name
     path = data_dir / ADMIN_FILE
     if path.is_file():
+        private_dir(data_dir)  # a data directory an older version made readable to all is tightened
         return read_secret(path), str(path)
     write_secret(path, token)
     return token, str(path)

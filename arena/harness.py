@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from belote_bot import Bot, HeuristicBot, RandomBot, SearchBot, run_async
 
 from arena.records import MatchRecord, TimeControl
 from arena.referee.access import AccessPolicy
+from arena.referee.arena_service import ArenaServicer
 from arena.referee.node import Limits, Node, NodeConfig
 from arena.referee.registry import digest, new_token
 from arena.referee.service import start_server, stop_server
@@ -76,7 +77,7 @@ class LocalArena:
 async def local_arena(
     data_dir: Path | None = None, time: TimeControl | None = None, listen: str = "127.0.0.1:0", *,
     access: AccessPolicy | None = None, tls: tuple[Path, Path, Path] | None = None,
-    limits: Limits | None = None,
+    limits: Limits | None = None, arena_service: Callable[[Node], ArenaServicer] | None = None,
 ) -> AsyncIterator[LocalArena]:
     """Start a node on an ephemeral loopback port; stop it and its bots on exit.
 
@@ -84,14 +85,17 @@ async def local_arena(
     ``access`` says otherwise. With ``tls`` = (certificate, key, CA), all PEM
     files, the node serves TLS and the bots :meth:`LocalArena.connect`
     connects check its certificate against the CA (the certificate must name
-    127.0.0.1).
+    127.0.0.1). ``arena_service`` makes its ArenaService (the node's own by
+    default). ``listen`` on ``localhost:0`` takes both loopback addresses, so
+    that a test may call from two (``[::1]`` and ``127.0.0.1``).
     """
     admin = new_token("adm")
     access = access or AccessPolicy(admin_sha256=digest(admin))
     credentials = None if tls is None else server_credentials(tls[0], tls[1])
     node = Node(NodeConfig(data_dir=data_dir, time=time or TimeControl(), access=access,
                            limits=limits or Limits()))
-    server, port = await start_server(node, listen, credentials=credentials)
+    server, port = await start_server(node, listen, credentials=credentials,
+                                      arena=None if arena_service is None else arena_service(node))
     arena = LocalArena(node, f"127.0.0.1:{port}", admin if access.admin_sha256 == digest(admin) else "",
                        tls_ca=None if tls is None else tls[2])
     try:

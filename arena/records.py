@@ -25,6 +25,7 @@ from enum import StrEnum
 from typing import Any, Self, TypeVar
 
 from arena.engine import Match, RecordError, deal_record, replay_match
+from arena.engine.errors import shown
 from arena.engine.record import DealRecord
 from arena.engine.scoring import DealOutcome
 
@@ -179,10 +180,10 @@ class MatchEnd:
         totals = d.get("totals")
         if (not isinstance(totals, list) or len(totals) != 2
                 or not all(isinstance(t, int) and not isinstance(t, bool) for t in totals)):
-            raise RecordError(f"result.totals must be two whole numbers, not {totals!r}")
+            raise RecordError(f"result.totals must be two whole numbers, not {shown(totals)}")
         winner = d.get("winner")
         if winner not in (0, 1, None) or isinstance(winner, bool):
-            raise RecordError(f"result.winner must be 0, 1 or null, not {winner!r}")
+            raise RecordError(f"result.winner must be 0, 1 or null, not {shown(winner)}")
         forfeit = d.get("forfeit_seat")
         if forfeit is not None:
             forfeit = _seat(d, "forfeit_seat")
@@ -212,12 +213,19 @@ class MatchRecord:
     target: int | None = None
     #: the deal in progress when the match ended mid-deal (a forfeit or an abort)
     unfinished_deal: DealRecord | None = None
+    #: when the match started, in milliseconds since the Unix epoch on the referee's clock (None:
+    #: a record written before the referee kept it)
+    started_ms: int | None = None
+    #: per deal (as ``latencies_us``), when each decision's request went out, in milliseconds
+    #: since ``started_ms``: what a bot could have known at each decision, and when (empty: not kept)
+    asked_ms: tuple[tuple[int, ...], ...] = ()
 
     @classmethod
     def of_match(
         cls, match_id: str, match: Match, players: Sequence[str], *, bots: Sequence[SeatBot],
         time_control: TimeControl, latencies_us: Sequence[Sequence[int]], strikes: Sequence[StrikeEntry],
-        result: MatchEnd, unfinished: DealRecord | None = None,
+        result: MatchEnd, unfinished: DealRecord | None = None, started_ms: int | None = None,
+        asked_ms: Sequence[Sequence[int]] = (),
     ) -> MatchRecord:
         """The record of ``match`` as it stands (its finished deals), with what the referee saw."""
         return cls(
@@ -226,7 +234,7 @@ class MatchRecord:
             bots=tuple(bots), time_control=time_control,
             latencies_us=tuple(tuple(d) for d in latencies_us), strikes=tuple(strikes), result=result,
             target=match.target if match.target != match.rules.target else None,
-            unfinished_deal=unfinished,
+            unfinished_deal=unfinished, started_ms=started_ms, asked_ms=tuple(tuple(d) for d in asked_ms),
         )
 
     # ------------------------------------------------------------- queries
@@ -285,6 +293,9 @@ class MatchRecord:
         data["result"] = self.result.to_dict()
         if self.unfinished_deal is not None:
             data["unfinished_deal"] = dict(self.unfinished_deal)
+        if self.started_ms is not None:
+            data["started_ms"] = self.started_ms
+            data["asked_ms"] = [list(d) for d in self.asked_ms]
         return data
 
     def to_json(self) -> str:
@@ -299,22 +310,30 @@ class MatchRecord:
         d = _object(data, "a match record")
         players = d.get("players")
         if not isinstance(players, list) or len(players) != 4 or not all(isinstance(p, str) for p in players):
-            raise RecordError(f"'players' must be the four bot names at seats 0..3, not {players!r}")
+            raise RecordError(f"'players' must be the four bot names at seats 0..3, not {shown(players)}")
         ruleset = d.get("ruleset")
         if not isinstance(ruleset, str | dict):
-            raise RecordError(f"'ruleset' must be a preset name or an object, not {ruleset!r}")
+            raise RecordError(f"'ruleset' must be a preset name or an object, not {shown(ruleset)}")
         seed = d.get("seed")
         if not isinstance(seed, int | str) or isinstance(seed, bool):
-            raise RecordError(f"'seed' must be a whole number or a string, not {seed!r}")
+            raise RecordError(f"'seed' must be a whole number or a string, not {shown(seed)}")
         target = d.get("target")
         if target is not None and (not isinstance(target, int) or isinstance(target, bool)):
-            raise RecordError(f"'target' must be a whole number, not {target!r}")
+            raise RecordError(f"'target' must be a whole number, not {shown(target)}")
         latencies = _list(d, "latencies_us")
         if not all(isinstance(x, list) and all(isinstance(v, int) for v in x) for x in latencies):
             raise RecordError("'latencies_us' must be a list of lists of whole numbers")
         unfinished = d.get("unfinished_deal")
         if unfinished is not None and not isinstance(unfinished, dict):
             raise RecordError("'unfinished_deal' must be a deal record (an object)")
+        started = d.get("started_ms")
+        if started is not None and (not isinstance(started, int) or isinstance(started, bool)):
+            raise RecordError(f"'started_ms' must be a whole number, not {started!r}")
+        asked = d.get("asked_ms", [])
+        if not isinstance(asked, list) or not all(
+                isinstance(x, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in x)
+                for x in asked):
+            raise RecordError("'asked_ms' must be a list of lists of whole numbers")
         return cls(
             match_id=_str(d, "match_id"), ruleset=ruleset, seed=seed, players=tuple(players),
             deals=tuple(_deal(x, i) for i, x in enumerate(_list(d, "deals"))),
@@ -327,6 +346,7 @@ class MatchRecord:
             strikes=tuple(StrikeEntry.from_dict(x) for x in _list(d, "strikes")),
             result=MatchEnd.from_dict(d.get("result")), target=target,
             unfinished_deal=unfinished,  # type: ignore[arg-type]  # an object: its shape is the engine's to check
+            started_ms=started, asked_ms=tuple(tuple(x) for x in asked),
         )
 
     @classmethod
@@ -355,14 +375,14 @@ def _list(d: Mapping[str, Any], key: str) -> list[Any]:
 def _str(d: Mapping[str, Any], key: str, default: str | None = None) -> str:
     v = d.get(key, default)
     if not isinstance(v, str):
-        raise RecordError(f"'{key}' must be a string, not {v!r}")
+        raise RecordError(f"'{key}' must be a string, not {shown(v)}")
     return v
 
 
 def _int(d: Mapping[str, Any], key: str) -> int:
     v = d.get(key)
     if not isinstance(v, int) or isinstance(v, bool):
-        raise RecordError(f"'{key}' must be a whole number, not {v!r}")
+        raise RecordError(f"'{key}' must be a whole number, not {shown(v)}")
     return v
 
 
@@ -376,7 +396,7 @@ def _seat(d: Mapping[str, Any], key: str) -> int:
 def _number(d: Mapping[str, Any], key: str) -> float:
     v = d.get(key)
     if not isinstance(v, int | float) or isinstance(v, bool):
-        raise RecordError(f"'{key}' must be a number, not {v!r}")
+        raise RecordError(f"'{key}' must be a number, not {shown(v)}")
     return float(v)
 
 
@@ -388,7 +408,7 @@ def _enum(kind: type[_E], d: Mapping[str, Any], key: str) -> _E:
     if isinstance(v, str) and v in kind._value2member_map_:
         return kind(v)
     allowed = ", ".join(repr(str(m)) for m in kind)
-    raise RecordError(f"'{key}' must be one of {allowed}, not {v!r}")
+    raise RecordError(f"'{key}' must be one of {allowed}, not {shown(v)}")
 
 
 def _deal(data: Any, index: int) -> DealRecord:

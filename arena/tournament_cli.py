@@ -1,8 +1,9 @@
-"""``belote-arena tournament``: create, follow, cancel and resume tournaments; ``verify`` their deals.
+"""``belote-arena tournament``: create, follow, cancel, resume and audit tournaments; ``verify`` their
+deals.
 
 Every command talks to a node (``--address``) through ArenaService: the
 queue (Redis, or the embedded one) stays private to the nodes. Creating,
-cancelling and resuming need the admin credential ($BELOTE_ADMIN_TOKEN,
+cancelling, resuming and auditing need the admin credential ($BELOTE_ADMIN_TOKEN,
 ``--admin-token-file``, or ``admin.token`` in ``--data-dir``); following a
 tournament and verifying it do not, unless the node requires a credential
 for reads.
@@ -56,7 +57,7 @@ def check_status(args: argparse.Namespace) -> None:
             f"--interval must be more than 0 and up to 3600 seconds, not {args.interval:g}")
 
 
-def _remote(args: argparse.Namespace) -> Remote:
+def _remote(args: argparse.Namespace, timeout: float = 10.0) -> Remote:
     from arena.credentials import CredentialError, admin_token
     from arena.remote import Remote, RemoteError, channel_credentials
 
@@ -65,17 +66,17 @@ def _remote(args: argparse.Namespace) -> Remote:
         credentials = channel_credentials(args.tls_ca or None, args.tls)
     except (CredentialError, RemoteError) as e:
         raise TournamentCliError(str(e)) from None
-    return Remote(args.address, token, credentials=credentials)
+    return Remote(args.address, token, credentials=credentials, timeout=timeout)
 
 
-def _call(args: argparse.Namespace, rpc: str, /, **fields: Any) -> Any:
+def _call(args: argparse.Namespace, rpc: str, /, timeout: float = 10.0, **fields: Any) -> Any:
     from belote.arena.v1 import arena_service_pb2 as apb
 
     from arena.remote import RemoteError
 
     request = getattr(apb, f"{rpc}Request")(**fields)
     try:
-        with _remote(args) as remote:
+        with _remote(args, timeout) as remote:
             return remote.call(rpc, request)
     except RemoteError as e:
         raise TournamentCliError(str(e)) from None
@@ -123,7 +124,9 @@ def status_json(t: apb.TournamentStatus) -> dict[str, Any]:
         "standings": [_standing_json(s) for s in t.standings],
         "commitment": t.commitment, "secret": t.secret, "unrated_reason": t.unrated_reason,
         "waiting_for": list(t.waiting_for), "duplicate": spec.duplicate_mode,
-        "duplicate_note": t.duplicate_note,
+        "duplicate_note": t.duplicate_note, "ended_at": t.ended_at or None, "ended_reason": t.ended_reason,
+        "secret_revealed_at": t.secret_revealed_at or None,
+        "secret_revealed_reason": t.secret_revealed_reason, "ending": t.ending,
     }
     if t.HasField("sprt"):
         st = t.sprt
@@ -166,6 +169,8 @@ def print_standings(status: dict[str, Any]) -> None:
         print(status["duplicate_note"])
     elif status["duplicate"]:
         print(f"{status['duplicate']} duplicate: no bot sees a deal from two seats")
+    if status["ending"]:
+        print(status["ending"])
     if status["secret"]:
         print(f"secret {status['secret']} (check the deals: belote-arena verify {status['tournament_id']})")
 
@@ -191,8 +196,8 @@ def status(args: argparse.Namespace) -> int:
             st = _status(args)
             bar.update(task, completed=st["matches_done"], total=st["matches_scheduled"],
                        description=f"{args.id} ({st['state']})")
-            if st["state"] in ("finished", "cancelled"):
-                break
+            if st["state"] in ("finished", "cancelled") and st["secret"]:
+                break  # over, and none of its matches can still be played
             time.sleep(args.interval)
     print_standings(st)
     return 0
@@ -200,7 +205,8 @@ def status(args: argparse.Namespace) -> int:
 
 def cancel(args: argparse.Namespace) -> int:
     _call(args, "CancelTournament", tournament_id=args.id)
-    print(f"tournament {args.id} cancelled: its queued matches will not be played")
+    print(f"tournament {args.id} cancelled: its queued matches are dropped, its running ones stopped "
+          f"unrecorded; its secret is revealed once none of them can still be played (`tournament status`)")
     return 0
 
 
@@ -233,7 +239,8 @@ def verify(args: argparse.Namespace) -> int:
 
     t = _call(args, "GetTournament", tournament_id=args.id).tournament
     if not t.secret:
-        raise TournamentCliError(f"tournament {args.id} is {t.state}: its secret is revealed once it is over")
+        raise TournamentCliError(f"tournament {args.id} is {t.state}: its secret is revealed once it is over "
+                                 "and none of its matches can still be played")
     committed = args.commitment or t.commitment
     try:
         with _remote(args) as remote:
@@ -252,6 +259,72 @@ def verify(args: argparse.Namespace) -> int:
         for problem in result.problems:
             print(f"  {problem}")
     return 0 if result.ok else 1
+
+
+def check_audit(args: argparse.Namespace) -> None:
+    from arena.tournament.audit import MAX_DEALS as MAX_AUDIT_DEALS
+    from arena.tournament.detection import MAX_MARGIN_MS
+
+    _check_whole("--max-deals", args.max_deals, 1, MAX_AUDIT_DEALS)
+    _check_whole("--clock-margin-ms", args.clock_margin_ms, 0, MAX_MARGIN_MS)
+    if not 0 < args.timeout <= 86_400:  # NaN fails too
+        raise TournamentCliError(
+            f"--timeout must be more than 0 and up to 86400 seconds, not {args.timeout:g}")
+
+
+def audit_json(reply: apb.AuditTournamentResponse) -> dict[str, Any]:
+    return {
+        "tournament_id": reply.tournament_id, "alpha": reply.alpha, "min_deals": reply.min_deals,
+        "clock_margin_ms": reply.clock_margin_ms, "deals_audited": reply.deals_audited,
+        "deals_total": reply.deals_total, "decisions": reply.decisions, "seconds": round(reply.seconds, 3),
+        "unreadable": list(reply.unreadable),
+        "bots": [{
+            "bot": b.bot, "unseen": b.unseen, "unseen_agree": b.unseen_agree, "seen": b.seen,
+            "seen_agree": b.seen_agree, "ambiguous": b.ambiguous, "untimed": b.untimed, "single": b.single,
+            "deals": b.deals, "difference": b.difference if b.HasField("difference") else None,
+            "p_value": b.p_value if b.HasField("p_value") else None, "flagged": b.flagged,
+        } for b in reply.bots],
+    }
+
+
+def _rate(agree: int, count: int) -> str:
+    return f"{agree}/{count} {100 * agree / count:.0f}%" if count else "-"
+
+
+def print_audit(audit: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{audit['tournament_id']}: agreement with perfect-information play")
+    for col in ("bot", "unseen", "seen", "ambiguous", "deals", "seen - unseen", "p", "flag"):
+        table.add_column(col, justify="left" if col in ("bot", "flag") else "right", no_wrap=True)
+    for b in audit["bots"]:
+        diff = "-" if b["difference"] is None else f"{b['difference']:+.3f}"
+        p = "-" if b["p_value"] is None else f"{b['p_value']:.2g}"
+        table.add_row(b["bot"], _rate(b["unseen_agree"], b["unseen"]), _rate(b["seen_agree"], b["seen"]),
+                      str(b["ambiguous"] + b["untimed"]), str(b["deals"]), diff, p,
+                      "FLAGGED" if b["flagged"] else "")
+    Console().print(table)
+    print(f"unseen: card decisions answered before the bot was shown that deal at another table; seen: "
+          f"after. Flagged: p < {audit['alpha']:g} with at least {audit['min_deals']} deals compared.")
+    print(f"{audit['deals_audited']} of {audit['deals_total']} deals audited, {audit['decisions']} "
+          f"decisions, {audit['seconds']:.1f} s; clock margin {audit['clock_margin_ms']} ms")
+    for line in audit["unreadable"]:
+        print(f"not read: {line}")
+
+
+def audit(args: argparse.Namespace) -> int:
+    """Flag bots that play better once they could have seen a deal at another table (admin)."""
+    check_audit(args)
+    fields: dict[str, Any] = {"tournament_id": args.id, "max_deals": args.max_deals or 0}
+    if args.clock_margin_ms is not None:
+        fields["clock_margin_ms"] = args.clock_margin_ms
+    out = audit_json(_call(args, "AuditTournament", timeout=args.timeout, **fields))
+    if args.json:
+        print(json.dumps(out))
+    else:
+        print_audit(out)
+    return 0
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -299,7 +372,7 @@ def add_parser(sub: Any) -> None:
     c.add_argument("--rounds", type=int, help="repeats (round-robin, gauntlet), Swiss or partners rounds")
     c.add_argument("--seed", default="",
                    help="for tests and reproductions: the deals are then known in advance and the "
-                        "tournament is unrated (default: a secret of the node's)")
+                        "tournament is unrated (default: a fresh random secret)")
     c.add_argument("--id", default="", help="the tournament id (default: generated)")
     c.add_argument("--elo0", type=float, default=0.0)
     c.add_argument("--elo1", type=float, default=5.0)
@@ -317,7 +390,8 @@ def add_parser(sub: Any) -> None:
     _common(s)
     s.set_defaults(func=status)
 
-    for name, fn, text in (("cancel", cancel, "stop a tournament: queued matches are dropped"),
+    for name, fn, text in (("cancel", cancel, "stop a tournament: queued matches are dropped, running ones "
+                                              "stopped unrecorded"),
                            ("resume", resume, "re-enqueue what the results call for (after a restart)")):
         p = tsub.add_parser(name, help=text)
         p.add_argument("id")
@@ -327,6 +401,19 @@ def add_parser(sub: Any) -> None:
     ls = tsub.add_parser("list", help="every tournament")
     _common(ls)
     ls.set_defaults(func=list_)
+
+    a = tsub.add_parser("audit", help="flag bots that play better once they could have seen a deal at "
+                                      "another table (admin; docs/detection.md)")
+    a.add_argument("id")
+    a.add_argument("--max-deals", type=int,
+                   help="the most deals to analyse (default 1000, at most 20000; about 0.06 s of the "
+                        "node's CPU each)")
+    a.add_argument("--clock-margin-ms", type=int,
+                   help="the slack between the nodes' clocks (default 5): decisions closer than that to "
+                        "the moment the bot was shown the deal elsewhere count neither way")
+    a.add_argument("--timeout", type=float, default=1800.0, help="seconds to wait for the node's answer")
+    _common(a)
+    a.set_defaults(func=audit)
 
 
 def add_verify_parser(sub: Any) -> None:

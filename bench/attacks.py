@@ -1,8 +1,9 @@
-"""The issue-8 attacks on secrets, roles and the queue, rerun against a real node as a stranger would.
+"""Attacks on secrets, roles, the queue, duplicate play and cancels (issues 8, 16), rerun on a real node.
 
 Usage (from the repository root)::
 
-    python bench/attacks.py [--deals D] [--flood N] [--duplicate-deals D] [--only NAME,...] [--json]
+    python bench/attacks.py [--deals D] [--flood N] [--duplicate-deals D] [--cancel-deals D]
+                            [--only NAME,...] [--json]
 
 A real node of a queue (``running_node`` on an embedded queue in a temporary
 folder, the default policy: registration by an admin, public reads) in this
@@ -38,10 +39,20 @@ got; the issue's figures, measured before the fix, are beside them.
   duplicate play, 391 of 574 decisions, exact in 64 of 64 deals). A node
   without the mode field plays ``duplicate`` as it understands it for both.
 
+* ``cancel``: a rated warm-up tournament of two bots is played, then a round-robin of 8 matches of
+  ``--cancel-deals`` (400) deals each; once all 8 run, the admin cancels it. A stranger reads
+  ``GetTournament`` as fast as it can until none of its matches can still be played (none queued
+  or claimed), noting each read that showed the secret while one could. Then it predicts every
+  deal of the records written from that secret, and compares the bots' games in the pools before
+  the cancel and after (before the fix: the secret showed at once, the 8 matches played about 370
+  more deals each, 400 of 400 decks predicted, and all 8 were rated, games going from 12 to 16 a
+  bot).
+
+
 Nothing passes or fails here: the figures are printed, one ``name=value`` line
 each at the end. The tests that hold these lines are marked ``security``
 (tests/referee/test_access.py, tests/node/test_tournament_trust.py,
-tests/test_attacks_bench.py).
+tests/node/test_cancel.py, tests/test_attacks_bench.py).
 """
 
 from __future__ import annotations
@@ -70,21 +81,23 @@ from belote_bot import Bot, Observation, RandomBot, run_async  # noqa: E402
 
 from arena.engine import Ruleset  # noqa: E402
 from arena.engine.cards import mask_of, parse_cards  # noqa: E402
-from arena.engine.dealing import deal_from_rng, deal_rng  # noqa: E402
+from arena.engine.dealing import deal_from_rng, deal_rng, derive_seed  # noqa: E402
 from arena.engine.record import deal_record  # noqa: E402
 from arena.node.run import NodeSettings, RunningNode, running_node  # noqa: E402
 from arena.queue import EmbeddedBroker  # noqa: E402
 from arena.records import MatchRecord  # noqa: E402
 from arena.referee.access import AccessPolicy, Registration  # noqa: E402
 from arena.referee.registry import digest, new_token  # noqa: E402
+from arena.tournament.tournament import seed_label  # noqa: E402
 
 ADMIN = new_token("adm")
 
 
 @contextlib.asynccontextmanager
-async def a_node(folder: Path, registration: Registration = Registration.ADMIN) -> AsyncIterator[RunningNode]:
+async def a_node(folder: Path, registration: Registration = Registration.ADMIN,
+                 capacity: int = 4) -> AsyncIterator[RunningNode]:
     broker = EmbeddedBroker(folder / "queue.sqlite3")
-    settings = NodeSettings(poll_s=0.05, heartbeat_s=0.2, lease_s=10.0, drain_s=1.0,
+    settings = NodeSettings(poll_s=0.05, heartbeat_s=0.2, lease_s=10.0, drain_s=1.0, capacity=capacity,
                             access=AccessPolicy(admin_sha256=digest(ADMIN), registration=registration))
     try:
         async with running_node(broker, settings, asyncio.Event()) as running:
@@ -138,9 +151,10 @@ def predicted(record: MatchRecord, seed: str) -> int:
     return hits
 
 
-def connect(running: RunningNode, name: str, stop: asyncio.Event, seed: int) -> asyncio.Task[None]:
+def connect(running: RunningNode, name: str, stop: asyncio.Event, seed: int,
+            seats: int = 8) -> asyncio.Task[None]:
     _, token = running.node.register_bot(name)
-    return asyncio.create_task(run_async(RandomBot(seed), running.address, token, 8, stop=stop,
+    return asyncio.create_task(run_async(RandomBot(seed), running.address, token, seats, stop=stop,
                                          all_nodes=False, verbose=False))
 
 
@@ -329,7 +343,96 @@ async def attack_duplicate(folder: Path, deals: int) -> dict[str, Any]:
     return out
 
 
-ATTACKS = ("seeds", "roles", "queue", "duplicate")
+ATTACKS = ("seeds", "roles", "queue", "duplicate", "cancel")
+
+
+
+
+async def games_per_bot(stranger: Any, pool: str) -> dict[str, int]:
+    """The bots' games in ``pool``, as anyone reads them ({} while the pool has none)."""
+    try:
+        board = await stranger.GetLeaderboard(apb.GetLeaderboardRequest(pool=pool, limit=200))
+    except grpc.aio.AioRpcError:
+        return {}
+    return {e.bot: e.games for e in board.entries}
+
+
+async def attack_cancel(folder: Path, deals: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    stop = asyncio.Event()
+    async with a_node(folder, capacity=8) as running:
+        broker = running.worker.broker
+        bots = [connect(running, name, stop, i, seats=16) for i, name in enumerate(("north", "east"))]
+        await until(lambda: _connected(running, 2), 10)
+        async with stub(running.address, ADMIN) as admin, stub(running.address) as stranger:
+            async def over(tid: str) -> bool:
+                got = await stranger.GetTournament(apb.GetTournamentRequest(tournament_id=tid))
+                return bool(got.tournament.state == "finished")
+
+            await admin.CreateTournament(apb.CreateTournamentRequest(spec=apb.TournamentSpec(
+                tournament_id="warm-up", format="round-robin", bots=["north", "east"], ruleset="coinche",
+                deals=1, rounds=3)))
+            await until(lambda: over("warm-up"), 60)
+            await admin.CreateTournament(apb.CreateTournamentRequest(spec=apb.TournamentSpec(
+                tournament_id="cancelled", format="round-robin", bots=["north", "east"], ruleset="coinche",
+                deals=deals, rounds=4)))
+
+            async def all_running() -> bool:
+                return sum(m.startswith("cancelled-") for m in running.worker.running) == 8
+
+            await until(all_running, 30)
+            await asyncio.sleep(1.0)  # some deals into each
+            out["matches_running_at_cancel"] = sum(m.startswith("cancelled-") for m in running.worker.running)
+            seen: dict[str, Any] = {"reads": 0, "shown": 0, "secret": "", "shown_at": None,
+                                    "out_of_play_at": None, "finished": []}
+
+            async def read_until_over() -> None:
+                """GetTournament as fast as the stranger can, until none of its matches can be played
+                and the secret is out (or ten minutes)."""
+                start = time.perf_counter()
+                while time.perf_counter() - start < 600:
+                    reply = await stranger.GetTournament(apb.GetTournamentRequest(tournament_id="cancelled"))
+                    got = reply.tournament
+                    in_play = await asyncio.to_thread(broker.pending_count, "cancelled")
+                    if got.secret and seen["shown_at"] is None:
+                        seen["shown_at"] = time.perf_counter()
+                    if in_play:  # a match of it could still be played when the read came back
+                        seen["reads"] += 1
+                        if got.secret:
+                            seen["shown"] += 1
+                            seen["secret"] = got.secret
+                    else:
+                        seen["out_of_play_at"] = seen["out_of_play_at"] or time.perf_counter()
+                        if got.secret:
+                            seen["finished"] = list(got.finished_matches)
+                            return
+                    await asyncio.sleep(0.01)
+
+            reader = asyncio.create_task(read_until_over())
+            await asyncio.sleep(0.5)
+            before = await games_per_bot(stranger, "coinche")
+            await admin.CancelTournament(apb.CancelTournamentRequest(tournament_id="cancelled"))
+            cancelled = time.perf_counter()
+            await reader
+            for key, at in (("in_play_for_s_after_the_cancel", seen["out_of_play_at"]),
+                            ("secret_shown_s_after_the_cancel", seen["shown_at"])):
+                out[key] = None if at is None else round(at - cancelled, 2)
+            out["reads_while_in_play"] = seen["reads"]
+            out["reads_showing_the_secret_while_in_play"] = seen["shown"]
+            secret, finished = seen["secret"], seen["finished"]
+            records = [MatchRecord.from_dict(json.loads((await stranger.GetMatchRecord(
+                apb.GetMatchRecordRequest(match_id=m))).record_json)) for m in finished]
+            out["results_written_after_the_cancel"] = len(records)
+            out["deals_played_in_them"] = sum(len(r.deals) for r in records)
+            out["deals_predicted_from_a_secret_shown_while_in_play"] = sum(
+                predicted(r, derive_seed(secret, seed_label("cancelled", r.match_id))) if secret else 0
+                for r in records)
+            after = await games_per_bot(stranger, "coinche")
+            out["games_per_bot_before_the_cancel"] = before
+            out["games_per_bot_after_the_cancel"] = after
+        stop.set()
+        await asyncio.gather(*bots, return_exceptions=True)
+    return out
 
 
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
@@ -349,6 +452,8 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             out["queue"] = await attack_queue(folder / "queue")
         if "duplicate" in only:
             out["duplicate"] = await attack_duplicate(folder / "duplicate", args.duplicate_deals)
+        if "cancel" in only:
+            out["cancel"] = await attack_cancel(folder / "cancel", args.cancel_deals)
     return out
 
 
@@ -357,6 +462,8 @@ def main() -> int:
     parser.add_argument("--deals", type=int, default=20)
     parser.add_argument("--flood", type=int, default=1000)
     parser.add_argument("--duplicate-deals", type=int, default=8)
+    parser.add_argument("--cancel-deals", type=int, default=400,
+                        help="deals a match of the cancelled tournament")
     parser.add_argument("--only", default="",
                         help=f"some of {', '.join(ATTACKS)}, comma separated (default: all)")
     parser.add_argument("--json", action="store_true")

@@ -24,6 +24,22 @@ got (its tally).
 The phases:
 
 * ``quiet``: no attack, the reference every other phase is compared with.
+* ``slowloris``: 1,000 connections (200 with ``--quick``) to the web port from one address, half
+  sending a request head a byte a second, half nothing, each opened again once the node closes it;
+  a reader from a second loopback address asks for a page meanwhile. The tally says how long the
+  node let a connection stay (``longest held s``, ``open at the end`` as the attacker saw it), how
+  many it refused at once, and what the reader got. Before the bounds (``--ramp 8``): all 1,000
+  held for the whole phase (8 s, and aiohttp's keep-alive would have kept them an hour), honest
+  p99 1.6x quiet; after: 64 at once, none held past the 5 s head timeout, 4,900 refused as they
+  came, the reader answered 19 times in 46 ms at most, honest p99 1.4-1.9x quiet.
+* ``health-watch``: 3,200 anonymous ``Health/Watch`` streams (400 with ``--quick``) from one
+  address, held, 200 of the refused ones opened again every second; from the same address a
+  health check, a ListBots and a new bot stream are tried every second (the attack runs 5 s before
+  the matches, even with ``--quick``). The tally says how many streams the node held and why it
+  refused the others, and what the probes got. Before the bounds by kind (``--ramp 12``): 3,070
+  held, grpc's limit of 3,072 calls full, three probes of four refused ("Concurrent RPC limit
+  exceeded!"); after: 8 held, the rest refused for the address's limit, every probe answered,
+  honest p99 1.4x quiet.
 * ``sse-replay``, ``match-get``, ``watch-replay``: one anonymous address keeps four reads of a
   finished match of 1,000 deals going (200 with ``--quick``), each asking again as soon as it has
   its answer: its server-sent events, ``GET /api/v1/matches/ID``, gRPC ``WatchMatch``. Before the
@@ -116,11 +132,170 @@ class Phase:
     prepare: Prepare | None = None
     #: the phase needs the node's queue on Redis (skipped, saying so, on an embedded queue)
     needs_redis: bool = False
+    #: seconds the attack runs before the matches at least, whatever ``--ramp`` (even ``--quick``'s)
+    ramp: float = 0.0
 
 
 async def _no_attack(target: Target, stop: Stop, tally: Counter[str]) -> None:
     while not stop():
         await asyncio.sleep(0.05)
+
+
+async def attack_slowloris(target: Target, stop: Stop, tally: Counter[str]) -> None:
+    from urllib.parse import urlsplit
+
+    url = urlsplit(target.url)
+    host, port = url.hostname or "127.0.0.1", url.port or 80
+    count = 200 if target.quick else 1000
+    head = b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 100_000
+
+    def held(seconds: float, key: str = "longest held s") -> None:
+        tally[key] = max(tally[key], int(seconds))
+
+    async def slow(k: int) -> None:
+        while not stop():
+            try:
+                reader, writer = await asyncio.open_connection(host, port)
+            except OSError:
+                tally["connect failed"] += 1
+                await asyncio.sleep(1.0)
+                continue
+            t0 = time.monotonic()
+            tally["opened"] += 1
+            sent, closed = 0, False
+            try:
+                while not stop():
+                    if k % 2:  # half of them dribble their head; the others send nothing
+                        writer.write(head[sent:sent + 1])
+                        sent += 1
+                    with contextlib.suppress(TimeoutError):
+                        if not await asyncio.wait_for(reader.read(4096), 1.0):
+                            closed = True  # by the node
+                            break
+            except OSError:
+                closed = True  # reset by the node
+            finally:
+                writer.close()
+            lived = time.monotonic() - t0
+            held(lived)
+            if not closed:
+                tally["open at the end"] += 1
+                held(lived, "oldest open at the end s")
+                return
+            tally["refused at once" if lived < 0.5 else "closed by the node"] += 1
+            await asyncio.sleep(0.5)  # then again
+
+    def reader_elsewhere() -> None:
+        """An honest reader from a second address of this machine, in a thread of its own (the
+        attack's loop is busy with its own thousand connections)."""
+        request = f"GET /api/v1/pools HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode()
+        while not stop():
+            t0 = time.monotonic()
+            try:
+                with socket.create_connection((host, port), 10, source_address=("127.0.0.2", 0)) as s:
+                    s.sendall(request)
+                    answered = s.recv(12) == b"HTTP/1.1 200"
+            except OSError:
+                answered = False
+            tally["reader answered" if answered else "reader not answered"] += 1
+            held(1000 * (time.monotonic() - t0), "reader slowest ms")
+            time.sleep(0.5)
+
+    await asyncio.gather(asyncio.to_thread(reader_elsewhere), *(slow(k) for k in range(count)))
+
+
+async def attack_health_watch(target: Target, stop: Stop, tally: Counter[str]) -> None:
+    """Anonymous ``grpc.health.v1.Health/Watch`` streams from one address, 3,200 (400 with
+    ``--quick``) opened 200 at a time and held, and 200 of those refused opened again every second;
+    meanwhile, from the same address, a health check, a ListBots and a new bot stream (with a token
+    the node does not know: let in, it is UNAUTHENTICATED) are tried every second, as a probe, a
+    reader and a bot would."""
+    import grpc
+    from belote.arena.v1 import arena_service_pb2 as apb
+    from belote.arena.v1 import arena_service_pb2_grpc as agrpc
+    from belote.arena.v1 import bot_service_pb2 as bpb
+    from belote.arena.v1 import bot_service_pb2_grpc as bgrpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    channels = [grpc.aio.insecure_channel(target.address) for _ in range(8)]
+    in_flight = asyncio.Semaphore(200)  # all at once, grpc's client cancels some of them itself
+    held: list[Any] = []
+
+    def refused(what: str, e: grpc.aio.AioRpcError) -> None:
+        tally[f"{what} refused: {e.code().name}: {(e.details() or '')[:70]}"] += 1
+
+    async def watch(k: int) -> bool:
+        """Open one stream and read its first message: True if the node holds it."""
+        stub: Any = health_pb2_grpc.HealthStub(channels[k % len(channels)])  # stubs list no methods
+        call = stub.Watch(health_pb2.HealthCheckRequest())
+        try:
+            await asyncio.wait_for(call.read(), 30)
+        except grpc.aio.AioRpcError as e:
+            refused("watch", e)
+        except TimeoutError:
+            tally["watch unanswered"] += 1
+        else:
+            held.append(call)
+            tally["watches held"] = len(held)
+            return True
+        call.cancel()
+        return False
+
+    async def first(k: int) -> bool:
+        async with in_flight:
+            return stop() or await watch(k)
+
+    async def again(k: int) -> None:
+        """A refused stream opened again every second, as long as the phase lasts: the attacker
+        takes any place that frees."""
+        while not stop() and not await watch(k):
+            await asyncio.sleep(1.0)
+
+    async def probe() -> None:
+        async with grpc.aio.insecure_channel(target.address) as channel:
+            health: Any = health_pb2_grpc.HealthStub(channel)
+            arena = agrpc.ArenaServiceStub(channel)
+            bots = bgrpc.BotServiceStub(channel)
+            while not stop():
+                await asyncio.sleep(1.0)
+                try:
+                    await health.Check(health_pb2.HealthCheckRequest(), timeout=10)
+                    tally["probe check answered"] += 1
+                except grpc.aio.AioRpcError as e:
+                    refused("probe check", e)
+                try:
+                    await arena.ListBots(apb.ListBotsRequest(), timeout=10)
+                    tally["probe list answered"] += 1
+                except grpc.aio.AioRpcError as e:
+                    refused("probe list", e)
+                stream = bots.Connect()
+                try:
+                    await stream.write(bpb.ConnectRequest(hello=bpb.Hello(token="bt_probe-not-a-token")))
+                    await asyncio.wait_for(stream.read(), 10)
+                except grpc.aio.AioRpcError as e:
+                    # let in, and told the token is wrong (or, past 20 a minute, that it shows too many)
+                    why = e.details() or ""
+                    if e.code() == grpc.StatusCode.UNAUTHENTICATED or "wrong credentials" in why:
+                        tally["probe stream let in"] += 1
+                    else:
+                        refused("probe stream", e)
+                except TimeoutError:
+                    tally["probe stream unanswered"] += 1
+                finally:
+                    stream.cancel()
+
+    async def hold() -> None:
+        opened = await asyncio.gather(*(first(k) for k in range(400 if target.quick else 3200)))
+        await asyncio.gather(*(again(k) for k in [k for k, ok in enumerate(opened) if not ok][:200]))
+        while not stop():
+            await asyncio.sleep(0.1)
+
+    try:
+        await asyncio.gather(hold(), probe())
+    finally:
+        for call in held:
+            call.cancel()
+        await asyncio.gather(*(c.close(grace=None) for c in channels))
 
 
 # --------------------------------------------------------------------------- replays of a finished match
@@ -218,6 +393,8 @@ async def attack_watch_replay(target: Target, stop: Stop, tally: Counter[str]) -
 #: every phase, by name, in the order they run by default
 PHASES: dict[str, Phase] = {
     "quiet": Phase(),
+    "slowloris": Phase(attack_slowloris),
+    "health-watch": Phase(attack_health_watch, ramp=5.0),  # the child starts, opens its streams, probes
     "sse-replay": Phase(attack_sse_replay, prepare_replay),
     "match-get": Phase(attack_match_get, prepare_replay),
     "watch-replay": Phase(attack_watch_replay, prepare_replay),
@@ -406,7 +583,7 @@ async def run_phase(name: str, prepared: Prepared, args: argparse.Namespace, log
     attack = InChild(name, target, cpus) if phase.attack is not None else None
     async with attack or contextlib.nullcontext():
         if attack is not None:
-            await asyncio.sleep(args.ramp)  # the attack under way
+            await asyncio.sleep(max(args.ramp, phase.ramp))  # the attack under way
         for _ in range(args.matches):
             t0 = time.monotonic()
             mid = node.start_match(*HONEST, "coinche", deals=args.deals)

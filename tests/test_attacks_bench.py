@@ -47,3 +47,20 @@ def test_a_bot_that_remembers_hands_never_holds_a_deal_it_saw_before_in_field_du
     assert mirror["known_opponent_hands_decisions"] > mirror["decisions"] // 2
     assert mirror["claims_exact"] > 0 and mirror["claims_wrong"] == 0
     assert mirror["duplicate_note"].startswith("mirror duplicate: both legs seen by both bots")
+
+
+@pytest.mark.security
+def test_a_cancel_shows_no_secret_while_a_match_of_it_can_be_played_and_rates_nothing_after_it() -> None:
+    """The issue's attack: after a cancel the secret showed at once while its 8 matches played on,
+    every deck predicted, and all 8 were rated; now they stop and the secret waits for them."""
+    command = [sys.executable, str(ROOT / "bench" / "attacks.py"), "--only", "cancel",
+               "--cancel-deals", "200", "--json"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    cancel = json.loads(done.stdout)["cancel"]
+    assert cancel["matches_running_at_cancel"] == 8 and cancel["reads_while_in_play"] > 0
+    assert cancel["reads_showing_the_secret_while_in_play"] == 0
+    assert cancel["deals_predicted_from_a_secret_shown_while_in_play"] == 0
+    assert cancel["results_written_after_the_cancel"] == 0
+    assert cancel["games_per_bot_after_the_cancel"] == cancel["games_per_bot_before_the_cancel"] != {}
+    assert cancel["secret_shown_s_after_the_cancel"] is not None  # revealed once none can be played

@@ -144,7 +144,7 @@ def test_replay_json_of_a_match_prints_deals_totals_and_winner(capsys: Capture,
 
 def test_replay_reads_standard_input(capsys: Capture, monkeypatch: pytest.MonkeyPatch) -> None:
     rec = played_deal_record("coinche")
-    monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(rec)))
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(json.dumps(rec).encode())))  # as a real one
     assert run_json(capsys, "replay", "-") == replay_deal(rec)[1].as_json()
 
 
@@ -335,8 +335,26 @@ BAD_ARGUMENTS: dict[str, tuple[list[str], str]] = {
     "serve: no bot stream allowed": (["serve", "--max-streams", "0"], "--max-streams must be a whole number"),
     "serve: no spectator of a match allowed": (["serve", "--max-watchers-per-match", "-1"],
                                                "--max-watchers-per-match must be a whole number"),
+    "serve: no spectator per address allowed": (["serve", "--max-watchers-per-address", "0"],
+                                                "--max-watchers-per-address must be a whole number"),
+    "serve: no short call per address allowed": (["serve", "--max-calls-per-address", "0"],
+                                                 "--max-calls-per-address must be a whole number"),
     "serve: a certificate without its key": (["serve", "--tls-cert", "cert.pem"],
                                              "--tls-cert and --tls-key go together"),
+    "serve: an HTTP certificate without its key": (
+        ["serve", "--http", "127.0.0.1:0", "--http-tls-cert", "c.pem"],
+        "--http-tls-cert and --http-tls-key go together"),
+    "serve: an HTTP certificate without --http": (
+        ["serve", "--http-tls-cert", "c.pem", "--http-tls-key", "k.pem"],
+        "--http-tls-cert is for the web pages"),
+    "serve: an origin with a path": (["serve", "--http", "127.0.0.1:0", "--http-origin", "https://a.org/x"],
+                                     "--http-origin must be http(s)://HOST[:PORT]"),
+    "serve: an origin without a scheme": (["serve", "--http", "127.0.0.1:0", "--http-origin", "a.org"],
+                                          "--http-origin must be"),
+    "serve: no HTTP head time": (["serve", "--http-head-timeout", "0"],
+                                 "--http-head-timeout must be more than 0"),
+    "serve: no HTTP connection per address": (["serve", "--http-max-connections-per-address", "0"],
+                                              "--http-max-connections-per-address must be a whole number"),
     "bot revoke: a bad name": (["bot", "revoke", "a b"], "bad bot name 'a b'"),
     "demo: no round": (["demo", "--rounds", "0"], "--rounds must be a whole number from 1 to 100"),
     "demo: too many rounds": (["demo", "--rounds", "101"], "--rounds must be a whole number from 1 to 100"),

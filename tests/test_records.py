@@ -36,6 +36,16 @@ def test_a_record_survives_its_json_round_trip() -> None:
     assert again.result.reason is ResultReason.FINISHED
 
 
+def test_the_times_of_the_decisions_survive_the_round_trip_and_older_records_have_none() -> None:
+    timed = dataclasses.replace(played(), started_ms=1_700_000_000_123,
+                                asked_ms=((0, 2, 5), (9, 11)))
+    assert MatchRecord.from_json(timed.to_json()) == timed
+    older = json.loads(played().to_json())
+    assert "started_ms" not in older and "asked_ms" not in older
+    again = MatchRecord.from_dict(older)
+    assert again.started_ms is None and again.asked_ms == ()
+
+
 def test_the_engine_part_of_a_record_replays_to_its_totals() -> None:
     record = played(seed=8, deals=3)
     match, outcomes = record.replay()
@@ -70,6 +80,8 @@ def spoiled(change: Any) -> dict[str, Any]:
                                    "detail": "", "fallback": "pass"}]), "'kind' must be one of 'late'"),
     (lambda d: d["time_control"].pop("grace_s"), "'grace_s' must be a number"),
     (lambda d: d.update(latencies_us=[["1"]]), "'latencies_us' must be a list of lists of whole numbers"),
+    (lambda d: d.update(started_ms="now"), "'started_ms' must be a whole number"),
+    (lambda d: d.update(asked_ms=[[0, 1.5]]), "'asked_ms' must be a list of lists of whole numbers"),
 ])
 def test_a_malformed_record_is_a_record_error_naming_what_is_wrong(change: Any, message: str) -> None:
     with pytest.raises(RecordError, match=message):

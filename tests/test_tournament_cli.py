@@ -90,6 +90,15 @@ def run(capsys: Capsys, *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
+def wait_until_finished(capsys: Capsys, address: str, tournament_id: str) -> None:
+    def finished() -> bool:
+        status = json.loads(run(capsys, "tournament", "status", tournament_id, "--address", address,
+                                "--json")[1])
+        return bool(status["state"] == "finished")
+
+    asyncio.run(until(finished, 60, "the tournament to finish"))
+
+
 @pytest.fixture
 def admin(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ADMIN_ENV, ADMIN)
@@ -133,8 +142,15 @@ def test_cancel_stops_a_tournament_once(tmp_path: Path, capsys: Capsys, admin: N
         assert run(capsys, "tournament", "cancel", "sw", "--address", a)[0] == 0
         code, _, err = run(capsys, "tournament", "cancel", "sw", "--address", a)
         assert code == 1 and "already cancelled" in err
+        # its first round's matches, queued, are dropped by the node's next claim
+        text = run(capsys, "tournament", "status", "sw", "--watch", "--interval", "0.05", "--address", a)[1]
         status = json.loads(run(capsys, "tournament", "status", "sw", "--address", a, "--json")[1])
-    assert status["state"] == "cancelled" and status["secret"]  # over: its secret is revealed
+    assert status["state"] == "cancelled" and status["secret"]  # over, none in play: its secret is revealed
+    # when and why it ended, and its secret was revealed (once its queued round was dropped)
+    assert status["ended_reason"] == "cancelled by an admin"
+    assert status["secret_revealed_at"] >= status["ended_at"] > 0
+    assert status["ending"].startswith("cancelled by an admin at ") and status["ending"] in text
+    assert "; the secret revealed at " in status["ending"]
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -212,12 +228,7 @@ def test_a_finished_tournament_s_deals_verify_against_its_commitment(
         assert code == 0, err
         committed = json.loads(out)["commitment"]
         assert json.loads(out)["duplicate_note"].startswith("mirror duplicate: both legs seen by both bots")
-
-        def finished() -> bool:
-            status = json.loads(run(capsys, "tournament", "status", "fair", "--address", a, "--json")[1])
-            return bool(status["state"] == "finished")
-
-        asyncio.run(until(finished, 60, "the tournament to finish"))
+        wait_until_finished(capsys, a, "fair")
         code, out, err = run(capsys, "verify", "fair", "--address", a, "--commitment", committed)
         assert code == 0, out + err
         assert f"the secret matches the commitment {committed}" in out and "4 deals of its 2 matches" in out
@@ -263,3 +274,42 @@ def test_status_with_a_bad_interval_is_one_error_line(tmp_path: Path, capsys: Ca
                        "--address", "127.0.0.1:9", "--data-dir", str(tmp_path))
     assert code == 1 and len(err.strip().splitlines()) == 1
     assert "--interval must be more than 0" in err
+
+
+def test_audit_prints_each_bot_s_agreement_before_and_after(
+    tmp_path: Path, capsys: Capsys, admin: None,
+) -> None:
+    with node_with_bots(tmp_path, ("a", "b"), connect=True) as node:
+        a = node.address
+        code, _, err = run(capsys, "tournament", "create", "--format", "sprt", "--bots", "a,b",
+                           "--deals", "2", "--max-pairs", "2", "--batch-pairs", "2", "--id", "aud",
+                           "--address", a)
+        assert code == 0, err
+        wait_until_finished(capsys, a, "aud")
+        code, out, err = run(capsys, "tournament", "audit", "aud", "--address", a)
+        assert code == 0, err
+        assert "agreement with perfect-information play" in out
+        assert "8 of 8 deals audited" in out and "clock margin 5 ms" in out
+        code, out, err = run(capsys, "tournament", "audit", "aud", "--address", a, "--json",
+                             "--max-deals", "4", "--clock-margin-ms", "0")
+        assert code == 0, err
+    audit = json.loads(out)
+    assert {b["bot"] for b in audit["bots"]} == {"a", "b"}
+    assert (audit["deals_audited"], audit["deals_total"], audit["clock_margin_ms"]) == (4, 8, 0)
+    assert all(not b["flagged"] for b in audit["bots"])
+
+
+@pytest.mark.security
+@pytest.mark.parametrize(("args", "message"), [
+    (["--max-deals", "0"], "--max-deals must be a whole number from 1 to 20000, not 0"),
+    (["--max-deals", "20001"], "--max-deals must be a whole number from 1 to 20000"),
+    (["--clock-margin-ms", "-1"], "--clock-margin-ms must be a whole number from 0 to 60000"),
+    (["--timeout", "nan"], "--timeout must be more than 0"),
+])
+def test_a_bad_audit_argument_is_one_error_line(tmp_path: Path, capsys: Capsys, args: list[str],
+                                                message: str) -> None:
+    code, out, err = run(capsys, "tournament", "audit", "t1", "--address", "127.0.0.1:9",
+                         "--data-dir", str(tmp_path), *args)
+    assert (code, out) == (1, "")
+    [line] = err.splitlines()
+    assert line.startswith("error: ") and message in line

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Final
 
 from arena.engine.cards import CARDS, SUITS, Card
-from arena.engine.errors import ActionError, CardError
+from arena.engine.errors import ActionError, CardError, shown
 
 # Final: the compiled build inlines these numbers (see cards.py)
 BELOTE_WORD: Final = 1 << 5
@@ -117,7 +117,8 @@ def parse_action(text: str) -> int:
     Whether the action is legal is for the deal to say.
     """
     if not isinstance(text, str) or not text.strip():
-        raise ActionError(f"malformed action {text!r}: expected a bid such as 'pass' or a card such as 'JH'")
+        raise ActionError(f"malformed action {shown(text)}: expected a bid such as 'pass' or a card "
+                          "such as 'JH'")
     words = text.strip().split()
     head = words[0]
     low = head.lower()
@@ -133,13 +134,13 @@ def parse_action(text: str) -> int:
         if digits.isdigit() and digits not in ("7", "8", "9", "10") and head[-1].upper() in SUITS:
             value = int(head[:-1])
             if value % 10 or not 80 <= value <= 240:
-                raise ActionError(f"malformed bid {text!r}: the value is a multiple of 10 from 80")
+                raise ActionError(f"malformed bid {shown(text)}: the value is a multiple of 10 from 80")
             return bid_action(value, SUITS.index(head[-1].upper()))
     try:
         card = Card.parse(head)
     except CardError:
         raise ActionError(
-            f"malformed action {text!r}: expected pass, take, a suit, a bid such as '90H' or "
+            f"malformed action {shown(text)}: expected pass, take, a suit, a bid such as '90H' or "
             "'capotS', coinche, surcoinche, or a card such as 'JH' with optional words"
         ) from None
     action = int(card)
@@ -154,7 +155,7 @@ def parse_action(text: str) -> int:
             counts[DECL_KINDS.index(lw)] += 1
         else:
             raise ActionError(
-                f"malformed action {text!r}: unknown or repeated word {w!r} "
+                f"malformed action {shown(text)}: unknown or repeated word {shown(w)} "
                 "(known: belote, rebelote, tierce, cinquante, cent, carre)"
             )
     c = (counts[0], counts[1], counts[2], counts[3])

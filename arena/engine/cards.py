@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Final, TypeVar
 
-from arena.engine.errors import CardError
+from arena.engine.errors import CardError, shown
 
 # The constants are Final: the compiled build then inlines the numbers and keeps the tables in C
 # variables, instead of looking each one up by name in the module at every use.
@@ -112,7 +112,7 @@ class Card(int):
             t = "T" + t[2:]
         if len(t) != 2 or t[0] not in RANKS or t[1] not in SUITS:
             raise CardError(
-                f"malformed card {text!r}: expected a rank of {' '.join(RANKS)} "
+                f"malformed card {shown(text)}: expected a rank of {' '.join(RANKS)} "
                 f"then a suit of {' '.join(SUITS)}, as in 'JH'"
             )
         return CARDS[SUITS.index(t[1]) * 8 + RANKS.index(t[0])]
@@ -160,7 +160,7 @@ def parse_cards(texts: Iterable[str] | str) -> list[Card]:
     """Parse a list of card texts, or one string of them separated by spaces."""
     items = texts.split() if isinstance(texts, str) else list(texts)
     if not all(isinstance(t, str) for t in items):
-        raise CardError(f"cards must be strings such as 'JH', got {items!r}")
+        raise CardError(f"cards must be strings such as 'JH', got {shown(items)}")
     cards = [Card.parse(t) for t in items]
     mask_of(cards)  # rejects duplicates
     return cards

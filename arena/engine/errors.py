@@ -8,6 +8,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+#: the most characters of its input an error message quotes (a record may hold megabytes of text)
+ECHO_CHARS = 40
+
+
+def shown(value: object) -> str:
+    """``repr(value)`` as an error message quotes it: whole when short, else its first
+    :data:`ECHO_CHARS` characters and how many more there are."""
+    text = repr(value)
+    if len(text) <= ECHO_CHARS:
+        return text
+    return f"{text[:ECHO_CHARS]}... ({len(text) - ECHO_CHARS:,} more characters)"
+
 
 class EngineError(ValueError):
     """Base class of every error the rules engine raises on bad input."""
@@ -37,7 +49,7 @@ class IllegalActionError(EngineError):
         self.legal = tuple(legal)
         why = f" ({reason})" if reason else ""
         super().__init__(
-            f"illegal action {action!r} by seat {seat}{why}; legal: {', '.join(self.legal) or 'none'}"
+            f"illegal action {shown(action)} by seat {seat}{why}; legal: {', '.join(self.legal) or 'none'}"
         )
 
 

@@ -14,7 +14,7 @@ from typing import Any, TypedDict
 from arena.engine.actions import format_action, parse_action
 from arena.engine.cards import CARDS, Card, format_cards, mask_of, parse_cards, python_class
 from arena.engine.deal import PACKETS, Deal
-from arena.engine.errors import EngineError, IllegalActionError, RecordError
+from arena.engine.errors import EngineError, IllegalActionError, RecordError, shown
 from arena.engine.match import Match
 from arena.engine.rules import Ruleset
 from arena.engine.scoring import DealOutcome, score_deal
@@ -87,7 +87,7 @@ def deal_from_record(rec: Mapping[str, Any], rules: Ruleset | None = None) -> De
             raise RecordError("the record names no ruleset")
         dealer = rec.get("dealer")
         if not isinstance(dealer, int) or isinstance(dealer, bool) or not 0 <= dealer < 4:
-            raise RecordError(f"'dealer' must be a seat 0..3, not {dealer!r}")
+            raise RecordError(f"'dealer' must be a seat 0..3, not {shown(dealer)}")
         deal = _initial_deal(rec, rules, dealer)
     except RecordError:
         raise
@@ -106,11 +106,11 @@ def deal_from_record(rec: Mapping[str, Any], rules: Ruleset | None = None) -> De
 
 def _replay_one(deal: Deal, text: Any, where: str, *, bidding: bool) -> None:
     if not isinstance(text, str):
-        raise RecordError(f"{where}: an action is a string, not {text!r}")
+        raise RecordError(f"{where}: an action is a string, not {shown(text)}")
     if deal.is_over:
-        raise RecordError(f"{where}: {text!r} comes after the end of the deal")
+        raise RecordError(f"{where}: {shown(text)} comes after the end of the deal")
     if bidding and deal.phase != "bidding":
-        raise RecordError(f"{where}: {text!r} is recorded as a bid but the bidding is over")
+        raise RecordError(f"{where}: {shown(text)} is recorded as a bid but the bidding is over")
     try:
         action = parse_action(text)
     except EngineError as e:
@@ -127,19 +127,19 @@ def _initial_deal(rec: Mapping[str, Any], rules: Ruleset, dealer: int) -> Deal:
         raise RecordError("'hands' must be a list of four hands")
     for i, h in enumerate(hands_text):
         if not isinstance(h, list | str):
-            raise RecordError(f"hands[{i}] must be a list of cards such as ['7S', 'JH'], not {h!r}")
+            raise RecordError(f"hands[{i}] must be a list of cards such as ['7S', 'JH'], not {shown(h)}")
     hands = [mask_of(parse_cards(h)) for h in hands_text]
     retourne = rec.get("retourne")
     if rules.is_coinche and retourne is not None:
         raise RecordError(
-            f"a coinche deal has no retourne, but the record has {retourne!r}: "
+            f"a coinche deal has no retourne, but the record has {shown(retourne)}: "
             f"is it a classic deal? (ruleset {rules.preset})"
         )
     if not rules.is_coinche and retourne is None:
         raise RecordError(f"a classic deal needs its 'retourne' (ruleset {rules.preset})")
     r = Card.parse(retourne) if isinstance(retourne, str) else -1
     if retourne is not None and not isinstance(retourne, str):
-        raise RecordError(f"'retourne' is a card such as 'JH', not {retourne!r}")
+        raise RecordError(f"'retourne' is a card such as 'JH', not {shown(retourne)}")
     if "deck" in rec:
         Deal.from_hands(rules, dealer, hands, r)  # the hands' own checks, with their messages
         deck = [int(c) for c in parse_cards(_as_list(rec, "deck"))]
@@ -190,7 +190,7 @@ def replay_match(rec: Mapping[str, Any]) -> tuple[Match, list[DealOutcome]]:
         raise RecordError(str(e)) from None
     target = rec.get("target")
     if target is not None and (not isinstance(target, int) or isinstance(target, bool) or target < 1):
-        raise RecordError(f"'target' must be a positive whole number, not {target!r}")
+        raise RecordError(f"'target' must be a positive whole number, not {shown(target)}")
     deals = _as_list(rec, "deals")
     if not deals:
         raise RecordError("a match record has at least one deal")
@@ -209,7 +209,7 @@ def replay_match(rec: Mapping[str, Any]) -> tuple[Match, list[DealOutcome]]:
         if d.get("dealer") != match.next_dealer:
             raise RecordError(
                 f"deals[{i}]: the dealer is seat {match.next_dealer} (it moves one seat each deal), "
-                f"not {d.get('dealer')!r}"
+                f"not {shown(d.get('dealer'))}"
             )
         if "ruleset" in d:
             try:

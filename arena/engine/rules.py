@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from arena.engine.errors import RulesetError
+from arena.engine.errors import RulesetError, shown
 
 Game = Literal["classic", "coinche"]
 BeloteMode = Literal["automatic", "declared"]
@@ -46,18 +46,18 @@ class Ruleset:
 
     def __post_init__(self) -> None:
         if self.game not in ("classic", "coinche"):
-            raise RulesetError(f"game must be 'classic' or 'coinche', not {self.game!r}")
+            raise RulesetError(f"game must be 'classic' or 'coinche', not {shown(self.game)}")
         if self.belote not in ("automatic", "declared"):
-            raise RulesetError(f"belote must be 'automatic' or 'declared', not {self.belote!r}")
+            raise RulesetError(f"belote must be 'automatic' or 'declared', not {shown(self.belote)}")
         if self.rounding not in ("none", "nearest10"):
-            raise RulesetError(f"rounding must be 'none' or 'nearest10', not {self.rounding!r}")
+            raise RulesetError(f"rounding must be 'none' or 'nearest10', not {shown(self.rounding)}")
         for name in ("annonces", "belote_counts_against_takers", "must_undertrump",
                      "redeal_low_hand", "redeal_four_sevens"):
             if not isinstance(getattr(self, name), bool):
-                raise RulesetError(f"{name} must be true or false, not {getattr(self, name)!r}")
+                raise RulesetError(f"{name} must be true or false, not {shown(getattr(self, name))}")
         for name in ("target", "cut_min", "max_bid"):
             if not _is_int(getattr(self, name)):
-                raise RulesetError(f"{name} must be a whole number, not {getattr(self, name)!r}")
+                raise RulesetError(f"{name} must be a whole number, not {shown(getattr(self, name))}")
         if self.target < 1:
             raise RulesetError(f"target must be positive, not {self.target}")
         if not 1 <= self.cut_min <= 16:
@@ -65,7 +65,7 @@ class Ruleset:
         if self.max_bid % 10 or not 80 <= self.max_bid <= 240:
             raise RulesetError(f"max_bid must be a multiple of 10 from 80 to 240, not {self.max_bid}")
         if self.deals is not None and (not _is_int(self.deals) or self.deals < 1):
-            raise RulesetError(f"deals must be a positive whole number or null, not {self.deals!r}")
+            raise RulesetError(f"deals must be a positive whole number or null, not {shown(self.deals)}")
         if self.redeal_low_hand and self.game != "classic":
             raise RulesetError(
                 "redeal_low_hand is a classic option (source 004): a hand 'without trump' "
@@ -80,7 +80,7 @@ class Ruleset:
         if isinstance(spec, str):
             return preset(spec)
         if not isinstance(spec, dict):
-            raise RulesetError(f"a ruleset is a preset name or an object, not {spec!r}")
+            raise RulesetError(f"a ruleset is a preset name or an object, not {shown(spec)}")
         options = dict(spec)
         name = options.pop("preset", None)
         if not isinstance(name, str):
@@ -89,7 +89,7 @@ class Ruleset:
         unknown = sorted(set(options) - set(OPTION_NAMES))
         if unknown:
             raise RulesetError(
-                f"unknown ruleset option {', '.join(map(repr, unknown))}; "
+                f"unknown ruleset option {', '.join(map(shown, unknown))}; "
                 f"known: {', '.join(OPTION_NAMES)}"
             )
         if not options:
@@ -107,7 +107,7 @@ class Ruleset:
     def with_options(self, **options: Any) -> Ruleset:
         unknown = sorted(set(options) - set(OPTION_NAMES))
         if unknown:
-            raise RulesetError(f"unknown ruleset option {', '.join(map(repr, unknown))}")
+            raise RulesetError(f"unknown ruleset option {', '.join(map(shown, unknown))}")
         return dataclasses.replace(self, **options)
 
 
@@ -160,4 +160,4 @@ def preset(name: str) -> Ruleset:
     try:
         return PRESETS[name]
     except (KeyError, TypeError):
-        raise RulesetError(f"unknown preset {name!r}; known: {', '.join(PRESETS)}") from None
+        raise RulesetError(f"unknown preset {shown(name)}; known: {', '.join(PRESETS)}") from None

@@ -22,6 +22,9 @@ from arena.ratings.pools import TOURNAMENT_PREFIX
 #: the most bots one page of a leaderboard holds, and how many when the caller does not say
 MAX_LIMIT = 200
 DEFAULT_LIMIT = 50
+#: the furthest row a page may start at, for every paged read (gRPC, HTTP, the CLI): far beyond
+#: any table here, and small enough for every integer type the callers parse it into
+MAX_OFFSET = 10**9
 #: the boards kept at most (a pool and a method each; the table is emptied when it is full)
 BOARDS_KEPT = 256
 
@@ -86,8 +89,8 @@ class Rankings:
         """One page of a pool's ranking; :class:`UnknownPool` or :class:`BadRequest` for bad input."""
         if method not in METHODS:
             raise BadRequest(f"method must be one of {', '.join(METHODS)}, not {method!r}")
-        if not 0 <= offset <= 10**9:
-            raise BadRequest(f"offset must be 0 or more, not {offset}")
+        if not 0 <= offset <= MAX_OFFSET:
+            raise BadRequest(f"offset must be a whole number from 0 to {MAX_OFFSET}, not {offset}")
         limit = limit or DEFAULT_LIMIT
         if not 1 <= limit <= MAX_LIMIT:
             raise BadRequest(f"limit must be from 1 to {MAX_LIMIT}, not {limit}")

@@ -19,9 +19,10 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from arena.datadir import private_dir
 from arena.node.rankings import MAX_LIMIT, Rankings
 from arena.node.service import ClusterArenaServicer
-from arena.node.worker import Worker
+from arena.node.worker import Worker, quiet
 from arena.queue import Broker, BrokerError
 from arena.ratings.pools import TOURNAMENT_PREFIX
 from arena.records import MatchRecord, TimeControl
@@ -94,10 +95,14 @@ class NodeSettings:
     limits: Limits = field(default_factory=Limits)
     #: who may call what
     access: AccessPolicy = field(default_factory=AccessPolicy)
-    #: the secret this node derives its matches' and tournaments' secrets from ("": a fresh one)
+    #: the secret this node derives its own matches' seeds from ("": a fresh one); a tournament's
+    #: secret is fresh randomness of its own, drawn when it is created
     secret: str = ""
     #: seconds a tournament's bot may stay connected to no node before it forfeits its matches
     absent_timeout_s: float = 600.0
+    #: how often the node reads whether its running matches' tournaments were cancelled: a match of
+    #: a tournament cancelled through another node stops within about this
+    cancel_check_s: float = 1.0
     #: TLS for the gRPC port: the server's certificate (PEM, with any intermediates) and its key;
     #: both or neither (neither: plaintext, for loopback)
     tls_cert: Path | None = None
@@ -130,8 +135,8 @@ async def _heartbeat(node: Node, broker: Broker, address: str, every: float) -> 
             await asyncio.to_thread(broker.heartbeat, node.node_id, address, every * 5, connected)
             peers = await asyncio.to_thread(broker.live_nodes)
             await node.set_peers([a for nid, a in peers.items() if nid != node.node_id])
-        except BrokerError as e:
-            log.warning("heartbeat failed: %s", e)
+        except BrokerError as e:  # every few seconds while it lasts: one line every 10 s
+            quiet.warning("heartbeat", "heartbeat failed: %s", e)
         await asyncio.sleep(every)
 
 
@@ -147,6 +152,8 @@ async def running_node(
     if config.tls_cert is not None and config.tls_key is not None:
         credentials = server_credentials(config.tls_cert, config.tls_key)
     registry = BotRegistry(BrokerRegistryBackend(broker))
+    if config.data_dir is not None:
+        private_dir(config.data_dir)
     store = MatchStore(config.data_dir / "matches" if config.data_dir else None)
     secret = config.secret or secrets.token_hex(32)
     node = Node(NodeConfig(data_dir=None, time=config.time, replace_streams=config.replace_streams,
@@ -162,14 +169,14 @@ async def running_node(
     tournaments = Tournaments(broker)
     rankings = Rankings(broker)
     node.metrics.samplers.append(lambda: _sample_ratings(node, rankings))
-    server, port = await start_server(
-        node, config.listen, arena=ClusterArenaServicer(node, broker, tournaments, secret, rankings),
-        credentials=credentials)
+    arena = ClusterArenaServicer(node, broker, tournaments, rankings)
+    server, port = await start_server(node, config.listen, arena=arena, credentials=credentials)
     host = config.listen.rsplit(":", 1)[0]
     address = config.advertise or f"{'127.0.0.1' if host in ('0.0.0.0', '[::]', '') else host}:{port}"
     worker = Worker(node, broker, capacity=config.capacity, lease_s=config.lease_s,
                     poll_s=config.poll_s, drain_s=config.drain_s, tournaments=tournaments,
-                    absent_timeout_s=config.absent_timeout_s)
+                    absent_timeout_s=config.absent_timeout_s, cancel_check_s=config.cancel_check_s)
+    arena.on_cancel = worker.stop_tournament  # the node that took a cancel stops its matches at once
     worker_task = asyncio.create_task(worker.run(stop), name="worker")
     beat = asyncio.create_task(_heartbeat(node, broker, address, config.heartbeat_s), name="heartbeat")
     fields = {"event": "node_start", "node": node.node_id, "address": address}

@@ -1,8 +1,11 @@
 """``ArenaService`` on a node of a queue: the referee's calls, tournaments, and records from the queue.
 
-- Tournaments: created (admin) with a secret the node derives and commits to,
-  followed by anyone, cancelled and resumed (admin). Their bots must be
-  registered, and the status names the bots no live node has connected.
+- Tournaments: created (admin) with a secret of fresh randomness, stored with
+  it, that the node commits to; followed by anyone, cancelled and resumed
+  (admin). Their bots must be registered, and the status names the bots no
+  live node has connected. The secret is shown once the tournament has ended
+  and none of its matches can still be played (a cancel stops its running
+  matches first: :mod:`arena.node.worker`).
 - Records: a tournament's match recorded on another node is read from the
   queue's results, so any node answers for any of them.
 - Duplicate play deals the same cards at two tables (a mirror pair's legs, a
@@ -24,7 +27,7 @@ import grpc
 from belote.arena.v1 import arena_service_pb2 as apb
 
 from arena.engine import EngineError
-from arena.engine.dealing import commitment, derive_seed
+from arena.engine.dealing import commitment
 from arena.engine.rules import spec_from_text
 from arena.node.rankings import BadRequest, Rankings, UnknownPool
 from arena.queue import Broker, BrokerError
@@ -33,7 +36,8 @@ from arena.records import ResultReason
 from arena.referee.arena_service import RECENT_MATCHES, ArenaServicer, summary_to_proto
 from arena.referee.edge import EDGE_ERRORS, Context, abort
 from arena.referee.live import MatchState, MatchSummary
-from arena.referee.node import FailedPrecondition, InvalidArgument, Node, NotFound
+from arena.referee.node import FailedPrecondition, InvalidArgument, Node, NotFound, ResourceExhausted
+from arena.referee.quietlog import quiet
 from arena.tournament import (
     Progress,
     Standing,
@@ -44,8 +48,18 @@ from arena.tournament import (
     UnknownTournament,
     default_duplicate,
 )
+from arena.tournament.audit import (
+    DEFAULT_MAX_DEALS,
+    MAX_DEALS,
+    AnalysisCache,
+    AuditFailed,
+    TournamentAudit,
+    analyse_apart,
+    audit_tournament,
+)
+from arena.tournament.detection import DEFAULT_MARGIN_MS, MAX_MARGIN_MS
 from arena.tournament.summary import ResultSummary
-from arena.tournament.tables import is_duplicate_match, is_sealed, sealed_reason
+from arena.tournament.tables import is_duplicate_match, is_sealed, sealed_reason, shared_deals
 
 _T = TypeVar("_T")
 
@@ -54,13 +68,19 @@ GIVEN_SEED = "its seed was given by the caller, so its deals were known in advan
 
 
 class ClusterArenaServicer(ArenaServicer):
-    def __init__(self, node: Node, broker: Broker, tournaments: Tournaments, secret: str,
+    def __init__(self, node: Node, broker: Broker, tournaments: Tournaments,
                  rankings: Rankings | None = None) -> None:
         super().__init__(node)
         self.broker = broker
         self.tournaments = tournaments
         self.rankings = rankings or Rankings(broker)
-        self._secret = secret or secrets.token_hex(32)
+        #: called with a tournament's id once it is cancelled through this node: stops the node's own
+        #: running matches of it at once (the worker's ``stop_tournament``; the other nodes see the
+        #: cancel within their check interval)
+        self.on_cancel: Callable[[str], object] | None = None
+        #: one audit at a time on this node, and what earlier audits worked out
+        self._auditing = asyncio.Lock()
+        self._audits = AnalysisCache()
 
     async def _queue(self, context: Context, call: Callable[..., _T], *args: Any) -> _T:
         """``call(*args)`` on the queue, in a thread; its errors become statuses."""
@@ -107,8 +127,9 @@ class ClusterArenaServicer(ArenaServicer):
     # ------------------------------------------------- duplicate tables and records
     def _sealed(self, match_id: str) -> bool:
         """A table of duplicate play some table dealing its cards has not finished: they are still
-        in play (the seal rule, :func:`arena.tournament.tables.is_sealed`)."""
-        return is_sealed(match_id, self.broker.has_result)
+        in play (the seal rule, :func:`arena.tournament.tables.is_sealed`), unless its tournament's
+        secret is revealed (:func:`still_sealed`)."""
+        return still_sealed(self.broker, self.tournaments, match_id)
 
     async def _is_sealed(self, context: Context, match_id: str) -> bool:
         sealed: bool = await self._queue(context, self._sealed, match_id)
@@ -177,7 +198,9 @@ class ClusterArenaServicer(ArenaServicer):
             "tournament_id": tid, "format": msg.format, "bots": list(msg.bots),
             "ruleset": spec_from_text(msg.ruleset or "classic", "ruleset"),
             "duplicate": duplicate_mode(msg),
-            "seed": msg.seed or derive_seed(self._secret, f"tournament/{tid}"),
+            # fresh randomness, stored with the spec: a tournament made again with the same id (after
+            # the first was lost or deleted) never deals what the first did, which may be public
+            "seed": msg.seed or secrets.token_hex(32),
             "unrated_reason": GIVEN_SEED if msg.seed else "",
         }
         for key in ("candidate", "deals", "target", "rounds"):
@@ -237,6 +260,8 @@ class ClusterArenaServicer(ArenaServicer):
     ) -> apb.CancelTournamentResponse:
         await self.admin(context, "cancelling a tournament")
         await self._queue(context, self.tournaments.cancel, request.tournament_id)
+        if self.on_cancel is not None:
+            self.on_cancel(request.tournament_id)
         return apb.CancelTournamentResponse()
 
     async def ResumeTournament(
@@ -246,6 +271,52 @@ class ClusterArenaServicer(ArenaServicer):
         await self._queue(context, self.tournaments.progress, request.tournament_id)  # unknown: NOT_FOUND
         await self._queue(context, self.tournaments.advance, request.tournament_id)
         return apb.ResumeTournamentResponse(tournament=await self._status(context, request.tournament_id))
+
+    async def AuditTournament(
+        self, request: apb.AuditTournamentRequest, context: Context,
+    ) -> apb.AuditTournamentResponse:
+        await self.admin(context, "auditing a tournament")
+        max_deals = request.max_deals or DEFAULT_MAX_DEALS
+        margin = request.clock_margin_ms if request.HasField("clock_margin_ms") else DEFAULT_MARGIN_MS
+        if max_deals > MAX_DEALS or margin > MAX_MARGIN_MS:
+            await abort(context, InvalidArgument(
+                f"max_deals is 1 to {MAX_DEALS} (0: {DEFAULT_MAX_DEALS}) and clock_margin_ms 0 to "
+                f"{MAX_MARGIN_MS}, not {request.max_deals} and {margin}"))
+        if self._auditing.locked():
+            await abort(context, ResourceExhausted(
+                "an audit is running on this node: ask again once it is over"))
+        async with self._auditing:
+            try:
+                done = await self._queue(context, self._audit, request.tournament_id, max_deals, margin)
+            except AuditFailed as e:
+                quiet.warning(("audit",), "audit of %s: %s", request.tournament_id, e)
+                await context.abort(grpc.StatusCode.UNAVAILABLE, f"the audit failed: {e}")
+        return audit_to_proto(request.tournament_id, done)
+
+    def _audit(self, tournament_id: str, max_deals: int, margin_ms: int) -> TournamentAudit:
+        """The audit, from a worker thread (its reads), its searches in a child process."""
+        if self.broker.get_tournament(tournament_id) is None:
+            raise UnknownTournament(f"no tournament {tournament_id!r}")
+        return audit_tournament(self.broker, tournament_id, max_deals=max_deals, margin_ms=margin_ms,
+                                cache=self._audits, analyse=analyse_apart)
+
+
+def audit_to_proto(tournament_id: str, done: TournamentAudit) -> apb.AuditTournamentResponse:
+    report = done.report
+    reply = apb.AuditTournamentResponse(
+        tournament_id=tournament_id, alpha=report.alpha, min_deals=report.min_deals,
+        clock_margin_ms=report.margin_ms, deals_audited=report.deals, deals_total=done.deals_total,
+        decisions=report.decisions, seconds=done.seconds, unreadable=report.unreadable,
+    )
+    for b in report.bots:
+        row = reply.bots.add(bot=b.bot, unseen=b.unseen, unseen_agree=b.unseen_agree, seen=b.seen,
+                             seen_agree=b.seen_agree, ambiguous=b.ambiguous, untimed=b.untimed,
+                             single=b.single, deals=b.deals, flagged=b.flagged)
+        if b.difference is not None:
+            row.difference = b.difference
+        if b.p_value is not None:
+            row.p_value = b.p_value
+    return reply
 
 
 def duplicate_mode(msg: apb.TournamentSpec) -> str:
@@ -270,6 +341,16 @@ def seal(msg: apb.MatchSummary) -> None:
     msg.ClearField("result")
 
 
+def still_sealed(broker: Broker, tournaments: Tournaments, match_id: str) -> bool:
+    """The seal rule (:func:`arena.tournament.tables.is_sealed`), lifted once the tournament's secret
+    is revealed: it ended and none of its matches can still be played, so a table a cancel stopped
+    never will be, and every deal of it is public; its finished tables' records are then shown."""
+    if not is_sealed(match_id, broker.has_result):
+        return False
+    done = next((r for t in shared_deals(match_id) if (r := broker.get_result(t)) is not None), None)
+    return done is None or not tournaments.secret_revealed(done.tournament_id)
+
+
 def stored_summary(s: ResultSummary) -> MatchSummary:
     """A match of the queue's as the node shows its own; a duplicate leg's or table's seed left out
     (another table dealing its cards may still be in play: GetMatch shows it once all are over)."""
@@ -281,17 +362,22 @@ def stored_summary(s: ResultSummary) -> MatchSummary:
 
 
 def status_to_proto(progress: Progress, present: set[str]) -> apb.TournamentStatus:
-    """A tournament's status; its secret only once it is over."""
+    """A tournament's status; its secret only once it has ended and none of its matches can still be
+    played (:attr:`Progress.secret_revealed`), with when and why it ended and was revealed."""
     spec = progress.spec
     over = not progress.state.is_open
+    ending = progress.ending
     msg = apb.TournamentStatus(
         spec=spec_to_proto(spec), state=progress.state, matches_done=progress.matches_done,
         matches_scheduled=progress.matches_scheduled, matches_queued=progress.matches_queued,
         standings=[standing_to_proto(s, bool(spec.duplicate)) for s in progress.standings],
-        commitment=commitment(spec.seed), secret=spec.seed if over else "",
+        commitment=commitment(spec.seed), secret=spec.seed if progress.secret_revealed else "",
         unrated_reason=spec.unrated_reason, duplicate_note=spec.duplicate_note,
         waiting_for=[] if over else [b for b in spec.bots if b not in present],
         finished_matches=progress.finished,
+        ended_at=ending.ended_at, ended_reason=ending.ended_reason,
+        secret_revealed_at=ending.revealed_at, secret_revealed_reason=ending.revealed_reason,
+        ending=progress.ending_text,
     )
     st = progress.sprt
     if st is not None:

@@ -11,6 +11,18 @@ tournament marked finished.
 Draining (SIGTERM): no new claims; each running match either finishes within
 the drain time and is recorded, or is cancelled and then released for another
 node: never both.
+
+A cancelled tournament: every ``cancel_check_s`` seconds (1 s) the node reads
+the states of its running matches' tournaments (one read, in a thread), and
+stops the matches of a cancelled one (:meth:`Worker.stop_tournament`, which the
+node that took the cancel calls at once, and which a push of the cancel to every
+node would call too). A stopped match is unrecorded and its job dropped, not
+released: nothing of it is played again. A match that ended before its node
+stopped it has its result refused by the store (the cancel check is atomic with
+the write) and its job dropped the same way. So a match of a cancelled
+tournament plays on for at most ``cancel_check_s`` plus one read and the
+match's own cancellation; only then, with none of its jobs left, is the
+tournament's secret revealed.
 """
 
 from __future__ import annotations
@@ -20,12 +32,15 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from arena.queue import Broker, BrokerError, Claim, LeaseLost
+from arena.queue import Broker, BrokerError, Claim, LeaseLost, TournamentCancelled
 from arena.records import MatchEnd, MatchRecord, ResultReason, SeatBot
 from arena.referee.node import InvalidArgument, Node, NodeError, SeatingError
-from arena.tournament import MatchJob, MatchResult, Tournaments
+from arena.referee.quietlog import QuietLog
+from arena.tournament import MatchJob, MatchResult, Tournaments, TournamentState
 
 log = logging.getLogger("arena.node")
+#: the node's problems that repeat while they last (a broker down): one line every 10 s each
+quiet = QuietLog(log)
 
 
 @dataclass
@@ -33,13 +48,15 @@ class Running:
     claim: Claim
     task: asyncio.Task[None]
     started: float = field(default_factory=time.monotonic)
+    #: stopped because its tournament was cancelled: its job is dropped (acked), not released
+    dropped: bool = False
 
 
 class Worker:
     def __init__(
         self, node: Node, broker: Broker, *, capacity: int = 4, lease_s: float = 30.0,
         poll_s: float = 0.25, drain_s: float = 60.0, tournaments: Tournaments | None = None,
-        absent_timeout_s: float = 600.0, scan_budget: int = 64,
+        absent_timeout_s: float = 600.0, scan_budget: int = 64, cancel_check_s: float = 1.0,
     ) -> None:
         self.node = node
         self.broker = broker
@@ -53,6 +70,8 @@ class Worker:
         self.lease_s = lease_s
         self.poll_s = poll_s
         self.drain_s = drain_s
+        #: how often the states of the running matches' tournaments are read (a cancel's bound)
+        self.cancel_check_s = cancel_check_s
         self.running: dict[str, Running] = {}
         self.completed = 0
         self.released = 0
@@ -87,6 +106,7 @@ class Worker:
         helpers = [
             asyncio.create_task(self._renew_loop(), name="lease-renewal"),
             asyncio.create_task(self._advance_loop(), name="tournament-advance"),
+            asyncio.create_task(self._cancel_loop(), name="cancel-check"),
         ]
         try:
             while not stop.is_set():
@@ -137,6 +157,47 @@ class Worker:
             except BrokerError as e:
                 log.warning("advancing tournaments failed: %s", e)
 
+    async def _cancel_loop(self) -> None:
+        """Every ``cancel_check_s``: stop the running matches of tournaments cancelled through any node."""
+        while True:
+            await asyncio.sleep(self.cancel_check_s)
+            await self.check_cancelled()
+
+    async def check_cancelled(self) -> int:
+        """Read the states of the running matches' tournaments (one read, in a thread) and stop the
+        matches of those cancelled; how many were stopped."""
+        ids = sorted({r.claim.job.tournament_id for r in self.running.values()
+                      if r.claim.job.tournament_id and not r.dropped})
+        if not ids:
+            return 0
+        try:
+            states = await asyncio.to_thread(self.broker.tournament_states, ids)
+        except BrokerError as e:
+            quiet.warning("cancel check", "cannot tell whether running tournaments were cancelled: %s", e)
+            return 0
+        return sum(self.stop_tournament(tid) for tid, state in states.items()
+                   if state is TournamentState.CANCELLED)
+
+    def stop_tournament(self, tournament_id: str) -> int:
+        """Stop this node's running matches of ``tournament_id`` (it was cancelled): each stops
+        unrecorded and its job is dropped, never released for replay. The node that took the cancel
+        calls this at once, the others within ``cancel_check_s``; a push of the cancel to every node
+        (a channel on the broker) would call it on each. How many matches were stopped."""
+        stopped = 0
+        for match_id, run in list(self.running.items()):
+            if run.claim.job.tournament_id != tournament_id or run.dropped:
+                continue
+            run.dropped = True
+            # a match that is not the node's (a forfeit being written) or just ended is not cancelled:
+            # its result is refused by the store, and its job dropped the same way
+            if self.node.cancel_match(match_id):
+                stopped += 1
+        if stopped:
+            log.info("tournament %s was cancelled: %d running matches stopped here, unrecorded",
+                     tournament_id, stopped, extra={"event": "tournament_stopped", "node": self.node.node_id,
+                                                    "tournament": tournament_id, "matches": stopped})
+        return stopped
+
     async def _start(self, claim: Claim) -> int:
         job = claim.job
         stored = None if self.node.is_running(job.match_id) else self.node.stored_record(job.match_id)
@@ -182,11 +243,19 @@ class Worker:
         job = claim.job
         try:
             record = stored or await self.node.wait(job.match_id)
-            if record.result.reason is ResultReason.ABORTED:
-                return  # cancelled here: released by whoever cancelled it
-            result = MatchResult.of_record(job, record, self.node.node_id)
             current = self.running.get(job.match_id)
-            written = await asyncio.to_thread(self.broker.write_result, result)
+            if record.result.reason is ResultReason.ABORTED:
+                if current is not None and current.dropped:  # its tournament was cancelled
+                    await asyncio.to_thread(self.broker.ack, current.claim)
+                return  # else cancelled here: released by whoever cancelled it
+            result = MatchResult.of_record(job, record, self.node.node_id)
+            try:
+                written = await asyncio.to_thread(self.broker.write_result, result)
+            except TournamentCancelled as e:
+                log.info("%s: its job is dropped", e, extra={
+                    "event": "result_refused", "match_id": job.match_id, "node": self.node.node_id})
+                await asyncio.to_thread(self.broker.ack, current.claim if current else claim)
+                return
             if result.is_mixed:
                 await self._rate_mixed(result)
             (self.metrics.results_written if written else self.metrics.results_duplicate).inc()

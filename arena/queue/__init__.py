@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from arena.datadir import private_dir
 from arena.queue.broker import (
     Broker,
     BrokerDataLost,
@@ -18,6 +19,7 @@ from arena.queue.broker import (
     BrokerUnavailable,
     Claim,
     LeaseLost,
+    TournamentCancelled,
 )
 from arena.queue.embedded import EmbeddedBroker
 from arena.queue.keys import DEFAULT_PREFIX
@@ -31,6 +33,7 @@ __all__ = [
     "Claim",
     "EmbeddedBroker",
     "LeaseLost",
+    "TournamentCancelled",
     "open_broker",
 ]
 
@@ -60,7 +63,7 @@ def open_broker(
     path = None
     if data_dir is not None:
         try:
-            data_dir.mkdir(parents=True, exist_ok=True)
+            private_dir(data_dir)
         except OSError as e:
             raise BrokerUnavailable(f"cannot create the data directory {data_dir}: {e}") from e
         path = data_dir / DATABASE_NAME

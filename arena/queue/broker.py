@@ -53,6 +53,7 @@ from arena.ratings.mixed import MixedGame, MixedState, team_of
 from arena.ratings.online import HISTORY_EVERY, HISTORY_MAX, Leg, Part
 from arena.records import ResultReason
 from arena.tournament import MatchJob, MatchResult, TournamentError, TournamentSpec, TournamentState
+from arena.tournament.jobs import Ending
 from arena.tournament.summary import ResultSummary
 from arena.tournament.tables import duplicate_legs, is_duplicate_match, quartet_table
 
@@ -62,7 +63,8 @@ MIXED_BATCH = 200
 BOT_MATCHES_KEPT = 200
 
 __all__ = ["BOT_MATCHES_KEPT", "MIXED_BATCH", "Broker", "BrokerDataLost", "BrokerError", "BrokerUnavailable",
-           "Claim", "LeaseLost", "RatingPlan", "quartet_game_id", "rating_plan", "stored_tournament",
+           "Claim", "LeaseLost", "RatingPlan", "TournamentCancelled", "quartet_game_id", "rating_plan",
+           "stored_tournament",
            "summary_of"]
 
 
@@ -80,6 +82,11 @@ class BrokerDataLost(BrokerError):
 
 class BrokerUnavailable(BrokerError):
     """The backend cannot be reached (no Redis at the URL, an unreadable sqlite file)."""
+
+
+class TournamentCancelled(BrokerError):
+    """A result refused: its tournament was cancelled before it was written. Nothing of it is
+    recorded or rated (the check and the write are one atomic step); its job is to be dropped."""
 
 
 def stored_tournament(
@@ -257,7 +264,11 @@ class Broker(abc.ABC):
     # results and ratings
     @abc.abstractmethod
     def write_result(self, result: MatchResult) -> bool:
-        """Write the result and update ratings atomically; False if it was already written."""
+        """Write the result and update ratings atomically; False if it was already written.
+
+        Raises :class:`TournamentCancelled`, writing nothing, if its tournament was cancelled
+        first: a match that ended after the cancel (before its node stopped it) is not recorded,
+        so a cancel freezes the tournament's results and moves no pool."""
 
     def get_result(self, match_id: str) -> MatchResult | None:
         text = self.get_result_json(match_id)
@@ -351,8 +362,22 @@ class Broker(abc.ABC):
     @abc.abstractmethod
     def set_tournament_state(
         self, tournament_id: str, state: TournamentState, *, expect: TournamentState | None = None,
+        reason: str = "",
     ) -> bool:
-        """Move to ``state``; with ``expect``, only from that state (compare-and-set)."""
+        """Move to ``state``; with ``expect``, only from that state (compare-and-set).
+
+        Ending it (finished, cancelled) keeps the time and ``reason`` (its :class:`Ending`), and,
+        in the same step, reveals its secret then if none of its jobs is queued or claimed; else
+        the step that removes its last job (an ack, a drop) does."""
+
+    @abc.abstractmethod
+    def tournament_ending(self, tournament_id: str) -> Ending:
+        """When and why it ended, and when and why its secret was revealed (empty: not yet)."""
+
+    @abc.abstractmethod
+    def tournament_states(self, ids: Sequence[str]) -> dict[str, TournamentState]:
+        """The states of the stored ones of ``ids``, in one read (a node asks every second or so
+        whether the tournaments of its running matches were cancelled)."""
 
     @abc.abstractmethod
     def list_tournaments(self) -> list[str]: ...

@@ -14,7 +14,11 @@ in each of its bots' recent matches (``bot_matches``: each distinct bot of its
 seats, up to four for a mixed match; trimmed to
 :data:`~arena.queue.broker.BOT_MATCHES_KEPT` a bot), and appends a game of
 mixed partnerships to its pools' to-rate queue (``mixed_queue``, rated later by
-``apply_mixed``).
+``apply_mixed``). A result whose tournament was cancelled first is refused in that
+transaction (:class:`~arena.queue.broker.TournamentCancelled`). An ended
+tournament's ``tournament_endings`` row says when and why, and, set by the
+transaction that removed its last job (or ended it with none left), when its
+secret was revealed.
 
 A file of an older version (``PRAGMA user_version`` below :data:`SCHEMA_VERSION`)
 kept no summaries: opening it summarizes its results once, from their records,
@@ -40,6 +44,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
+from arena.datadir import create_private, private_file
 from arena.queue.broker import (
     BOT_MATCHES_KEPT,
     MIXED_BATCH,
@@ -49,6 +54,7 @@ from arena.queue.broker import (
     Claim,
     LeaseLost,
     RatingPlan,
+    TournamentCancelled,
     quartet_game_id,
     stored_tournament,
     summary_of,
@@ -58,6 +64,7 @@ from arena.ratings.elo import INITIAL_RATING, elo_update
 from arena.ratings.mixed import MixedGame, MixedRatings, MixedState
 from arena.ratings.online import Leg, Part, duplicate_score, history_points, quartet_scores
 from arena.tournament import MatchJob, MatchResult, TournamentError, TournamentSpec, TournamentState
+from arena.tournament.jobs import REVEALED_AT_ONCE, REVEALED_ONCE_OVER, Ending
 from arena.tournament.summary import ResultSummary
 
 log = logging.getLogger(__name__)
@@ -155,6 +162,13 @@ CREATE TABLE IF NOT EXISTS tournaments (
     spec TEXT NOT NULL,
     state TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS tournament_endings (  -- a tournament that ended: when and why, and when its
+    id TEXT PRIMARY KEY,                        -- secret was revealed (NULL: not yet)
+    ended_at REAL NOT NULL,
+    ended_reason TEXT NOT NULL,
+    revealed_at REAL,
+    revealed_reason TEXT
+);
 CREATE TABLE IF NOT EXISTS enqueue_markers (
     key TEXT PRIMARY KEY,
     at REAL NOT NULL
@@ -209,13 +223,17 @@ class EmbeddedBroker(Broker):
         self._closed = False
         where = ":memory:" if path is None else str(path)
         try:
+            if path is not None:  # sqlite gives the -wal and -shm it makes the database's mode
+                create_private(path)
+                for companion in ("-wal", "-shm", "-journal"):
+                    private_file(path.with_name(path.name + companion))
             self._db = sqlite3.connect(where, timeout=30.0, isolation_level=None, check_same_thread=False)
             if path is not None:
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("PRAGMA synchronous=FULL")
             self._db.executescript(_SCHEMA)
             self._migrate()
-        except sqlite3.Error as e:
+        except (sqlite3.Error, OSError) as e:
             raise BrokerUnavailable(f"cannot open the queue database {where}: {e}") from e
 
     def _migrate(self) -> None:
@@ -356,6 +374,7 @@ class EmbeddedBroker(Broker):
             log.warning("match %s delivered %d times without an ack: dead-lettered", job.match_id, deliveries,
                         extra={"event": "dead_letter", "match_id": job.match_id, "node": node_id})
             self._dead_letter(db, row_id, body, deliveries, "max_deliveries", node_id)
+            self._reveal_if_over(db, job.tournament_id)
             self.dead_lettered += 1
             return
         cancelled = db.execute(
@@ -365,6 +384,7 @@ class EmbeddedBroker(Broker):
         done = db.execute("SELECT 1 FROM results WHERE match_id = ?", (job.match_id,)).fetchone()
         if cancelled or done:
             db.execute("DELETE FROM jobs WHERE id = ?", (row_id,))
+            self._reveal_if_over(db, job.tournament_id)
             return
         db.execute(
             "UPDATE jobs SET state = 'claimed', owner = ?, lease_until = ?, deliveries = ? WHERE id = ?",
@@ -408,6 +428,17 @@ class EmbeddedBroker(Broker):
     def ack(self, claim: Claim) -> None:
         with self._errors(), self._tx() as db:
             db.execute("DELETE FROM jobs WHERE id = ?", (self._held(claim)[0],))
+            self._reveal_if_over(db, claim.job.tournament_id)
+
+    def _reveal_if_over(self, db: sqlite3.Connection, tournament_id: str,
+                        reason: str = REVEALED_ONCE_OVER, at: float | None = None) -> None:
+        """In the step that removed one of its jobs (or ended it): reveal the tournament's secret now
+        if it has ended and none of its jobs is left. Only an ended tournament has an ending row."""
+        if db.execute("SELECT 1 FROM jobs WHERE tournament_id = ? LIMIT 1", (tournament_id,)).fetchone():
+            return
+        db.execute("UPDATE tournament_endings SET revealed_at = ?, revealed_reason = ?"
+                   " WHERE id = ? AND revealed_at IS NULL",
+                   (self._clock() if at is None else at, reason, tournament_id))
 
     def release(self, claim: Claim) -> None:
         """Give the job back at the end of the queue; a release is not a failed delivery."""
@@ -449,6 +480,10 @@ class EmbeddedBroker(Broker):
             )
             if cur.rowcount == 0:
                 return False
+            if db.execute("SELECT 1 FROM tournaments WHERE id = ? AND state = ?",
+                          (result.tournament_id, TournamentState.CANCELLED)).fetchone():
+                raise TournamentCancelled(f"match {result.match_id}: tournament {result.tournament_id} was "
+                                          "cancelled before its result was written: not recorded")
             self._keep_summary(db, summary)
             games = self._games(db, plan, result.match_id)
             for a, b, score_a, game_id in games:
@@ -684,17 +719,43 @@ class EmbeddedBroker(Broker):
 
     def set_tournament_state(
         self, tournament_id: str, state: TournamentState, *, expect: TournamentState | None = None,
+        reason: str = "",
     ) -> bool:
         state = TournamentState(state)
         with self._errors(), self._tx() as db:
-            if expect is None:
-                cur = db.execute("UPDATE tournaments SET state = ? WHERE id = ?", (state, tournament_id))
-            else:
-                cur = db.execute(
-                    "UPDATE tournaments SET state = ? WHERE id = ? AND state = ?",
-                    (state, tournament_id, TournamentState(expect)),
-                )
-            return cur.rowcount == 1
+            row = db.execute("SELECT state FROM tournaments WHERE id = ?", (tournament_id,)).fetchone()
+            if row is None or (expect is not None and row[0] != TournamentState(expect)):
+                return False
+            db.execute("UPDATE tournaments SET state = ? WHERE id = ?", (state, tournament_id))
+            if TournamentState(row[0]).is_open and not state.is_open:  # it ends now
+                now = self._clock()
+                db.execute("INSERT OR REPLACE INTO tournament_endings (id, ended_at, ended_reason)"
+                           " VALUES (?, ?, ?)", (tournament_id, now, reason))
+                self._reveal_if_over(db, tournament_id, REVEALED_AT_ONCE, now)
+            return True
+
+    def tournament_ending(self, tournament_id: str) -> Ending:
+        with self._errors(), self._tx(write=False) as db:
+            row = db.execute("SELECT ended_at, ended_reason, revealed_at, revealed_reason FROM"
+                             " tournament_endings WHERE id = ?", (tournament_id,)).fetchone()
+        if row is None:
+            return Ending()
+        return Ending(float(row[0]), str(row[1]), float(row[2] or 0.0), str(row[3] or ""))
+
+    def tournament_states(self, ids: Sequence[str]) -> dict[str, TournamentState]:
+        wanted = list(dict.fromkeys(ids))
+        out: dict[str, TournamentState] = {}
+        with self._errors(), self._tx(write=False) as db:
+            for at in range(0, len(wanted), 500):  # under SQLite's oldest limit of 999 parameters
+                chunk = wanted[at:at + 500]
+                marks = ",".join("?" * len(chunk))
+                rows = db.execute(f"SELECT id, state FROM tournaments WHERE id IN ({marks})", chunk)
+                for tid, state in rows:
+                    try:
+                        out[tid] = TournamentState(state)
+                    except ValueError:
+                        log.error("tournament %r has an unknown state %r", tid[:80], state)
+        return out
 
     def list_tournaments(self) -> list[str]:
         """Every tournament id, in creation order."""

@@ -24,7 +24,9 @@ With the default prefix ``belote-arena`` the keys are::
                                         until its second leg counts the pair's game and deletes it
     belote-arena:quartet:<quartet>      hash: table 0..3 -> ``Part.to_text()``, a field duplicate quartet's
                                         tables written, until its fourth counts its games and deletes it
-    belote-arena:tournament:<id>        hash: ``spec`` (JSON) and ``state``
+    belote-arena:tournament:<id>        hash: ``spec`` (JSON) and ``state``; once it ended, ``ended_at`` and
+                                        ``ended_reason``, and once its secret was revealed, ``revealed_at``
+                                        and ``revealed_reason``
     belote-arena:tournaments            list of tournament ids, in creation order
     belote-arena:once:<key>             enqueue-once marker
     belote-arena:node:<id>              a live node's address (expires with its heartbeat)

@@ -33,7 +33,17 @@ number is that plus the consumer group's own delivery counter.
   result's summary to its tournament's log and pushes it on its bots' lists
   of recent matches (each distinct bot of its four seats once), and appends a
   game of mixed partnerships to its pools' to-rate queues instead of counting
-  it (:mod:`arena.queue.broker`): one script call a result.
+  it (:mod:`arena.queue.broker`): one script call a result. A result whose
+  tournament was cancelled first is refused by the same script, writing
+  nothing (:class:`~arena.queue.broker.TournamentCancelled`).
+- ``set_tournament_state``: one script; ending a tournament keeps when and why
+  in its hash, and reveals its secret there and then if its pending counter is
+  0; otherwise the drop (ack, cancelled or dead-lettered job) that takes the
+  counter to 0 does.
+- Data loss: a random mark (``epoch``) is set once; a node that finds it gone
+  (its heartbeat looks every few seconds, and a read of tournaments, results or
+  ratings that comes back empty looks at once) raises
+  :class:`~arena.queue.broker.BrokerDataLost` from then on for every such read.
 - ``apply_mixed``: rates a pool's queued mixed games under WATCH of its rating
   hash, then writes the ratings and trims the queue in one MULTI.
 - ``summaries``: LRANGE of the log from the reader's cursor, with the log's
@@ -74,6 +84,7 @@ from arena.queue.broker import (
     BrokerUnavailable,
     Claim,
     LeaseLost,
+    TournamentCancelled,
     stored_tournament,
     summary_of,
 )
@@ -93,6 +104,7 @@ from arena.ratings import PairCount, counts_from_rows, history_points
 from arena.ratings.elo import INITIAL_RATING
 from arena.ratings.mixed import MixedGame, MixedRatings, MixedState
 from arena.tournament import MatchJob, MatchResult, TournamentError, TournamentSpec, TournamentState
+from arena.tournament.jobs import REVEALED_AT_ONCE, REVEALED_ONCE_OVER, Ending
 from arena.tournament.summary import ResultSummary
 
 log = logging.getLogger(__name__)
@@ -142,6 +154,9 @@ class RedisBroker(Broker):
         self.max_deliveries = max_deliveries
         self.elo_k = elo_k
         self._closed = False
+        #: what check_data said once it found the data lost ("": not lost): a loss is for good, so
+        #: every later read says so at once, without asking Redis (restart the node)
+        self._lost = ""
         try:
             self._redis = redis.Redis.from_url(
                 url,
@@ -173,13 +188,26 @@ class RedisBroker(Broker):
             self._epoch = cast("str", r.get(self.keys.epoch))
 
     def check_data(self) -> None:
-        """Raise :class:`BrokerDataLost` if Redis no longer holds the data this broker started on."""
+        """Raise :class:`BrokerDataLost` if Redis no longer holds the data this broker started on
+        (and from then on, every read of tournaments, results and ratings raises it too)."""
+        if self._lost:
+            raise BrokerDataLost(self._lost)
         with self._errors():
             now = self._redis.get(self.keys.epoch)
         if now != self._epoch:
-            raise BrokerDataLost(
-                f"Redis at {redact(self.url)} lost the arena's data (it restarted empty, or was flushed): "
-                "restart the nodes on it, then resume the tournaments")
+            self._lost = (f"Redis at {redact(self.url)} lost the arena's data (it restarted empty, or was "
+                          "flushed): restart the nodes on it, then resume the tournaments")
+            raise BrokerDataLost(self._lost)
+
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        """A read of tournaments, results or ratings: :class:`BrokerDataLost` once the data is known
+        lost. A read whose answer is empty calls :meth:`check_data` as well, so that "nothing" is
+        never said of an arena whose data was lost (its heartbeat notices within seconds anyway)."""
+        if self._lost:
+            raise BrokerDataLost(self._lost)
+        with self._errors():
+            yield
 
     def __repr__(self) -> str:
         return f"RedisBroker({redact(self.url)!r}, prefix={self.keys.prefix!r})"
@@ -324,8 +352,10 @@ class RedisBroker(Broker):
         self, entry_id: str, tournament_id: str, reason: str, body: str, deliveries: int, node_id: str
     ) -> bool:
         k = self.keys
-        keys = [k.jobs, k.pending(tournament_id), k.dead_letters]
-        return bool(self._drop(keys=keys, args=[k.group, entry_id, reason, body, deliveries, node_id]))
+        keys = [k.jobs, k.pending(tournament_id), k.dead_letters, k.tournament(tournament_id)]
+        args: list[str | int] = [k.group, entry_id, reason, body, deliveries, node_id, repr(time.time()),
+                                 REVEALED_ONCE_OVER]
+        return bool(self._drop(keys=keys, args=args))
 
     def renew(self, claim: Claim, lease_s: float) -> Claim:
         k = self.keys
@@ -370,6 +400,7 @@ class RedisBroker(Broker):
         for pool in plan.counted_pools:
             keys += [k.elo(pool), k.pairs(pool), k.history(pool)]
         keys += [k.mixed_queue(pool) for pool in plan.mixed_pools]  # after the counted pools' keys
+        keys.append(k.tournament(result.tournament_id))  # last: a cancelled tournament refuses it
         args = [
             result.to_json(),
             result.match_id,
@@ -390,11 +421,18 @@ class RedisBroker(Broker):
             *plan.counted_pools,
         ]
         with self._errors():
-            return bool(self._write_result(keys=keys, args=args))
+            written = int(self._write_result(keys=keys, args=args))
+        if written == 2:
+            raise TournamentCancelled(f"match {result.match_id}: tournament {result.tournament_id} was "
+                                      "cancelled before its result was written: not recorded")
+        return bool(written)
 
     def get_result_json(self, match_id: str) -> str | None:
-        with self._errors():
-            return cast("str | None", self._redis.get(self.keys.result(match_id)))
+        with self._reading():
+            text = cast("str | None", self._redis.get(self.keys.result(match_id)))
+        if text is None:
+            self.check_data()
+        return text
 
     def has_result(self, match_id: str) -> bool:
         with self._errors():
@@ -402,7 +440,7 @@ class RedisBroker(Broker):
 
     def result_counts(self, ids: Sequence[str]) -> dict[str, int]:
         wanted = list(dict.fromkeys(ids))
-        with self._errors():
+        with self._reading():
             pipe = self._redis.pipeline(transaction=False)
             for tid in wanted:
                 pipe.scard(self.keys.results_index(tid))
@@ -413,7 +451,7 @@ class RedisBroker(Broker):
         if start < 0:
             raise ValueError(f"start must be 0 or more, not {start}")
         k = self.keys
-        with self._errors():
+        with self._reading():
             pipe = self._redis.pipeline(transaction=True)
             pipe.lrange(k.summaries(tournament_id), start, -1)
             pipe.llen(k.summaries(tournament_id))
@@ -468,8 +506,10 @@ class RedisBroker(Broker):
         limit = min(limit, BOT_MATCHES_KEPT)
         if limit <= 0:
             return []
-        with self._errors():
+        with self._reading():
             texts = cast("list[str]", self._redis.lrange(self.keys.bot_matches(bot), 0, limit - 1))
+        if not texts:
+            self.check_data()
         out = []
         for t in texts:
             try:
@@ -481,21 +521,28 @@ class RedisBroker(Broker):
     def results(self, tournament_id: str) -> list[MatchResult]:
         """The tournament's results, ordered by match id."""
         out: list[MatchResult] = []
-        with self._errors():
+        with self._reading():
             ids = sorted(cast("set[str]", self._redis.smembers(self.keys.results_index(tournament_id))))
             for i in range(0, len(ids), _READ_CHUNK):
                 chunk = [self.keys.result(m) for m in ids[i : i + _READ_CHUNK]]
                 texts = cast("list[str | None]", self._redis.mget(chunk))
                 out.extend(MatchResult.from_json(t) for t in texts if t is not None)
+        if not out:
+            self.check_data()
         return out
 
     def pools(self) -> list[str]:
-        with self._errors():
-            return sorted(cast("set[str]", self._redis.smembers(self.keys.pools)))
+        with self._reading():
+            pools = sorted(cast("set[str]", self._redis.smembers(self.keys.pools)))
+        if not pools:
+            self.check_data()  # "none yet", unless Redis forgot them all
+        return pools
 
     def pool_ratings(self, pool: str) -> dict[str, tuple[float, int]]:
-        with self._errors():
+        with self._reading():
             fields = cast("dict[str, str]", self._redis.hgetall(self.keys.elo(pool)))
+        if not fields:
+            self.check_data()
         out: dict[str, tuple[float, int]] = {}
         for name, value in sorted(fields.items()):
             if name.startswith(RATING_FIELD):
@@ -505,11 +552,13 @@ class RedisBroker(Broker):
 
     def pair_counts(self, pool: str) -> dict[tuple[str, str], PairCount]:
         rows: list[tuple[str, str, int, int, int]] = []
-        with self._errors():
+        with self._reading():
             for field, value in self._redis.hscan_iter(self.keys.pairs(pool), count=1000):
                 a, b = json.loads(field)
                 wins, draws, losses = (int(n) for n in value.split())
                 rows.append((a, b, wins, draws, losses))
+        if not rows:
+            self.check_data()
         return counts_from_rows(rows)
 
     # mixed partnerships
@@ -549,8 +598,10 @@ class RedisBroker(Broker):
                     continue  # another node rated them first: go on from what it left
 
     def mixed_ratings(self, pool: str) -> dict[str, MixedState]:
-        with self._errors():
+        with self._reading():
             fields = cast("dict[str, str]", self._redis.hgetall(self.keys.mixed(pool)))
+        if not fields:
+            self.check_data()
         return {bot: MixedState.from_text(text)
                 for bot, text in sorted(fields.items()) if bot != MIXED_APPLIED}
 
@@ -559,11 +610,13 @@ class RedisBroker(Broker):
             return int(self._redis.llen(self.keys.mixed_queue(pool)))
 
     def rating_history(self, pool: str, bot: str) -> list[tuple[int, float]]:
-        with self._errors():
+        with self._reading():
             pipe = self._redis.pipeline(transaction=True)
             pipe.hget(self.keys.history(pool), bot)
             pipe.hmget(self.keys.elo(pool), [RATING_FIELD + bot, GAMES_FIELD + bot])
             text, (rating, games) = pipe.execute()
+        if rating is None:
+            self.check_data()
         stored = [(int(g), float(r)) for g, r in (p.split() for p in text.split(";"))] if text else []
         return history_points(stored, None if rating is None else (int(games), float(rating)))
 
@@ -575,7 +628,7 @@ class RedisBroker(Broker):
             return bool(self._put_tournament(keys=keys, args=args))
 
     def get_tournament(self, tournament_id: str) -> tuple[TournamentSpec, TournamentState] | None:
-        with self._errors():
+        with self._reading():
             spec, state = cast(
                 "list[str | None]", self._redis.hmget(self.keys.tournament(tournament_id), ["spec", "state"])
             )
@@ -586,7 +639,7 @@ class RedisBroker(Broker):
 
     def get_tournaments(self, ids: Sequence[str]) -> dict[str, tuple[TournamentSpec, TournamentState]]:
         wanted = list(dict.fromkeys(ids))
-        with self._errors():
+        with self._reading():
             pipe = self._redis.pipeline(transaction=False)
             for tid in wanted:
                 pipe.hmget(self.keys.tournament(tid), ["spec", "state"])
@@ -597,15 +650,45 @@ class RedisBroker(Broker):
 
     def set_tournament_state(
         self, tournament_id: str, state: TournamentState, *, expect: TournamentState | None = None,
+        reason: str = "",
     ) -> bool:
-        args = [TournamentState(state), "" if expect is None else TournamentState(expect)]
+        keys = [self.keys.tournament(tournament_id), self.keys.pending(tournament_id)]
+        args = [TournamentState(state), "" if expect is None else TournamentState(expect), repr(time.time()),
+                reason, REVEALED_AT_ONCE]
         with self._errors():
-            return bool(self._set_state(keys=[self.keys.tournament(tournament_id)], args=args))
+            return bool(self._set_state(keys=keys, args=args))
+
+    def tournament_ending(self, tournament_id: str) -> Ending:
+        fields = ["ended_at", "ended_reason", "revealed_at", "revealed_reason"]
+        with self._reading():
+            ended_at, ended_reason, revealed_at, revealed_reason = cast(
+                "list[str | None]", self._redis.hmget(self.keys.tournament(tournament_id), fields))
+        return Ending(float(ended_at or 0.0), ended_reason or "", float(revealed_at or 0.0),
+                      revealed_reason or "")
+
+    def tournament_states(self, ids: Sequence[str]) -> dict[str, TournamentState]:
+        wanted = list(dict.fromkeys(ids))
+        with self._errors():
+            pipe = self._redis.pipeline(transaction=False)
+            for tid in wanted:
+                pipe.hget(self.keys.tournament(tid), "state")
+            states = cast("list[str | None]", pipe.execute())
+        out: dict[str, TournamentState] = {}
+        for tid, state in zip(wanted, states, strict=True):
+            if state is not None:
+                try:
+                    out[tid] = TournamentState(state)
+                except ValueError:
+                    log.error("tournament %r has an unknown state %r", tid[:80], state)
+        return out
 
     def list_tournaments(self) -> list[str]:
         """Every tournament id, in creation order."""
-        with self._errors():
-            return list(cast("list[str]", self._redis.lrange(self.keys.tournaments, 0, -1)))
+        with self._reading():
+            ids = list(cast("list[str]", self._redis.lrange(self.keys.tournaments, 0, -1)))
+        if not ids:
+            self.check_data()  # "none", unless Redis forgot them all
+        return ids
 
     def pending_count(self, tournament_id: str | None = None) -> int:
         with self._errors():

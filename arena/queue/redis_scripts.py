@@ -66,13 +66,20 @@ until start == '0-0' or need <= 0
 return {start, out}
 """
 
-# Ack (and drop) one entry; with a reason, also add it to the dead-letter stream.
-# KEYS: jobs stream, the job's pending counter, dead-letter stream
-# ARGV: group, entry id, reason or '', job JSON, deliveries, node id
+# Ack (and drop) one entry; with a reason, also add it to the dead-letter stream. The last job of
+# a tournament that has ended (its hash has ``ended_at``) going reveals its secret, in this step.
+# KEYS: jobs stream, the job's pending counter, dead-letter stream, the job's tournament hash
+# ARGV: group, entry id, reason or '', job JSON, deliveries, node id, now, why the secret is revealed
 LUA_DROP = """
 redis.pcall('XACK', KEYS[1], ARGV[1], ARGV[2])
 if redis.call('XDEL', KEYS[1], ARGV[2]) == 0 then return 0 end
-if redis.call('DECR', KEYS[2]) <= 0 then redis.call('DEL', KEYS[2]) end
+if redis.call('DECR', KEYS[2]) <= 0 then
+  redis.call('DEL', KEYS[2])
+  local ended = redis.call('HEXISTS', KEYS[4], 'ended_at') == 1
+  if ended and redis.call('HEXISTS', KEYS[4], 'revealed_at') == 0 then
+    redis.call('HSET', KEYS[4], 'revealed_at', ARGV[7], 'revealed_reason', ARGV[8])
+  end
+end
 if ARGV[3] ~= '' then
   redis.call('XADD', KEYS[3], '*', 'job', ARGV[4], 'deliveries', ARGV[5], 'reason', ARGV[3], 'node', ARGV[6])
 end
@@ -115,11 +122,14 @@ return 1
 # A game of mixed partnerships (sides of two different bots: a and b are side names) counts in
 # no pool here: it is appended to each of its pools' to-rate queues, which openskill rates in
 # order outside this script (RedisBroker.apply_mixed). One script, one call a result.
+# A result whose tournament was cancelled first is refused (returns 2, writes nothing): a cancel
+# freezes the tournament's results and moves no pool.
 # KEYS: 1 result, 2 results index of the tournament, 3 pools set, 4 leg key or quartet key (any
 #       key when neither), 5 the tournament's summaries, 6 7 8 9 the recent matches of the bots at
 #       seats 0..3 (one bot a side: team 0's, team 1's, team 0's, team 1's; a key repeated is
 #       pushed once), then for each counted pool i = 1..n: 7+3i its Elo hash, 8+3i its pairs hash,
-#       9+3i its history hash, then from 10+3n each mixed pool's to-rate queue
+#       9+3i its history hash, then from 10+3n each mixed pool's to-rate queue, and last
+#       (KEYS[#KEYS]) the tournament's hash
 # ARGV: 1 result JSON, 2 match id, 3 K, 4 initial rating, 5 history every, 6 history kept,
 #       7 bot (or side) a, 8 bot (or side) b, 9 the pair's field (a quartet: the table 0..3),
 #       10 '1' if a is the pair's first bot (a quartet: '2' if R vs S is scored, else '1'),
@@ -129,6 +139,7 @@ return 1
 #       (n = #ARGV - 15; none for a mixed game)
 LUA_WRITE_RESULT = f"""
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+if redis.call('HGET', KEYS[#KEYS], 'state') == 'cancelled' then return 2 end
 redis.call('SET', KEYS[1], ARGV[1])
 redis.call('SADD', KEYS[2], ARGV[2])
 redis.call('RPUSH', KEYS[5], ARGV[13])
@@ -277,7 +288,7 @@ end
 
 -- mixed partnerships: the keys after the counted pools' are their to-rate queues (openskill
 -- rates them in order outside this script: RedisBroker.apply_mixed)
-for j = 10 + 3 * counted, #KEYS do
+for j = 10 + 3 * counted, #KEYS - 1 do
   for _, g in ipairs(games) do
     redis.call('RPUSH', KEYS[j], string.format('%s %s %s %s', g[6], g[1], g[2], tostring(g[5])))
   end
@@ -316,11 +327,22 @@ redis.call('RPUSH', KEYS[2], ARGV[2])
 return 1
 """
 
-# KEYS: tournament hash.  ARGV: new state, expected state or ''
+# Moving from an open state to an ended one keeps when and why (``ended_at``, ``ended_reason``),
+# and reveals the secret at once (``revealed_at``, ``revealed_reason``) if none of its jobs is left;
+# else the drop of its last job does (LUA_DROP).
+# KEYS: tournament hash, its pending counter.  ARGV: new state, expected state or '', now, why it
+# ended, why its secret is revealed at once
 LUA_SET_STATE = """
 local cur = redis.call('HGET', KEYS[1], 'state')
 if not cur then return 0 end
 if ARGV[2] ~= '' and cur ~= ARGV[2] then return 0 end
 redis.call('HSET', KEYS[1], 'state', ARGV[1])
+local open = {created = true, running = true}
+if open[cur] and not open[ARGV[1]] then
+  redis.call('HSET', KEYS[1], 'ended_at', ARGV[3], 'ended_reason', ARGV[4])
+  if tonumber(redis.call('GET', KEYS[2]) or '0') <= 0 then
+    redis.call('HSET', KEYS[1], 'revealed_at', ARGV[3], 'revealed_reason', ARGV[5])
+  end
+end
 return 1
 """

@@ -14,7 +14,8 @@ answers who the caller is and whether it may do a thing:
   window);
 - a missing or wrong credential is :class:`Unauthenticated`; a right one for
   the wrong thing is :class:`PermissionDenied`; an address that keeps showing
-  wrong credentials, or registering too fast, is throttled for a while.
+  wrong credentials or invite codes, or registering too fast, is throttled for
+  a while.
 
 Credentials are compared as SHA-256 digests in constant time, and never
 logged.
@@ -131,8 +132,7 @@ class Gate:
         :class:`Unauthenticated`, counted against ``peer``; too many, :class:`Throttled`."""
         if not token:
             return Caller(Role.ANYONE)
-        admin = self.policy.admin_sha256
-        if admin and hmac.compare_digest(digest(token), admin):
+        if self.is_admin(token):
             return Caller(Role.ADMIN)
         if self._failures.full(peer):
             # a throttled address: only a token known here already passes, and nothing is looked
@@ -140,13 +140,21 @@ class Gate:
             bot = self.registry.known(token)
             if bot is not None:
                 return Caller(Role.BOT, bot)
-            raise Throttled(f"too many wrong credentials from this address; retry in "
-                            f"{self._failures.retry_after(peer):.0f} s")
+            raise self._throttled(peer)
         bot = self.registry.authenticate(token)
         if bot is not None:
             return Caller(Role.BOT, bot)
         self._failures.add(peer)
         raise Unauthenticated("unknown or revoked credential (token)")
+
+    def _throttled(self, peer: str) -> Throttled:
+        return Throttled(f"too many wrong credentials from this address; retry in "
+                         f"{self._failures.retry_after(peer):.0f} s")
+
+    def is_admin(self, token: str) -> bool:
+        """Is ``token`` the node's admin credential? (Nothing is counted or looked up.)"""
+        admin = self.policy.admin_sha256
+        return bool(admin and token) and hmac.compare_digest(digest(token), admin)
 
     def bot_stream(self, token: str, peer: str) -> BotEntry:
         """The bot a ``Connect`` stream is for: only a bot's own token opens one."""
@@ -179,8 +187,13 @@ class Gate:
         if self._registrations.full(peer):
             raise Throttled(f"too many registrations from this address; retry in "
                             f"{self._registrations.retry_after(peer):.0f} s")
-        if policy is Registration.INVITE and not self.registry.take_invite(invite):
-            self._failures.add(peer)
-            raise PermissionDenied("registering a bot on this node needs a valid invite code"
-                                   if invite else "registering a bot on this node needs an invite code")
+        if policy is Registration.INVITE:
+            if self._failures.full(peer):
+                # as for wrong tokens: a guesser's address is not answered for a while, whatever it
+                # shows (an invite from another address still works)
+                raise self._throttled(peer)
+            if not self.registry.take_invite(invite):
+                self._failures.add(peer)
+                raise PermissionDenied("registering a bot on this node needs a valid invite code"
+                                       if invite else "registering a bot on this node needs an invite code")
         self._registrations.add(peer)

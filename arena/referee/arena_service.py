@@ -301,3 +301,8 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
         self, request: apb.ResumeTournamentRequest, context: Context,
     ) -> apb.ResumeTournamentResponse:
         await self._no_queue(context)
+
+    async def AuditTournament(
+        self, request: apb.AuditTournamentRequest, context: Context,
+    ) -> apb.AuditTournamentResponse:
+        await self._no_queue(context)

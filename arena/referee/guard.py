@@ -11,10 +11,14 @@ one quiet log line, never a traceback:
   is covered) ends the call with INVALID_ARGUMENT before the servicer sees it.
   A handler built with a :class:`Lenient` deserializer of its own (the bot
   stream) checks for :class:`Malformed` itself.
-* **Streams.** :class:`OpenCount` bounds the bot streams open at once per
-  peer address (an IPv6 peer counts by its /64) and in all
-  (:func:`bot_streams`), and the spectators, per match and in all
-  (:func:`spectators`; :class:`RequestGuard` counts the WatchMatch calls).
+* **Calls open at once.** :class:`OpenCount` bounds the calls of one kind open
+  at once per peer address (an IPv6 peer counts by its /64) and in all: the
+  bot streams (:func:`bot_streams`, counted by the bot service), and every
+  other kind (:class:`CallBounds`, counted by :class:`RequestGuard`):
+  spectators (per match too: :func:`spectators`), health watches, other
+  streams, short calls, health checks, admin calls. grpc's own bound on the
+  calls open at once lies above all their totals (``Limits.concurrent_rpcs``),
+  so that no kind, whoever holds it, leaves another without room.
 * **Rates.** :class:`TokenBucket` bounds what a bot may send that no request
   asked for (pings, empty messages) and how often it may open a stream.
 * **Message size.** :func:`receive_cap` sizes the largest request the server
@@ -32,8 +36,8 @@ import asyncio
 import inspect
 import ipaddress
 import time
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, NoReturn
 from urllib.parse import unquote
 
 import grpc
@@ -99,13 +103,22 @@ def peer_host(peer: str) -> str:
     scheme, _, rest = unquote(peer).partition(":")
     if scheme not in ("ipv4", "ipv6"):
         return peer
-    host = rest.rsplit(":", 1)[0].strip("[]")
-    if scheme == "ipv6":
-        try:
-            return str(ipaddress.ip_network(f"{host}/64", strict=False))
-        except ValueError:
-            return host
-    return host
+    return host_key(rest.rsplit(":", 1)[0])
+
+
+def host_key(host: str) -> str:
+    """What a peer's host counts as: an IPv4 address as it is (also one mapped into IPv6), an IPv6
+    one by its /64."""
+    host = host.strip("[]")
+    if ":" not in host:
+        return host
+    try:
+        address = ipaddress.IPv6Address(host.split("%", 1)[0])
+    except ValueError:
+        return host
+    if address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    return str(ipaddress.IPv6Network((address, 64), strict=False))
 
 
 async def refuse_malformed(context: grpc.aio.ServicerContext[Any, Any], bad: Malformed,
@@ -128,11 +141,19 @@ async def _checked(requests: AsyncIterator[Any], context: grpc.aio.ServicerConte
         yield request
 
 
-def _guarded_behavior(behavior: Any, streaming_request: bool, tarpit: Tarpit | None) -> Any:
-    """``behavior`` that refuses a Malformed request first, of the same kind (coroutine or
-    async generator) as grpc tells them apart; None for a synchronous one."""
+#: what lets a call in, or refuses it (ending it): see :meth:`CallBounds.admission`
+Admit = Callable[[grpc.aio.ServicerContext[Any, Any]], Awaitable[None]]
+
+
+def _guarded_behavior(behavior: Any, streaming_request: bool, tarpit: Tarpit | None,
+                      admit: Admit | None = None) -> Any:
+    """``behavior`` that lets the call in by ``admit`` (if given) and refuses a Malformed request
+    first, of the same kind (coroutine or async generator) as grpc tells them apart; None for a
+    synchronous one."""
     if inspect.isasyncgenfunction(behavior):
         async def stream(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            if admit is not None:
+                await admit(context)
             if streaming_request:
                 request = _checked(request, context, tarpit)
             elif type(request) is Malformed:
@@ -142,6 +163,8 @@ def _guarded_behavior(behavior: Any, streaming_request: bool, tarpit: Tarpit | N
         return stream
     if inspect.iscoroutinefunction(behavior):
         async def unary(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            if admit is not None:
+                await admit(context)
             if streaming_request:
                 request = _checked(request, context, tarpit)
             elif type(request) is Malformed:
@@ -154,9 +177,11 @@ def _guarded_behavior(behavior: Any, streaming_request: bool, tarpit: Tarpit | N
 _BEHAVIORS = ("unary_unary", "unary_stream", "stream_unary", "stream_stream")
 
 
-def guard_handler(handler: Any, tarpit: Tarpit | None = None) -> Any:
+def guard_handler(handler: Any, tarpit: Tarpit | None = None, bounds: CallBounds | None = None,
+                  method: str = "") -> Any:
     """``handler`` (an ``RpcMethodHandler``) with a lenient deserializer and a behavior that
-    refuses what did not decode (after the ``tarpit``'s hold); as it is if it is lenient already,
+    refuses what did not decode (after the ``tarpit``'s hold), each call of ``method`` counted by
+    ``bounds`` if given; as it is if it is lenient already (the bot stream, which counts its own),
     or synchronous."""
     parse = handler.request_deserializer
     if parse is None or isinstance(parse, Lenient):
@@ -165,23 +190,24 @@ def guard_handler(handler: Any, tarpit: Tarpit | None = None) -> Any:
     for name in _BEHAVIORS:
         behavior = getattr(handler, name)
         if behavior is not None:
-            guarded = _guarded_behavior(behavior, name.startswith("stream"), tarpit)
+            admit = None if bounds is None else bounds.admission(method, name != "unary_unary")
+            guarded = _guarded_behavior(behavior, name.startswith("stream"), tarpit, admit)
             if guarded is None:
                 return handler
             changes[name] = guarded
     return handler._replace(request_deserializer=Lenient(parse), **changes)
 
 
-def _watch_limited(handler: Any, watching: OpenCount) -> Any:
-    """A WatchMatch handler that counts its calls in ``watching``; RESOURCE_EXHAUSTED over the limits."""
+def _watch_limited(handler: Any, watching: OpenCount, tarpit: Tarpit | None) -> Any:
+    """A WatchMatch handler that counts its calls in ``watching`` (per match); over the limits,
+    RESOURCE_EXHAUSTED after the ``tarpit``'s hold."""
     behavior = handler.unary_stream
 
     async def watch(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         match_id = getattr(request, "match_id", "")  # a Malformed one is refused inside
         full = watching.open(match_id)
         if full is not None:
-            quiet.warning("spectators", "refused a spectator from %s: %s", context.peer(), full)
-            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, full)
+            await refuse_full(context, "spectators", full, tarpit)
         try:
             async for item in behavior(request, context):
                 yield item
@@ -189,6 +215,17 @@ def _watch_limited(handler: Any, watching: OpenCount) -> Any:
             watching.close(match_id)
 
     return handler._replace(unary_stream=watch)
+
+
+async def refuse_full(context: grpc.aio.ServicerContext[Any, Any], kind: str, why: str,
+                      tarpit: Tarpit | None) -> NoReturn:
+    """End a call over a limit of its ``kind``: RESOURCE_EXHAUSTED saying ``why``, after the
+    ``tarpit``'s hold, and one quiet log line per kind."""
+    quiet.warning(("full", kind), "refused a call (%s) from %s: %s", kind, context.peer(), why)
+    if tarpit is not None:
+        await tarpit.hold(context)
+    await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, why)
+    raise AssertionError("context.abort returns only by raising")
 
 
 #: the method whose calls :class:`RequestGuard` counts as spectators
@@ -220,11 +257,14 @@ class WrappedHandlers:
 
 class RequestGuard(grpc.aio.ServerInterceptor):
     """A server interceptor that gives every method :func:`guard_handler`'s protection (holding
-    its refusals in ``tarpit``), and counts the spectators (``watching``; none counted without it)."""
+    its refusals in ``tarpit``), counts its calls in ``bounds`` (per address and in all, by kind),
+    and the spectators of each match in ``watching`` (nothing counted without them)."""
 
-    def __init__(self, watching: OpenCount | None = None, tarpit: Tarpit | None = None) -> None:
+    def __init__(self, watching: OpenCount | None = None, tarpit: Tarpit | None = None,
+                 bounds: CallBounds | None = None) -> None:
         self.watching = watching
         self.tarpit = tarpit
+        self.bounds = bounds
         self._guarded = WrappedHandlers()
 
     async def intercept_service(
@@ -237,9 +277,9 @@ class RequestGuard(grpc.aio.ServerInterceptor):
         method = handler_call_details.method
 
         def guarded() -> Any:
-            out = guard_handler(handler, self.tarpit)
+            out = guard_handler(handler, self.tarpit, self.bounds, method)
             if self.watching is not None and method == WATCH_MATCH:
-                out = _watch_limited(out, self.watching)
+                out = _watch_limited(out, self.watching, self.tarpit)
             return out
 
         return self._guarded.get(handler, method, guarded)
@@ -324,6 +364,77 @@ def spectators(per_match: int, total: int) -> OpenCount:
     """The WatchMatch calls open at once, per match and in all."""
     return OpenCount(per_match, total, per_key_full="match {key!r} has its limit of {limit} spectators",
                      total_full="the node has its limit of {limit} spectators")
+
+
+#: the methods whose calls :class:`CallBounds` counts as a kind of their own
+HEALTH_CHECK = "/grpc.health.v1.Health/Check"
+HEALTH_WATCH = "/grpc.health.v1.Health/Watch"
+
+#: the kinds of call :class:`CallBounds` counts (the bot streams count their own)
+SPECTATORS = "spectators"
+HEALTH_WATCHES = "health watches"
+OTHER_STREAMS = "streams"
+CALLS = "calls"
+HEALTH_CHECKS = "health checks"
+ADMIN_CALLS = "admin calls"
+
+
+def call_kind(method: str, streaming: bool) -> str:
+    """The kind a call of ``method`` counts as (a call with the admin credential aside)."""
+    if method == WATCH_MATCH:
+        return SPECTATORS
+    if method == HEALTH_WATCH:
+        return HEALTH_WATCHES
+    if method == HEALTH_CHECK:
+        return HEALTH_CHECKS
+    return OTHER_STREAMS if streaming else CALLS
+
+
+def open_calls(kind: str, per_peer: int, total: int) -> OpenCount:
+    """The calls of ``kind`` open at once, per peer address and in all."""
+    return OpenCount(per_peer, total,
+                     per_key_full=f"{{limit}} {kind} are open from {{key}}, the limit per address",
+                     total_full=f"the node holds its limit of {{limit}} {kind}")
+
+
+class CallBounds:
+    """The calls open at once, by kind, per peer address and in all (docs/protocol.md#limits).
+
+    A call is counted from its start until grpc is done with it (the moment
+    grpc's own count lets it go too); one over a bound of its kind ends with
+    RESOURCE_EXHAUSTED, after the tarpit's hold, and one quiet log line per
+    kind. A short call showing the admin credential (``is_admin`` of its
+    context) counts as an admin call, bounded in all only, so that what
+    strangers hold never keeps an admin out.
+    """
+
+    def __init__(self, kinds: dict[str, OpenCount],
+                 is_admin: Callable[[grpc.aio.ServicerContext[Any, Any]], bool],
+                 tarpit: Tarpit | None = None) -> None:
+        missing = {SPECTATORS, HEALTH_WATCHES, OTHER_STREAMS, CALLS, HEALTH_CHECKS, ADMIN_CALLS} - set(kinds)
+        if missing:
+            raise ValueError(f"no bound for {sorted(missing)}")
+        self.kinds = kinds
+        self.is_admin = is_admin
+        self.tarpit = tarpit
+
+    def admission(self, method: str, streaming: bool) -> Admit:
+        """What lets a call of ``method`` in, counting it, or ends it over its kind's bounds."""
+        kind = call_kind(method, streaming)
+        counts = self.kinds[kind]
+        admins = self.kinds[ADMIN_CALLS] if kind == CALLS else None
+
+        async def admit(context: grpc.aio.ServicerContext[Any, Any]) -> None:
+            held, name = counts, kind
+            if admins is not None and self.is_admin(context):
+                held, name = admins, ADMIN_CALLS
+            key = peer_host(context.peer() or "")
+            full = held.open(key)
+            if full is not None:
+                await refuse_full(context, name, full, self.tarpit)
+            context.add_done_callback(lambda _: held.close(key))  # type: ignore[arg-type]  # stubs: a class
+
+        return admit
 
 
 class TokenBucket:

@@ -29,6 +29,7 @@ from typing import TypeVar
 from belote.arena.v1 import bot_service_pb2 as bpb
 from belote.arena.v1 import game_pb2 as pb
 
+from arena.datadir import private_dir
 from arena.engine import EngineError, Ruleset
 from arena.engine.dealing import derive_seed
 from arena.metrics import NodeMetrics
@@ -126,9 +127,24 @@ class DamagedRecord(FailedPrecondition):
     """A stored record that cannot be read back (a damaged file): the match cannot be served."""
 
 
+#: calls grpc's own bound (:attr:`Limits.concurrent_rpcs`) keeps beyond every kind's total: the
+#: calls grpc answers itself (an unknown method) and those between their refusal's hold and its status
+RPC_MARGIN = 64
+
+
 @dataclass(frozen=True)
 class Limits:
-    """What one bot, one address or one match may hold of the node (docs/protocol.md#limits)."""
+    """What one bot, one address or one match may hold of the node (docs/protocol.md#limits).
+
+    Every call the gRPC edge serves is of one kind, and each kind is bounded per
+    address (an IPv6 address by its /64) and in all: bot streams, spectators,
+    health watches, other streams (server reflection), short calls, health
+    checks, admin calls (no bound per address: the credential is the node's
+    own), and refused calls held before their status. grpc's own bound on the
+    calls open at once, :attr:`concurrent_rpcs`, is the sum of the totals and a
+    margin, so that no kind, held by any number of addresses, can fill it: the
+    node's probes, an admin's calls and new bot streams always have their room.
+    """
 
     #: seconds a new bot stream has to send its Hello before it is refused
     hello_timeout: float = 5.0
@@ -137,12 +153,30 @@ class Limits:
     #: bot streams open at once from one address (a bot process opens one per node), and in all
     max_streams_per_peer: int = 16
     max_streams: int = 1024
-    #: spectators (WatchMatch calls) of one match at once, and in all (the gRPC edge counts them)
+    #: spectators (WatchMatch calls) of one match at once, from one address (of any matches), and in all
     max_watchers_per_match: int = 64
+    max_watchers_per_peer: int = 16
     max_watchers: int = 1024
+    #: grpc.health.v1.Health/Watch streams from one address, and in all (a client's channel holds one)
+    max_health_watches_per_peer: int = 8
+    max_health_watches: int = 256
+    #: any other stream (server reflection, which grpcurl opens one at a time), per address and in all
+    max_other_streams_per_peer: int = 4
+    max_other_streams: int = 64
+    #: short calls (every unary method but a health check, or a call with the admin credential)
+    #: in progress at once from one address, and in all: slow ones from one address leave the rest room
+    max_calls_per_peer: int = 32
+    max_calls: int = 512
+    #: health checks (grpc.health.v1.Health/Check) from one address, and in all: the probes' room
+    max_checks_per_peer: int = 8
+    max_checks: int = 128
+    #: calls with the admin credential in progress at once, in all
+    max_admin_calls: int = 64
     #: seconds a refused call is held before its status, so that a client retrying at once
-    #: whenever it is refused slows down (at most max_streams_per_peer held per address; 0: none)
+    #: whenever it is refused slows down (at most max_streams_per_peer held per address, and
+    #: max_held_refusals in all; past those, the status at once; 0: none)
     refusal_hold: float = 1.0
+    max_held_refusals: int = 1024
     #: reads of a finished match (WatchMatch, the web's events and match pages) running at once
     #: from one address, and in all
     max_replays_per_address: int = 2
@@ -155,6 +189,15 @@ class Limits:
     #: the loop that readers of finished matches may take, however many they are
     replay_bytes_per_s: int = 4 << 20
     replay_messages_per_s: int = 1000
+
+    @property
+    def concurrent_rpcs(self) -> int:
+        """grpc's bound on the calls open at once (``maximum_concurrent_rpcs``): every kind's total,
+        the held refusals, and :data:`RPC_MARGIN` (4,160 with the defaults). No kind can reach it,
+        so a call of one kind is never refused for what the others hold."""
+        return (self.max_streams + self.max_watchers + self.max_health_watches + self.max_other_streams
+                + self.max_calls + self.max_checks + self.max_admin_calls + self.max_held_refusals
+                + RPC_MARGIN)
 
 
 @dataclass(frozen=True)
@@ -201,6 +244,8 @@ class Node:
         self.config = config
         self.node_id = config.node_id or f"node-{secrets.token_hex(3)}"
         data = config.data_dir
+        if data is not None:
+            private_dir(data)
         self._registry = registry or BotRegistry(data / "bots.json" if data else None)
         self.gate = Gate(config.access, self._registry)
         self._secret = config.secret or secrets.token_hex(32)

@@ -100,7 +100,7 @@ class QuietLog:
 
 class QuietFilter(logging.Filter):
     """Makes a logger's records of WARNING and above one line each, without traceback, rate-limited
-    per message (records below WARNING pass untouched)."""
+    per message and exception type (records below WARNING pass untouched)."""
 
     def __init__(self, every: float = EVERY, *, max_keys: int = MAX_KEYS,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -114,10 +114,12 @@ class QuietFilter(logging.Filter):
             text = record.getMessage()
         except Exception:  # a record whose arguments do not fit its message
             text = str(record.msg)
-        held = self.limit.admit((record.name, _ADDRESS.sub("0x", str(record.msg)[:MAX_LINE])))
+        exc = record.exc_info[1] if record.exc_info else None
+        # a kind of problem: where, what was said, and the exception's type (one line per kind)
+        held = self.limit.admit((record.name, _ADDRESS.sub("0x", str(record.msg)[:MAX_LINE]),
+                                 type(exc).__name__ if exc is not None else ""))
         if held is None:
             return False
-        exc = record.exc_info[1] if record.exc_info else None
         if exc is not None:
             text = f"{text}: {type(exc).__name__}: {exc}"
         text = " ".join(text.split())

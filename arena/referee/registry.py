@@ -14,12 +14,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
 import secrets
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Protocol
 
+from arena.datadir import write_private
 from arena.records import BOT_NAME_RULE, valid_bot_name
 
 
@@ -121,19 +121,10 @@ class FileBackend:
         if self.path is None:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        _write_private(self.path, json.dumps([asdict(e) for e in self._entries.values()], indent=1))
+        write_private(self.path, json.dumps([asdict(e) for e in self._entries.values()], indent=1))
         invites = self._invites_path()
         assert invites is not None
-        _write_private(invites, json.dumps(sorted(self._invites)))
-
-
-def _write_private(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically, readable by this user only."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
+        write_private(invites, json.dumps(sorted(self._invites)))
 
 
 class BotRegistry:

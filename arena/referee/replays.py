@@ -34,20 +34,19 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import ipaddress
 import logging
 from collections.abc import Awaitable, Callable, Hashable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from arena.engine import RecordError
 from arena.referee.builds import Builder
-from arena.referee.guard import OpenCount, Tarpit, TokenBucket
+from arena.referee.guard import OpenCount, Tarpit, TokenBucket, host_key
 from arena.referee.quietlog import quiet
 from arena.referee.replay_views import RecordSource, WatchReplay
 from arena.referee.store import UnreadableRecordError
 
 __all__ = ["EVENTS", "FACTS", "MATCH", "RECORD", "WATCH", "Measured", "PreparedCache", "ReplayFull",
-           "ReplayGate", "ReplaySlot", "Replays", "Source", "host_of"]
+           "ReplayGate", "ReplaySlot", "Replays", "Source"]
 
 log = logging.getLogger("arena.referee")
 
@@ -158,20 +157,6 @@ def _retrieved(task: asyncio.Task[Any]) -> None:
         task.exception()
 
 
-def host_of(address: str) -> str:
-    """The key an address counts under: itself, or an IPv6 address's /64 (which one machine usually
-    holds whole), as the gRPC edge counts its peers (:func:`arena.referee.guard.peer_host`)."""
-    try:
-        ip = ipaddress.ip_address(address.strip("[]"))
-    except ValueError:
-        return address
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:  # a dual-stack socket's IPv4 peer
-            return str(ip.ipv4_mapped)
-        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
-    return str(ip)
-
-
 class Budget:
     """What the node's replays may send in all, ``rate`` units a second on average (a second's worth
     at once; None: no bound): the share of the event loop that readers of finished matches may take,
@@ -249,7 +234,7 @@ class ReplayGate:
 
     async def enter(self, address: str) -> ReplaySlot:
         """A place for a replay read from ``address``; :class:`ReplayFull` if there is none."""
-        key = host_of(address)
+        key = host_key(address)
         full = self._open.open(key)
         if full is not None:
             quiet.warning("replays", "refused a replay to %s: %s", key, full)

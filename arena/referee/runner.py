@@ -96,6 +96,11 @@ class MatchRunner:
         self._strikes = [0, 0]
         self._strike_log: list[StrikeEntry] = []
         self._latencies: list[list[int]] = []
+        #: per deal, when each decision was asked (ms since the match's start; see MatchRecord.asked_ms)
+        self._asked: list[list[int]] = []
+        self._asked_at = 0
+        self._started_ms = int(time.time() * 1000)
+        self._started = time.perf_counter()  # the offsets run on the monotonic clock from the start
         self._forfeit: tuple[int, str] | None = None  # (seat, why)
         self._forfeit_winner: int | None = None
 
@@ -129,11 +134,14 @@ class MatchRunner:
                 target=match.target,
             )))
         unfinished: Deal | None = None
+        self._started_ms = int(time.time() * 1000)
+        self._started = time.perf_counter()
         try:
             while not match.is_over and self._forfeit is None:
                 deal = unfinished = match.new_deal()
                 index = len(match.outcomes)
                 self._latencies.append([])
+                self._asked.append([])
                 retourne = {"retourne": deal.retourne} if deal.retourne >= 0 else {}
                 self._event(index, deal_started=pb.DealStarted(dealer=deal.dealer, **retourne))
                 await self._play_deal(match, deal, index)
@@ -170,6 +178,9 @@ class MatchRunner:
         assert self.record is not None
         return self.record
 
+    def _elapsed_ms(self) -> int:
+        return int((time.perf_counter() - self._started) * 1000)
+
     def _announce(self, end: MatchEnd) -> None:
         """Tell each seat how the match ended."""
         spec = self.spec
@@ -182,6 +193,7 @@ class MatchRunner:
     async def _play_deal(self, match: Match, deal: Deal, index: int) -> None:
         score = (match.totals[0], match.totals[1])
         latencies = self._latencies[-1]
+        asked = self._asked[-1]
         names = [s.name for s in self.spec.seats]
         count = self.metrics.decisions.decision if self.metrics is not None else None
         while not deal.is_over:
@@ -193,6 +205,7 @@ class MatchRunner:
             if self._forfeit is not None:
                 return
             latencies.append(latency_us)
+            asked.append(self._asked_at)
             if count is not None:
                 count(names[seat], latency_us)
             tricks_before = len(deal.tricks)
@@ -218,6 +231,7 @@ class MatchRunner:
         tc = spec.time
         link = spec.seats[seat].link
         observation: bytes | None = None
+        self._asked_at = self._elapsed_ms()
         while True:
             if not link.connected:
                 fallback = await self._absent(deal, seat, legal, link)
@@ -233,6 +247,7 @@ class MatchRunner:
                 time_bank_ms=int(self._bank[seat] * 1000), last_round_trip_us=self._rtt_us[seat],
             )
             start = time.perf_counter()
+            self._asked_at = int((start - self._started) * 1000)
             try:
                 # the request's bytes and its observation's: ActionRequest(observation=obs, ...)
                 action = await self.hub.ask_encoded(link, rid, request.SerializeToString() + observation,
@@ -342,11 +357,12 @@ class MatchRunner:
         unfinished_record: DealRecord | None = None
         if unfinished is not None:
             unfinished_record = deal_record(unfinished, with_ruleset=False)
+        kept = len(match.outcomes) + (unfinished is not None)
         self.record = MatchRecord.of_match(
             spec.match_id, match, [s.name for s in spec.seats],
             bots=[SeatBot(i, s.bot_id, s.name) for i, s in enumerate(spec.seats)], time_control=spec.time,
-            latencies_us=self._latencies[: len(match.outcomes) + (unfinished is not None)],
-            strikes=self._strike_log, result=end, unfinished=unfinished_record,
+            latencies_us=self._latencies[:kept], strikes=self._strike_log, result=end,
+            unfinished=unfinished_record, started_ms=self._started_ms, asked_ms=self._asked[:kept],
         )
         self.totals = end.totals
         self.deals_played = len(match.outcomes)

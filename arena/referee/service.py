@@ -25,15 +25,23 @@ from arena.referee.access import AccessError
 from arena.referee.arena_service import ArenaServicer
 from arena.referee.edge import Context, address_of, status_of, token_of
 from arena.referee.guard import (
+    ADMIN_CALLS,
+    CALLS,
+    HEALTH_CHECKS,
+    HEALTH_WATCHES,
+    OTHER_STREAMS,
+    SPECTATORS,
+    CallBounds,
     Lenient,
     Malformed,
     RequestGuard,
     Tarpit,
     bot_streams,
+    open_calls,
     receive_cap,
     spectators,
 )
-from arena.referee.node import Node, NodeError
+from arena.referee.node import Limits, Node, NodeError
 from arena.referee.quietlog import quiet, quiet_grpc_logs
 from arena.referee.rpc_metrics import RpcMetrics
 from arena.referee.sessions import IDLE_MESSAGES_PER_S, BotLink
@@ -74,7 +82,7 @@ class BotServicer(bgrpc.BotServiceServicer):
         limits = node.config.limits
         self.streams = bot_streams(limits.max_streams_per_peer, limits.max_streams)
         #: where refusals wait before their status
-        self.tarpit = tarpit or Tarpit(limits.refusal_hold, limits.max_streams_per_peer, limits.max_streams)
+        self.tarpit = tarpit or tarpit_of(limits)
 
     async def Connect(  # type: ignore[override]  # reads and writes through the context
         self, request_iterator: AsyncIterator[bpb.ConnectRequest], context: Context,
@@ -234,6 +242,27 @@ def _add_bot_service(servicer: BotServicer, server: grpc.aio.Server) -> None:
     server.add_registered_method_handlers(name, handlers)
 
 
+def tarpit_of(limits: Limits) -> Tarpit:
+    """Where a node's refusals wait before their status."""
+    return Tarpit(limits.refusal_hold, limits.max_streams_per_peer, limits.max_held_refusals)
+
+
+def call_bounds(node: Node, tarpit: Tarpit) -> CallBounds:
+    """The calls of each kind (but bot streams) that one address, and all, may hold open on ``node``."""
+    limits = node.config.limits
+    gate = node.gate
+    return CallBounds({
+        SPECTATORS: open_calls(SPECTATORS, limits.max_watchers_per_peer, limits.max_watchers),
+        HEALTH_WATCHES: open_calls(HEALTH_WATCHES, limits.max_health_watches_per_peer,
+                                   limits.max_health_watches),
+        OTHER_STREAMS: open_calls(OTHER_STREAMS, limits.max_other_streams_per_peer, limits.max_other_streams),
+        CALLS: open_calls(CALLS, limits.max_calls_per_peer, limits.max_calls),
+        HEALTH_CHECKS: open_calls(HEALTH_CHECKS, limits.max_checks_per_peer, limits.max_checks),
+        # the admin credential is the node's own: bounded in all only
+        ADMIN_CALLS: open_calls(ADMIN_CALLS, limits.max_admin_calls, limits.max_admin_calls),
+    }, lambda context: gate.is_admin(token_of(context)), tarpit)
+
+
 async def start_server(
     node: Node, address: str = "127.0.0.1:0", *, arena: ArenaServicer | None = None,
     credentials: grpc.ServerCredentials | None = None,
@@ -247,14 +276,18 @@ async def start_server(
     Every method of every service is guarded (:class:`RequestGuard`): a request
     that does not decode ends its call with INVALID_ARGUMENT. No request may be
     larger than :func:`receive_cap` (16 KiB with the default limits:
-    RESOURCE_EXHAUSTED). The calls open at once are bounded as a backstop: the
-    bot streams and spectators the node takes, and room for as many short calls.
-    grpc's own log lines become one line each, without traceback, rate-limited.
+    RESOURCE_EXHAUSTED). The calls open at once are bounded by kind, per address
+    and in all (:func:`call_bounds`; the bot streams by :class:`BotServicer`),
+    and grpc's own bound lies above the sum of those (``Limits.concurrent_rpcs``):
+    whatever strangers hold, a health check, an admin's call and a new bot stream
+    get in. grpc's own log lines become one line each, without traceback,
+    rate-limited.
     """
     limits = node.config.limits
     quiet_grpc_logs()
-    tarpit = Tarpit(limits.refusal_hold, limits.max_streams_per_peer, limits.max_streams)
-    guard = RequestGuard(spectators(limits.max_watchers_per_match, limits.max_watchers), tarpit)
+    tarpit = tarpit_of(limits)
+    guard = RequestGuard(spectators(limits.max_watchers_per_match, limits.max_watchers), tarpit,
+                         call_bounds(node, tarpit))
     # first: the calls the guard refuses are counted too
     counted = RpcMetrics(node.metrics.rpc, own_messages=frozenset({BOT_CONNECT}))
     server = grpc.aio.server(interceptors=[counted, guard], options=[
@@ -265,7 +298,7 @@ async def start_server(
         ("grpc.max_receive_message_length", receive_cap(limits.max_concurrency)),
         ("grpc.http2.lookahead_bytes", receive_cap(limits.max_concurrency)),
         ("grpc.http2.bdp_probe", 0),
-    ], maximum_concurrent_rpcs=limits.max_streams + 2 * limits.max_watchers)
+    ], maximum_concurrent_rpcs=limits.concurrent_rpcs)
     bots = BotServicer(node, tarpit)
     node.metrics.bot_streams.set_function(lambda: bots.streams.open_calls)
     _add_bot_service(bots, server)

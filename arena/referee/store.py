@@ -16,10 +16,10 @@ of results.
 from __future__ import annotations
 
 import collections
-import os
 import re
 from pathlib import Path
 
+from arena.datadir import private_dir, write_private
 from arena.engine import RecordError
 from arena.records import MatchRecord
 
@@ -57,7 +57,7 @@ class MatchStore:
         #: without a folder: match id -> record JSON, oldest first
         self._memory: collections.OrderedDict[str, str] = collections.OrderedDict()
         if root is not None:
-            root.mkdir(parents=True, exist_ok=True)
+            private_dir(root, files=False)  # its user's only; tightening each record would cost a start
 
     def path(self, match_id: str) -> Path | None:
         return None if self.root is None else self.root / f"{match_id}.json"
@@ -74,9 +74,7 @@ class MatchStore:
             while len(self._memory) > MEMORY_RECORDS:  # no disk: keep the latest ones only
                 self._memory.popitem(last=False)
             return None
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(record.to_json())
-        os.replace(tmp, path)
+        write_private(path, record.to_json())
         return path
 
     def has(self, match_id: str) -> bool:

@@ -19,10 +19,17 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
-from arena.tournament.jobs import MatchJob, TournamentState
+from arena.tournament.jobs import (
+    ALL_PLAYED,
+    CANCELLED_BY_ADMIN,
+    SPRT_DECIDED,
+    Ending,
+    MatchJob,
+    TournamentState,
+)
 from arena.tournament.spec import TournamentError, TournamentSpec
 from arena.tournament.sprt import SprtState
 from arena.tournament.standings import Game, Standing
@@ -57,8 +64,15 @@ class TournamentStore(Protocol):
 
     def set_tournament_state(
         self, tournament_id: str, state: TournamentState, *, expect: TournamentState | None = None,
+        reason: str = "",
     ) -> bool:
-        """Move to ``state``; with ``expect``, only from that state (compare-and-set)."""
+        """Move to ``state``; with ``expect``, only from that state (compare-and-set). Ending it
+        (finished, cancelled) keeps when and ``reason`` in its :class:`Ending`, and reveals its
+        secret then if none of its jobs is left (else the last job to go does)."""
+        ...
+
+    def tournament_ending(self, tournament_id: str) -> Ending:
+        """When and why it ended and its secret was revealed (an empty Ending while it is open)."""
         ...
 
     def list_tournaments(self) -> list[str]: ...
@@ -93,10 +107,25 @@ class Progress:
     games: tuple[Game, ...] = ()
     #: the same as games between bots (a partners game: one per bot of a side; else ``games``)
     bot_games: tuple[Game, ...] = ()
+    #: when and why it ended, and its secret was revealed
+    ending: Ending = field(default_factory=Ending)
 
     @property
     def tournament_id(self) -> str:
         return self.spec.tournament_id
+
+    @property
+    def secret_revealed(self) -> bool:
+        """Whether its secret may be shown: once it has ended and none of its matches can still be
+        played (none queued, none claimed: a running match holds its claim until it has stopped).
+        A cancelled tournament's running matches are stopped, so its secret follows within the
+        bound of that (see :mod:`arena.node.worker`)."""
+        return self.ending.reveals(self.state, self.matches_queued)
+
+    @property
+    def ending_text(self) -> str:
+        """How it ended and when its secret was (or will be) revealed, in a line ("" while open)."""
+        return self.ending.describe(self.state, self.matches_queued)
 
 
 class Tournaments:
@@ -161,7 +190,8 @@ class Tournaments:
         tour = self.tournament(spec)
         key, jobs = tour.jobs_for(self.summaries(tournament_id))  # one pass over the summaries
         if key == f"{tournament_id}/finished":
-            self.store.set_tournament_state(tournament_id, TournamentState.FINISHED, expect=state)
+            self.store.set_tournament_state(tournament_id, TournamentState.FINISHED, expect=state,
+                                            reason=SPRT_DECIDED if spec.format == "sprt" else ALL_PLAYED)
             return
         if jobs:
             self.store.enqueue_once(key, jobs)
@@ -175,11 +205,25 @@ class Tournaments:
             self.advance(tournament_id)
 
     def cancel(self, tournament_id: str) -> None:
-        """Stop a tournament: its queued matches are dropped unplayed."""
+        """Stop a tournament: its queued matches are dropped unplayed, its running ones stopped
+        unrecorded (each node stops its own: :meth:`arena.node.worker.Worker.stop_tournament`), a
+        result written after this is refused; its secret is revealed once none can still be played."""
+        while True:
+            _, state = self._get(tournament_id)
+            if not state.is_open:
+                raise TournamentClosed(f"tournament {tournament_id} is already {state}")
+            if self.store.set_tournament_state(tournament_id, TournamentState.CANCELLED, expect=state,
+                                               reason=CANCELLED_BY_ADMIN):
+                return
+            # it moved meanwhile (created -> running, or it finished): look again
+
+    def secret_revealed(self, tournament_id: str) -> bool:
+        """:attr:`Progress.secret_revealed` in three small reads, without the results."""
         _, state = self._get(tournament_id)
-        if not state.is_open:
-            raise TournamentClosed(f"tournament {tournament_id} is already {state}")
-        self.store.set_tournament_state(tournament_id, TournamentState.CANCELLED)
+        if state.is_open:
+            return False
+        in_play = self.store.pending_count(tournament_id)
+        return self.store.tournament_ending(tournament_id).reveals(state, in_play)
 
     def progress(self, tournament_id: str) -> Progress:
         spec, state = self._get(tournament_id)
@@ -187,10 +231,11 @@ class Tournaments:
         results = self.summaries(tournament_id)
         seen = tour.overview(results)
         done = sorted({r.match_id for r in results})
+        ending = Ending() if state.is_open else self.store.tournament_ending(tournament_id)
         return Progress(
             spec=spec, state=state, matches_done=len(done),
             matches_scheduled=sum(len(p.jobs) for stage in seen.stages for p in stage.pairings),
             matches_queued=self.store.pending_count(tournament_id), standings=seen.standings,
             sprt=seen.sprt, finished=tuple(done), games=tuple(seen.games),
-            bot_games=tuple(seen.bot_games),
+            bot_games=tuple(seen.bot_games), ending=ending,
         )

@@ -4,12 +4,14 @@ A :class:`MatchJob` is one match to play; the queue carries it to whichever
 node can seat its bots. A :class:`MatchResult` is what that node writes once
 the match is over, keyed by the match id: the totals, the winner and the
 whole :class:`~arena.records.MatchRecord`. A tournament moves through the
-:class:`TournamentState` values.
+:class:`TournamentState` values; its :class:`Ending` says when and why it
+ended, and when its secret was revealed.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -30,6 +32,53 @@ class TournamentState(StrEnum):
     @property
     def is_open(self) -> bool:
         return self in (TournamentState.CREATED, TournamentState.RUNNING)
+
+
+#: why a tournament ended, as its store keeps it (and its status says it)
+CANCELLED_BY_ADMIN = "cancelled by an admin"
+ALL_PLAYED = "finished (all its matches were played)"
+SPRT_DECIDED = "finished (its sequential test decided, or reached its most pairs)"
+#: why its secret was revealed when it was: at the end itself, or later, once the jobs left at the end
+#: were gone: a cancelled tournament's running matches stopped and its queued ones dropped, an SPRT's
+#: last batch played out
+REVEALED_AT_ONCE = "when it ended: none of its matches was queued or running"
+REVEALED_ONCE_OVER = "once its last match queued or running was over, stopped or dropped"
+
+
+@dataclass(frozen=True)
+class Ending:
+    """When (unix seconds; 0: not yet) and why a tournament ended, and when and why its secret was
+    revealed: once it has ended and none of its matches can still be played, that is none is queued
+    or claimed (a match that runs holds its claim until it has stopped)."""
+
+    ended_at: float = 0.0
+    ended_reason: str = ""
+    revealed_at: float = 0.0
+    revealed_reason: str = ""
+
+    def reveals(self, state: TournamentState, in_play: int) -> bool:
+        """Whether the secret may be shown, the tournament being in ``state`` with ``in_play`` of its
+        jobs queued or claimed: once it has ended and none is left (or once the store revealed it)."""
+        return bool(self.revealed_at) or (not state.is_open and in_play == 0)
+
+    def describe(self, state: TournamentState, in_play: int) -> str:
+        """One line: ``"cancelled by an admin at T; the secret revealed at T2, once ..."``, or why
+        the secret is still withheld ("" while the tournament is open)."""
+        if state.is_open:
+            return ""
+        text = self.ended_reason or str(state)
+        if self.ended_at:
+            text += f" at {_when(self.ended_at)}"
+        if self.revealed_at:
+            return f"{text}; the secret revealed at {_when(self.revealed_at)}, {self.revealed_reason}"
+        if in_play:
+            return (f"{text}; the secret is withheld while {in_play} of its matches can still be "
+                    f"played")
+        return f"{text}; the secret revealed"
+
+
+def _when(at: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(at))
 
 
 @dataclass(frozen=True)

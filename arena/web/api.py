@@ -7,12 +7,18 @@
 - ``matches/{id}``: its status; its record and replay once it is over;
 - ``matches/{id}/events``: server-sent events, the public events of the match as they are played
   (``event: public``), then its result (``event: result``), then ``event: end``. Spectators are
-  bounded per match and in all, like ``WatchMatch``'s;
-- ``session``: ``POST`` signs a browser in to a node with private reads (a cookie), ``DELETE`` out.
+  bounded per match and in all, like ``WatchMatch``'s, and per address;
+- ``session``: ``POST`` signs a browser in to a node with private reads (a cookie holding a session
+  id, :mod:`arena.web.sessions`), ``DELETE`` out; both only from the node's own pages.
+
+Bad input is a 4xx with one JSON line saying why; what a client did that the
+node could not serve (it hung up, say) and any failure of the node's own is
+logged as one quiet line per kind, never a traceback.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections import Counter
@@ -21,37 +27,66 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from arena.ratings.leaderboard import METHODS
+from arena.referee.guard import host_key
+from arena.referee.quietlog import QuietLog
 from arena.referee.replay_views import SSE_END, sse_frame
-from arena.web.reads import MAX_LIMIT, ArenaReads, BadRequest, NotFound, Prepared, ReadError, TooMany
+from arena.web.reads import (
+    MAX_LIMIT,
+    MAX_OFFSET,
+    ArenaReads,
+    BadRequest,
+    Forbidden,
+    NotFound,
+    Prepared,
+    ReadError,
+    TooMany,
+    TooSlow,
+)
+from arena.web.sessions import Sessions
 
 log = logging.getLogger("arena.web")
+quiet = QuietLog(log)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 class Watchers:
-    """The event streams open at once, per match and in all (``Limits.max_watchers*``)."""
+    """The event streams open at once, per match, per address and in all (``Limits.max_watchers*``,
+    ``WebLimits.watchers_per_address``)."""
 
-    def __init__(self, per_match: int, total: int) -> None:
+    def __init__(self, per_match: int, total: int, per_address: int | None = None) -> None:
         self.per_match = per_match
         self.total = total
+        self.per_address = total if per_address is None else per_address
         self.open: Counter[str] = Counter()
+        self.by_address: Counter[str] = Counter()
 
-    def enter(self, match_id: str) -> None:
+    def enter(self, match_id: str, address: str = "") -> None:
         if sum(self.open.values()) >= self.total:
             raise TooMany("too many spectators on this node; retry later")
         if self.open[match_id] >= self.per_match:
             raise TooMany(f"too many spectators of {match_id}; retry later")
+        if self.by_address[address] >= self.per_address:
+            raise TooMany(f"{self.per_address} event streams are open from this address, its limit; "
+                          "close one or retry later")
         self.open[match_id] += 1
+        self.by_address[address] += 1
 
-    def leave(self, match_id: str) -> None:
-        self.open[match_id] -= 1
-        if self.open[match_id] <= 0:
-            del self.open[match_id]
+    def leave(self, match_id: str, address: str = "") -> None:
+        for table, key in ((self.open, match_id), (self.by_address, address)):
+            table[key] -= 1
+            if table[key] <= 0:
+                del table[key]
 
 
 READS = web.AppKey("reads", ArenaReads)
 WATCHERS = web.AppKey("watchers", Watchers)
+SESSIONS = web.AppKey("sessions", Sessions)
+#: the origin the pages are reached at (``serve --http-origin``: behind a proxy that terminates TLS);
+#: "" for the request's own scheme and Host
+ORIGIN = web.AppKey("origin", str)
+#: seconds a sign-in's body may take to arrive once its head has
+BODY_S = 5.0
 
 
 def error(status: int, message: str) -> web.Response:
@@ -60,8 +95,8 @@ def error(status: int, message: str) -> web.Response:
 
 @web.middleware
 async def json_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """A read's refusal is its JSON status; an unknown API path a JSON 404; any other failure a 500
-    with one line, logged here, never a traceback to the caller."""
+    """A read's refusal is its JSON status; an unknown API path a JSON 404; a client that hung up
+    nothing; any other failure a 500 and one quiet line per kind, never a traceback."""
     try:
         return await handler(request)
     except ReadError as e:
@@ -70,60 +105,105 @@ async def json_errors(request: web.Request, handler: Handler) -> web.StreamRespo
         if request.path.startswith("/api/"):
             return error(e.status, e.reason)
         raise
-    except Exception:
-        log.exception("%s %s failed", request.method, request.path)
+    except ConnectionError:
+        # the client left before its answer (a spectator closing the page): there is no one to tell
+        return web.Response(status=499)
+    except Exception as e:
+        if isinstance(e, OSError) and request.path.startswith("/static/"):
+            return web.Response(status=404, text="404: Not Found")  # a name no file has (too long, say)
+        route = request.match_info.route.resource
+        where = route.canonical if route is not None else "?"
+        quiet.warning(("failed", where, type(e).__name__), "%s %s failed: %s: %s", request.method,
+                      where, type(e).__name__, str(e)[:200])
         return error(500, "internal error")
 
 
-#: the cookie a browser holds its reader's credential in, once signed in (``POST /api/v1/session``)
+#: the cookie a signed-in browser holds its session id in (``POST /api/v1/session``), for
+#: :data:`arena.web.sessions.SESSION_S`
 READ_COOKIE = "belote_read"
-#: how long a browser stays signed in
-READ_COOKIE_S = 12 * 3600
 #: no credential is longer (tokens are 43 characters): a longer one is refused unread
 MAX_TOKEN = 256
 
 
-def credential(request: web.Request) -> str:
-    """The caller's credential: ``Authorization: Bearer``, else the signed-in browser's cookie."""
+def bearer(request: web.Request) -> str:
+    """The credential of ``Authorization: Bearer`` ("" for none, or one too long to be one)."""
     auth = request.headers.get("Authorization", "")
-    token = auth[7:].strip() if auth[:7].lower() == "bearer " else request.cookies.get(READ_COOKIE, "")
+    token = auth[7:].strip() if auth[:7].lower() == "bearer " else ""
     return token if len(token) <= MAX_TOKEN else ""
 
 
 @web.middleware
 async def readers_only(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """The API needs a reader's credential on a node with private reads (the pages do not: they hold
-    no data). Programs send it as a bearer token; the pages, which cannot set a header on an
-    ``EventSource``, send the cookie that signing in (:func:`sign_in`) set."""
+    """The API needs a reader on a node with private reads (the pages do not: they hold no data).
+    Programs send their credential as a bearer token; the pages, which cannot set a header on an
+    ``EventSource``, send the session cookie that signing in (:func:`sign_in`) set."""
     if request.path.startswith("/api/") and request.path != SESSION:
-        request.app[READS].authorize(credential(request), request.remote or "")
+        token = bearer(request)
+        if token or not request.app[SESSIONS].valid(request.cookies.get(READ_COOKIE, "")):
+            request.app[READS].authorize(token, request.remote or "")
     return await handler(request)
 
 
 SESSION = "/api/v1/session"
 
 
+def own_origin(request: web.Request) -> str:
+    """The origin this node's pages are served from: ``serve --http-origin``, else this request's
+    scheme and Host."""
+    return request.app[ORIGIN] or f"{request.scheme}://{request.host}"
+
+
+def from_own_pages(request: web.Request) -> None:
+    """Raise :class:`Forbidden` unless the request came from this node's own pages: its ``Origin``
+    is the node's (a browser sends it with every POST and DELETE, and no page can forge it), and
+    its body JSON (which a cross-site form cannot send without the node's leave). So another site
+    cannot sign a visitor's browser in to an account of its choosing (login CSRF), nor out."""
+    origin, own = request.headers.get("Origin", ""), own_origin(request)
+    if origin.lower() != own.lower():
+        came = f"its Origin is {origin[:80]!r}" if origin else "it has no Origin header"
+        raise Forbidden(f"the session changes from this site's own pages only ({own[:80]}): {came}")
+    if request.method == "POST" and request.content_type != "application/json":
+        raise Forbidden(f"signing in needs Content-Type: application/json, not {request.content_type[:80]!r}")
+
+
+async def _json_body(request: web.Request) -> object:
+    """The request's body as JSON, read within :data:`BODY_S` (its size is bounded by the app)."""
+    try:
+        async with asyncio.timeout(BODY_S):
+            raw = await request.read()
+    except TimeoutError:
+        raise TooSlow(f"the body did not arrive within {BODY_S:g} s") from None
+    try:
+        return json.loads(raw) if raw else {}
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested past Python's stack
+        raise BadRequest("the body must be JSON: {\"token\": \"...\"}") from None
+
+
 async def sign_in(request: web.Request) -> web.Response:
     """``POST /api/v1/session`` with ``{"token": ...}``: a browser signs in to a node with private
-    reads. The credential is checked as any read's is, then kept in a cookie that scripts cannot
-    read (``HttpOnly``), sent to this site only (``SameSite=Strict``), over TLS only when the page
-    came over TLS. Every read is a GET, so a cross-site form can change nothing with it."""
-    try:
-        body = await request.json() if request.can_read_body else {}
-    except ValueError:
-        raise BadRequest("the body must be JSON: {\"token\": \"...\"}") from None
+    reads. The credential is checked as any read's is, then forgotten: the browser's cookie holds a
+    random session id, read-only whatever the credential (an admin's too), which scripts cannot read
+    (``HttpOnly``), sent to this site only (``SameSite=Strict``, path ``/api/``), over TLS only
+    (``Secure``) when the pages are served over TLS. Only the node's own pages may sign in."""
+    from_own_pages(request)
+    body = await _json_body(request)
     token = body.get("token") if isinstance(body, dict) else None
     if not isinstance(token, str) or not token or len(token) > MAX_TOKEN:
         raise BadRequest("the body must be JSON: {\"token\": \"...\"}")
     request.app[READS].authorize(token, request.remote or "")
+    sessions = request.app[SESSIONS]
+    sessions.close(request.cookies.get(READ_COOKIE, ""))  # signing in again replaces the session
     reply = web.json_response({"signed_in": True})
-    reply.set_cookie(READ_COOKIE, token, max_age=READ_COOKIE_S, path="/api/", httponly=True,
-                     samesite="Strict", secure=request.secure)
+    reply.set_cookie(READ_COOKIE, sessions.open(token), max_age=int(sessions.ttl), path="/api/",
+                     httponly=True, samesite="Strict",
+                     secure=request.secure or own_origin(request).lower().startswith("https://"))
     return reply
 
 
 async def sign_out(request: web.Request) -> web.Response:
-    """``DELETE /api/v1/session``: forget this browser's credential."""
+    """``DELETE /api/v1/session``: the node forgets this browser's session, and the browser its cookie."""
+    from_own_pages(request)
+    request.app[SESSIONS].close(request.cookies.get(READ_COOKIE, ""))
     reply = web.json_response({"signed_in": False})
     reply.del_cookie(READ_COOKIE, path="/api/")
     return reply
@@ -133,13 +213,16 @@ def _whole(request: web.Request, name: str, default: int, low: int, high: int) -
     text = request.query.get(name)
     if text is None or text == "":
         return default
-    if not text.isdigit() or not low <= int(text) <= high:
+    # ASCII digits only (str.isdigit() takes "²", which int() refuses), and no more of them than
+    # ``high`` has (int() refuses thousands of digits)
+    digits = text.isascii() and text.isdigit() and len(text) <= len(str(high))
+    if not digits or not low <= int(text) <= high:
         raise BadRequest(f"{name} must be a whole number from {low} to {high}, not {text[:40]!r}")
     return int(text)
 
 
 def page_of(request: web.Request, default_limit: int = 50) -> tuple[int, int]:
-    return (_whole(request, "offset", 0, 0, 1 << 31),
+    return (_whole(request, "offset", 0, 0, MAX_OFFSET),
             _whole(request, "limit", default_limit, 1, MAX_LIMIT))
 
 
@@ -225,7 +308,8 @@ EVENT_STREAM = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"
 async def match_events(request: web.Request) -> web.StreamResponse:
     match_id = request.match_info["id"]
     watchers = request.app[WATCHERS]
-    watchers.enter(match_id)
+    address = host_key(request.remote or "")
+    watchers.enter(match_id, address)
     try:
         events = await request.app[READS].match_events(match_id, request.remote or "")
         if isinstance(events, Prepared):  # a finished match: its whole stream, prepared
@@ -243,7 +327,7 @@ async def match_events(request: web.Request) -> web.StreamResponse:
             await response.write(f"event: error\ndata: {json.dumps({'error': str(e)})}\n\n".encode())
         return response
     finally:
-        watchers.leave(match_id)
+        watchers.leave(match_id, address)
 
 
 def add_routes(app: web.Application) -> None:
@@ -260,5 +344,5 @@ def add_routes(app: web.Application) -> None:
     app.router.add_delete(SESSION, sign_out)
 
 
-__all__ = ["READS", "READ_COOKIE", "WATCHERS", "Watchers", "add_routes", "credential", "json_errors",
-           "readers_only"]
+__all__ = ["ORIGIN", "READS", "READ_COOKIE", "SESSIONS", "WATCHERS", "Watchers", "add_routes", "bearer",
+           "json_errors", "readers_only"]

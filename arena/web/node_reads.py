@@ -3,8 +3,9 @@
 The same rules as :class:`arena.node.service.ClusterArenaServicer`: a match's
 seed and record only once it is over, a duplicate leg's or table's (its seed,
 totals, record and events) only once every table dealing its cards is over
-(:func:`arena.tournament.tables.is_sealed`), a tournament's secret only once it
-has ended; a node's private
+(:func:`arena.tournament.tables.is_sealed`) or the tournament's secret is
+revealed, a tournament's secret only once it has ended and none of its matches
+can still be played; a node's private
 reads need a credential. Broker calls run in a thread; the node's own state
 (its bots, its running matches and their event feeds) is read on the loop.
 """
@@ -23,6 +24,7 @@ from belote.arena.v1 import game_pb2 as pb
 from arena.engine.dealing import commitment
 from arena.node.rankings import BadRequest as RankingsBadRequest
 from arena.node.rankings import Rankings, UnknownPool
+from arena.node.service import still_sealed
 from arena.queue import Broker, BrokerError
 from arena.ratings.leaderboard import Leaderboard, Method
 from arena.records import side_name
@@ -44,7 +46,7 @@ from arena.referee.replay_views import (
 from arena.referee.replays import EVENTS, MATCH, ReplaySlot
 from arena.tournament import Tournaments, UnknownTournament
 from arena.tournament.summary import ResultSummary
-from arena.tournament.tables import is_sealed, sealed_reason
+from arena.tournament.tables import sealed_reason
 from arena.web.reads import (
     BadRequest,
     BotDetail,
@@ -192,26 +194,29 @@ class NodeReads:
                     if x in at and y in at:
                         cell = crosstable[at[x]][at[y]]
                         crosstable[at[x]][at[y]] = (s, 1) if cell is None else (cell[0] + s, cell[1] + 1)
-        over = not state.is_open
+        ending = progress.ending
         return TournamentDetail(
             tournament_id=tournament_id, format=spec.format, state=str(state), ruleset=spec.ruleset.to_spec(),
             bots=tuple(spec.bots), duplicate=bool(spec.duplicate), duplicate_mode=spec.duplicate,
             duplicate_note=spec.duplicate_note, deals=spec.deals,
             matches_done=progress.matches_done, matches_scheduled=progress.matches_scheduled,
             matches_queued=progress.matches_queued, commitment=commitment(spec.seed),
-            secret=spec.seed if over else "", unrated_reason=spec.unrated_reason,
+            secret=spec.seed if progress.secret_revealed else "", unrated_reason=spec.unrated_reason,
             standings=tuple({**asdict(s), "diff": s.duplicate_diff if spec.duplicate else s.point_diff}
                             for s in standings),
             crosstable=None if crosstable is None else tuple(tuple(row) for row in crosstable),
             crosstable_bots=tuple(order) if crosstable is not None else (),
-            finished_matches=progress.finished,
+            finished_matches=progress.finished, ended_at=ending.ended_at, ended_reason=ending.ended_reason,
+            secret_revealed_at=ending.revealed_at, secret_revealed_reason=ending.revealed_reason,
+            ending=progress.ending_text,
         )
 
     # ------------------------------------------------------------ matches
     def _sealed(self, match_id: str) -> bool:
         """A table of duplicate play some table dealing its cards has not finished: they are still
-        in play (the seal rule, :func:`arena.tournament.tables.is_sealed`)."""
-        return is_sealed(match_id, self.broker.has_result)
+        in play (the seal rule, :func:`arena.tournament.tables.is_sealed`), unless its tournament's
+        secret is revealed (:func:`arena.node.service.still_sealed`)."""
+        return still_sealed(self.broker, self.schedules, match_id)
 
     async def match(self, match_id: str, peer: str = "") -> MatchView | Prepared:
         sealed = await self._queue(self._sealed, match_id)

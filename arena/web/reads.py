@@ -13,12 +13,12 @@ from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
+# the most rows one page may ask for, and the furthest row it may start at: the rankings' own
+from arena.node.rankings import MAX_LIMIT as MAX_LIMIT
+from arena.node.rankings import MAX_OFFSET as MAX_OFFSET
 from arena.ratings.leaderboard import Leaderboard, Method
 
 _T = TypeVar("_T")
-
-#: the most rows one page may ask for
-MAX_LIMIT = 200
 
 
 class ReadError(Exception):
@@ -35,8 +35,20 @@ class Unauthorized(ReadError):
     status = 401
 
 
+class Forbidden(ReadError):
+    """Refused whoever asks, as this request came (a sign-in from another site's page)."""
+
+    status = 403
+
+
 class NotFound(ReadError):
     status = 404
+
+
+class TooSlow(ReadError):
+    """A request's body did not arrive in time."""
+
+    status = 408
 
 
 class Conflict(ReadError):
@@ -127,7 +139,8 @@ class TournamentRow:
 
 @dataclass(frozen=True, slots=True)
 class TournamentDetail:
-    """A tournament's progress, standings and crosstable; its secret only once it is over."""
+    """A tournament's progress, standings and crosstable; its secret only once it has ended and none
+    of its matches can still be played, with when and why it ended and was revealed."""
 
     tournament_id: str
     format: str
@@ -144,7 +157,7 @@ class TournamentDetail:
     matches_scheduled: int
     matches_queued: int
     commitment: str
-    #: "" until the tournament is over
+    #: "" until the tournament has ended and none of its matches can still be played
     secret: str
     unrated_reason: str
     standings: tuple[dict[str, Any], ...]
@@ -153,6 +166,13 @@ class TournamentDetail:
     crosstable: tuple[tuple[tuple[float, int] | None, ...], ...] | None
     crosstable_bots: tuple[str, ...]
     finished_matches: tuple[str, ...]
+    #: when (unix seconds) and why it ended, and its secret was revealed (0 and "": not yet), and
+    #: the same in a line, or why the secret is still withheld ("" while it is open)
+    ended_at: float = 0.0
+    ended_reason: str = ""
+    secret_revealed_at: float = 0.0
+    secret_revealed_reason: str = ""
+    ending: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -6,6 +6,12 @@ is the same small HTML shell naming its page; ``app.js`` draws it from the
 JSON API. Pages are sent with a Content-Security-Policy that allows this
 origin's script and style only, so even a mistake in the page's escaping
 could not run a script a bot's name or version carried.
+
+Every connection passes :mod:`arena.web.bounds` first (a head timeout, so many
+connections per address and in all); with a certificate the site is served
+over TLS (``serve --http-tls-cert/--http-tls-key``). What aiohttp itself logs
+about a bad request (a head too large, a broken one) goes to ``arena.web.http``
+as one quiet line per kind, never a traceback.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from aiohttp import web
@@ -22,11 +28,27 @@ from aiohttp import web
 from arena.metrics import CONTENT_TYPE, NodeMetrics
 from arena.node.run import RunningNode
 from arena.referee.node import Limits
-from arena.web.api import READS, WATCHERS, Watchers, add_routes, json_errors, readers_only
+from arena.referee.quietlog import QuietFilter
+from arena.referee.tls import server_context
+from arena.web.api import (
+    ORIGIN,
+    READS,
+    SESSIONS,
+    WATCHERS,
+    Handler,
+    Watchers,
+    add_routes,
+    json_errors,
+    readers_only,
+)
+from arena.web.bounds import BoundedSite, ConnectionBounds, WebLimits
 from arena.web.node_reads import NodeReads
 from arena.web.reads import ArenaReads
+from arena.web.sessions import Sessions
 
 log = logging.getLogger("arena.web")
+#: what aiohttp logs about a connection or a request it could not parse
+http_log = logging.getLogger("arena.web.http")
 
 STATIC = Path(__file__).parent / "static"
 
@@ -68,15 +90,44 @@ def _metrics_handler(metrics: NodeMetrics) -> Callable[[web.Request], Awaitable[
     return handler
 
 
+@dataclass(frozen=True)
+class WebConfig:
+    """How a node serves its site, beyond where (``serve --http-*``)."""
+
+    limits: WebLimits = field(default_factory=WebLimits)
+    #: serve TLS with this certificate (PEM, the server's first) and its unencrypted key; None: plaintext
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    #: the origin browsers reach the pages at, when a proxy in front terminates TLS
+    #: (``https://arena.example.org``): sign-ins must come from it, and its cookie is Secure.
+    #: "": the request's own scheme and Host
+    origin: str = ""
+
+
+CONNECTIONS = web.AppKey("connections", ConnectionBounds)
+
+
+@web.middleware
+async def head_arrived(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """A request's head is whole: its connection's head timeout is over."""
+    request.app[CONNECTIONS].begun(request)
+    return await handler(request)
+
+
 def make_app(reads: ArenaReads, limits: Limits | None = None, metrics: NodeMetrics | None = None,
-             ) -> web.Application:
+             config: WebConfig | None = None) -> web.Application:
     """The whole site over ``reads``: the API, the pages, their static files; and ``metrics`` at
     ``/metrics`` (Prometheus's text format) when given."""
     limits = limits or Limits()
+    config = config or WebConfig()
     # the API takes no body but a sign-in's few bytes (api.sign_in)
-    app = web.Application(middlewares=[json_errors, readers_only], client_max_size=4096)
+    app = web.Application(middlewares=[head_arrived, json_errors, readers_only], client_max_size=4096)
     app[READS] = reads
-    app[WATCHERS] = Watchers(limits.max_watchers_per_match, limits.max_watchers)
+    app[WATCHERS] = Watchers(limits.max_watchers_per_match, limits.max_watchers,
+                             config.limits.watchers_per_address)
+    app[SESSIONS] = Sessions()
+    app[ORIGIN] = config.origin.rstrip("/")
+    app[CONNECTIONS] = ConnectionBounds(config.limits)
     add_routes(app)
     if metrics is not None:
         app.router.add_get("/metrics", _metrics_handler(metrics))
@@ -91,35 +142,54 @@ class WebServer:
     runner: web.AppRunner
     host: str
     port: int
+    tls: bool = False
 
     @property
     def url(self) -> str:
         host = "127.0.0.1" if self.host in ("0.0.0.0", "", "::", "[::]") else self.host
-        return f"http://{host}:{self.port}"
+        host = f"[{host}]" if ":" in host else host
+        return f"{'https' if self.tls else 'http'}://{host}:{self.port}"
 
     async def stop(self) -> None:
         # open event streams end with the server (a spectator's browser reconnects elsewhere)
         await self.runner.cleanup()
 
 
+def quiet_http_log() -> logging.Logger:
+    """``arena.web.http``, each of its problems one line without traceback, rate-limited per kind."""
+    if not any(isinstance(f, QuietFilter) for f in http_log.filters):
+        http_log.addFilter(QuietFilter())
+    return http_log
+
+
 async def start_web(reads: ArenaReads, listen: str, limits: Limits | None = None,
-                    metrics: NodeMetrics | None = None) -> WebServer:
+                    metrics: NodeMetrics | None = None, config: WebConfig | None = None) -> WebServer:
     """Serve the site on ``listen`` (HOST:PORT, port 0 for a free one) on the running loop."""
+    config = config or WebConfig()
     host, _, port = listen.rpartition(":")
     host = host.strip("[]")
-    runner = web.AppRunner(make_app(reads, limits, metrics), access_log=None, shutdown_timeout=1.0)
+    tls = None
+    if config.tls_cert is not None and config.tls_key is not None:
+        tls = server_context(config.tls_cert, config.tls_key)
+    app = make_app(reads, limits, metrics, config)
+    # keepalive_timeout: an idle keep-alive connection, or one slow to send its next head, is closed
+    # after the head timeout; lingering_time: as long to read what is left of a refused body
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0, logger=quiet_http_log(),
+                           keepalive_timeout=config.limits.head_timeout,
+                           lingering_time=config.limits.head_timeout)
     await runner.setup()
-    site = web.TCPSite(runner, host or "127.0.0.1", int(port))
+    site = BoundedSite(runner, host or "127.0.0.1", int(port), app[CONNECTIONS], tls)
     await site.start()
     bound = int(runner.addresses[0][1])  # the port bound when 0 was asked
-    return WebServer(runner, host, bound)
+    return WebServer(runner, host, bound, tls is not None)
 
 
 @contextlib.asynccontextmanager
-async def web_for(running: RunningNode, listen: str) -> AsyncIterator[WebServer]:
+async def web_for(running: RunningNode, listen: str, config: WebConfig | None = None,
+                  ) -> AsyncIterator[WebServer]:
     """The site of a running node, for as long as the block runs."""
     reads = NodeReads(running.node, running.worker.broker, running.tournaments, running.rankings)
-    server = await start_web(reads, listen, running.node.config.limits, running.node.metrics)
+    server = await start_web(reads, listen, running.node.config.limits, running.node.metrics, config)
     log.info("web pages and JSON API on %s", server.url)
     try:
         yield server

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from arena.node.rankings import MAX_LIMIT, BadRequest, Rankings, UnknownPool
+from arena.node.rankings import MAX_LIMIT, MAX_OFFSET, BadRequest, Rankings, UnknownPool
 from arena.queue.broker import Broker
 from arena.ratings import tournament_pool
 from tests.queue.conftest import broker, store  # noqa: F401  # the fixtures: both backends
@@ -61,7 +61,8 @@ def test_bad_requests_say_what_is_wrong(broker: Broker) -> None:  # noqa: F811
     assert len(str(info.value)) < 300
     for kwargs, words in (({"method": "glicko"}, "method must be one of bt, elo"),
                           ({"limit": MAX_LIMIT + 1}, "limit must be from 1 to 200"),
-                          ({"offset": -1}, "offset must be 0 or more")):
+                          ({"offset": -1}, "offset must be a whole number from 0 to 1000000000, not -1"),
+                          ({"offset": MAX_OFFSET + 1}, "from 0 to 1000000000, not 1000000001")):
         with pytest.raises(BadRequest, match=words):
             rankings.leaderboard("classic", **kwargs)
 

@@ -117,6 +117,29 @@ def test_an_invite_is_good_for_one_registration() -> None:
     on_arena(body, registration=Registration.INVITE)
 
 
+def test_invite_guesses_are_throttled_per_address_but_a_right_invite_from_another_address_works() -> None:
+    """Failed invite codes count as wrong credentials: past the window's few, the guessing address
+    is refused (RESOURCE_EXHAUSTED) without its guess being tried, even a right one."""
+    async def main() -> None:
+        access = policy(registration=Registration.INVITE, failures_per_window=5)
+        async with local_arena(time=FAST, access=access, listen="localhost:0", limits=NO_HOLD) as arena:
+            guesser = "[::1]:" + arena.address.rsplit(":", 1)[1]  # another address of this machine
+            async with arena_stub(arena.address, ADMIN) as admin:
+                invite = (await admin.CreateInvite(apb.CreateInviteRequest())).invite
+            async with arena_stub(guesser) as stranger:
+                guesses = [apb.RegisterBotRequest(name="g", invite=f"inv_{i}") for i in range(30)]
+                codes = [await code_of(stranger.RegisterBot(guess)) for guess in guesses]
+                assert codes[:5] == [grpc.StatusCode.PERMISSION_DENIED] * 5
+                assert codes[5:] == [grpc.StatusCode.RESOURCE_EXHAUSTED] * 25
+                right = stranger.RegisterBot(apb.RegisterBotRequest(name="g", invite=invite))
+                assert await code_of(right) == grpc.StatusCode.RESOURCE_EXHAUSTED
+            async with arena_stub(arena.address) as honest:
+                assert (await honest.RegisterBot(apb.RegisterBotRequest(name="h", invite=invite))).token
+            assert [b.name for b in arena.node.bots()] == ["h"]
+
+    arun(main())
+
+
 def test_open_registration_is_rate_limited_per_address() -> None:
     async def body(arena: LocalArena) -> None:
         async with arena_stub(arena.address) as stranger:

@@ -86,7 +86,7 @@ def test_reflection_describes_the_methods_of_the_services() -> None:
     assert set(methods[ARENA_SERVICE]) == {
         "RegisterBot", "RotateBotToken", "RevokeBot", "CreateInvite", "ListBots", "StartMatch", "CancelMatch",
         "ListMatches", "GetMatch", "GetMatchRecord", "WatchMatch", "CreateTournament", "GetTournament",
-        "ListTournaments", "CancelTournament", "ResumeTournament", "GetLeaderboard", "GetBot",
+        "ListTournaments", "CancelTournament", "ResumeTournament", "GetLeaderboard", "GetBot", "AuditTournament",
     }
 
 

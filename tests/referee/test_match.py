@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,27 @@ def test_the_record_holds_seed_bots_latencies_and_strikes() -> None:
             assert rec["result"]["reason"] == "finished"
             assert rec["result"]["totals"] == list(record.totals)
             assert "unfinished_deal" not in rec
+
+    arun(main())
+
+
+def test_the_record_says_when_each_decision_was_asked() -> None:
+    """What an audit needs to tell what a bot could have known at each decision (docs/records.md)."""
+    async def main() -> None:
+        async with local_arena(time=FAST) as arena:
+            team0, team1 = await connect_pair(arena)
+            before = int(time.time() * 1000)
+            record = await arena.play(team0, team1, "coinche", seed=78, deals=2)
+            after = int(time.time() * 1000)
+            assert record.started_ms is not None and before - 1 <= record.started_ms <= after
+            assert [len(d) for d in record.asked_ms] == [len(d) for d in record.latencies_us]
+            asked = [ms for deal in record.asked_ms for ms in deal]
+            answered_us = [us for deal in record.latencies_us for us in deal]
+            assert asked[0] >= 0 and record.started_ms + asked[-1] <= after
+            # each decision is asked once the one before it has been answered
+            for i in range(1, len(asked)):
+                assert asked[i] >= asked[i - 1] + answered_us[i - 1] // 1000 - 1
+            assert MatchRecord.from_json(record.to_json()).asked_ms == record.asked_ms
 
     arun(main())
 

@@ -25,7 +25,7 @@ from arena.queue import EmbeddedBroker
 from arena.referee.access import AccessPolicy
 from arena.referee.registry import digest, new_token
 from arena.tournament import TournamentSpec
-from arena.web import WebServer, web_for
+from arena.web import WebConfig, WebServer, web_for
 
 XSS = "<img src=x onerror=alert(1)>"
 TOURNAMENT = "web-round-robin"
@@ -50,10 +50,12 @@ def bots() -> dict[str, Bot]:
 class Site:
     """The running node and its site; :meth:`close` stops them."""
 
-    def __init__(self, data_dir: Path, *, private_reads: bool = False, tournament: bool = True) -> None:
+    def __init__(self, data_dir: Path, *, private_reads: bool = False, tournament: bool = True,
+                 web: WebConfig | None = None) -> None:
         self.data_dir = data_dir
         self.private_reads = private_reads
         self.with_tournament = tournament
+        self.web_config = web
         self.ready = threading.Event()
         self.failed: BaseException | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -89,7 +91,7 @@ class Site:
         tasks = []
         try:
             async with (running_node(broker, settings, stop) as running,
-                        web_for(running, "127.0.0.1:0") as web):
+                        web_for(running, "127.0.0.1:0", self.web_config) as web):
                 self.running, self.web = running, web
                 for name, bot in bots().items():
                     entry, token = running.node.register_bot(name)

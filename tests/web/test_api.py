@@ -213,7 +213,9 @@ def test_private_reads_need_a_credential(tmp_path: Path) -> None:
 
 def _session(site: Site, method: str, body: bytes, cookie: str = "") -> tuple[int, Any, list[str]]:
     """(status, JSON body, Set-Cookie headers) of a call to /api/v1/session."""
-    headers = {"Content-Type": "application/json", **({"Cookie": cookie} if cookie else {})}
+    headers = {"Content-Type": "application/json", "Origin": site.url}  # from the node's own pages
+    if cookie:
+        headers["Cookie"] = cookie
     request = urllib.request.Request(f"{site.url}/api/v1/session", data=body, method=method, headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=30) as reply:

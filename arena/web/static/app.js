@@ -292,6 +292,7 @@ async function tournamentPage() {
        t.duplicate_mode ? el("p", { id: "duplicate", class: t.duplicate_note ? "" : "muted",
                                     text: t.duplicate_note ? `Duplicate: ${t.duplicate_note}.`
                                       : `Duplicate: ${t.duplicate_mode} (no bot sees a deal from two seats).` }) : "",
+       t.ending ? el("p", { class: "muted", id: "ending", text: t.ending }) : "",
        el("h2", { text: "Standings" }),
        table([["#"], ["bot", "name"], ["played"], ["W"], ["D"], ["L"], ["score"], ["diff"]], standings, { id: "standings" }),
        el("h2", { text: "Crosstable" }), cross,

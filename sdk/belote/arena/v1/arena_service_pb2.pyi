@@ -842,6 +842,11 @@ class TournamentStatus(_message.Message):
     WAITING_FOR_FIELD_NUMBER: _builtins.int
     FINISHED_MATCHES_FIELD_NUMBER: _builtins.int
     DUPLICATE_NOTE_FIELD_NUMBER: _builtins.int
+    ENDED_AT_FIELD_NUMBER: _builtins.int
+    ENDED_REASON_FIELD_NUMBER: _builtins.int
+    SECRET_REVEALED_AT_FIELD_NUMBER: _builtins.int
+    SECRET_REVEALED_REASON_FIELD_NUMBER: _builtins.int
+    ENDING_FIELD_NUMBER: _builtins.int
     state: _builtins.str
     """"created", "running", "finished" or "cancelled"."""
     matches_done: _builtins.int
@@ -849,13 +854,30 @@ class TournamentStatus(_message.Message):
     matches_queued: _builtins.int
     commitment: _builtins.str
     secret: _builtins.str
-    """Empty until the tournament is finished or cancelled: then the secret
-    whose SHA-256 is the commitment (`belote-arena verify` checks the deals).
+    """Empty until the tournament has ended (finished or cancelled) and none of
+    its matches can still be played (none queued, none running: a cancel
+    stops the running ones first); then the secret whose SHA-256 is the
+    commitment (`belote-arena verify` checks the deals).
     """
     unrated_reason: _builtins.str
     duplicate_note: _builtins.str
     """What its duplicate mode lets a bot see (mirror: "both legs seen by both
     bots"); empty when nothing.
+    """
+    ended_at: _builtins.float
+    """When (unix seconds) and why it ended ("cancelled by an admin",
+    "finished (all its matches were played)"); 0 and "" while it is open.
+    """
+    ended_reason: _builtins.str
+    secret_revealed_at: _builtins.float
+    """When its secret was revealed, and why then ("once its last match queued
+    or running was over, stopped or dropped"); 0 and "" until it is.
+    """
+    secret_revealed_reason: _builtins.str
+    ending: _builtins.str
+    """The four above in one line, or why the secret is still withheld ("the
+    secret is withheld while 3 of its matches can still be played"); "" while
+    it is open.
     """
     @_builtins.property
     def spec(self) -> Global___TournamentSpec:
@@ -896,10 +918,15 @@ class TournamentStatus(_message.Message):
         waiting_for: _abc.Iterable[_builtins.str] | None = ...,
         finished_matches: _abc.Iterable[_builtins.str] | None = ...,
         duplicate_note: _builtins.str = ...,
+        ended_at: _builtins.float = ...,
+        ended_reason: _builtins.str = ...,
+        secret_revealed_at: _builtins.float = ...,
+        secret_revealed_reason: _builtins.str = ...,
+        ending: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["spec", b"spec", "sprt", b"sprt"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "duplicate_note", b"duplicate_note", "finished_matches", b"finished_matches", "matches_done", b"matches_done", "matches_queued", b"matches_queued", "matches_scheduled", b"matches_scheduled", "secret", b"secret", "spec", b"spec", "sprt", b"sprt", "standings", b"standings", "state", b"state", "unrated_reason", b"unrated_reason", "waiting_for", b"waiting_for"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "duplicate_note", b"duplicate_note", "ended_at", b"ended_at", "ended_reason", b"ended_reason", "ending", b"ending", "finished_matches", b"finished_matches", "matches_done", b"matches_done", "matches_queued", b"matches_queued", "matches_scheduled", b"matches_scheduled", "secret", b"secret", "secret_revealed_at", b"secret_revealed_at", "secret_revealed_reason", b"secret_revealed_reason", "spec", b"spec", "sprt", b"sprt", "standings", b"standings", "state", b"state", "unrated_reason", b"unrated_reason", "waiting_for", b"waiting_for"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1079,6 +1106,170 @@ class ResumeTournamentResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ResumeTournamentResponse: _TypeAlias = ResumeTournamentResponse  # noqa: Y015
+
+@_typing.final
+class AuditTournamentRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    MAX_DEALS_FIELD_NUMBER: _builtins.int
+    CLOCK_MARGIN_MS_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    max_deals: _builtins.int
+    """The most deals to analyse (0: 1,000; at most 20,000); beyond, whole
+    groups of tables sharing their deals are chosen by a hash of their seed.
+    """
+    clock_margin_ms: _builtins.int
+    """The slack between the clocks of the nodes that played the tables, in
+    milliseconds (absent: 5): decisions closer than that to the moment the
+    bot was shown the deal elsewhere count neither way.
+    """
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+        max_deals: _builtins.int = ...,
+        clock_margin_ms: _builtins.int | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_clock_margin_ms", b"_clock_margin_ms", "clock_margin_ms", b"clock_margin_ms"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_clock_margin_ms", b"_clock_margin_ms", "clock_margin_ms", b"clock_margin_ms", "max_deals", b"max_deals", "tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__clock_margin_ms: _TypeAlias = _typing.Literal["clock_margin_ms"]  # noqa: Y015
+    _WhichOneofArgType__clock_margin_ms: _TypeAlias = _typing.Literal["_clock_margin_ms", b"_clock_margin_ms"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__clock_margin_ms) -> _WhichOneofReturnType__clock_margin_ms | None: ...
+
+Global___AuditTournamentRequest: _TypeAlias = AuditTournamentRequest  # noqa: Y015
+
+@_typing.final
+class BotAudit(_message.Message):
+    """One bot's card decisions where the choice matters on the true deal (more
+    than one legal card, not all worth the same), and the test.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    UNSEEN_FIELD_NUMBER: _builtins.int
+    UNSEEN_AGREE_FIELD_NUMBER: _builtins.int
+    SEEN_FIELD_NUMBER: _builtins.int
+    SEEN_AGREE_FIELD_NUMBER: _builtins.int
+    AMBIGUOUS_FIELD_NUMBER: _builtins.int
+    UNTIMED_FIELD_NUMBER: _builtins.int
+    SINGLE_FIELD_NUMBER: _builtins.int
+    DEALS_FIELD_NUMBER: _builtins.int
+    DIFFERENCE_FIELD_NUMBER: _builtins.int
+    P_VALUE_FIELD_NUMBER: _builtins.int
+    FLAGGED_FIELD_NUMBER: _builtins.int
+    bot: _builtins.str
+    unseen: _builtins.int
+    """Decisions answered before it was shown the deal at another table, and
+    how many played a perfect-information best card.
+    """
+    unseen_agree: _builtins.int
+    seen: _builtins.int
+    """Decisions answered after it was shown the deal at another table."""
+    seen_agree: _builtins.int
+    ambiguous: _builtins.int
+    """Decisions too close in time to say, and decisions of records without
+    times (written before the referee kept them).
+    """
+    untimed: _builtins.int
+    single: _builtins.int
+    """Decisions of deals it played at one table only (nothing to compare)."""
+    deals: _builtins.int
+    """Deals compared (seen and unseen decisions at the same trick), and the
+    mean over them of the agreement seen minus unseen.
+    """
+    difference: _builtins.float
+    p_value: _builtins.float
+    """The one-sided p-value of that mean being above zero (absent: fewer than
+    two deals compared).
+    """
+    flagged: _builtins.bool
+    """p_value below alpha with at least min_deals deals compared."""
+    def __init__(
+        self,
+        *,
+        bot: _builtins.str = ...,
+        unseen: _builtins.int = ...,
+        unseen_agree: _builtins.int = ...,
+        seen: _builtins.int = ...,
+        seen_agree: _builtins.int = ...,
+        ambiguous: _builtins.int = ...,
+        untimed: _builtins.int = ...,
+        single: _builtins.int = ...,
+        deals: _builtins.int = ...,
+        difference: _builtins.float | None = ...,
+        p_value: _builtins.float | None = ...,
+        flagged: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_difference", b"_difference", "_p_value", b"_p_value", "difference", b"difference", "p_value", b"p_value"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_difference", b"_difference", "_p_value", b"_p_value", "ambiguous", b"ambiguous", "bot", b"bot", "deals", b"deals", "difference", b"difference", "flagged", b"flagged", "p_value", b"p_value", "seen", b"seen", "seen_agree", b"seen_agree", "single", b"single", "unseen", b"unseen", "unseen_agree", b"unseen_agree", "untimed", b"untimed"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__difference: _TypeAlias = _typing.Literal["difference"]  # noqa: Y015
+    _WhichOneofArgType__difference: _TypeAlias = _typing.Literal["_difference", b"_difference"]  # noqa: Y015
+    _WhichOneofReturnType__p_value: _TypeAlias = _typing.Literal["p_value"]  # noqa: Y015
+    _WhichOneofArgType__p_value: _TypeAlias = _typing.Literal["_p_value", b"_p_value"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__difference) -> _WhichOneofReturnType__difference | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__p_value) -> _WhichOneofReturnType__p_value | None: ...
+
+Global___BotAudit: _TypeAlias = BotAudit  # noqa: Y015
+
+@_typing.final
+class AuditTournamentResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    BOTS_FIELD_NUMBER: _builtins.int
+    ALPHA_FIELD_NUMBER: _builtins.int
+    MIN_DEALS_FIELD_NUMBER: _builtins.int
+    CLOCK_MARGIN_MS_FIELD_NUMBER: _builtins.int
+    DEALS_AUDITED_FIELD_NUMBER: _builtins.int
+    DEALS_TOTAL_FIELD_NUMBER: _builtins.int
+    DECISIONS_FIELD_NUMBER: _builtins.int
+    SECONDS_FIELD_NUMBER: _builtins.int
+    UNREADABLE_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    alpha: _builtins.float
+    min_deals: _builtins.int
+    clock_margin_ms: _builtins.int
+    deals_audited: _builtins.int
+    """Deals analysed, and finished deals of the tournament in all."""
+    deals_total: _builtins.int
+    decisions: _builtins.int
+    """Decisions counted, over every bot."""
+    seconds: _builtins.float
+    @_builtins.property
+    def bots(self) -> _containers.RepeatedCompositeFieldContainer[Global___BotAudit]: ...
+    @_builtins.property
+    def unreadable(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The records that could not be replayed, one line each."""
+
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+        bots: _abc.Iterable[Global___BotAudit] | None = ...,
+        alpha: _builtins.float = ...,
+        min_deals: _builtins.int = ...,
+        clock_margin_ms: _builtins.int = ...,
+        deals_audited: _builtins.int = ...,
+        deals_total: _builtins.int = ...,
+        decisions: _builtins.int = ...,
+        seconds: _builtins.float = ...,
+        unreadable: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["alpha", b"alpha", "bots", b"bots", "clock_margin_ms", b"clock_margin_ms", "deals_audited", b"deals_audited", "deals_total", b"deals_total", "decisions", b"decisions", "min_deals", b"min_deals", "seconds", b"seconds", "tournament_id", b"tournament_id", "unreadable", b"unreadable"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AuditTournamentResponse: _TypeAlias = AuditTournamentResponse  # noqa: Y015
 
 @_typing.final
 class GetLeaderboardRequest(_message.Message):

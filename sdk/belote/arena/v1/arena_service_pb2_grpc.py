@@ -124,6 +124,11 @@ class ArenaServiceStub:
                 request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.ResumeTournamentRequest.SerializeToString,
                 response_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.ResumeTournamentResponse.FromString,
                 _registered_method=True)
+        self.AuditTournament = channel.unary_unary(
+                '/belote.arena.v1.ArenaService/AuditTournament',
+                request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.AuditTournamentRequest.SerializeToString,
+                response_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.AuditTournamentResponse.FromString,
+                _registered_method=True)
         self.GetLeaderboard = channel.unary_unary(
                 '/belote.arena.v1.ArenaService/GetLeaderboard',
                 request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.GetLeaderboardRequest.SerializeToString,
@@ -264,6 +269,18 @@ class ArenaServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AuditTournament(self, request, context):
+        """Audit a tournament's duplicate play (admin): for each bot, how often its
+        card decisions agree with perfect-information play before and after it
+        could have seen the deal at another table, and a one-sided test that it
+        plays better after (docs/detection.md). Analyses at most
+        max_deals deals, in a child process of the node; one audit at a time per
+        node (RESOURCE_EXHAUSTED while one runs).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetLeaderboard(self, request, context):
         """The ranking of a rating pool: Bradley-Terry maximum likelihood with 95%
         intervals and the likelihood of superiority over the next bot, or the
@@ -363,6 +380,11 @@ def add_ArenaServiceServicer_to_server(servicer, server):
                     servicer.ResumeTournament,
                     request_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.ResumeTournamentRequest.FromString,
                     response_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.ResumeTournamentResponse.SerializeToString,
+            ),
+            'AuditTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.AuditTournament,
+                    request_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.AuditTournamentRequest.FromString,
+                    response_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.AuditTournamentResponse.SerializeToString,
             ),
             'GetLeaderboard': grpc.unary_unary_rpc_method_handler(
                     servicer.GetLeaderboard,
@@ -817,6 +839,33 @@ class ArenaService:
             '/belote.arena.v1.ArenaService/ResumeTournament',
             belote_dot_arena_dot_v1_dot_arena__service__pb2.ResumeTournamentRequest.SerializeToString,
             belote_dot_arena_dot_v1_dot_arena__service__pb2.ResumeTournamentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AuditTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/belote.arena.v1.ArenaService/AuditTournament',
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.AuditTournamentRequest.SerializeToString,
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.AuditTournamentResponse.FromString,
             options,
             channel_credentials,
             insecure,

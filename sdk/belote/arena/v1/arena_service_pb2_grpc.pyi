@@ -83,6 +83,14 @@ class ArenaServiceStub:
     """Enqueue, once, what the results so far call for: after a whole cluster
     restarted (admin).
     """
+    AuditTournament: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.AuditTournamentRequest, _arena_service_pb2.AuditTournamentResponse]
+    """Audit a tournament's duplicate play (admin): for each bot, how often its
+    card decisions agree with perfect-information play before and after it
+    could have seen the deal at another table, and a one-sided test that it
+    plays better after (docs/detection.md). Analyses at most
+    max_deals deals, in a child process of the node; one audit at a time per
+    node (RESOURCE_EXHAUSTED while one runs).
+    """
     GetLeaderboard: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.GetLeaderboardRequest, _arena_service_pb2.GetLeaderboardResponse]
     """The ranking of a rating pool: Bradley-Terry maximum likelihood with 95%
     intervals and the likelihood of superiority over the next bot, or the
@@ -147,6 +155,14 @@ class ArenaServiceAsyncStub(ArenaServiceStub):
     ResumeTournament: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.ResumeTournamentRequest, _arena_service_pb2.ResumeTournamentResponse]  # type: ignore[assignment]
     """Enqueue, once, what the results so far call for: after a whole cluster
     restarted (admin).
+    """
+    AuditTournament: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.AuditTournamentRequest, _arena_service_pb2.AuditTournamentResponse]  # type: ignore[assignment]
+    """Audit a tournament's duplicate play (admin): for each bot, how often its
+    card decisions agree with perfect-information play before and after it
+    could have seen the deal at another table, and a one-sided test that it
+    plays better after (docs/detection.md). Analyses at most
+    max_deals deals, in a child process of the node; one audit at a time per
+    node (RESOURCE_EXHAUSTED while one runs).
     """
     GetLeaderboard: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.GetLeaderboardRequest, _arena_service_pb2.GetLeaderboardResponse]  # type: ignore[assignment]
     """The ranking of a rating pool: Bradley-Terry maximum likelihood with 95%
@@ -305,6 +321,20 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_arena_service_pb2.ResumeTournamentResponse, _abc.Awaitable[_arena_service_pb2.ResumeTournamentResponse]]:
         """Enqueue, once, what the results so far call for: after a whole cluster
         restarted (admin).
+        """
+
+    @_abc_1.abstractmethod
+    def AuditTournament(
+        self,
+        request: _arena_service_pb2.AuditTournamentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.AuditTournamentResponse, _abc.Awaitable[_arena_service_pb2.AuditTournamentResponse]]:
+        """Audit a tournament's duplicate play (admin): for each bot, how often its
+        card decisions agree with perfect-information play before and after it
+        could have seen the deal at another table, and a one-sided test that it
+        plays better after (docs/detection.md). Analyses at most
+        max_deals deals, in a child process of the node; one audit at a time per
+        node (RESOURCE_EXHAUSTED while one runs).
         """
 
     @_abc_1.abstractmethod

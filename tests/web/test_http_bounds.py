@@ -1,0 +1,178 @@
+"""What one connection or one address may hold of a node's HTTP server, against the real server.
+
+Slowloris clients (a request head a byte at a time, or nothing) are closed
+within the head timeout while honest readers are answered; one address past
+its connection bound is refused while another address is served; event streams
+are bounded per address. The attackers come from other loopback addresses
+(127.0.0.2 and up: all of 127.0.0.0/8 is this machine), the honest readers
+from 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import selectors
+import socket
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from arena.web import WebConfig, WebLimits
+from tests.web.clients import OTHER, closed_by_peer, connect, json_of, request
+from tests.web.site import Site
+
+pytestmark = pytest.mark.reliability
+
+#: the bounds of the module's site: a long head timeout, so that idle connections stay while a
+#: test counts them
+BOUNDS = WebLimits(head_timeout=60.0, connections_per_address=6, connections=14, watchers_per_address=2)
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[Site]:
+    with tempfile.TemporaryDirectory() as tmp:
+        s = Site(Path(tmp), tournament=False, web=WebConfig(limits=BOUNDS))
+        try:
+            yield s
+        finally:
+            s.close()
+
+
+def served(site: Site, source: str = "127.0.0.1") -> int:
+    return request(site.url, "/api/v1/pools", source)[0]
+
+
+def until(check: object, seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if callable(check) and check():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_slowloris_connections_are_closed_within_the_head_timeout_while_honest_readers_are_answered(
+    tmp_path: Path,
+) -> None:
+    head = 1.0
+    limits = WebLimits(head_timeout=head, connections_per_address=10, connections=100)
+    site = Site(tmp_path, tournament=False, web=WebConfig(limits=limits))
+    try:
+        # 40 slow clients from four addresses: half send nothing, half a request head a byte at a
+        # time, forever (an endless header line)
+        silent = [connect(site.url, f"127.0.0.{2 + i % 4}") for i in range(20)]
+        dribbling = [connect(site.url, f"127.0.0.{2 + i % 4}") for i in range(20)]
+        opened = time.monotonic()
+        closed_at: dict[socket.socket, float] = {}
+        stop = threading.Event()
+
+        def dribble() -> None:
+            head_bytes = b"GET /api/v1/pools HTTP/1.1\r\nX-Slow: " + b"a" * 8000
+            k = 0
+            while not stop.is_set() and k < len(head_bytes):
+                for s in dribbling:
+                    if s not in closed_at:
+                        with contextlib.suppress(OSError):
+                            s.send(head_bytes[k:k + 1])
+                k += 1
+                stop.wait(0.05)
+
+        sender = threading.Thread(target=dribble, daemon=True)
+        sender.start()
+        answered: list[float] = []
+        with selectors.DefaultSelector() as watch:
+            for s in silent + dribbling:
+                s.setblocking(False)
+                watch.register(s, selectors.EVENT_READ)
+            while len(closed_at) < 40 and time.monotonic() - opened < head + 10:
+                start = time.monotonic()
+                assert served(site) == 200  # an honest reader meanwhile, from 127.0.0.1
+                answered.append(time.monotonic() - start)
+                for key, _ in watch.select(timeout=0.1):
+                    sock = key.fileobj
+                    assert isinstance(sock, socket.socket)
+                    if closed_by_peer(sock):
+                        closed_at[sock] = time.monotonic() - opened
+                        watch.unregister(sock)
+        stop.set()
+        sender.join(5)
+        assert len(closed_at) == 40, f"{40 - len(closed_at)} slow connections still open after {head + 10} s"
+        assert min(closed_at.values()) >= head * 0.9  # not before their time
+        assert max(closed_at.values()) < head + 5.0  # the timeout, with room for a loaded machine
+        assert answered and max(answered) < 5.0
+        for s in silent + dribbling:
+            s.close()
+    finally:
+        site.close()
+
+
+def test_one_address_past_its_connection_bound_is_refused_while_another_is_served(site: Site) -> None:
+    per, total = BOUNDS.connections_per_address, BOUNDS.connections
+    held = [connect(site.url, OTHER) for _ in range(per)]
+    try:
+        time.sleep(0.2)
+        assert not any(closed_by_peer(s) for s in held)  # counted, and kept (the head timeout is long)
+        status, _, _ = request(site.url, "/api/v1/pools", OTHER)
+        assert status == 0  # one more from the same address: closed at once, unanswered
+        assert served(site) == 200  # another address is served meanwhile
+        # and in all: two more addresses fill the node's bound, then everyone is refused
+        held += [connect(site.url, "127.0.0.3") for _ in range(per)]
+        held += [connect(site.url, "127.0.0.4") for _ in range(total - 2 * per)]
+        time.sleep(0.2)
+        assert served(site) == 0
+    finally:
+        for s in held:
+            s.close()
+    # closed connections are uncounted: both addresses are served again
+    assert until(lambda: served(site) == 200 and served(site, OTHER) == 200)
+
+
+def _open_events(site: Site, match_id: str, source: str) -> tuple[int, socket.socket, bytes]:
+    """An event stream of ``match_id`` from ``source``: (status, the open socket, what came first)."""
+    s = connect(site.url, source)
+    s.sendall(f"GET /api/v1/matches/{match_id}/events HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    first = s.recv(65536)
+    return int(first.split()[1]), s, first
+
+
+def test_event_streams_are_bounded_per_address(site: Site) -> None:
+    match_id = site.start_match(deals=40)  # a long match: its streams stay open through the test
+    streams: list[socket.socket] = []
+    try:
+        for _ in range(BOUNDS.watchers_per_address):
+            status, s, _ = _open_events(site, match_id, OTHER)
+            streams.append(s)
+            assert status == 200
+        status, s, first = _open_events(site, match_id, OTHER)
+        s.close()
+        assert status == 429 and b"from this address" in first
+        status, s, _ = _open_events(site, match_id, "127.0.0.1")  # another address still watches
+        streams.append(s)
+        assert status == 200
+        streams.pop(0).close()  # a stream closed frees its place (once the node writes to it)
+
+        def reopened() -> bool:
+            status, s, _ = _open_events(site, match_id, OTHER)
+            streams.append(s)
+            return status == 200
+
+        assert until(reopened)
+    finally:
+        for s in streams:
+            s.close()
+
+
+def test_a_refused_event_stream_says_why_in_json(site: Site) -> None:
+    match_id = site.start_match(deals=40)
+    streams = [_open_events(site, match_id, "127.0.0.5")[1] for _ in range(BOUNDS.watchers_per_address)]
+    try:
+        status, _, body = request(site.url, f"/api/v1/matches/{match_id}/events", "127.0.0.5")
+        assert status == 429
+        assert json_of(body)["error"].startswith(f"{BOUNDS.watchers_per_address} event streams are open")
+    finally:
+        for s in streams:
+            s.close()
