@@ -293,7 +293,12 @@ def check_serve(args: argparse.Namespace) -> None:
                         ("--max-calls-per-address", args.max_calls_per_address),
                         ("--http-max-connections-per-address", args.http_max_connections_per_address),
                         ("--http-max-connections", args.http_max_connections),
-                        ("--http-max-watchers-per-address", args.http_max_watchers_per_address)):
+                        ("--http-max-watchers-per-address", args.http_max_watchers_per_address),
+                        ("--max-replays-per-address", args.max_replays_per_address),
+                        ("--max-replays", args.max_replays),
+                        ("--replay-cache-mb", args.replay_cache_mb),
+                        ("--replay-mb-per-s", args.replay_mb_per_s),
+                        ("--replay-events-per-s", args.replay_events_per_s)):
         check_whole(flag, value, 1, MAX_LIMIT)
     check_seconds("--http-head-timeout", args.http_head_timeout, MAX_DEADLINE, zero=False)
     check_http(args)
@@ -378,7 +383,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
                     max_streams_per_peer=args.max_streams_per_address, max_streams=args.max_streams,
                     max_watchers_per_match=args.max_watchers_per_match,
                     max_watchers_per_peer=args.max_watchers_per_address, max_watchers=args.max_watchers,
-                    max_calls_per_peer=args.max_calls_per_address, refusal_hold=args.refusal_hold)
+                    max_calls_per_peer=args.max_calls_per_address, refusal_hold=args.refusal_hold,
+                    max_replays_per_address=args.max_replays_per_address, max_replays=args.max_replays,
+                    replay_cache_bytes=args.replay_cache_mb << 20,
+                    replay_bytes_per_s=args.replay_mb_per_s << 20,
+                    replay_messages_per_s=args.replay_events_per_s)
     settings = NodeSettings(
         listen=args.listen, advertise=args.advertise, data_dir=data, time=tc, capacity=args.capacity,
         lease_s=args.lease, drain_s=args.drain, replace_streams=args.replace_streams, access=access,
@@ -629,6 +638,16 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--max-watchers", type=int, default=1024, help="spectators at once in all")
     v.add_argument("--max-calls-per-address", type=int, default=32,
                    help="short calls in progress at once from one address (an IPv6 /64)")
+    v.add_argument("--max-replays-per-address", type=int, default=2,
+                   help="reads of finished matches (WatchMatch, the web's events and match pages) at once "
+                        "from one address")
+    v.add_argument("--max-replays", type=int, default=16, help="reads of finished matches at once in all")
+    v.add_argument("--replay-cache-mb", type=int, default=64,
+                   help="MiB of finished matches' prepared views kept for their next readers")
+    v.add_argument("--replay-mb-per-s", type=int, default=4,
+                   help="MiB a second the web's reads of finished matches send, all together")
+    v.add_argument("--replay-events-per-s", type=int, default=1000,
+                   help="events a second WatchMatch sends of finished matches, all together")
     v.add_argument("--refusal-hold", type=float, default=1.0,
                    help="seconds a refused call waits for its status, so that clients retrying at once "
                         "slow down (0: none)")

@@ -1,17 +1,19 @@
 """Records and results for tests that need one without playing it over gRPC.
 
 :func:`record_of_match` wraps a match the engine played into the arena's
-record, as a referee would write it; :func:`synthetic_record` makes a record
+record, as a referee would write it (:func:`played_record` plays one at random,
+as long as wanted); :func:`synthetic_record` makes a record
 with no deals, when only how the match ended matters (a queue test, a
 standings test).
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from typing import Any
 
-from arena.engine import Match
+from arena.engine import Match, Ruleset
 from arena.records import MatchEnd, MatchRecord, ResultReason, RulesetSpec, SeatBot, TimeControl
 from arena.tournament import Format, MatchJob, MatchResult, TournamentSpec
 
@@ -35,6 +37,21 @@ def record_of_match(
         bots=_bots(team0, team1, seats), time_control=TimeControl(),
         latencies_us=[[0] * (len(d.bids) + len(d.plays)) for d in match.deals], strikes=[], result=end,
     )
+
+
+def played_record(match_id: str, deals: int, seed: int = 1, team0: str = "alpha", team1: str = "beta",
+                  ruleset: RulesetSpec = "coinche") -> MatchRecord:
+    """The record of a match of ``deals`` deals played by the engine, each action drawn at random
+    among the legal ones (a 1,000-deal match, the largest there is, in under a second)."""
+    rules = Ruleset.from_spec(ruleset).with_options(deals=deals)
+    match = Match(rules, seed)
+    rng = random.Random(seed)
+    while not match.is_over:
+        deal = match.new_deal()
+        while not deal.is_over:
+            deal.apply(rng.choice(deal.legal_actions()))
+        match.add(deal)
+    return record_of_match(match_id, team0, team1, match)
 
 
 def synthetic_record(

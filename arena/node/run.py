@@ -26,16 +26,34 @@ from arena.node.service import ClusterArenaServicer
 from arena.node.worker import Worker, quiet
 from arena.queue import Broker, BrokerError
 from arena.ratings.pools import TOURNAMENT_PREFIX
-from arena.records import TimeControl
+from arena.records import MatchRecord, TimeControl
 from arena.referee.access import AccessPolicy
-from arena.referee.node import Limits, Node, NodeConfig
+from arena.referee.node import Limits, Node, NodeConfig, Unavailable
 from arena.referee.registry import BotRegistry
+from arena.referee.replay_views import RecordSource
 from arena.referee.service import start_server, stop_server
 from arena.referee.store import MatchStore
 from arena.referee.tls import TlsError, server_credentials
-from arena.tournament import Tournaments
+from arena.tournament import MatchResult, Tournaments
 
 log = logging.getLogger("arena.node")
+
+
+def record_of_result(text: str) -> MatchRecord:
+    """The record inside a result's JSON (module-level: a replay's build reads it in its process)."""
+    return MatchResult.from_json(text).record
+
+
+def results_source(broker: Broker) -> Callable[[str], RecordSource | None]:
+    """Where a node finds the records of matches played on other nodes: the queue's results."""
+    def source(match_id: str) -> RecordSource | None:
+        try:
+            text = broker.get_result_json(match_id)
+        except BrokerError as e:
+            raise Unavailable(f"the tournament queue: {e}") from None
+        return None if text is None else RecordSource(text, record_of_result)
+
+    return source
 
 
 @dataclass(frozen=True)
@@ -123,6 +141,7 @@ async def running_node(
                            node_id=config.node_id, access=config.access, secret=secret,
                            limits=config.limits),
                 registry=registry, store=store)
+    node.replays.sources.append(results_source(broker))
     #: the other nodes' changes (and this one's): the registry kept current, old tokens' streams cut
     watcher = NoticeWatcher(broker, name=f"notices-{node.node_id}")
     keep_current(watcher, registry, node, asyncio.get_running_loop())

@@ -142,18 +142,10 @@ class ClusterArenaServicer(ArenaServicer):
     async def GetMatchRecord(
         self, request: apb.GetMatchRecordRequest, context: Context,
     ) -> apb.GetMatchRecordResponse:
+        """The node's own record, or the queue's (the node's replays read both)."""
         await self.reader(context)
         await self._check_unsealed(context, request.match_id)
-        try:
-            record = self.node.record(request.match_id)
-        except NotFound:
-            result = await self._queue(context, self.broker.get_result, request.match_id)
-            if result is None:
-                await abort(context, NotFound(f"no match {request.match_id!r} on this node or in the queue"))
-            record = result.record
-        except EDGE_ERRORS as e:
-            await abort(context, e)
-        return apb.GetMatchRecordResponse(record_json=record.to_json())
+        return await super().GetMatchRecord(request, context)
 
     async def GetMatch(self, request: apb.GetMatchRequest, context: Context) -> apb.GetMatchResponse:
         reply = await super().GetMatch(request, context)

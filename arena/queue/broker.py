@@ -327,8 +327,14 @@ class Broker(abc.ABC):
         first: a match that ended after the cancel (before its node stopped it) is not recorded,
         so a cancel freezes the tournament's results and moves no pool."""
 
+    def get_result(self, match_id: str) -> MatchResult | None:
+        text = self.get_result_json(match_id)
+        return None if text is None else MatchResult.from_json(text)
+
     @abc.abstractmethod
-    def get_result(self, match_id: str) -> MatchResult | None: ...
+    def get_result_json(self, match_id: str) -> str | None:
+        """The result's JSON text as written, unread (a reader that parses it elsewhere: a replay's
+        build), or None."""
 
     def has_result(self, match_id: str) -> bool:
         """Whether the match's result is written, without reading it (what the seal rule asks:

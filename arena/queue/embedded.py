@@ -619,10 +619,10 @@ class EmbeddedBroker(Broker):
         row = db.execute("SELECT rating FROM pool_ratings WHERE pool = ? AND bot = ?", (pool, bot)).fetchone()
         return INITIAL_RATING if row is None else float(row[0])
 
-    def get_result(self, match_id: str) -> MatchResult | None:
+    def get_result_json(self, match_id: str) -> str | None:
         with self._errors(), self._tx(write=False) as db:
             row = db.execute("SELECT body FROM results WHERE match_id = ?", (match_id,)).fetchone()
-        return None if row is None else MatchResult.from_json(row[0])
+        return None if row is None else str(row[0])
 
     def has_result(self, match_id: str) -> bool:
         with self._errors(), self._tx(write=False) as db:

@@ -444,13 +444,12 @@ class RedisBroker(Broker):
                                       "cancelled before its result was written: not recorded")
         return bool(written)
 
-    def get_result(self, match_id: str) -> MatchResult | None:
+    def get_result_json(self, match_id: str) -> str | None:
         with self._reading():
             text = cast("str | None", self._redis.get(self.keys.result(match_id)))
         if text is None:
             self.check_data()
-            return None
-        return MatchResult.from_json(text)
+        return text
 
     def has_result(self, match_id: str) -> bool:
         with self._errors():

@@ -9,6 +9,7 @@ are UNIMPLEMENTED (:mod:`arena.node` gives the nodes of a queue theirs).
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from typing import NoReturn
@@ -24,6 +25,7 @@ from arena.referee.convert import result_to_proto
 from arena.referee.edge import EDGE_ERRORS, Context, abort, address_of, token_of
 from arena.referee.node import BotStatus, InvalidArgument, MatchSummary, Node, NotFound
 from arena.referee.registry import BotEntry, PerEntry
+from arena.referee.replays import ReplaySlot
 
 
 def summary_to_proto(summary: MatchSummary) -> apb.MatchSummary:
@@ -39,6 +41,8 @@ def summary_to_proto(summary: MatchSummary) -> apb.MatchSummary:
 
 #: the matches GetBot lists, newest first
 RECENT_MATCHES = 20
+#: a finished match's events go out this many at a time, within the node's pace for replays
+PACED = 50
 
 
 def bot_to_proto(b: BotStatus) -> apb.BotInfo:
@@ -234,46 +238,88 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
     ) -> apb.GetMatchResponse:
         await self.reader(context)
         try:
-            summary = self.node.summary(request.match_id)
-        except EDGE_ERRORS as e:
-            await abort(context, e)
+            summary = self.node.summary(request.match_id, stored=False)  # running, or among the latest
+        except NotFound:
+            async with self._replaying(context) as _:  # an older one's is in its record
+                try:
+                    summary = await self.node.finished_summary(request.match_id)
+                except EDGE_ERRORS as e:
+                    await abort(context, e)
         return apb.GetMatchResponse(match=summary_to_proto(summary))
 
     async def GetMatchRecord(
         self, request: apb.GetMatchRecordRequest, context: Context,
     ) -> apb.GetMatchRecordResponse:
         await self.reader(context)
+        async with self._replaying(context) as slot:
+            try:
+                record_json = await self.node.finished_record(request.match_id)
+            except EDGE_ERRORS as e:
+                await abort(context, e)
+            await slot.send(len(record_json))  # within the node's pace for replays, as the web's
+        return apb.GetMatchRecordResponse(record_json=record_json)
+
+    @contextlib.asynccontextmanager
+    async def _replaying(self, context: Context) -> AsyncIterator[ReplaySlot]:
+        """A place among the replays running at once for the caller's address, for the block;
+        RESOURCE_EXHAUSTED if there is none."""
         try:
-            record = self.node.record(request.match_id)
+            slot = await self.node.replay_slot(address_of(context))
         except EDGE_ERRORS as e:
             await abort(context, e)
-        return apb.GetMatchRecordResponse(record_json=record.to_json())
+        with slot:
+            yield slot
 
     async def WatchMatch(
         self, request: apb.WatchMatchRequest, context: Context,
     ) -> AsyncIterator[apb.WatchMatchResponse]:
+        """A running match's events as they are played; a finished match's all at once, from its
+        replay (:meth:`Node.replay`), read by a bounded number of callers at once."""
         await self.reader(context)
+        match_id = request.match_id
+        if not self.node.is_running(match_id):
+            async for reply in self._replay(match_id, context):
+                yield reply
+            return
         try:
-            history, q = self.node.watch(request.match_id)
+            history, q = self.node.watch(match_id)
         except EDGE_ERRORS as e:
             await abort(context, e)
         for ev in history:
             yield apb.WatchMatchResponse(event=ev)
-        if q is not None:
-            try:
-                while True:
-                    event = await q.get()
-                    if event is None:
-                        break
-                    yield apb.WatchMatchResponse(event=event)
-            finally:
-                self.node.unwatch(request.match_id, q)
         try:
-            summary = self.node.summary(request.match_id)
+            while True:
+                event = await q.get()
+                if event is None:
+                    break
+                yield apb.WatchMatchResponse(event=event)
+        finally:
+            self.node.unwatch(match_id, q)
+        try:
+            summary = self.node.summary(match_id)
         except NotFound:
             return  # aborted, and forgotten since
         if summary.result is not None:
             yield apb.WatchMatchResponse(result=result_to_proto(summary.result, summary.deals_played))
+
+    async def _replay(self, match_id: str, context: Context) -> AsyncIterator[apb.WatchMatchResponse]:
+        """A finished match's prepared events: each message only parsed from its bytes, the stream
+        waiting for the watcher between them."""
+        async with self._replaying(context) as slot:
+            try:
+                replay = await self.node.replay(match_id)
+            except EDGE_ERRORS as e:
+                await abort(context, e)
+            for n, data in enumerate(replay.events):
+                if n % PACED == 0:  # the node's replays share a pace: their share of the loop
+                    await slot.send_messages(PACED)
+                reply = apb.WatchMatchResponse()
+                reply.event.ParseFromString(data)
+                yield reply
+            if replay.result:
+                reply = apb.WatchMatchResponse()
+                reply.result.ParseFromString(replay.result)
+                yield reply
 
     # -------------------------------------------------------- tournaments
     async def _no_queue(self, context: Context) -> NoReturn:

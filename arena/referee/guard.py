@@ -345,10 +345,13 @@ class Tarpit:
 
     async def hold(self, context: grpc.aio.ServicerContext[Any, Any], seconds: float | None = None) -> None:
         """Wait ``seconds`` (the tarpit's own by default) if the caller's address has room."""
+        await self.hold_key(peer_host(context.peer() or ""), seconds)
+
+    async def hold_key(self, key: str, seconds: float | None = None) -> None:
+        """:meth:`hold` for a caller known by its address (``key``), whatever its protocol."""
         wait = self.seconds if seconds is None else min(seconds, self.seconds)
         if wait <= 0:
             return
-        key = peer_host(context.peer() or "")
         if self._held.open(key) is not None:
             return
         try:

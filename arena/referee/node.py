@@ -7,7 +7,9 @@ gRPC edge (:mod:`arena.referee.service`), the queue worker of
 and the node keeps nothing else of it but a small :class:`MatchSummary`
 among the :data:`RECENT_SUMMARIES` latest: a node's memory does not grow
 with the matches it has played. A late watcher of a finished match gets its
-public events rebuilt from the record (:mod:`arena.referee.replay_events`).
+public events from :attr:`Node.replays` (:mod:`arena.referee.replays`): built
+once from the record, off the event loop, and kept within a bound; a match that
+ends here hands over the events it published.
 
 Errors are :class:`NodeError` subclasses, picked by type; the edge maps them
 to gRPC status codes.
@@ -22,6 +24,7 @@ import secrets
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from belote.arena.v1 import bot_service_pb2 as bpb
 from belote.arena.v1 import game_pb2 as pb
@@ -41,6 +44,9 @@ from arena.records import (
     valid_bot_name,
 )
 from arena.referee.access import AccessPolicy, Gate, Unauthenticated
+from arena.referee.builds import BuildFailed
+from arena.referee.convert import result_to_proto
+from arena.referee.guard import Tarpit
 from arena.referee.live import EventFeed, LiveMatch, MatchState, MatchSummary
 from arena.referee.registry import (
     BotEntry,
@@ -51,7 +57,14 @@ from arena.referee.registry import (
     StaleTokenError,
     UnknownBotError,
 )
-from arena.referee.replay_events import public_events
+from arena.referee.replay_views import (
+    RecordSource,
+    WatchReplay,
+    facts_view,
+    record_view,
+    watch_view,
+)
+from arena.referee.replays import FACTS, RECORD, WATCH, Measured, ReplayFull, Replays, ReplaySlot
 from arena.referee.runner import MatchSpec, Seat
 from arena.referee.sessions import BotLink, Hub, Writer
 from arena.referee.store import MatchStore, StoreError, UnreadableRecordError, valid_match_id
@@ -64,6 +77,8 @@ __all__ = [
 ]
 
 log = logging.getLogger("arena.referee")
+
+_V = TypeVar("_V", bound=Measured)
 
 
 class NodeError(Exception):
@@ -91,7 +106,8 @@ class AlreadyExists(NodeError):
 
 
 class Unavailable(NodeError):
-    """What the node needs of its store is gone or out of reach (a Redis that lost the arena's data)."""
+    """What the node reads from cannot be read now: the queue out of reach, or a Redis that lost the
+    arena's data. Retry later."""
 
 
 class SeatingError(NodeError):
@@ -164,6 +180,18 @@ class Limits:
     #: max_held_refusals in all; past those, the status at once; 0: none)
     refusal_hold: float = 1.0
     max_held_refusals: int = 1024
+    #: reads of a finished match (WatchMatch, the web's events and match pages) running at once
+    #: from one address, and in all
+    max_replays_per_address: int = 2
+    max_replays: int = 16
+    #: bytes of finished matches' views kept for their next readers (a 1,000-deal match's three
+    #: views are about 14 MB; a 16-deal one's 0.2 MB)
+    replay_cache_bytes: int = 64 << 20
+    #: what those reads send a second, all together: bytes of the web's answers, and gRPC messages
+    #: (one event each; a message costs the loop about 60-120 us, whatever its size): the share of
+    #: the loop that readers of finished matches may take, however many they are
+    replay_bytes_per_s: int = 4 << 20
+    replay_messages_per_s: int = 1000
 
     @property
     def concurrent_rpcs(self) -> int:
@@ -225,6 +253,13 @@ class Node:
         self.gate = Gate(config.access, self._registry)
         self._secret = config.secret or secrets.token_hex(32)
         self._store = store or MatchStore(data / "matches" if data else None)
+        limits = config.limits
+        #: finished matches' views, from this node's store first (the node of a queue adds its results)
+        self.replays = Replays(
+            [self._store_source], max_bytes=limits.replay_cache_bytes,
+            per_address=limits.max_replays_per_address, total=limits.max_replays,
+            bytes_per_s=limits.replay_bytes_per_s, messages_per_s=limits.replay_messages_per_s,
+            tarpit=Tarpit(limits.refusal_hold, limits.max_streams_per_peer, limits.max_streams))
         # a bot that cannot take a message within its own time for a decision is gone
         self._hub = Hub(write_timeout=config.time.deadline + config.time.time_bank)
         #: the running matches
@@ -543,6 +578,9 @@ class Node:
                 if record is not None:
                     self._remember(MatchSummary.of_record(record))
                     self._ended(record)
+                    if record.result.reason is not ResultReason.ABORTED:  # its events are its replay's
+                        result = result_to_proto(record.result, record.deals_played)
+                        self.replays.hand_over(live.match_id, live.history, result.SerializeToString())
 
     def _ended(self, record: MatchRecord) -> None:
         """One log line and the count of a match that ended here."""
@@ -572,6 +610,15 @@ class Node:
                 continue
             if record is not None:
                 self._remember(MatchSummary.of_record(record))
+
+    def _store_source(self, match_id: str) -> RecordSource | None:
+        """The stored record's text, unread (called in a thread: its reader reads it)."""
+        try:
+            text = self._store.text(match_id)
+        except UnreadableRecordError as e:
+            log.error("%s", e)
+            raise DamagedRecord(str(e)) from None
+        return None if text is None else RecordSource(text, MatchRecord.from_json)
 
     def _stored(self, match_id: str) -> MatchRecord | None:
         try:
@@ -622,14 +669,16 @@ class Node:
             raise NotFound(f"the record of match {match_id} is not kept here")
         raise NotFound(f"no match {match_id!r} on this node")
 
-    def summary(self, match_id: str) -> MatchSummary:
+    def summary(self, match_id: str, *, stored: bool = True) -> MatchSummary:
+        """What anyone may ask of the match; with ``stored`` False, of a running or recent one only
+        (the others' are in their records, whose reading grows with their deals)."""
         live = self._matches.get(match_id)
         if live is not None:
             return live.summary()
         recent = self._recent.get(match_id)
         if recent is not None:
             return recent
-        record = self._stored(match_id)
+        record = self._stored(match_id) if stored else None
         if record is None:
             raise NotFound(f"no match {match_id!r} on this node")
         return MatchSummary.of_record(record)
@@ -638,24 +687,79 @@ class Node:
         """The running matches, then the latest finished ones (oldest first; the others: ``summary``)."""
         return [live.summary() for live in self._matches.values()] + list(self._recent.values())
 
-    def watch(self, match_id: str) -> tuple[Iterator[pb.PublicEvent], EventFeed | None]:
-        """The match's public events so far, and a feed of the next ones (``get()``, None at the end).
+    def watch(self, match_id: str) -> tuple[Iterator[pb.PublicEvent], EventFeed]:
+        """A running match's public events so far, and a feed of the next ones (``get()``, None at
+        the end); :class:`NotFound` if it is not running here (a finished one: :meth:`replay`).
 
-        The feed is None once the match is over: its events are then rebuilt
-        from its record, so a watcher that arrives late, even long after the
-        end, still sees the whole match (an aborted match, unrecorded, has
-        none to show). The events come lazily, as they are read, and a
-        watcher that does not read holds nothing but its place.
+        The events come lazily, as they are read, and a watcher that does not
+        read holds nothing but its place.
         """
         live = self._matches.get(match_id)
-        if live is not None:
-            return live.watch()
-        record = self._stored(match_id)
-        if record is not None:
-            return _replayed(record), None
-        if match_id in self._recent:
-            return iter(()), None
-        raise NotFound(f"no match {match_id!r} on this node")
+        if live is None:
+            raise NotFound(f"match {match_id!r} is not running on this node")
+        return live.watch()
+
+    async def replay_slot(self, address: str) -> ReplaySlot:
+        """A place among the replays running at once (per address, and in all), for a read of a
+        finished match from ``address``; :class:`ResourceExhausted` if there is none."""
+        try:
+            return await self.replays.gate.enter(address)
+        except ReplayFull as e:
+            raise ResourceExhausted(str(e)) from None
+
+    async def replay_view(self, match_id: str, kind: str,
+                          build: Callable[[RecordSource], tuple[_V, str]]) -> _V | None:
+        """A finished match's ``kind`` view, kept or built once (:meth:`Replays.view`); None if no
+        record of it is found. :class:`DamagedRecord` for a record that cannot be read,
+        :class:`Unavailable` when the build process stopped (or the queue cannot be read)."""
+        try:
+            return await self.replays.view(match_id, kind, build)
+        except UnreadableRecordError as e:
+            log.error("%s", e)
+            raise DamagedRecord(str(e)) from None
+        except BuildFailed as e:
+            raise Unavailable(str(e)) from None
+
+    async def finished_summary(self, match_id: str) -> MatchSummary:
+        """The summary of a match that is not running here: the node's own among its latest, else
+        from its record, read once in the build process and kept (:meth:`replay_view`: a record's
+        reading grows with its deals); :class:`NotFound` if there is none."""
+        recent = self._recent.get(match_id)
+        if recent is not None:
+            return recent
+        facts = await self.replay_view(match_id, FACTS, facts_view)
+        if facts is None:
+            raise NotFound(f"no match {match_id!r} on this node")
+        aborted = facts.result.reason is ResultReason.ABORTED
+        return MatchSummary(
+            match_id=facts.match_id, state=MatchState.ABORTED if aborted else MatchState.FINISHED,
+            players=facts.players, ruleset=facts.ruleset, totals=facts.result.totals,
+            deals_played=facts.deals_played, seed=facts.seed, result=facts.result)
+
+    async def finished_record(self, match_id: str) -> str:
+        """A finished match's record, as JSON text: read once in the build process and kept, as
+        :meth:`record` says otherwise (:class:`FailedPrecondition` while it runs, :class:`NotFound`
+        for an aborted or unknown one)."""
+        if match_id in self._matches:
+            raise FailedPrecondition(f"match {match_id} is still running; watch it instead")
+        body = await self.replay_view(match_id, RECORD, record_view)
+        if body is None:
+            self.record(match_id)  # its error: aborted, not kept, or unknown
+            raise NotFound(f"no match {match_id!r} on this node")
+        return body.data.decode()
+
+    async def replay(self, match_id: str) -> WatchReplay:
+        """A finished match's public events and result, as WatchMatch sends them: kept, or built
+        once from its record, off the event loop (:mod:`arena.referee.replays`), so that a watcher
+        who comes late, even long after the end, still sees the whole match. An aborted match,
+        unrecorded, has only its result to show; :class:`NotFound` for a match unknown here."""
+        view = await self.replay_view(match_id, WATCH, watch_view)
+        if view is not None:
+            return view
+        recent = self._recent.get(match_id)
+        if recent is None or recent.result is None:
+            raise NotFound(f"no match {match_id!r} on this node")
+        return WatchReplay((), result_to_proto(recent.result, recent.deals_played).SerializeToString())
 
     def unwatch(self, match_id: str, feed: EventFeed) -> None:
         """A watcher left (nothing to undo: a feed is only a position in the match's events)."""
@@ -665,6 +769,7 @@ class Node:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        self.replays.close()
 
 
 _BOTH_SIDES = ("a bot may sit on both sides only in a match of that bot alone (a mirror match): "
@@ -696,10 +801,3 @@ def check_seats(team0: str, team1: str, seats: Sequence[str] | None) -> list[str
         raise InvalidArgument(_BOTH_SIDES)
     return keys
 
-
-def _replayed(record: MatchRecord) -> Iterator[pb.PublicEvent]:
-    """The record's public events; a record that does not replay ends them early, logged."""
-    try:
-        yield from public_events(record)
-    except (ValueError, TypeError) as e:  # RecordError and the engine's errors are ValueErrors
-        log.error("match %s: its public events cannot be rebuilt from its record: %s", record.match_id, e)

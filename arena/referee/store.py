@@ -83,22 +83,26 @@ class MatchStore:
         path = self.path(match_id)
         return match_id in self._memory if path is None else path.exists()
 
-    def get(self, match_id: str) -> MatchRecord | None:
-        """The record of ``match_id``, or None; :class:`UnreadableRecordError` for a damaged one."""
+    def text(self, match_id: str) -> str | None:
+        """The JSON text of ``match_id``'s record, unread, or None; :class:`UnreadableRecordError` for a
+        file that cannot be read."""
         if not valid_match_id(match_id):
             return None
         path = self.path(match_id)
         if path is None:
-            text = self._memory.get(match_id)
-            if text is None:
-                return None
-        else:
-            try:
-                text = path.read_text(encoding="utf-8")
-            except FileNotFoundError:
-                return None
-            except (OSError, UnicodeDecodeError) as e:
-                raise UnreadableRecordError(f"the record of match {match_id} cannot be read: {e}") from None
+            return self._memory.get(match_id)
+        try:
+            return path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        except (OSError, UnicodeDecodeError) as e:
+            raise UnreadableRecordError(f"the record of match {match_id} cannot be read: {e}") from None
+
+    def get(self, match_id: str) -> MatchRecord | None:
+        """The record of ``match_id``, or None; :class:`UnreadableRecordError` for a damaged one."""
+        text = self.text(match_id)
+        if text is None:
+            return None
         try:
             return MatchRecord.from_json(text)
         except RecordError as e:

@@ -29,6 +29,7 @@ from aiohttp import web
 from arena.ratings.leaderboard import METHODS
 from arena.referee.guard import host_key
 from arena.referee.quietlog import QuietLog
+from arena.referee.replay_views import SSE_END, sse_frame
 from arena.web.reads import (
     MAX_LIMIT,
     MAX_OFFSET,
@@ -36,6 +37,7 @@ from arena.web.reads import (
     BadRequest,
     Forbidden,
     NotFound,
+    Prepared,
     ReadError,
     TooMany,
     TooSlow,
@@ -268,8 +270,39 @@ async def tournament(request: web.Request) -> web.Response:
     return web.json_response((await request.app[READS].tournament(request.match_info["id"])).to_json())
 
 
-async def match(request: web.Request) -> web.Response:
-    return web.json_response((await request.app[READS].match(request.match_info["id"])).to_json())
+#: a prepared answer goes out this many bytes at a time, each write waiting for the reader to take
+#: what it was sent (the memory one reader holds, however large the answer)
+CHUNK = 16 * 1024
+
+
+async def send_prepared(request: web.Request, prepared: Prepared, headers: dict[str, str],
+                        ) -> web.StreamResponse:
+    """Send a prepared answer a chunk at a time, then give its reader's place back."""
+    try:
+        response = web.StreamResponse(headers=headers)
+        response.content_length = len(prepared.body)
+        await response.prepare(request)
+        try:
+            async for chunk in prepared.chunks(CHUNK):
+                if request.transport is None or request.transport.is_closing():
+                    break  # the reader left: its place goes back now, not at the next write
+                await response.write(chunk)
+            await response.write_eof()
+        except ConnectionError:
+            pass  # the reader left
+        return response
+    finally:
+        prepared.close()
+
+
+async def match(request: web.Request) -> web.StreamResponse:
+    view = await request.app[READS].match(request.match_info["id"], request.remote or "")
+    if isinstance(view, Prepared):
+        return await send_prepared(request, view, {"Content-Type": "application/json; charset=utf-8"})
+    return web.json_response(view.to_json())
+
+
+EVENT_STREAM = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
 async def match_events(request: web.Request) -> web.StreamResponse:
@@ -278,15 +311,16 @@ async def match_events(request: web.Request) -> web.StreamResponse:
     address = host_key(request.remote or "")
     watchers.enter(match_id, address)
     try:
-        events = await request.app[READS].match_events(match_id)
-        response = web.StreamResponse(headers={
-            "Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+        events = await request.app[READS].match_events(match_id, request.remote or "")
+        if isinstance(events, Prepared):  # a finished match: its whole stream, prepared
+            return await send_prepared(request, events, EVENT_STREAM)
+        response = web.StreamResponse(headers=EVENT_STREAM)
         await response.prepare(request)
         try:
             async for event in events:
                 kind = "result" if event.get("kind") == "result" else "public"
-                await response.write(f"event: {kind}\ndata: {json.dumps(event)}\n\n".encode())
-            await response.write(b"event: end\ndata: {}\n\n")
+                await response.write(sse_frame(kind, event))
+            await response.write(SSE_END)
         except ConnectionError:
             pass  # the spectator left
         except ReadError as e:  # the stream has begun: its status is sent; the error ends it

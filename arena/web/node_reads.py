@@ -13,7 +13,6 @@ reads need a credential. Broker calls run in a thread; the node's own state
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -21,9 +20,7 @@ from dataclasses import asdict
 from typing import Any, TypeVar
 
 from belote.arena.v1 import game_pb2 as pb
-from google.protobuf.json_format import MessageToDict
 
-from arena.engine.cards import CARDS
 from arena.engine.dealing import commitment
 from arena.node.rankings import BadRequest as RankingsBadRequest
 from arena.node.rankings import Rankings, UnknownPool
@@ -33,12 +30,22 @@ from arena.ratings.leaderboard import Leaderboard, Method
 from arena.records import side_name
 from arena.referee.access import AccessError, Throttled
 from arena.referee.convert import result_to_proto
-from arena.referee.live import MatchState, MatchSummary
+from arena.referee.live import EventFeed, MatchState, MatchSummary
 from arena.referee.node import Node, NodeError
 from arena.referee.node import NotFound as NodeNotFound
 from arena.referee.registry import PerEntry
-from arena.referee.replay_events import public_events
-from arena.tournament import MatchResult, Tournaments, UnknownTournament
+from arena.referee.replay_views import (
+    SSE_END,
+    Body,
+    RecordSource,
+    event_json,
+    events_view,
+    match_view,
+    result_json,
+    sse_frame,
+)
+from arena.referee.replays import EVENTS, MATCH, ReplaySlot
+from arena.tournament import Tournaments, UnknownTournament
 from arena.tournament.summary import ResultSummary
 from arena.tournament.tables import sealed_reason
 from arena.web.reads import (
@@ -52,6 +59,7 @@ from arena.web.reads import (
     MatchView,
     NotFound,
     Page,
+    Prepared,
     TooMany,
     TournamentDetail,
     TournamentRow,
@@ -222,96 +230,100 @@ class NodeReads:
         secret is revealed (:func:`arena.node.service.still_sealed`)."""
         return still_sealed(self.broker, self.schedules, match_id)
 
-    async def match(self, match_id: str) -> MatchView:
+    async def match(self, match_id: str, peer: str = "") -> MatchView | Prepared:
         sealed = await self._queue(self._sealed, match_id)
-        result: MatchResult | None = None
+        if self.node.is_running(match_id):
+            return _view_of_summary(self.node.summary(match_id), sealed=sealed)
+        slot = await self._replay_slot(peer)
+        prepared = None
         try:
-            summary = self.node.summary(match_id)
-        except NodeNotFound:
-            result = await self._queue(self.broker.get_result, match_id)
-            if result is None:
-                raise NotFound(f"no match {match_id!r} on this node or in the queue") from None
-            summary = MatchSummary.of_record(result.record)
-        except NodeError as e:
-            raise Unavailable(str(e)) from None
-        record: dict[str, Any] | None = None
-        replay: tuple[dict[str, Any], ...] | None = None
-        if summary.state is MatchState.FINISHED and not sealed:
-            rec = result.record if result is not None else self.node.stored_record(match_id)
-            if rec is None:
-                found = await self._queue(self.broker.get_result, match_id)
-                rec = found.record if found is not None else None
-            if rec is not None:
-                record = rec.to_dict()
-                replay = await asyncio.to_thread(_outcomes, rec)
-        return MatchView(
-            match_id=summary.match_id, state=str(summary.state), players=summary.players,
-            ruleset=summary.ruleset, totals=() if sealed else summary.totals,
-            deals_played=0 if sealed else summary.deals_played, seed="" if sealed else summary.seed,
-            result=None if summary.result is None or sealed else summary.result.to_dict(),
-            record=record, replay=replay,
-        )
+            body = None if sealed else await self._view(match_id, MATCH, match_view)
+            if body is not None:
+                prepared = Prepared(body.data, slot)  # its sender gives the place back
+                return prepared
+            # a leg still sealed: its status without its seed; or a match aborted here, unrecorded
+            return _view_of_summary(await self._finished_summary(match_id), sealed=sealed)
+        finally:
+            if prepared is None:
+                slot.close()
 
-    async def match_events(self, match_id: str) -> EventStream:
+    async def match_events(self, match_id: str, peer: str = "") -> EventStream | Prepared:
         if await self._queue(self._sealed, match_id):
             raise Conflict(sealed_reason(match_id))
-        feed = None
-        try:
+        if self.node.is_running(match_id):
             history, feed = self.node.watch(match_id)
-        except NodeNotFound:
-            found = await self._queue(self.broker.get_result, match_id)
-            if found is None:
-                raise NotFound(f"no match {match_id!r} on this node or in the queue") from None
-            history = public_events(found.record)
-        except NodeError as e:
-            raise Unavailable(str(e)) from None
-        return self._events(match_id, history, feed)
-
-    async def _events(self, match_id: str, history: Iterator[pb.PublicEvent], feed: Any) -> AsyncIterator[
-            dict[str, Any]]:
-        for event in history:
-            yield event_json(event)
-        if feed is not None:
-            while (event := await feed.get()) is not None:
-                yield event_json(event)
+            return self._events(match_id, history, feed)
+        slot = await self._replay_slot(peer)
+        prepared = None
         try:
-            summary = self.node.summary(match_id)
+            body = await self._view(match_id, EVENTS, events_view)
+            if body is not None:
+                prepared = Prepared(body.data, slot)
+                return prepared
+            summary = await self._finished_summary(match_id)  # aborted here, unrecorded: its result
+            result = [] if summary.result is None else [sse_frame("result", result_json(
+                result_to_proto(summary.result, summary.deals_played)))]
+            prepared = Prepared(b"".join([*result, SSE_END]), slot)
+            return prepared
+        finally:
+            if prepared is None:
+                slot.close()
+
+    async def _replay_slot(self, peer: str) -> ReplaySlot:
+        try:
+            return await self.node.replay_slot(peer)
+        except NodeError as e:
+            raise TooMany(str(e)) from None
+
+    async def _view(self, match_id: str, kind: str,
+                    build: Callable[[RecordSource], tuple[Body, str]]) -> Body | None:
+        """A finished match's view, kept or built once (:mod:`arena.referee.replays`)."""
+        try:
+            return await self.node.replay_view(match_id, kind, build)
+        except NodeError as e:  # the queue, the build process, or a damaged record
+            raise Unavailable(str(e)) from None
+
+    async def _finished_summary(self, match_id: str) -> MatchSummary:
+        """The summary of a match that is not running (from its record, read once off the loop)."""
+        try:
+            return await self.node.finished_summary(match_id)
         except NodeNotFound:
-            found = await self._queue(self.broker.get_result, match_id)
-            if found is None:
-                return
-            summary = MatchSummary.of_record(found.record)
+            raise NotFound(f"no match {match_id!r} on this node or in the queue") from None
+        except NodeError as e:  # the queue, the build process, or a damaged record
+            raise Unavailable(str(e)) from None
+
+    async def _events(self, match_id: str, history: Iterator[pb.PublicEvent],
+                      feed: EventFeed) -> AsyncIterator[dict[str, Any]]:
+        """A running match's events: those so far (a few at a time between turns of the loop, however
+        many), then each as it is played, then its result."""
+        for n, past in enumerate(history):
+            yield event_json(past)
+            if n % EVENTS_PER_TURN == EVENTS_PER_TURN - 1:
+                await asyncio.sleep(0)
+        while (event := await feed.get()) is not None:
+            yield event_json(event)
+        try:
+            summary = self.node.summary(match_id, stored=False)
+        except NodeNotFound:
+            return  # aborted, and forgotten since
         if summary.result is not None:
-            yield {"kind": "result", "result": MessageToDict(
-                result_to_proto(summary.result, summary.deals_played), preserving_proto_field_name=True,
-                always_print_fields_with_no_presence=True)}
+            yield result_json(result_to_proto(summary.result, summary.deals_played))
 
 
-def event_json(event: pb.PublicEvent) -> dict[str, Any]:
-    """A public event as JSON (the proto's field names), with ``kind`` naming it and card names added."""
-    out = MessageToDict(event, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
-    kind = event.WhichOneof("event")
-    out["kind"] = kind
-    body = out.get(kind or "", {})
-    if kind == "trick_completed":
-        body["card_names"] = [str(CARDS[c]) for c in event.trick_completed.cards]
-    elif kind == "deal_started" and event.deal_started.HasField("retourne"):
-        body["retourne_card"] = str(CARDS[event.deal_started.retourne])
-    elif kind == "deal_ended":
-        body["outcome"] = json.loads(event.deal_ended.outcome_json)
-    return out
+#: events of a running match sent to a late spectator between two turns of the event loop
+EVENTS_PER_TURN = 32
 
 
-def _outcomes(record: Any) -> tuple[dict[str, Any], ...]:
-    """Each finished deal's outcome (tricks, score), rebuilt from the record."""
-    out = []
-    try:
-        for event in public_events(record):
-            if event.WhichOneof("event") == "deal_ended":
-                out.append(json.loads(event.deal_ended.outcome_json))
-    except ValueError:
-        pass  # a record that does not replay: the deals it could show
-    return tuple(out)
+def _view_of_summary(summary: MatchSummary, *, sealed: bool = False) -> MatchView:
+    """A match's status without its record: running, aborted, or a table still sealed (then without
+    its seed, totals and result either: the seal rule)."""
+    return MatchView(
+        match_id=summary.match_id, state=str(summary.state), players=summary.players,
+        ruleset=summary.ruleset, totals=() if sealed else summary.totals,
+        deals_played=0 if sealed else summary.deals_played, seed="" if sealed else summary.seed,
+        result=None if summary.result is None or sealed else summary.result.to_dict(), record=None,
+        replay=None,
+    )
 
 
 def _row_of_summary(s: MatchSummary) -> MatchRow:

@@ -213,6 +213,43 @@ class MatchView:
 EventStream = AsyncIterator[dict[str, Any]]
 
 
+class Place(Protocol):
+    """A reader's place among the replays running at once on the node."""
+
+    async def send(self, nbytes: int) -> None:
+        """Wait until ``nbytes`` more may go (the node's replays share a pace)."""
+        ...
+
+    def close(self) -> None:
+        """Give the place back (the answer has gone, or its reader left)."""
+        ...
+
+
+class Prepared:
+    """A view serialized once and kept (a finished match's, which no longer changes), to send as it
+    is, a chunk at a time, at the pace of ``place`` (the reader's among the replays running at
+    once), which :meth:`close` gives back."""
+
+    __slots__ = ("body", "place")
+
+    def __init__(self, body: bytes, place: Place | None = None) -> None:
+        self.body = body
+        self.place = place
+
+    async def chunks(self, size: int) -> AsyncIterator[memoryview]:
+        view = memoryview(self.body)
+        for at in range(0, len(view), size):
+            chunk = view[at:at + size]
+            if self.place is not None:
+                await self.place.send(len(chunk))
+            yield chunk
+
+    def close(self) -> None:
+        place, self.place = self.place, None
+        if place is not None:
+            place.close()
+
+
 class ArenaReads(Protocol):
     """Everything the web layer reads. All methods may raise :class:`ReadError`."""
 
@@ -240,10 +277,15 @@ class ArenaReads(Protocol):
 
     async def tournament(self, tournament_id: str) -> TournamentDetail: ...
 
-    async def match(self, match_id: str) -> MatchView: ...
+    async def match(self, match_id: str, peer: str = "") -> MatchView | Prepared:
+        """The match's view; a finished one's JSON prepared (``peer`` reads it among the replays
+        running at once: :class:`TooMany` past its share)."""
+        ...
 
-    async def match_events(self, match_id: str) -> EventStream:
-        """The public events of the match from its first, live until it ends, then its result.
+    async def match_events(self, match_id: str, peer: str = "") -> EventStream | Prepared:
+        """The public events of the match from its first, live until it ends, then its result; a
+        finished match's all prepared, server-sent events and their end (``peer`` as for
+        :meth:`match`).
 
         Raises at once (not while iterating) for an unknown or hidden match.
         """

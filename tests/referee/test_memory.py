@@ -1,8 +1,9 @@
 """A node's memory does not grow with the matches it has played.
 
 A finished match leaves the node: its record is in the store, its summary
-among the latest few, and nothing else of it is kept (``bench/soak.py``
-measures the RSS over 1,000 matches). The store without a folder keeps a
+among the latest few, and nothing else of it is kept but its replay's views,
+in a cache bounded in bytes (``test_replays``; ``bench/soak.py`` measures the
+RSS over 1,000 matches). The store without a folder keeps a
 bounded number of records; the store with one holds no file open. What
 comes back from the store, damaged or not, never crashes a call.
 """
@@ -13,7 +14,7 @@ import asyncio
 import gc
 import os
 import weakref
-from collections.abc import Awaitable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -121,14 +122,14 @@ def test_a_damaged_record_gets_a_clear_status_and_the_node_goes_on(tmp_path: Pat
     async def main() -> None:
         async with node_server(NodeConfig(data_dir=tmp_path, time=FAST)) as (_, address), \
                 arena_stub(address) as stub:
-            calls: list[Awaitable[Any]] = [
-                stub.GetMatch(apb.GetMatchRequest(match_id="m-damaged")),
-                stub.GetMatchRecord(apb.GetMatchRecordRequest(match_id="m-damaged")),
-                collect(stub.WatchMatch(apb.WatchMatchRequest(match_id="m-damaged"))),
+            calls: list[Callable[[], Awaitable[Any]]] = [  # one after the other, as one reader reads
+                lambda: stub.GetMatch(apb.GetMatchRequest(match_id="m-damaged")),
+                lambda: stub.GetMatchRecord(apb.GetMatchRecordRequest(match_id="m-damaged")),
+                lambda: collect(stub.WatchMatch(apb.WatchMatchRequest(match_id="m-damaged"))),
             ]
             for call in calls:
                 with pytest.raises(grpc.aio.AioRpcError) as info:
-                    await call
+                    await call()
                 assert info.value.code() == grpc.StatusCode.FAILED_PRECONDITION
                 assert "m-damaged is damaged" in (info.value.details() or "")
             assert (await stub.ListMatches(apb.ListMatchesRequest())).matches == []

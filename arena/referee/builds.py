@@ -1,0 +1,198 @@
+"""The build process: heavy, pure work (a finished match's views) done away from the node's event loop.
+
+Rebuilding a 1,000-deal match's public events and turning them to JSON takes
+seconds of CPU. On the event loop it stalls every match of the node; in a
+thread it still holds the GIL, which the loop then waits for (a read of such a
+match in a thread slowed an honest match 14.8x). So it runs in a child process
+of its own, at the lowest CPU priority (``SCHED_IDLE`` on Linux: the node, or
+anything else that wakes on its core, takes the CPU from it at once; it still
+gets a sliver on a busy machine, so a build always ends): the node's loop only
+waits for the answer, and an honest match's bots and referee get the CPU first.
+
+:class:`Builder` runs at most ``at_once`` builds at a time, so that a reader
+cycling through many different finished matches costs the node that many
+cores' worth of its idle time, and no more; the others wait, holding nothing
+but a coroutine. A build process is started (a new interpreter, never a fork:
+the node runs grpc's threads) when a build needs one, is stopped when nobody wants its
+build any more, after ``idle_s`` without one, and with the node, and ends by
+itself if the node dies. A build function, what it takes and what it gives
+must pickle (module-level functions, plain data).
+
+Why not :class:`concurrent.futures.ProcessPoolExecutor` (or a bare
+:mod:`multiprocessing` process): it cannot stop a build under way (no public
+way before Python 3.14), so a build nobody waits for any more, or one running
+when the node stops, would hold its process and its CPU to the end; and a
+spawned child first imports the parent's main module again, which runs the
+top of any script that embeds a node without a ``__main__`` guard. Here the
+child is ``python -c`` with the node's import path, a socket pair carries
+pickled builds and answers (:class:`multiprocessing.connection.Connection`),
+and a build nobody wants is stopped by killing its process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import pickle
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from typing import Any, TypeVar
+
+__all__ = ["BuildError", "BuildFailed", "Builder"]
+
+_T = TypeVar("_T")
+
+
+class BuildFailed(Exception):
+    """The build process stopped before it answered (killed, out of memory): the next build starts
+    another."""
+
+
+class BuildError(Exception):
+    """A build raised an error that could not be sent back as it was: its type and message."""
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(0)  # the node is gone: nobody will read what this process builds
+
+
+#: the build process's program: the node's import path first (a test's or a script's own), then
+#: :func:`serve` (the standard library only until then)
+_CHILD = ("import sys; from multiprocessing.connection import Connection; "
+          "conn = Connection(int(sys.argv[1])); sys.path[:] = conn.recv(); "
+          "from arena.referee.builds import serve; serve(conn, int(sys.argv[2]))")
+
+
+def serve(conn: Connection, parent: int) -> None:
+    """The build process: the lowest priority, an end of its own if the node dies, then one build
+    after another, each answered (True, its value) or (False, its error)."""
+    with contextlib.suppress(OSError, AttributeError):
+        os.nice(19)
+    with contextlib.suppress(OSError, AttributeError):  # Linux: any other task that wakes runs first
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    threading.Thread(target=_watch_parent, args=(parent,), name="watch-node", daemon=True).start()
+    while True:
+        try:
+            build, args = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            answer: tuple[bool, Any] = (True, build(*args))
+        except Exception as e:
+            answer = (False, e)
+        try:
+            conn.send(answer)
+        except (pickle.PicklingError, TypeError, AttributeError) as e:
+            conn.send((False, BuildError(f"{type(answer[1]).__name__}: {answer[1]} ({e})")))
+        except (BrokenPipeError, OSError):
+            return
+
+
+class _Process:
+    """One build process and its pipe; it takes one build at a time."""
+
+    def __init__(self) -> None:
+        ours, theirs = socket.socketpair()
+        with theirs:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", _CHILD, str(theirs.fileno()), str(os.getpid())],
+                pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, close_fds=True)
+        self.conn = Connection(ours.detach())
+        self.conn.send(list(sys.path))
+
+    def call(self, build: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+        """Run one build (blocking: called in a thread). The pipe is closed here if the process
+        stopped, never under a thread still reading it."""
+        try:
+            self.conn.send((build, args))
+            ok, value = self.conn.recv()
+        except (EOFError, OSError):
+            self.conn.close()
+            raise BuildFailed("the build process stopped; the next read starts another") from None
+        if not ok:
+            raise value
+        return value
+
+    def stop(self, *, reading: bool = False) -> None:
+        """Kill the process; its pipe too, unless a thread is ``reading`` it (it gets the end of the
+        pipe at once, and closes it)."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(5)
+        if not reading:
+            self.conn.close()
+
+
+class Builder:
+    """Runs build functions in build processes, at most ``at_once`` at a time."""
+
+    def __init__(self, at_once: int = 1, idle_s: float = 60.0) -> None:
+        self.at_once = at_once
+        self.idle_s = idle_s
+        self._slots: asyncio.Semaphore | None = None
+        self._idle: list[_Process] = []
+        self._busy: set[_Process] = set()
+        self._idle_timer: asyncio.TimerHandle | None = None
+        #: builds started since the node started
+        self.builds = 0
+
+    async def run(self, build: Callable[..., _T], *args: Any) -> _T:
+        """``build(*args)`` in a build process, once a place is free. Cancelled while it waits, it
+        never runs; cancelled while it runs, its process is stopped. :class:`BuildFailed` if the
+        process stops before it answers; the build's own error as it raised it."""
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self.at_once)
+        async with self._slots:
+            if self._idle_timer is not None:
+                self._idle_timer.cancel()
+                self._idle_timer = None
+            proc = self._idle.pop() if self._idle else _Process()
+            self._busy.add(proc)
+            self.builds += 1
+            answered = False
+            try:
+                value: _T = await asyncio.to_thread(proc.call, build, args)
+                answered = True
+                return value
+            except BuildFailed:
+                raise
+            except Exception:
+                answered = True  # the build's own error: its process is fine
+                raise
+            finally:
+                self._busy.discard(proc)
+                if answered:
+                    self._idle.append(proc)
+                    if not self._busy:
+                        self._idle_timer = asyncio.get_running_loop().call_later(self.idle_s, self._stop_idle)
+                else:  # cancelled, or the process died: nobody will read what it builds
+                    proc.stop(reading=True)
+
+    @property
+    def pids(self) -> list[int]:
+        """The build processes' ids (idle or busy)."""
+        return [p.proc.pid for p in (*self._idle, *self._busy)]
+
+    def _stop_idle(self) -> None:
+        self._idle_timer = None
+        idle, self._idle = self._idle, []
+        for proc in idle:
+            proc.stop()
+
+    def close(self) -> None:
+        """Stop every build process (a build under way is abandoned)."""
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+        self._stop_idle()
+        busy, self._busy = self._busy, set()
+        for proc in busy:
+            proc.stop(reading=True)
