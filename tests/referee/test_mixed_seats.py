@@ -29,6 +29,8 @@ def test_four_different_bots_each_play_their_own_seat() -> None:
                 await arena.connect(name, bot, concurrency=2)
             record = await arena.play_seated(NAMES, "coinche", seed=21, deals=2)
             assert all(b.seats_in_use == 0 for b in arena.node.bots())
+            # the end of the match reaches each bot's stream after the record is written
+            await until(lambda: all(b.results for b in bots.values()), what="every bot to hear the end")
             return record
 
     record = arun(main())
