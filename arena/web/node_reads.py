@@ -112,6 +112,11 @@ class NodeReads:
         except AccessError as e:
             raise Unauthorized(str(e)) from None
 
+    def still_opens(self, credential_sha256: str) -> bool:
+        # the registry's copy, kept current by the nodes' notices: a rotation or a revocation
+        # through any node is known here within arena.node.bots.CUT_BOUND_S
+        return self.node.gate.still_opens(credential_sha256)
+
     # ----------------------------------------------------------- ratings
     async def pools(self) -> list[str]:
         return await self._queue(self.rankings.pools)

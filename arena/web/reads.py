@@ -257,6 +257,12 @@ class ArenaReads(Protocol):
         """Raise :class:`Unauthorized` unless ``token`` (may be "") may read on this node."""
         ...
 
+    def still_opens(self, credential_sha256: str) -> bool:
+        """Whether the credential of this SHA-256 still opens anything on this node (the admin's, or
+        a bot's token not rotated nor revoked since): a browser's session it opened ends when it no
+        longer does. From memory, never a store: asked at each use of a session."""
+        ...
+
     async def pools(self) -> list[str]:
         """The rating pools, the default one first."""
         ...
