@@ -341,6 +341,11 @@ class Broker(abc.ABC):
         :func:`arena.tournament.tables.is_sealed`)."""
         return self.get_result(match_id) is not None
 
+    def results_written(self, match_ids: Sequence[str]) -> set[str]:
+        """Those of ``match_ids`` whose result is written, in one read whatever their number (the seal
+        rule asked of a whole list of matches at once: a bot's recent matches)."""
+        return {m for m in dict.fromkeys(match_ids) if self.has_result(m)}
+
     @abc.abstractmethod
     def results(self, tournament_id: str) -> list[MatchResult]: ...
 
