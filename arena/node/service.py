@@ -33,7 +33,7 @@ from arena.engine.dealing import commitment
 from arena.engine.rules import spec_from_text
 from arena.node.rankings import BadRequest, Rankings, UnknownPool
 from arena.node.seals import seal, sealed_among, still_sealed
-from arena.queue import Broker, BrokerError
+from arena.queue import CANCEL_NOTICE, Broker, BrokerError
 from arena.ratings.leaderboard import Leaderboard
 from arena.records import ResultReason
 from arena.referee.arena_service import RECENT_MATCHES, ArenaServicer, summary_to_proto
@@ -78,8 +78,8 @@ class ClusterArenaServicer(ArenaServicer):
         self.tournaments = tournaments
         self.rankings = rankings or Rankings(broker)
         #: called with a tournament's id once it is cancelled through this node: stops the node's own
-        #: running matches of it at once (the worker's ``stop_tournament``; the other nodes see the
-        #: cancel within their check interval)
+        #: running matches of it at once (the worker's ``stop_tournament``; the other nodes stop theirs
+        #: on the cancel's notice, or within their check interval if they miss it)
         self.on_cancel: Callable[[str], object] | None = None
         #: one audit at a time on this node, and what earlier audits worked out
         self._auditing = asyncio.Lock()
@@ -270,6 +270,11 @@ class ClusterArenaServicer(ArenaServicer):
         await self._queue(context, self.tournaments.cancel, request.tournament_id)
         if self.on_cancel is not None:
             self.on_cancel(request.tournament_id)
+        try:  # every node stops its matches of it on this notice (this one already has)
+            await asyncio.to_thread(self.broker.publish_notice, CANCEL_NOTICE, request.tournament_id)
+        except BrokerError as e:  # the cancel is made: the other nodes find it by their poll
+            quiet.warning(("cancel notice",), "the other nodes were not told of the cancel of %s at once "
+                          "(they find it within their check interval): %s", request.tournament_id[:80], e)
         return apb.CancelTournamentResponse()
 
     async def ResumeTournament(
