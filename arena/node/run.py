@@ -23,7 +23,7 @@ from arena.node.bots import BrokerRegistryBackend, keep_current
 from arena.node.notices import NoticeWatcher
 from arena.node.rankings import MAX_LIMIT, Rankings
 from arena.node.service import ClusterArenaServicer
-from arena.node.worker import Worker, quiet
+from arena.node.worker import Worker, quiet, stop_on_cancel_notices
 from arena.queue import Broker, BrokerError
 from arena.ratings.pools import TOURNAMENT_PREFIX
 from arena.records import MatchRecord, TimeControl
@@ -80,7 +80,8 @@ class NodeSettings:
     #: seconds a tournament's bot may stay connected to no node before it forfeits its matches
     absent_timeout_s: float = 600.0
     #: how often the node reads whether its running matches' tournaments were cancelled: a match of
-    #: a tournament cancelled through another node stops within about this
+    #: a tournament cancelled through another node stops on the cancel's notice, within milliseconds,
+    #: or within about this if the notice was missed
     cancel_check_s: float = 1.0
     #: TLS for the gRPC port: the server's certificate (PEM, with any intermediates) and its key;
     #: both or neither (neither: plaintext, for loopback)
@@ -165,7 +166,8 @@ async def running_node(
     worker = Worker(node, broker, capacity=config.capacity, lease_s=config.lease_s,
                     poll_s=config.poll_s, drain_s=config.drain_s, tournaments=tournaments,
                     absent_timeout_s=config.absent_timeout_s, cancel_check_s=config.cancel_check_s)
-    arena.on_cancel = worker.stop_tournament  # the node that took a cancel stops its matches at once
+    arena.on_cancel = worker.stop_tournament  # the node that took a cancel stops its matches at once,
+    stop_on_cancel_notices(watcher, worker, asyncio.get_running_loop())  # the others on its notice
     worker_task = asyncio.create_task(worker.run(stop), name="worker")
     beat = asyncio.create_task(_heartbeat(node, broker, address, config.heartbeat_s), name="heartbeat")
     fields = {"event": "node_start", "node": node.node_id, "address": address}

@@ -11,7 +11,9 @@
 - Duplicate play deals the same cards at two tables (a mirror pair's legs, a
   field quartet's tables on one board set): a table's record, seed, totals and
   public events stay hidden until every table dealing its cards is over
-  (:func:`arena.tournament.tables.is_sealed`, which the web reads ask too).
+  (:mod:`arena.node.seals`, which the web reads ask too), in every view of it:
+  GetMatch, GetMatchRecord, WatchMatch, ListMatches and a bot's recent matches
+  (GetBot), where it is marked ``sealed``.
 - The queue's errors are UNAVAILABLE, with the one-line reason.
 """
 
@@ -20,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, TypeVar
 
 import grpc
@@ -30,7 +32,8 @@ from arena.engine import EngineError
 from arena.engine.dealing import commitment
 from arena.engine.rules import spec_from_text
 from arena.node.rankings import BadRequest, Rankings, UnknownPool
-from arena.queue import Broker, BrokerError
+from arena.node.seals import seal, sealed_among, still_sealed
+from arena.queue import CANCEL_NOTICE, Broker, BrokerError
 from arena.ratings.leaderboard import Leaderboard
 from arena.records import ResultReason
 from arena.referee.arena_service import RECENT_MATCHES, ArenaServicer, summary_to_proto
@@ -59,7 +62,7 @@ from arena.tournament.audit import (
 )
 from arena.tournament.detection import DEFAULT_MARGIN_MS, MAX_MARGIN_MS
 from arena.tournament.summary import ResultSummary
-from arena.tournament.tables import is_duplicate_match, is_sealed, sealed_reason, shared_deals
+from arena.tournament.tables import is_duplicate_match, sealed_reason
 
 _T = TypeVar("_T")
 
@@ -75,8 +78,8 @@ class ClusterArenaServicer(ArenaServicer):
         self.tournaments = tournaments
         self.rankings = rankings or Rankings(broker)
         #: called with a tournament's id once it is cancelled through this node: stops the node's own
-        #: running matches of it at once (the worker's ``stop_tournament``; the other nodes see the
-        #: cancel within their check interval)
+        #: running matches of it at once (the worker's ``stop_tournament``; the other nodes stop theirs
+        #: on the cancel's notice, or within their check interval if they miss it)
         self.on_cancel: Callable[[str], object] | None = None
         #: one audit at a time on this node, and what earlier audits worked out
         self._auditing = asyncio.Lock()
@@ -113,12 +116,17 @@ class ClusterArenaServicer(ArenaServicer):
     async def GetBot(self, request: apb.GetBotRequest, context: Context) -> apb.GetBotResponse:
         await self.reader(context)
         reply = await self.bot_reply(request.name, context)
-        if len(reply.recent_matches) < RECENT_MATCHES:  # then the newest in the queue, in one read
-            seen = {m.match_id for m in reply.recent_matches}
-            stored = await self._queue(context, self.broker.bot_matches, request.name, RECENT_MATCHES)
-            reply.recent_matches.extend(
-                summary_to_proto(stored_summary(s)) for s in stored if s.match_id not in seen)
-            del reply.recent_matches[RECENT_MATCHES:]
+        own = [m.match_id for m in reply.recent_matches]
+        # then the newest in the queue, and which of all those are sealed: in one thread, a few reads
+        stored, sealed = await self._queue(context, recent_and_sealed, self.broker, self.tournaments,
+                                           request.name, own)
+        seen = set(own)
+        reply.recent_matches.extend(
+            summary_to_proto(stored_summary(s)) for s in stored if s.match_id not in seen)
+        del reply.recent_matches[RECENT_MATCHES:]
+        for msg in reply.recent_matches:
+            if msg.match_id in sealed:
+                seal(msg)
         ratings = await self._queue(context, self.rankings.bot, request.name)
         reply.ratings.extend(apb.BotRating(pool=r.pool, rating=r.rating, low=r.low, high=r.high, rank=r.rank,
                                            elo=r.elo, games=r.games, method=r.method) for r in ratings)
@@ -157,12 +165,13 @@ class ClusterArenaServicer(ArenaServicer):
         self, request: apb.ListMatchesRequest, context: Context,
     ) -> apb.ListMatchesResponse:
         await self.reader(context)
-        out = []
-        for summary in self.node.summaries():
-            msg = summary_to_proto(summary)
-            if is_duplicate_match(msg.match_id) and await self._is_sealed(context, msg.match_id):
-                seal(msg)
-            out.append(msg)
+        out = [summary_to_proto(summary) for summary in self.node.summaries()]
+        duplicate = [msg.match_id for msg in out if is_duplicate_match(msg.match_id)]
+        if duplicate:  # which are sealed, for the whole list at once
+            sealed = await self._queue(context, sealed_among, self.broker, self.tournaments, duplicate)
+            for msg in out:
+                if msg.match_id in sealed:
+                    seal(msg)
         return apb.ListMatchesResponse(matches=out)
 
     async def WatchMatch(
@@ -261,6 +270,11 @@ class ClusterArenaServicer(ArenaServicer):
         await self._queue(context, self.tournaments.cancel, request.tournament_id)
         if self.on_cancel is not None:
             self.on_cancel(request.tournament_id)
+        try:  # every node stops its matches of it on this notice (this one already has)
+            await asyncio.to_thread(self.broker.publish_notice, CANCEL_NOTICE, request.tournament_id)
+        except BrokerError as e:  # the cancel is made: the other nodes find it by their poll
+            quiet.warning(("cancel notice",), "the other nodes were not told of the cancel of %s at once "
+                          "(they find it within their check interval): %s", request.tournament_id[:80], e)
         return apb.CancelTournamentResponse()
 
     async def ResumeTournament(
@@ -331,23 +345,13 @@ def duplicate_mode(msg: apb.TournamentSpec) -> str:
     return "mirror" if msg.format == "sprt" else ""
 
 
-def seal(msg: apb.MatchSummary) -> None:
-    """Leave out of a sealed table's summary what tells of its deals: its seed, totals, deals played
-    and result (its state stays)."""
-    msg.seed = ""
-    del msg.totals[:]
-    msg.deals_played = 0
-    msg.ClearField("result")
-
-
-def still_sealed(broker: Broker, tournaments: Tournaments, match_id: str) -> bool:
-    """The seal rule (:func:`arena.tournament.tables.is_sealed`), lifted once the tournament's secret
-    is revealed: it ended and none of its matches can still be played, so a table a cancel stopped
-    never will be, and every deal of it is public; its finished tables' records are then shown."""
-    if not is_sealed(match_id, broker.has_result):
-        return False
-    done = next((r for t in shared_deals(match_id) if (r := broker.get_result(t)) is not None), None)
-    return done is None or not tournaments.secret_revealed(done.tournament_id)
+def recent_and_sealed(broker: Broker, tournaments: Tournaments, bot: str, own: Sequence[str],
+                      ) -> tuple[list[ResultSummary], set[str]]:
+    """A bot's recent matches beyond ``own`` (those the node lists of its own): its newest results in
+    the queue, when ``own`` are fewer than :data:`RECENT_MATCHES`; and which of them all are sealed
+    (:func:`arena.node.seals.sealed_among`). A few reads whatever their number: call it in a thread."""
+    stored = broker.bot_matches(bot, RECENT_MATCHES) if len(own) < RECENT_MATCHES else []
+    return stored, sealed_among(broker, tournaments, [*own, *(s.match_id for s in stored)])
 
 
 def stored_summary(s: ResultSummary) -> MatchSummary:

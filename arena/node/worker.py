@@ -12,17 +12,20 @@ Draining (SIGTERM): no new claims; each running match either finishes within
 the drain time and is recorded, or is cancelled and then released for another
 node: never both.
 
-A cancelled tournament: every ``cancel_check_s`` seconds (1 s) the node reads
-the states of its running matches' tournaments (one read, in a thread), and
-stops the matches of a cancelled one (:meth:`Worker.stop_tournament`, which the
-node that took the cancel calls at once, and which a push of the cancel to every
-node would call too). A stopped match is unrecorded and its job dropped, not
-released: nothing of it is played again. A match that ended before its node
-stopped it has its result refused by the store (the cancel check is atomic with
-the write) and its job dropped the same way. So a match of a cancelled
-tournament plays on for at most ``cancel_check_s`` plus one read and the
-match's own cancellation; only then, with none of its jobs left, is the
-tournament's secret revealed.
+A cancelled tournament: the node that takes the cancel stops its own matches of
+it at once (:meth:`Worker.stop_tournament`) and publishes a cancel notice
+(:data:`~arena.queue.CANCEL_NOTICE`), on which every other node does the same
+(:func:`stop_on_cancel_notices`): within milliseconds while the broker answers.
+Besides, every ``cancel_check_s`` seconds (1 s) each node reads the states of
+its running matches' tournaments (one read, in a thread) and stops the matches
+of a cancelled one: the fallback for a notice lost or never published. A stopped
+match is unrecorded and its job dropped, not released: nothing of it is played
+again. A match that ended before its node stopped it has its result refused by
+the store (the cancel check is atomic with the write) and its job dropped the
+same way. So a match of a cancelled tournament plays on for the notice's way to
+its node (at most ``cancel_check_s`` plus one read without it) and the match's
+own cancellation; only then, with none of its jobs left, is the tournament's
+secret revealed.
 """
 
 from __future__ import annotations
@@ -32,7 +35,8 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from arena.queue import Broker, BrokerError, Claim, LeaseLost, TournamentCancelled
+from arena.node.notices import NoticeWatcher
+from arena.queue import CANCEL_NOTICE, Broker, BrokerError, Claim, LeaseLost, TournamentCancelled
 from arena.records import MatchEnd, MatchRecord, ResultReason, SeatBot
 from arena.referee.node import InvalidArgument, Node, NodeError, SeatingError
 from arena.referee.quietlog import QuietLog
@@ -181,8 +185,9 @@ class Worker:
     def stop_tournament(self, tournament_id: str) -> int:
         """Stop this node's running matches of ``tournament_id`` (it was cancelled): each stops
         unrecorded and its job is dropped, never released for replay. The node that took the cancel
-        calls this at once, the others within ``cancel_check_s``; a push of the cancel to every node
-        (a channel on the broker) would call it on each. How many matches were stopped."""
+        calls this at once, the others on its notice (:func:`stop_on_cancel_notices`), or within
+        ``cancel_check_s`` if they missed it. Called again, it stops nothing more. How many matches
+        were stopped."""
         stopped = 0
         for match_id, run in list(self.running.items()):
             if run.claim.job.tournament_id != tournament_id or run.dropped:
@@ -354,3 +359,14 @@ class Worker:
         await asyncio.gather(*(r.task for _, r in leftovers), return_exceptions=True)
         for _, r in leftovers:
             await self._release(r.claim)  # ...then, and only then, goes back to the queue
+
+
+def stop_on_cancel_notices(watcher: NoticeWatcher, worker: Worker, loop: asyncio.AbstractEventLoop) -> None:
+    """Stop ``worker``'s running matches of each tournament a cancel notice names, on ``loop`` as soon
+    as ``watcher`` reads it (the poll of ``cancel_check_s`` remains, for a notice missed)."""
+
+    def cancelled(tournament_ids: list[str]) -> None:
+        for tid in dict.fromkeys(tournament_ids):
+            loop.call_soon_threadsafe(worker.stop_tournament, tid)
+
+    watcher.on(CANCEL_NOTICE, cancelled)

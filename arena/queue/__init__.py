@@ -14,6 +14,7 @@ from pathlib import Path
 from arena.datadir import private_dir
 from arena.queue.broker import (
     BOT_NOTICE,
+    CANCEL_NOTICE,
     Broker,
     BrokerDataLost,
     BrokerError,
@@ -29,6 +30,7 @@ from arena.queue.keys import DEFAULT_PREFIX
 
 __all__ = [
     "BOT_NOTICE",
+    "CANCEL_NOTICE",
     "DATABASE_NAME",
     "Broker",
     "BrokerDataLost",

@@ -63,6 +63,11 @@ from the store), and never a secret. Kinds in use:
   the write, so no change goes unannounced even if the node dies right after.
   Every node applies it to its copy of the registry and cuts the streams of a
   revoked bot or of a rotated token (:mod:`arena.node.notices`).
+- :data:`CANCEL_NOTICE` (``data``: the tournament's id): it was cancelled. The
+  node that took the cancel publishes it right after (not in the same step:
+  each node also polls the states of its running matches' tournaments, which
+  catches a notice lost meanwhile); every node stops its running matches of
+  that tournament at once (:meth:`arena.node.worker.Worker.stop_tournament`).
 
 Another kind is one more word and a handler on the node's
 :class:`~arena.node.notices.NoticeWatcher`: ``publish_notice("tournament",
@@ -98,9 +103,11 @@ NOTICES_KEPT = 10_000
 NOTICES_READ = 1000
 #: the kind of notice that says a bot's registry entry was added or changed (``data``: its name)
 BOT_NOTICE = "bot"
+#: the kind of notice that says a tournament was cancelled (``data``: its id)
+CANCEL_NOTICE = "cancel"
 
-__all__ = ["BOT_MATCHES_KEPT", "BOT_NOTICE", "MIXED_BATCH", "NOTICES_KEPT", "NOTICES_READ", "Broker",
-           "BrokerDataLost", "BrokerError", "BrokerUnavailable", "Claim", "LeaseLost", "Notice",
+__all__ = ["BOT_MATCHES_KEPT", "BOT_NOTICE", "CANCEL_NOTICE", "MIXED_BATCH", "NOTICES_KEPT", "NOTICES_READ",
+           "Broker", "BrokerDataLost", "BrokerError", "BrokerUnavailable", "Claim", "LeaseLost", "Notice",
            "NoticeBatch", "RatingPlan", "TournamentCancelled", "quartet_game_id", "rating_plan",
            "stored_tournament", "summary_of"]
 
@@ -340,6 +347,11 @@ class Broker(abc.ABC):
         """Whether the match's result is written, without reading it (what the seal rule asks:
         :func:`arena.tournament.tables.is_sealed`)."""
         return self.get_result(match_id) is not None
+
+    def results_written(self, match_ids: Sequence[str]) -> set[str]:
+        """Those of ``match_ids`` whose result is written, in one read whatever their number (the seal
+        rule asked of a whole list of matches at once: a bot's recent matches)."""
+        return {m for m in dict.fromkeys(match_ids) if self.has_result(m)}
 
     @abc.abstractmethod
     def results(self, tournament_id: str) -> list[MatchResult]: ...

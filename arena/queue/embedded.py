@@ -628,6 +628,16 @@ class EmbeddedBroker(Broker):
         with self._errors(), self._tx(write=False) as db:
             return db.execute("SELECT 1 FROM results WHERE match_id = ?", (match_id,)).fetchone() is not None
 
+    def results_written(self, match_ids: Sequence[str]) -> set[str]:
+        wanted = list(dict.fromkeys(match_ids))
+        found: set[str] = set()
+        with self._errors(), self._tx(write=False) as db:
+            for at in range(0, len(wanted), 500):  # below sqlite's bound on a statement's parameters
+                part = wanted[at:at + 500]
+                found.update(row[0] for row in db.execute(
+                    f"SELECT match_id FROM results WHERE match_id IN ({', '.join('?' * len(part))})", part))
+        return found
+
     def results(self, tournament_id: str) -> list[MatchResult]:
         """The tournament's results, ordered by match id."""
         with self._errors(), self._tx(write=False) as db:

@@ -455,6 +455,17 @@ class RedisBroker(Broker):
         with self._errors():
             return bool(self._redis.exists(self.keys.result(match_id)))
 
+    def results_written(self, match_ids: Sequence[str]) -> set[str]:
+        wanted = list(dict.fromkeys(match_ids))
+        if not wanted:
+            return set()
+        with self._errors():
+            pipe = self._redis.pipeline(transaction=False)
+            for match_id in wanted:
+                pipe.exists(self.keys.result(match_id))
+            found = cast("list[int]", pipe.execute())
+        return {m for m, n in zip(wanted, found, strict=True) if n}
+
     def result_counts(self, ids: Sequence[str]) -> dict[str, int]:
         wanted = list(dict.fromkeys(ids))
         with self._reading():

@@ -156,6 +156,15 @@ class Gate:
         admin = self.policy.admin_sha256
         return bool(admin and token) and hmac.compare_digest(digest(token), admin)
 
+    def still_opens(self, credential_sha256: str) -> bool:
+        """Does the credential whose SHA-256 this is still open anything here: the admin's, or a
+        bot's token not rotated nor revoked since? (Asked of the registry's copy in memory: what
+        outlives the showing of a credential, a web session, ends with it.)"""
+        admin = self.policy.admin_sha256
+        if admin and credential_sha256 and hmac.compare_digest(credential_sha256, admin):
+            return True
+        return self.registry.by_token_sha256(credential_sha256) is not None
+
     def caller(self, token: str, peer: str) -> Caller:
         """Who shows ``token``: an admin, a bot, or anyone (no token). A wrong token is
         :class:`Unauthenticated`, counted against ``peer``; too many, :class:`Throttled`.

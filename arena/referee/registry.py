@@ -364,6 +364,10 @@ class BotRegistry:
         """The bot whose token this is (not revoked)."""
         return self._entries.by_digest.get(digest(token)) if token else None
 
+    def by_token_sha256(self, token_sha256: str) -> BotEntry | None:
+        """The bot whose token has this SHA-256 (not revoked, nor rotated since)."""
+        return self._entries.by_digest.get(token_sha256) if token_sha256 else None
+
     #: the same question for a throttled address (kept as its own name: it never asks the backend)
     known = authenticate
 

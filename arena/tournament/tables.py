@@ -20,16 +20,18 @@ secret: ``r{r}-{i}`` for a single match and a mirror pair (both legs),
 **The seal rule** (:func:`is_sealed`): a match whose cards another table also
 deals is sealed, its record, seed and public events shown to nobody, until
 every table that deals them has a result. The node's gRPC service and its web
-reads both ask this one function.
+reads both ask this one function (:func:`sealed_of` for a list of matches at
+once: a bot's recent matches).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 _LEG = re.compile(r"(.+-r\d+-\d+)-leg([01])")
 _TABLE = re.compile(r"(.+-r\d+-\d+)-([tf])([0-3])")
+_PAIRING = re.compile(r"(.+)-r\d+-\d+")
 
 #: the letter of a quartet's tables: ``t`` when both its comparisons are scored, ``f`` when its
 #: last two sides only fill the tables
@@ -40,6 +42,15 @@ def pairing_id(match_id: str) -> str:
     """The id of the pairing a match belongs to: the match's own, its mirror pair's or its quartet's."""
     found = _LEG.fullmatch(match_id) or _TABLE.fullmatch(match_id)
     return found.group(1) if found else match_id
+
+
+def tournament_of(match_id: str) -> str | None:
+    """The id of the tournament a mirror leg or a quartet's table belongs to (``{tid}-r{r}-{i}-...``),
+    else None."""
+    if not is_duplicate_match(match_id):
+        return None
+    found = _PAIRING.fullmatch(pairing_id(match_id))
+    return None if found is None else found.group(1)
 
 
 def duplicate_legs(match_id: str) -> tuple[str, str] | None:
@@ -108,3 +119,13 @@ def is_sealed(match_id: str, has_result: Callable[[str], bool]) -> bool:
     in turn, and no more once one answers no."""
     tables = shared_deals(match_id)
     return len(tables) > 1 and not all(has_result(t) for t in tables)
+
+
+def sealed_of(match_ids: Iterable[str], written: Callable[[list[str]], set[str]]) -> set[str]:
+    """Those of ``match_ids`` that :func:`is_sealed` says are sealed, asking ``written`` once, for
+    every table that deals their cards, which of them have a result: one read for a whole list."""
+    shared = {m: shared_deals(m) for m in dict.fromkeys(match_ids) if is_duplicate_match(m)}
+    if not shared:
+        return set()
+    done = written(list(dict.fromkeys(t for tables in shared.values() for t in tables)))
+    return {m for m, tables in shared.items() if not all(t in done for t in tables)}

@@ -24,7 +24,8 @@ from belote.arena.v1 import game_pb2 as pb
 from arena.engine.dealing import commitment
 from arena.node.rankings import BadRequest as RankingsBadRequest
 from arena.node.rankings import Rankings, UnknownPool
-from arena.node.service import still_sealed
+from arena.node.seals import still_sealed
+from arena.node.service import recent_and_sealed
 from arena.queue import Broker, BrokerError
 from arena.ratings.leaderboard import Leaderboard, Method
 from arena.records import side_name
@@ -112,6 +113,11 @@ class NodeReads:
         except AccessError as e:
             raise Unauthorized(str(e)) from None
 
+    def still_opens(self, credential_sha256: str) -> bool:
+        # the registry's copy, kept current by the nodes' notices: a rotation or a revocation
+        # through any node is known here within arena.node.bots.CUT_BOUND_S
+        return self.node.gate.still_opens(credential_sha256)
+
     # ----------------------------------------------------------- ratings
     async def pools(self) -> list[str]:
         return await self._queue(self.rankings.pools)
@@ -144,12 +150,15 @@ class NodeReads:
             raise NotFound(f"no bot named {name[:80]!r}")
         ratings = [BotRating(r.pool, r.method, r.rank, r.rating, r.low, r.high, r.games)
                    for r in await self._queue(self.rankings.bot, name)]
-        recent = [_row_of_summary(s) for s in self.node.summaries() if name in s.players]
-        recent.reverse()  # the node lists its running matches, then its finished ones oldest first
-        if len(recent) < RECENT_MATCHES:  # then the newest in the queue: one read of the bot's list
-            seen = {r.match_id for r in recent}
-            stored = await self._queue(self.broker.bot_matches, name, RECENT_MATCHES)
-            recent += [_row_of_result(s) for s in stored if s.match_id not in seen]
+        own = [s for s in self.node.summaries() if name in s.players]
+        own.reverse()  # the node lists its running matches, then its finished ones oldest first
+        own = own[:RECENT_MATCHES]
+        # then the newest in the queue, and which of all those are sealed: in one thread, a few reads
+        stored, sealed = await self._queue(recent_and_sealed, self.broker, self.schedules, name,
+                                           [s.match_id for s in own])
+        seen = {s.match_id for s in own}
+        recent = [_row_of_summary(s, s.match_id in sealed) for s in own]
+        recent += [_row_of_result(s, s.match_id in sealed) for s in stored if s.match_id not in seen]
         return BotDetail(BotRow(b.name, b.bot_id, b.connected, b.version, b.revoked), tuple(ratings),
                          tuple(recent[:RECENT_MATCHES]))
 
@@ -227,7 +236,7 @@ class NodeReads:
     def _sealed(self, match_id: str) -> bool:
         """A table of duplicate play some table dealing its cards has not finished: they are still
         in play (the seal rule, :func:`arena.tournament.tables.is_sealed`), unless its tournament's
-        secret is revealed (:func:`arena.node.service.still_sealed`)."""
+        secret is revealed (:func:`arena.node.seals.still_sealed`)."""
         return still_sealed(self.broker, self.schedules, match_id)
 
     async def match(self, match_id: str, peer: str = "") -> MatchView | Prepared:
@@ -326,15 +335,20 @@ def _view_of_summary(summary: MatchSummary, *, sealed: bool = False) -> MatchVie
     )
 
 
-def _row_of_summary(s: MatchSummary) -> MatchRow:
+def _row_of_summary(s: MatchSummary, sealed: bool = False) -> MatchRow:
+    """A row of the node's own match; a sealed table's without its totals, winner and end."""
+    end = None if sealed else s.result
     return MatchRow(
         match_id=s.match_id, tournament_id="", state=str(s.state),
         teams=(side_name(s.players[0], s.players[2]), side_name(s.players[1], s.players[3]))
-        if len(s.players) == 4 else ("", ""), totals=s.totals,
-        winner=None if s.result is None else s.result.winner,
-        reason="" if s.result is None else str(s.result.reason))
+        if len(s.players) == 4 else ("", ""), totals=() if sealed else s.totals,
+        winner=None if end is None else end.winner, reason="" if end is None else str(end.reason),
+        sealed=sealed)
 
 
-def _row_of_result(r: ResultSummary) -> MatchRow:
+def _row_of_result(r: ResultSummary, sealed: bool = False) -> MatchRow:
+    """A row of a match in the queue; a sealed table's without its totals, winner and end."""
     return MatchRow(match_id=r.match_id, tournament_id=r.tournament_id, state=str(MatchState.FINISHED),
-                    teams=(r.team0, r.team1), totals=r.totals, winner=r.winner, reason=str(r.reason))
+                    teams=(r.team0, r.team1), totals=() if sealed else r.totals,
+                    winner=None if sealed else r.winner, reason="" if sealed else str(r.reason),
+                    sealed=sealed)

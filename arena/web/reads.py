@@ -119,10 +119,15 @@ class MatchRow:
     state: str
     #: the bot names of team 0 and team 1
     teams: tuple[str, str]
-    totals: tuple[int, int]
-    #: 0, 1, or None (a draw, or not over)
+    #: (team 0, team 1); empty while the match is sealed
+    totals: tuple[int, ...]
+    #: 0, 1, or None (a draw, not over, or sealed)
     winner: int | None
+    #: how it ended ("" while it runs, or is sealed)
     reason: str
+    #: a table of duplicate play whose cards another table still in play deals too: its totals,
+    #: winner and end are left out until every table dealing them is over
+    sealed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,6 +260,12 @@ class ArenaReads(Protocol):
 
     def authorize(self, token: str, peer: str) -> None:
         """Raise :class:`Unauthorized` unless ``token`` (may be "") may read on this node."""
+        ...
+
+    def still_opens(self, credential_sha256: str) -> bool:
+        """Whether the credential of this SHA-256 still opens anything on this node (the admin's, or
+        a bot's token not rotated nor revoked since): a browser's session it opened ends when it no
+        longer does. From memory, never a store: asked at each use of a session."""
         ...
 
     async def pools(self) -> list[str]:

@@ -125,7 +125,7 @@ def make_app(reads: ArenaReads, limits: Limits | None = None, metrics: NodeMetri
     app[READS] = reads
     app[WATCHERS] = Watchers(limits.max_watchers_per_match, limits.max_watchers,
                              config.limits.watchers_per_address)
-    app[SESSIONS] = Sessions()
+    app[SESSIONS] = Sessions(opens=reads.still_opens)  # a session ends with its credential
     app[ORIGIN] = config.origin.rstrip("/")
     app[CONNECTIONS] = ConnectionBounds(config.limits)
     add_routes(app)

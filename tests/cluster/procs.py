@@ -36,6 +36,7 @@ PREFIX = "belote-arena"
 _LISTENING = re.compile(r"belote-arena node (\S+) listening on port (\d+)")
 _RECORDED = re.compile(r"match (\S+) recorded \(")
 _ALREADY = re.compile(r"match (\S+) was already recorded \(")
+_WEB = re.compile(r"web pages and JSON API on (https?://\S+)")
 
 T = TypeVar("T")
 
@@ -118,6 +119,13 @@ class NodeProc(Proc):
     def already_recorded(self) -> list[str]:
         return _ALREADY.findall(self.text())
 
+    @property
+    def web_url(self) -> str:
+        """Where its web pages are (it was started with ``http``), as it logged it."""
+        found = _WEB.search(self.text())
+        assert found, f"node {self.name} logged no web address"
+        return found.group(1)
+
 
 @dataclass
 class Procs:
@@ -138,10 +146,10 @@ class Procs:
     # ----------------------------------------------------------------- nodes
     def start_node(
         self, name: str, data_dir: Path, *, redis: str | None, lease: float = 2.0, capacity: int = 4,
-        port: int = 0, drain: float | None = None, http: str = "",
+        port: int = 0, drain: float | None = None, http: str = "", args: Sequence[str] = (),
     ) -> NodeProc:
-        """``belote-arena serve`` (with its web server on ``http``, HOST:PORT, if given); call
-        :meth:`ready` to wait for its port."""
+        """``belote-arena serve`` (with its web server on ``http``, HOST:PORT, if given; and ``args``
+        besides); call :meth:`ready` to wait for its port."""
         argv = [sys.executable, "-m", "arena.cli", "serve", "--listen", f"127.0.0.1:{port}",
                 "--data-dir", str(data_dir), "--lease", str(lease), "--capacity", str(capacity)]
         if redis:
@@ -150,6 +158,7 @@ class Procs:
             argv += ["--http", http]
         if drain is not None:
             argv += ["--drain", str(drain)]
+        argv += list(args)
         proc = self.spawn(name, argv)
         node = NodeProc(proc.name, proc.popen, proc.log)
         self.started[-1] = node

@@ -6,7 +6,8 @@ streams opened with it end on both within :data:`~arena.node.bots.CUT_BOUND_S`,
 no node seats the bot on them, and the owner's stream with the new token is
 welcomed on both (it takes over from a stream of the old token, never
 ``ALREADY_EXISTS``). Before, the thief's stream stayed up on the other node,
-answering and seated in new matches, and the owner was refused.
+answering and seated in new matches, and the owner was refused. The same holds of the web's
+sessions a browser opened with the token, on each node's pages.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import grpc
 import pytest
 from belote.arena.v1 import arena_service_pb2 as apb
@@ -124,3 +126,84 @@ def test_a_revoked_bot_s_streams_end_on_every_node_and_no_node_seats_it(
     assert seated == grpc.StatusCode.FAILED_PRECONDITION  # the other node does not seat it
     beta = next(b for b in listed if b.name == "beta")
     assert beta.revoked and not beta.connected
+
+
+# ------------------------------------------------------------- the web's sessions
+SESSION = "/api/v1/session"
+COOKIE = "belote_read"
+
+
+async def signed_in(http: aiohttp.ClientSession, url: str, token: str) -> str:
+    """A browser's session on the node at ``url``, opened with ``token`` from the node's own page."""
+    async with http.post(url + SESSION, json={"token": token}, headers={"Origin": url}) as reply:
+        assert reply.status == 200, await reply.text()
+        found = reply.cookies.get(COOKIE)
+        assert found is not None and found.value
+        return found.value
+
+
+async def reads(http: aiohttp.ClientSession, url: str, session: str) -> int:
+    async with http.get(url + "/api/v1/bots", headers={"Cookie": f"{COOKIE}={session}"}) as reply:
+        await reply.read()
+        return reply.status
+
+
+async def ended_after(http: aiohttp.ClientSession, url: str, session: str, began: list[float]) -> float:
+    """How long after ``began[0]`` (set once the change is under way) the session stopped reading
+    (it is read meanwhile, as a browser's page would); infinity if it still read a few seconds on."""
+    while not began:
+        await asyncio.sleep(0.005)
+    while time.monotonic() - began[0] < CUT_BOUND_S + 4:
+        if await reads(http, url, session) == 401:
+            return round(time.monotonic() - began[0], 3)
+        await asyncio.sleep(0.01)
+    return float("inf")
+
+
+def test_a_rotated_or_revoked_token_s_web_sessions_end_on_every_node(
+        procs: Procs, own_db: tuple[Any, int], tmp_path: Path) -> None:
+    """A browser signed in with a bot's token (on each node of the cluster, which keeps its own
+    sessions) reads nothing once the token is rotated or the bot revoked through one node: on every
+    node within the bound of a stream's cut. Before, the sessions read on for their 12 hours."""
+    _, db = own_db
+    one, two = procs.nodes(2, tmp_path, redis=redis_url(db), http="127.0.0.1:0", args=["--private-reads"])
+    tokens = register_bots(one.address, ["alpha", "beta"])
+    urls = [one.web_url, two.web_url]
+
+    async def main() -> tuple[list[float], list[float], list[int], int]:
+        async with aiohttp.ClientSession() as http:
+            alpha = [await signed_in(http, url, tokens["alpha"]) for url in urls]
+            beta = [await signed_in(http, url, tokens["beta"]) for url in urls]
+            admin = await signed_in(http, urls[1], ADMIN_TOKEN)
+            pairs = zip(urls * 2, alpha + beta, strict=True)
+            assert [await reads(http, url, s) for url, s in pairs] == [200] * 4
+            new: list[str] = []
+
+            async def cut(sessions: list[str], change: Any) -> list[float]:
+                began: list[float] = []
+                ends = [asyncio.create_task(ended_after(http, url, s, began))
+                        for url, s in zip(urls, sessions, strict=True)]
+                await asyncio.sleep(0.1)  # every session is being read
+                began.append(time.monotonic())
+                await change()
+                return [await end for end in ends]
+
+            async def rotate() -> None:
+                async with arena_stub(one.address, tokens["alpha"]) as owner:
+                    new.append((await owner.RotateBotToken(apb.RotateBotTokenRequest())).token)
+
+            async def revoke() -> None:
+                async with arena_stub(one.address, ADMIN_TOKEN) as operator:
+                    await operator.RevokeBot(apb.RevokeBotRequest(name="beta"))
+
+            rotated = await cut(alpha, rotate)
+            revoked = await cut(beta, revoke)
+            # the new token signs in and reads on both nodes; the admin's session is untouched
+            fresh = [await reads(http, url, await signed_in(http, url, new[0])) for url in urls]
+            return rotated, revoked, fresh, await reads(http, urls[1], admin)
+
+    rotated, revoked, fresh, admin = asyncio.run(asyncio.wait_for(main(), 60))
+    print(f"the sessions of the rotated token ended {rotated} s after the rotation, those of the "
+          f"revoked bot {revoked} s after the revocation")
+    assert max(rotated + revoked) <= CUT_BOUND_S, (rotated, revoked)
+    assert fresh == [200, 200] and admin == 200

@@ -3,8 +3,10 @@ tournament's secret is never reused.
 
 Two real nodes share one queue (the embedded one on a shared sqlite file, or a Redis under a prefix
 of the test's own); the bots connect to node B only, so the matches run there, and the admin cancels
-through node A: B must find the cancel itself. Strangers read the tournament through A's gRPC
-``ArenaService`` and its web API, as fast as they can, while its matches can still be played.
+through node A. B stops its matches on the cancel's notice, within milliseconds; when that notice is
+lost, B must find the cancel itself, by its check of its tournaments' states, and strangers read the
+tournament through A's gRPC ``ArenaService`` and its web API, as fast as they can, while its matches
+can still be played.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from belote.arena.v1 import arena_service_pb2 as apb
 from belote_bot import Bot, Observation, RandomBot, run_async
 
 from arena.node.run import NodeSettings, RunningNode, running_node
-from arena.queue import Broker, EmbeddedBroker
+from arena.queue import CANCEL_NOTICE, Broker, BrokerUnavailable, EmbeddedBroker
 from arena.referee.access import AccessPolicy
 from arena.referee.registry import digest, new_token
 from arena.tournament import TournamentState
@@ -52,15 +54,17 @@ def open_broker(backend: str, tmp_path: Path, prefix: str) -> Broker:
 
 
 @contextlib.asynccontextmanager
-async def two_nodes(backend: str, tmp_path: Path) -> AsyncIterator[tuple[RunningNode, RunningNode]]:
-    """Nodes A and B on one queue."""
+async def two_nodes(backend: str, tmp_path: Path, check_s: float = CHECK_S,
+                    ) -> AsyncIterator[tuple[RunningNode, RunningNode]]:
+    """Nodes A and B on one queue, each reading the states of its running matches' tournaments every
+    ``check_s``."""
     if backend == "redis" and (why := redis_unavailable()):
         pytest.skip(why)
     prefix = f"test-cancel-{uuid.uuid4().hex[:12]}"
     brokers = [open_broker(backend, tmp_path, prefix) for _ in range(2)]
     access = AccessPolicy(admin_sha256=digest(ADMIN))
     settings = [NodeSettings(poll_s=0.05, heartbeat_s=0.2, lease_s=10.0, drain_s=1.0, capacity=8,
-                             node_id=name, cancel_check_s=CHECK_S, access=access)
+                             node_id=name, cancel_check_s=check_s, access=access)
                 for name in ("node-a", "node-b")]
     try:
         async with (running_node(brokers[0], settings[0], asyncio.Event()) as a,
@@ -110,14 +114,30 @@ async def create(stub: Any, **fields: Any) -> None:
     await stub.CreateTournament(apb.CreateTournamentRequest(spec=apb.TournamentSpec(**fields)))
 
 
+def lose_cancel_notices(monkeypatch: pytest.MonkeyPatch, broker: Broker) -> None:
+    """``broker`` fails to publish a cancel's notice, as a Redis that failed at that moment would: the
+    other nodes are not told, and must find the cancel by their own check."""
+    publish = broker.publish_notice
+
+    def failing(kind: str, data: str = "") -> None:
+        if kind == CANCEL_NOTICE:
+            raise BrokerUnavailable("the cancel's notice was lost (the test's doing)")
+        publish(kind, data)
+
+    monkeypatch.setattr(broker, "publish_notice", failing)
+
+
 @pytest.mark.security
 @pytest.mark.parametrize("backend", ["embedded", "redis"])
 def test_a_cancel_stops_the_running_matches_and_reveals_the_secret_only_once_none_can_be_played(
-        backend: str, tmp_path: Path) -> None:
+        backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the cancel's notice lost, so that its matches can be played for a while after it (node B
+    finds it by its check, the fallback): nothing shows the secret meanwhile."""
     async def main() -> None:
         stop = asyncio.Event()
         async with two_nodes(backend, tmp_path) as (a, b), web_for(a, "127.0.0.1:0") as web:
             broker = a.worker.broker
+            lose_cancel_notices(monkeypatch, broker)
             bots = [connect(b, "north", SlowInRound2(1), stop), connect(b, "east", SlowInRound2(2), stop)]
             await until(lambda: sum(x.connected for x in b.node.bots()) == 2, 10, "the bots on node B")
             async with (arena_stub(a.address, ADMIN) as admin, arena_stub(a.address) as anyone,
@@ -191,6 +211,60 @@ def test_a_cancel_stops_the_running_matches_and_reveals_the_secret_only_once_non
         assert verified["ok"] and verified["matches"] == 2 and verified["deals"] == 80
 
     arun(main(), timeout=240)
+
+
+class Slow(Bot):
+    """Takes its time over each decision, so that a match lasts far longer than the test."""
+
+    act_inline = True
+
+    def __init__(self, seed: int) -> None:
+        self.inner = RandomBot(seed)
+
+    async def act(self, obs: Observation) -> Any:
+        await asyncio.sleep(0.03)
+        return self.inner.act(obs)
+
+
+#: node B's interval between two reads of its tournaments' states in the test below: far beyond
+#: what the stop may take, so that only the cancel's notice can stop B's matches in time
+FAR_CHECK_S = 60.0
+
+
+@pytest.mark.security
+@pytest.mark.parametrize("backend", ["embedded", "redis"])
+def test_a_cancel_through_one_node_stops_another_s_matches_on_its_notice_not_its_next_check(
+        backend: str, tmp_path: Path) -> None:
+    """The node that takes a cancel tells every node at once: node B stops its matches of the
+    tournament on the notice, not at its next read of the tournaments' states (a minute away here).
+    Before, B found the cancel only by that read: half its interval on average, all of it at worst."""
+    async def main() -> tuple[float, int]:
+        stop = asyncio.Event()
+        async with two_nodes(backend, tmp_path, check_s=FAR_CHECK_S) as (a, b):
+            broker = a.worker.broker
+            bots = [connect(b, "north", Slow(1), stop), connect(b, "east", Slow(2), stop)]
+            await until(lambda: sum(x.connected for x in b.node.bots()) == 2, 10, "the bots on node B")
+            async with arena_stub(a.address, ADMIN) as admin:
+                await create(admin, tournament_id="pushed", format="round-robin", bots=["north", "east"],
+                             ruleset="coinche", deals=200)
+                await until(lambda: any(m.startswith("pushed-") for m in b.worker.running), 30,
+                            "its matches on B")
+                running = sum(m.startswith("pushed-") for m in b.worker.running)
+                await asyncio.sleep(0.2)  # its match has begun its first deals
+                await admin.CancelTournament(apb.CancelTournamentRequest(tournament_id="pushed"))
+                cancelled = time.monotonic()
+                await until(lambda: broker.pending_count("pushed") == 0, FAR_CHECK_S / 2,
+                            "B's matches of the tournament to stop")
+                stopped_s = time.monotonic() - cancelled
+            stop.set()
+            await asyncio.gather(*bots, return_exceptions=True)
+        return stopped_s, running
+
+    stopped_s, running = arun(main(), timeout=120)
+    print(f"{running} matches on node B stopped {stopped_s * 1000:.0f} ms after the cancel through node A "
+          f"(its own check {FAR_CHECK_S:.0f} s away)")
+    assert running >= 1
+    assert stopped_s < FAR_CHECK_S / 20, f"node B's matches took {stopped_s:.1f} s to stop"
 
 
 class SlowInLeg1(Bot):

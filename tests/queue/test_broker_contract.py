@@ -292,6 +292,15 @@ def test_write_result_exactly_once(broker: Broker) -> None:
     assert broker.get_result("t1-unknown") is None
 
 
+def test_which_of_many_matches_have_a_result_is_read_at_once(broker: Broker) -> None:
+    broker.write_result(result(job(0)))
+    broker.write_result(result(job(2)))
+    assert broker.results_written(["t1-m0", "t1-m1", "t1-m2", "ghost", "t1-m0"]) == {"t1-m0", "t1-m2"}
+    assert broker.results_written([]) == set()
+    many = [f"t1-m{n}" for n in range(1200)]  # more than one statement's parameters (embedded)
+    assert broker.results_written(many) == {"t1-m0", "t1-m2"}
+
+
 def test_result_round_trips_every_field(broker: Broker) -> None:
     job = MatchJob("m-é", "t-ü", "bot:one", "bot two", {"preset": "coinche", "max_bid": 200}, "belote ♥")
     record = synthetic_record("m-é", "bot:one", "bot two", (0, 1620), None, reason="forfeit", seed="belote ♥",

@@ -22,7 +22,14 @@ from arena.tournament import MatchJob, MatchResult, Tournament, TournamentSpec
 from arena.tournament.pairing import circle_rounds
 from arena.tournament.quartet import compare, round_robin_quartets
 from arena.tournament.summary import ResultSummary
-from arena.tournament.tables import is_sealed, quartet_table, seed_label, shared_deals
+from arena.tournament.tables import (
+    is_sealed,
+    quartet_table,
+    sealed_of,
+    seed_label,
+    shared_deals,
+    tournament_of,
+)
 from tests.tournament.helpers import run, synthetic
 
 
@@ -162,6 +169,18 @@ def test_a_quartets_tables_their_seeds_and_what_each_seals() -> None:
     assert is_sealed("f-r1-0-t0", done.__contains__)  # table 1 deals its cards and is not over
     assert not is_sealed("f-r1-0-t2", done.__contains__)
     assert not is_sealed("f-r1-0", done.__contains__)  # a single match's deals are its own
+    # a whole list at once, in one question of which tables have a result
+    asked: list[list[str]] = []
+
+    def written(ids: list[str]) -> set[str]:
+        asked.append(ids)
+        return done & set(ids)
+
+    listed = ["f-r1-0-t0", "f-r1-0-t1", "f-r1-0-t2", "f-r1-0-t3", "f-r1-0", "f-r2-1-leg0"]
+    assert sealed_of(listed, written) == {"f-r1-0-t0", "f-r1-0-t1", "f-r2-1-leg0"}
+    assert len(asked) == 1 and sorted(asked[0]) == sorted([*listed[:4], "f-r2-1-leg0", "f-r2-1-leg1"])
+    assert sealed_of(["f-r1-0"], written) == set() and len(asked) == 1  # nothing to ask
+    assert [tournament_of(m) for m in ("f-r1-0-t3", "x-r1-2-r3-4-leg1", "f-r1-0")] == ["f", "x-r1-2", None]
 
 
 # ------------------------------------------------------------------ scoring

@@ -103,6 +103,40 @@ def test_signing_out_ends_the_session_on_the_node(site: Site) -> None:
     assert read_with(site, cookie=session) == 401  # a copy of the cookie kept elsewhere reads nothing
 
 
+def register_bot(site: Site, name: str) -> str:
+    """A new bot, registered over real gRPC by the admin: its token."""
+    assert site.running is not None
+    with grpc.insecure_channel(site.running.address) as channel:
+        reply = agrpc.ArenaServiceStub(channel).RegisterBot(
+            apb.RegisterBotRequest(name=name), metadata=(("authorization", f"Bearer {ADMIN}"),), timeout=10)
+    return str(reply.token)
+
+
+def test_a_rotated_or_revoked_token_s_sessions_read_nothing_from_then_on(site: Site) -> None:
+    """A session is worth no more than its credential: once a bot's token is rotated (its owner's
+    answer to a theft) or the bot revoked, every session it opened reads nothing, at once. Before,
+    they read on for their 12 hours. (On every node of a cluster: tests/cluster/test_token_cut.py.)"""
+    assert site.running is not None
+    stolen, banned = register_bot(site, "session-rotated"), register_bot(site, "session-revoked")
+    rotated_sessions = [sign_in(site, stolen)[1] for _ in range(2)]  # the owner's, and a thief's
+    revoked_session = sign_in(site, banned)[1]
+    admin_session = sign_in(site, ADMIN)[1]
+    assert [read_with(site, cookie=s) for s in [*rotated_sessions, revoked_session]] == [200] * 3
+    with grpc.insecure_channel(site.running.address) as channel:
+        stub = agrpc.ArenaServiceStub(channel)
+        new = stub.RotateBotToken(apb.RotateBotTokenRequest(),
+                                  metadata=(("authorization", f"Bearer {stolen}"),), timeout=10).token
+        assert [read_with(site, cookie=s) for s in rotated_sessions] == [401, 401]
+        stub.RevokeBot(apb.RevokeBotRequest(name="session-revoked"),
+                       metadata=(("authorization", f"Bearer {ADMIN}"),), timeout=10)
+    assert read_with(site, cookie=revoked_session) == 401
+    # the old token signs in no more; the new one does; the admin's session is untouched
+    assert sign_in(site, stolen)[0] == 401 and sign_in(site, banned)[0] == 401
+    status, fresh, _ = sign_in(site, new)
+    assert status == 200 and read_with(site, cookie=fresh) == 200
+    assert read_with(site, cookie=admin_session) == 200
+
+
 @pytest.mark.parametrize("origin, content_type", [
     ("https://evil.example", "text/plain"),  # the login-CSRF form: a cross-site, simple POST
     ("https://evil.example", "application/json"),

@@ -213,9 +213,12 @@ function matchRows(matches) {
     el("td", { class: "name" }, matchLink(m.match_id)),
     el("td", { class: "name" }, m.tournament_id ? tournamentLink(m.tournament_id) : ""),
     el("td", { class: "name" }, botLink(m.teams[0]), " vs ", botLink(m.teams[1])),
-    el("td", { text: `${m.totals[0]} \u2013 ${m.totals[1]}` }),
-    el("td", { text: m.state === "running" ? "running" : m.winner === null ? "draw" : `team ${m.winner} won` }),
-    el("td", { class: "muted", text: m.reason })));
+    // a sealed table: another table deals its cards and is not over, so its score is not shown yet
+    el("td", { text: m.sealed ? "sealed" : `${m.totals[0]} \u2013 ${m.totals[1]}` }),
+    el("td", { text: m.sealed ? `${m.state}, sealed` : m.state === "running" ? "running" :
+                     m.winner === null ? "draw" : `team ${m.winner} won` }),
+    el("td", { class: "muted",
+               text: m.sealed ? "shown once every table dealing its cards is over" : m.reason })));
 }
 
 async function botPage() {

@@ -375,6 +375,7 @@ class MatchSummary(_message.Message):
     RESULT_FIELD_NUMBER: _builtins.int
     DEALS_PLAYED_FIELD_NUMBER: _builtins.int
     SEED_FIELD_NUMBER: _builtins.int
+    SEALED_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     state: _builtins.str
     """"running", "finished" (played to its end or forfeited: see
@@ -385,6 +386,11 @@ class MatchSummary(_message.Message):
     seed: _builtins.str
     """Empty until the match is over (and, for a leg of a duplicate pair, until
     both legs are): the deals follow from it.
+    """
+    sealed: _builtins.bool
+    """A table of duplicate play whose cards another table deals too, not over
+    yet: until every table dealing them is, its seed, totals, deals played and
+    result are left out (GetMatch, ListMatches, GetBot's recent matches alike).
     """
     @_builtins.property
     def players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
@@ -403,10 +409,11 @@ class MatchSummary(_message.Message):
         result: _game_pb2.MatchResult | None = ...,
         deals_played: _builtins.int = ...,
         seed: _builtins.str = ...,
+        sealed: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["result", b"result"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["deals_played", b"deals_played", "match_id", b"match_id", "players", b"players", "result", b"result", "ruleset", b"ruleset", "seed", b"seed", "state", b"state", "totals", b"totals"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deals_played", b"deals_played", "match_id", b"match_id", "players", b"players", "result", b"result", "ruleset", b"ruleset", "sealed", b"sealed", "seed", b"seed", "state", b"state", "totals", b"totals"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
