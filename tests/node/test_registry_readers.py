@@ -139,10 +139,10 @@ def test_readers_looping_on_cheap_calls_leave_an_honest_match_its_pace(broker_wi
     from tests.factories import synthetic_record
 
     for i in range(100):  # a leaderboard of 20 bots
-        a, b = NAME.format(i % 20), NAME.format((i + 1) % 20)
-        record = synthetic_record(f"m-{i:03d}", a, b, (1000, 500), 0, ruleset="coinche")
-        broker_with_bots.write_result(
-            MatchResult.of_record(MatchJob(record.match_id, "", a, b, "coinche", "1"), record, "node-x"))
+        one, other = NAME.format(i % 20), NAME.format((i + 1) % 20)
+        record = synthetic_record(f"m-{i:03d}", one, other, (1000, 500), 0, ruleset="coinche")
+        job = MatchJob(record.match_id, "", one, other, "coinche", "1")
+        broker_with_bots.write_result(MatchResult.of_record(job, record, "node-x"))
     q, a, tally, strikes = honest_matches_with_readers(broker_with_bots, "cheap")
     print(f"honest p99: quiet {p99(q) / 1000:.2f} ms, with the readers {p99(a) / 1000:.2f} ms "
           f"(max {a[-1] / 1000:.1f} ms) over {len(a)} decisions; the readers' calls: {tally}")
