@@ -21,7 +21,7 @@ And one connection is enough to take the node's time: a reader that asks
 again as soon as it has its answer. :func:`read_rate` charges every request to
 the API (but event streams, bounded by their number) to its address's reads,
 the node's :class:`arena.referee.rates.ReadRates` that its gRPC short calls
-draw on too: one read to be let in, then one more per 8 KiB of its answer (a
+draw on too: one read to be let in, then one more per whole 8 KiB of its answer (a
 finished match's page, paced by the replays' budget, counts one). Past them
 the request is a 429 with ``Retry-After``, held a while first
 (:class:`arena.referee.guard.Tarpit`, as many as the address's connections),
@@ -48,7 +48,6 @@ import asyncio
 import logging
 import socket
 import ssl
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -59,6 +58,7 @@ from yarl import URL
 from arena.referee.guard import OpenCount, Tarpit, host_key
 from arena.referee.quietlog import QuietLog
 from arena.referee.rates import ReadRates, retry_after
+from arena.web.api import Handler
 
 quiet = QuietLog(logging.getLogger("arena.web"))
 
@@ -88,12 +88,10 @@ REFUSALS = web.AppKey("refusals", Tarpit)
 #: the API's routes that are not reads of the rate: event streams, bounded by their number
 UNRATED = frozenset({"/api/v1/matches/{id}/events"})
 
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
 
 @web.middleware
 async def read_rate(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """A request to the API is one read of its address, and each 8 KiB of its answer one more; past
+    """A request to the API is one read of its address, and each whole 8 KiB of its answer one more; past
     the address's reads, a 429 saying when to retry (``Retry-After``), held first."""
     if not request.path.startswith("/api/"):
         return await handler(request)
