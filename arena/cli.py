@@ -284,6 +284,7 @@ def check_serve(args: argparse.Namespace) -> None:
     check_seconds("--absent-timeout", args.absent_timeout, 7 * 24 * MAX_SECONDS, zero=False)
     check_seconds("--hello-timeout", args.hello_timeout, MAX_DEADLINE, zero=False)
     check_seconds("--refusal-hold", args.refusal_hold, MAX_DEADLINE, zero=True)
+    check_seconds("--send-timeout", args.send_timeout, MAX_DEADLINE, zero=False)
     for flag, value in (("--max-concurrency", args.max_concurrency),
                         ("--max-streams-per-address", args.max_streams_per_address),
                         ("--max-streams", args.max_streams),
@@ -291,6 +292,8 @@ def check_serve(args: argparse.Namespace) -> None:
                         ("--max-watchers-per-address", args.max_watchers_per_address),
                         ("--max-watchers", args.max_watchers),
                         ("--max-calls-per-address", args.max_calls_per_address),
+                        ("--read-rate-per-address", args.read_rate_per_address),
+                        ("--read-burst-per-address", args.read_burst_per_address),
                         ("--http-max-connections-per-address", args.http_max_connections_per_address),
                         ("--http-max-connections", args.http_max_connections),
                         ("--http-max-watchers-per-address", args.http_max_watchers_per_address),
@@ -387,7 +390,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
                     max_replays_per_address=args.max_replays_per_address, max_replays=args.max_replays,
                     replay_cache_bytes=args.replay_cache_mb << 20,
                     replay_bytes_per_s=args.replay_mb_per_s << 20,
-                    replay_messages_per_s=args.replay_events_per_s)
+                    replay_messages_per_s=args.replay_events_per_s,
+                    read_rate_per_peer=args.read_rate_per_address,
+                    read_burst_per_peer=args.read_burst_per_address, send_timeout=args.send_timeout)
     settings = NodeSettings(
         listen=args.listen, advertise=args.advertise, data_dir=data, time=tc, capacity=args.capacity,
         lease_s=args.lease, drain_s=args.drain, replace_streams=args.replace_streams, access=access,
@@ -638,6 +643,12 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--max-watchers", type=int, default=1024, help="spectators at once in all")
     v.add_argument("--max-calls-per-address", type=int, default=32,
                    help="short calls in progress at once from one address (an IPv6 /64)")
+    v.add_argument("--read-rate-per-address", type=int, default=20,
+                   help="reads a second one address may make on average, gRPC short calls (but health "
+                        "checks and the admin's) and web API requests (but event streams) together: a "
+                        "call is one, and each 8 KiB of its answer one more (default: %(default)s)")
+    v.add_argument("--read-burst-per-address", type=int, default=200,
+                   help="reads one address may make at once, above its rate (default: %(default)s)")
     v.add_argument("--max-replays-per-address", type=int, default=2,
                    help="reads of finished matches (WatchMatch, the web's events and match pages) at once "
                         "from one address")
@@ -648,6 +659,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="MiB a second the web's reads of finished matches send, all together")
     v.add_argument("--replay-events-per-s", type=int, default=1000,
                    help="events a second WatchMatch sends of finished matches, all together")
+    v.add_argument("--send-timeout", type=float, default=10.0,
+                   help="seconds a reader of a match (WatchMatch, the web's events and finished match "
+                        "pages) may take nothing of what it is sent before it is cut (default: %(default)s)")
     v.add_argument("--refusal-hold", type=float, default=1.0,
                    help="seconds a refused call waits for its status, so that clients retrying at once "
                         "slow down (0: none)")

@@ -83,6 +83,7 @@ async def measure(readers: int, seconds: float) -> dict[str, Any]:
     from arena.engine import Ruleset
     from arena.node.run import NodeSettings, running_node
     from arena.queue import open_broker
+    from arena.referee.node import Limits
     from arena.tournament import TournamentSpec
     from arena.web import web_for
 
@@ -92,7 +93,9 @@ async def measure(readers: int, seconds: float) -> dict[str, Any]:
         broker = open_broker(None, data)
         tasks: list[asyncio.Task[None]] = []
         try:
-            settings = NodeSettings(data_dir=data, capacity=4, poll_s=0.05)
+            # the readers stand for browsers at many addresses: this one's reads a second are not bounded
+            limits = Limits(read_rate_per_peer=1 << 30, read_burst_per_peer=1 << 30)
+            settings = NodeSettings(data_dir=data, capacity=4, poll_s=0.05, limits=limits)
             async with running_node(broker, settings, stop) as running, \
                     web_for(running, "127.0.0.1:0") as site:
                 for name, bot in zip(BOTS, (HeuristicBot(1), HeuristicBot(2), RandomBot(3), RandomBot(4)),

@@ -339,6 +339,11 @@ BAD_ARGUMENTS: dict[str, tuple[list[str], str]] = {
                                                 "--max-watchers-per-address must be a whole number"),
     "serve: no short call per address allowed": (["serve", "--max-calls-per-address", "0"],
                                                  "--max-calls-per-address must be a whole number"),
+    "serve: no read a second allowed": (["serve", "--read-rate-per-address", "0"],
+                                        "--read-rate-per-address must be a whole number"),
+    "serve: no read at once allowed": (["serve", "--read-burst-per-address", "0"],
+                                       "--read-burst-per-address must be a whole number"),
+    "serve: no send timeout": (["serve", "--send-timeout", "0"], "--send-timeout must be more than 0"),
     "serve: a certificate without its key": (["serve", "--tls-cert", "cert.pem"],
                                              "--tls-cert and --tls-key go together"),
     "serve: an HTTP certificate without its key": (

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import grpc
@@ -174,13 +174,12 @@ class ClusterArenaServicer(ArenaServicer):
                     seal(msg)
         return apb.ListMatchesResponse(matches=out)
 
-    async def WatchMatch(
+    async def WatchMatch(  # type: ignore[override]  # writes through its context
         self, request: apb.WatchMatchRequest, context: Context,
-    ) -> AsyncIterator[apb.WatchMatchResponse]:
+    ) -> None:
         await self.reader(context)
         await self._check_unsealed(context, request.match_id)
-        async for reply in super().WatchMatch(request, context):
-            yield reply
+        await self.send_watch(request.match_id, context)
 
     # ---------------------------------------------------------- tournaments
     async def CreateTournament(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import NoReturn
 
 import grpc
@@ -23,9 +23,10 @@ from arena.engine.rules import spec_from_text
 from arena.referee.access import AccessError, Caller, PermissionDenied, Role, Unauthenticated
 from arena.referee.convert import result_to_proto
 from arena.referee.edge import EDGE_ERRORS, Context, abort, address_of, token_of
-from arena.referee.node import BotStatus, InvalidArgument, MatchSummary, Node, NotFound
+from arena.referee.node import BotStatus, InvalidArgument, MatchSummary, Node, NotFound, ResourceExhausted
+from arena.referee.quietlog import quiet
 from arena.referee.registry import BotEntry, PerEntry
-from arena.referee.replays import ReplaySlot
+from arena.referee.replays import ReplaySlot, SendTimeout, Stalled
 
 
 def summary_to_proto(summary: MatchSummary) -> apb.MatchSummary:
@@ -38,6 +39,9 @@ def summary_to_proto(summary: MatchSummary) -> apb.MatchSummary:
         msg.result.CopyFrom(result_to_proto(summary.result, summary.deals_played))
     return msg
 
+
+#: the key WatchMatch's messages are counted under (grpc_server_msg_sent_total): it writes them itself
+WATCH_MESSAGES = ("server_stream", "belote.arena.v1.ArenaService", "WatchMatch")
 
 #: the matches GetBot lists, newest first
 RECENT_MATCHES = 20
@@ -270,17 +274,44 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
         with slot:
             yield slot
 
-    async def WatchMatch(
+    async def WatchMatch(  # type: ignore[override]  # writes through its context
         self, request: apb.WatchMatchRequest, context: Context,
-    ) -> AsyncIterator[apb.WatchMatchResponse]:
+    ) -> None:
         """A running match's events as they are played; a finished match's all at once, from its
         replay (:meth:`Node.replay`), read by a bounded number of callers at once."""
         await self.reader(context)
-        match_id = request.match_id
-        if not self.node.is_running(match_id):
-            async for reply in self._replay(match_id, context):
-                yield reply
-            return
+        await self.send_watch(request.match_id, context)
+
+    async def send_watch(self, match_id: str, context: Context) -> None:
+        """Write the match's messages to its watcher, each within the node's send timeout: a watcher
+        that takes nothing for so long is cut (RESOURCE_EXHAUSTED), and its replay's place is free
+        again at once.
+
+        Written through the context, not yielded: a generator's messages are
+        sent by grpc, whose sends cannot be given up. Its status, though, is
+        queued behind the message the watcher does not take, so grpc holds the
+        call until the watcher reads again or leaves (no server API resets one
+        stream); until then the call counts among its address's spectators,
+        whose bound is the address's own, and nothing of the replay is kept.
+        """
+        replies = (self._live(match_id, context) if self.node.is_running(match_id)
+                   else self._replay(match_id, context))
+        sent = self.node.metrics.rpc.sent
+        async with contextlib.aclosing(replies):  # its place goes back, whichever way the call ends
+            with SendTimeout(self.node.config.limits.send_timeout) as timeout:
+                try:
+                    async for reply in replies:
+                        await timeout.send(context.write(reply))
+                        sent[WATCH_MESSAGES] = sent.get(WATCH_MESSAGES, 0) + 1
+                except Stalled as e:
+                    stalled = e
+                else:
+                    return
+        quiet.info("stalled watcher", "cut a watcher from %s: %s", context.peer(), stalled)
+        await abort(context, ResourceExhausted(f"cut: {stalled}"))
+
+    async def _live(self, match_id: str, context: Context) -> AsyncGenerator[apb.WatchMatchResponse, None]:
+        """A running match's events so far, then each as it is played, then its result."""
         try:
             history, q = self.node.watch(match_id)
         except EDGE_ERRORS as e:
@@ -302,7 +333,7 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
         if summary.result is not None:
             yield apb.WatchMatchResponse(result=result_to_proto(summary.result, summary.deals_played))
 
-    async def _replay(self, match_id: str, context: Context) -> AsyncIterator[apb.WatchMatchResponse]:
+    async def _replay(self, match_id: str, context: Context) -> AsyncGenerator[apb.WatchMatchResponse, None]:
         """A finished match's prepared events: each message only parsed from its bytes, the stream
         waiting for the watcher between them."""
         async with self._replaying(context) as slot:

@@ -20,7 +20,9 @@ one quiet log line, never a traceback:
   calls open at once lies above all their totals (``Limits.concurrent_rpcs``),
   so that no kind, whoever holds it, leaves another without room.
 * **Rates.** :class:`TokenBucket` bounds what a bot may send that no request
-  asked for (pings, empty messages) and how often it may open a stream.
+  asked for (pings, empty messages) and how often it may open a stream; the
+  node's :class:`arena.referee.rates.ReadRates` what one address may read a
+  second by short calls (:class:`CallBounds` charges each by its answer's size).
 * **Message size.** :func:`receive_cap` sizes the largest request the server
   reads from the protocol (see its docstring).
 * **Retry storms.** A refusal is cheap, but a client that calls again at once
@@ -33,6 +35,7 @@ one quiet log line, never a traceback:
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import ipaddress
 import time
@@ -44,6 +47,7 @@ import grpc
 import grpc.aio
 
 from arena.referee.quietlog import quiet
+from arena.referee.rates import ReadRates, retry_after
 
 #: what one ActionReply costs on the wire at most: a request id of 10 bytes and a code of 5, tagged and framed
 REPLY_BYTES = 19
@@ -141,15 +145,18 @@ async def _checked(requests: AsyncIterator[Any], context: grpc.aio.ServicerConte
         yield request
 
 
-#: what lets a call in, or refuses it (ending it): see :meth:`CallBounds.admission`
-Admit = Callable[[grpc.aio.ServicerContext[Any, Any]], Awaitable[None]]
+#: what charges a call's answer (its size in bytes) to the caller: see :meth:`CallBounds.admission`
+Charge = Callable[[int], None]
+#: what lets a call in, or refuses it (ending it), and what its answer is charged to, if anything
+Admit = Callable[[grpc.aio.ServicerContext[Any, Any]], Awaitable[Charge | None]]
 
 
 def _guarded_behavior(behavior: Any, streaming_request: bool, tarpit: Tarpit | None,
-                      admit: Admit | None = None) -> Any:
+                      admit: Admit | None = None, serialize: Callable[[Any], bytes] | None = None) -> Any:
     """``behavior`` that lets the call in by ``admit`` (if given) and refuses a Malformed request
     first, of the same kind (coroutine or async generator) as grpc tells them apart; None for a
-    synchronous one."""
+    synchronous one. With ``serialize`` (a unary answer), the answer is serialized here, and its
+    size charged as ``admit`` said (grpc is then given the bytes)."""
     if inspect.isasyncgenfunction(behavior):
         async def stream(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             if admit is not None:
@@ -163,13 +170,18 @@ def _guarded_behavior(behavior: Any, streaming_request: bool, tarpit: Tarpit | N
         return stream
     if inspect.iscoroutinefunction(behavior):
         async def unary(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-            if admit is not None:
-                await admit(context)
+            charge = None if admit is None else await admit(context)
             if streaming_request:
                 request = _checked(request, context, tarpit)
             elif type(request) is Malformed:
                 await refuse_malformed(context, request, tarpit)
-            return await behavior(request, context)
+            answer = await behavior(request, context)
+            if serialize is None:
+                return answer
+            data = serialize(answer)
+            if charge is not None:
+                charge(len(data))
+            return data
         return unary
     return None
 
@@ -181,7 +193,8 @@ def guard_handler(handler: Any, tarpit: Tarpit | None = None, bounds: CallBounds
                   method: str = "") -> Any:
     """``handler`` (an ``RpcMethodHandler``) with a lenient deserializer and a behavior that
     refuses what did not decode (after the ``tarpit``'s hold), each call of ``method`` counted by
-    ``bounds`` if given; as it is if it is lenient already (the bot stream, which counts its own),
+    ``bounds`` if given (a short call's answer serialized by the guard, so that its size is charged
+    to the caller's reads); as it is if it is lenient already (the bot stream, which counts its own),
     or synchronous."""
     parse = handler.request_deserializer
     if parse is None or isinstance(parse, Lenient):
@@ -190,8 +203,14 @@ def guard_handler(handler: Any, tarpit: Tarpit | None = None, bounds: CallBounds
     for name in _BEHAVIORS:
         behavior = getattr(handler, name)
         if behavior is not None:
-            admit = None if bounds is None else bounds.admission(method, name != "unary_unary")
-            guarded = _guarded_behavior(behavior, name.startswith("stream"), tarpit, admit)
+            streaming = name != "unary_unary"
+            admit = None if bounds is None else bounds.admission(method, streaming)
+            serialize = None
+            if bounds is not None and bounds.charges_answers(method, streaming):
+                serialize = handler.response_serializer
+                if serialize is not None:
+                    changes["response_serializer"] = None  # the guard's wrapper hands grpc the bytes
+            guarded = _guarded_behavior(behavior, name.startswith("stream"), tarpit, admit, serialize)
             if guarded is None:
                 return handler
             changes[name] = guarded
@@ -200,19 +219,35 @@ def guard_handler(handler: Any, tarpit: Tarpit | None = None, bounds: CallBounds
 
 def _watch_limited(handler: Any, watching: OpenCount, tarpit: Tarpit | None) -> Any:
     """A WatchMatch handler that counts its calls in ``watching`` (per match); over the limits,
-    RESOURCE_EXHAUSTED after the ``tarpit``'s hold."""
+    RESOURCE_EXHAUSTED after the ``tarpit``'s hold. The handler writes through its context (a
+    coroutine) or yields its messages (an async generator), and this one does the same."""
     behavior = handler.unary_stream
 
+    def enter(request: Any) -> str | None:
+        """Count the call among its match's spectators: None, or why it is refused."""
+        return watching.open(getattr(request, "match_id", ""))  # a Malformed one is refused inside
+
+    if inspect.iscoroutinefunction(behavior):
+        async def writes(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+            full = enter(request)
+            if full is not None:
+                await refuse_full(context, "spectators", full, tarpit)
+            try:
+                await behavior(request, context)
+            finally:
+                watching.close(getattr(request, "match_id", ""))
+
+        return handler._replace(unary_stream=writes)
+
     async def watch(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-        match_id = getattr(request, "match_id", "")  # a Malformed one is refused inside
-        full = watching.open(match_id)
+        full = enter(request)
         if full is not None:
             await refuse_full(context, "spectators", full, tarpit)
         try:
             async for item in behavior(request, context):
                 yield item
         finally:
-            watching.close(match_id)
+            watching.close(getattr(request, "match_id", ""))
 
     return handler._replace(unary_stream=watch)
 
@@ -225,6 +260,21 @@ async def refuse_full(context: grpc.aio.ServicerContext[Any, Any], kind: str, wh
     if tarpit is not None:
         await tarpit.hold(context)
     await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, why)
+    raise AssertionError("context.abort returns only by raising")
+
+
+async def refuse_rate(context: grpc.aio.ServicerContext[Any, Any], key: str, wait: float, rates: ReadRates,
+                      tarpit: Tarpit | None) -> NoReturn:
+    """End a call past its address's reads a second: RESOURCE_EXHAUSTED saying when to retry (also
+    as ``retry-after`` seconds and grpc's ``grpc-retry-pushback-ms`` in its trailers), after the
+    ``tarpit``'s hold, and one quiet log line."""
+    why = rates.refusal(key, wait)
+    quiet.warning(("full", "reads"), "refused a call from %s: %s", context.peer(), why)
+    if tarpit is not None:
+        await tarpit.hold(context)
+    seconds = retry_after(wait)
+    await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, why, trailing_metadata=(
+        ("retry-after", str(seconds)), ("grpc-retry-pushback-ms", str(seconds * 1000))))
     raise AssertionError("context.abort returns only by raising")
 
 
@@ -398,41 +448,64 @@ def open_calls(kind: str, per_peer: int, total: int) -> OpenCount:
 
 
 class CallBounds:
-    """The calls open at once, by kind, per peer address and in all (docs/protocol.md#limits).
+    """The calls open at once, by kind, per peer address and in all, and the short calls' reads a
+    second per address (docs/protocol.md#limits).
 
     A call is counted from its start until grpc is done with it (the moment
     grpc's own count lets it go too); one over a bound of its kind ends with
     RESOURCE_EXHAUSTED, after the tarpit's hold, and one quiet log line per
     kind. A short call showing the admin credential (``is_admin`` of its
     context) counts as an admin call, bounded in all only, so that what
-    strangers hold never keeps an admin out.
+    strangers hold never keeps an admin out. Any other short call draws on
+    its address's ``rates`` (if given): one read to be let in, and its
+    answer's size once it is made, but for the ``paced`` methods (whose
+    answers the replays' pace bounds); past them, RESOURCE_EXHAUSTED too.
     """
 
     def __init__(self, kinds: dict[str, OpenCount],
                  is_admin: Callable[[grpc.aio.ServicerContext[Any, Any]], bool],
-                 tarpit: Tarpit | None = None) -> None:
+                 tarpit: Tarpit | None = None, rates: ReadRates | None = None,
+                 paced: frozenset[str] = frozenset()) -> None:
         missing = {SPECTATORS, HEALTH_WATCHES, OTHER_STREAMS, CALLS, HEALTH_CHECKS, ADMIN_CALLS} - set(kinds)
         if missing:
             raise ValueError(f"no bound for {sorted(missing)}")
         self.kinds = kinds
         self.is_admin = is_admin
         self.tarpit = tarpit
+        self.rates = rates
+        self.paced = paced
+
+    def charges_answers(self, method: str, streaming: bool) -> bool:
+        """Are the answers of ``method`` charged to their callers' reads by their size?"""
+        return (self.rates is not None and call_kind(method, streaming) == CALLS
+                and method not in self.paced)
 
     def admission(self, method: str, streaming: bool) -> Admit:
-        """What lets a call of ``method`` in, counting it, or ends it over its kind's bounds."""
+        """What lets a call of ``method`` in, counting it, or ends it over its kind's bounds (or its
+        address's reads); what its answer is charged to (None: nothing)."""
         kind = call_kind(method, streaming)
         counts = self.kinds[kind]
         admins = self.kinds[ADMIN_CALLS] if kind == CALLS else None
+        rates = self.rates if kind == CALLS else None
+        by_size = self.charges_answers(method, streaming)
 
-        async def admit(context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        async def admit(context: grpc.aio.ServicerContext[Any, Any]) -> Charge | None:
             held, name = counts, kind
+            key = peer_host(context.peer() or "")
+            charge: Charge | None = None
             if admins is not None and self.is_admin(context):
                 held, name = admins, ADMIN_CALLS
-            key = peer_host(context.peer() or "")
+            elif rates is not None:
+                wait = rates.admit(key)
+                if wait > 0:
+                    await refuse_rate(context, key, wait, rates, self.tarpit)
+                if by_size:
+                    charge = functools.partial(rates.charge, key)
             full = held.open(key)
             if full is not None:
                 await refuse_full(context, name, full, self.tarpit)
             context.add_done_callback(lambda _: held.close(key))  # type: ignore[arg-type]  # stubs: a class
+            return charge
 
         return admit
 

@@ -48,6 +48,7 @@ from arena.referee.builds import BuildFailed
 from arena.referee.convert import result_to_proto
 from arena.referee.guard import Tarpit
 from arena.referee.live import EventFeed, LiveMatch, MatchState, MatchSummary
+from arena.referee.rates import ReadRates
 from arena.referee.registry import (
     BotEntry,
     BotRegistry,
@@ -147,6 +148,15 @@ class Limits:
     calls open at once, :attr:`concurrent_rpcs`, is the sum of the totals and a
     margin, so that no kind, held by any number of addresses, can fill it: the
     node's probes, an admin's calls and new bot streams always have their room.
+
+    A bound on calls open at once does nothing against a loop, one call at a
+    time: what one address may *read* a second is bounded too
+    (:mod:`arena.referee.rates`), its short calls over gRPC (but health checks
+    and the admin's) and its requests to the web's API (but event streams)
+    together, each charged a read and one more per 8 KiB of its answer. And a
+    reader of a match who stops taking what it is sent is cut after
+    :attr:`send_timeout`, so that it holds its place (a replay's, a
+    spectator's) no longer.
     """
 
     #: seconds a new bot stream has to send its Hello before it is refused
@@ -192,6 +202,15 @@ class Limits:
     #: the loop that readers of finished matches may take, however many they are
     replay_bytes_per_s: int = 4 << 20
     replay_messages_per_s: int = 1000
+    #: reads one address may make a second on average, and at once (its burst): a short gRPC call
+    #: (but a health check or an admin's) or a request to the web's API (but an event stream) is one,
+    #: and each 8 KiB of its answer one more. A page loads with one to three; a dashboard polling
+    #: every few seconds, or a script paging through 5,000 bots (20 reads), stays far inside
+    read_rate_per_peer: int = 20
+    read_burst_per_peer: int = 200
+    #: seconds a write to a reader of a match (WatchMatch, the web's events and finished match
+    #: pages) may wait for the reader to take what it was sent before the reader is cut
+    send_timeout: float = 10.0
 
     @property
     def concurrent_rpcs(self) -> int:
@@ -260,6 +279,8 @@ class Node:
             per_address=limits.max_replays_per_address, total=limits.max_replays,
             bytes_per_s=limits.replay_bytes_per_s, messages_per_s=limits.replay_messages_per_s,
             tarpit=Tarpit(limits.refusal_hold, limits.max_streams_per_peer, limits.max_streams))
+        #: what each address may read a second, over gRPC and HTTP alike (the edges charge it)
+        self.read_rates = ReadRates(limits.read_rate_per_peer, limits.read_burst_per_peer)
         # a bot that cannot take a message within its own time for a decision is gone
         self._hub = Hub(write_timeout=config.time.deadline + config.time.time_bank)
         #: the running matches

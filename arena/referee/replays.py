@@ -46,7 +46,7 @@ from arena.referee.replay_views import RecordSource, WatchReplay
 from arena.referee.store import UnreadableRecordError
 
 __all__ = ["EVENTS", "FACTS", "MATCH", "RECORD", "WATCH", "Measured", "PreparedCache", "ReplayFull",
-           "ReplayGate", "ReplaySlot", "Replays", "Source"]
+           "ReplayGate", "ReplaySlot", "Replays", "SendTimeout", "Source", "Stalled"]
 
 log = logging.getLogger("arena.referee")
 
@@ -202,6 +202,86 @@ class ReplaySlot:
             gate.leave(self._key)
 
     def __enter__(self) -> ReplaySlot:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Stalled(Exception):
+    """A reader took nothing of what it was sent for the send timeout: it is cut."""
+
+
+class SendTimeout:
+    """Each send to a reader (:meth:`send`) waits for it ``seconds`` at most; past them,
+    :class:`Stalled`, and the caller cuts the reader (its place, a replay's or a spectator's, is
+    free again).
+
+    Neither grpc's server streams nor aiohttp's writes have a timeout of their
+    own: a send waits on the reader's flow-control window or the socket's
+    buffer, and a reader that stopped reading (or announced a window of a few
+    bytes) held its send, and its place, as long as its connection lived. The
+    time between sends (the replays' pace, a live match's next event) does not
+    count. One timer for all the sends of a reader, re-armed when it finds the
+    send under way younger than ``seconds``, so that a send costs a clock read
+    (a timer per send would cost one each); the timer interrupts a send by
+    cancelling the sending task, which :meth:`send` turns into :class:`Stalled`.
+    """
+
+    __slots__ = ("_loop", "_since", "_task", "_timer", "expired", "seconds")
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.expired = False
+        self._loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None, "a send timeout is for a task's sends"
+        self._task = task
+        self._since: float | None = None
+        self._timer: asyncio.TimerHandle | None = None
+
+    async def send(self, write: Awaitable[None]) -> None:
+        """Await ``write``; :class:`Stalled` if it waits ``seconds`` for the reader."""
+        self._since = self._loop.time()
+        if self._timer is None:
+            self._timer = self._loop.call_later(self.seconds, self._check)
+        try:
+            await write
+        except asyncio.CancelledError:
+            if self.expired and self._task.uncancel() == 0:  # ours, not the caller's leaving
+                raise Stalled(self._why()) from None
+            raise
+        finally:
+            self._since = None
+        if self.expired:  # the timer fired as the write ended: its cancel is still to come
+            try:
+                await asyncio.sleep(0)
+            except asyncio.CancelledError:
+                if self._task.uncancel() > 0:
+                    raise
+            raise Stalled(self._why())
+
+    def _why(self) -> str:
+        return f"the reader took nothing of what it was sent for {self.seconds:g} s"
+
+    def _check(self) -> None:
+        self._timer = None
+        since = self._since
+        if since is None:
+            return  # between sends: the next one arms the timer again
+        waited = self._loop.time() - since
+        if waited < self.seconds:
+            self._timer = self._loop.call_later(self.seconds - waited, self._check)
+            return
+        self.expired = True
+        self._task.cancel()
+
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def __enter__(self) -> SendTimeout:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -247,8 +247,13 @@ def tarpit_of(limits: Limits) -> Tarpit:
     return Tarpit(limits.refusal_hold, limits.max_streams_per_peer, limits.max_held_refusals)
 
 
+#: the short calls whose answers the replays' pace bounds: each counts as one read, whatever its size
+PACED_CALLS = frozenset({"/belote.arena.v1.ArenaService/GetMatchRecord"})
+
+
 def call_bounds(node: Node, tarpit: Tarpit) -> CallBounds:
-    """The calls of each kind (but bot streams) that one address, and all, may hold open on ``node``."""
+    """The calls of each kind (but bot streams) that one address, and all, may hold open on ``node``,
+    and the node's reads a second per address for the short ones."""
     limits = node.config.limits
     gate = node.gate
     return CallBounds({
@@ -260,7 +265,7 @@ def call_bounds(node: Node, tarpit: Tarpit) -> CallBounds:
         HEALTH_CHECKS: open_calls(HEALTH_CHECKS, limits.max_checks_per_peer, limits.max_checks),
         # the admin credential is the node's own: bounded in all only
         ADMIN_CALLS: open_calls(ADMIN_CALLS, limits.max_admin_calls, limits.max_admin_calls),
-    }, lambda context: gate.is_admin(token_of(context)), tarpit)
+    }, lambda context: gate.is_admin(token_of(context)), tarpit, node.read_rates, PACED_CALLS)
 
 
 async def start_server(

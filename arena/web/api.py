@@ -30,6 +30,7 @@ from arena.ratings.leaderboard import METHODS
 from arena.referee.guard import host_key
 from arena.referee.quietlog import QuietLog
 from arena.referee.replay_views import SSE_END, sse_frame
+from arena.referee.replays import SendTimeout, Stalled
 from arena.web.reads import (
     MAX_LIMIT,
     MAX_OFFSET,
@@ -85,6 +86,8 @@ SESSIONS = web.AppKey("sessions", Sessions)
 #: the origin the pages are reached at (``serve --http-origin``: behind a proxy that terminates TLS);
 #: "" for the request's own scheme and Host
 ORIGIN = web.AppKey("origin", str)
+#: seconds a write to a reader of a match may wait for it (``Limits.send_timeout``)
+SEND_TIMEOUT = web.AppKey("send_timeout", float)
 #: seconds a sign-in's body may take to arrive once its head has
 BODY_S = 5.0
 
@@ -275,6 +278,20 @@ async def tournament(request: web.Request) -> web.Response:
 CHUNK = 16 * 1024
 
 
+def send_timeout(request: web.Request) -> SendTimeout:
+    """The send timeout of the reader of ``request`` (a finished match's page or events, a live event
+    stream): aiohttp's writes would wait for a reader that takes nothing as long as its connection
+    lives, holding its place (a replay's, a spectator's)."""
+    return SendTimeout(request.app[SEND_TIMEOUT])
+
+
+def cut(request: web.Request, why: Stalled) -> None:
+    """End the connection of a reader who took nothing for the send timeout."""
+    quiet.info("stalled reader", "cut an HTTP reader from %s: %s", request.remote, why)
+    if request.transport is not None:
+        request.transport.abort()
+
+
 async def send_prepared(request: web.Request, prepared: Prepared, headers: dict[str, str],
                         ) -> web.StreamResponse:
     """Send a prepared answer a chunk at a time, then give its reader's place back."""
@@ -282,14 +299,17 @@ async def send_prepared(request: web.Request, prepared: Prepared, headers: dict[
         response = web.StreamResponse(headers=headers)
         response.content_length = len(prepared.body)
         await response.prepare(request)
-        try:
-            async for chunk in prepared.chunks(CHUNK):
-                if request.transport is None or request.transport.is_closing():
-                    break  # the reader left: its place goes back now, not at the next write
-                await response.write(chunk)
-            await response.write_eof()
-        except ConnectionError:
-            pass  # the reader left
+        with send_timeout(request) as timeout:
+            try:
+                async for chunk in prepared.chunks(CHUNK):
+                    if request.transport is None or request.transport.is_closing():
+                        break  # the reader left: its place goes back now, not at the next write
+                    await timeout.send(response.write(chunk))
+                await timeout.send(response.write_eof())
+            except ConnectionError:
+                pass  # the reader left
+            except Stalled as e:
+                cut(request, e)
         return response
     finally:
         prepared.close()
@@ -316,15 +336,18 @@ async def match_events(request: web.Request) -> web.StreamResponse:
             return await send_prepared(request, events, EVENT_STREAM)
         response = web.StreamResponse(headers=EVENT_STREAM)
         await response.prepare(request)
-        try:
-            async for event in events:
-                kind = "result" if event.get("kind") == "result" else "public"
-                await response.write(sse_frame(kind, event))
-            await response.write(SSE_END)
-        except ConnectionError:
-            pass  # the spectator left
-        except ReadError as e:  # the stream has begun: its status is sent; the error ends it
-            await response.write(f"event: error\ndata: {json.dumps({'error': str(e)})}\n\n".encode())
+        with send_timeout(request) as timeout:
+            try:
+                async for event in events:
+                    kind = "result" if event.get("kind") == "result" else "public"
+                    await timeout.send(response.write(sse_frame(kind, event)))
+                await timeout.send(response.write(SSE_END))
+            except ConnectionError:
+                pass  # the spectator left
+            except Stalled as e:
+                cut(request, e)
+            except ReadError as e:  # the stream has begun: its status is sent; the error ends it
+                await response.write(f"event: error\ndata: {json.dumps({'error': str(e)})}\n\n".encode())
         return response
     finally:
         watchers.leave(match_id, address)
@@ -344,5 +367,5 @@ def add_routes(app: web.Application) -> None:
     app.router.add_delete(SESSION, sign_out)
 
 
-__all__ = ["ORIGIN", "READS", "READ_COOKIE", "SESSIONS", "WATCHERS", "Watchers", "add_routes", "bearer",
-           "json_errors", "readers_only"]
+__all__ = ["ORIGIN", "READS", "READ_COOKIE", "SEND_TIMEOUT", "SESSIONS", "WATCHERS", "Watchers", "add_routes",
+           "bearer", "json_errors", "readers_only"]

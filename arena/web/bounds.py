@@ -1,4 +1,4 @@
-"""What one connection and one address may hold of the node's HTTP server, and for how long.
+"""What one connection and one address may hold of the node's HTTP server, for how long, and how often.
 
 aiohttp bounds a request head in size (8 KiB a line, 128 lines) but not in
 time, and it counts no connections: a client that opened a connection and sent
@@ -16,6 +16,17 @@ itself (:class:`BoundedSite`), and each passes a gate before aiohttp sees it:
   Once a request is under way, aiohttp's own keep-alive timer, set to the same
   seconds, closes the connection when it idles, or dawdles over its next head,
   after a response.
+
+And one connection is enough to take the node's time: a reader that asks
+again as soon as it has its answer. :func:`read_rate` charges every request to
+the API (but event streams, bounded by their number) to its address's reads,
+the node's :class:`arena.referee.rates.ReadRates` that its gRPC short calls
+draw on too: one read to be let in, then one more per whole 8 KiB of its answer (a
+finished match's page, paced by the replays' budget, counts one). Past them
+the request is a 429 with ``Retry-After``, held a while first
+(:class:`arena.referee.guard.Tarpit`, as many as the address's connections),
+so that a client asking again at once slows to a request a second per
+connection, and costs a timer meanwhile.
 
 Why this and not an option of aiohttp: aiohttp has no header timeout (its
 keep-alive timer starts at the accept only in its newest releases: 3.14.5 has
@@ -44,8 +55,10 @@ from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 from yarl import URL
 
-from arena.referee.guard import OpenCount, host_key
+from arena.referee.guard import OpenCount, Tarpit, host_key
 from arena.referee.quietlog import QuietLog
+from arena.referee.rates import ReadRates, retry_after
+from arena.web.api import Handler
 
 quiet = QuietLog(logging.getLogger("arena.web"))
 
@@ -66,6 +79,39 @@ class WebLimits:
     connections: int = 512
     #: server-sent event streams open at once from one address (per match and in all: ``Limits``)
     watchers_per_address: int = 16
+
+
+#: what each address may read a second (the node's, shared with its gRPC edge), and where a request
+#: refused for it waits
+READ_RATES = web.AppKey("read_rates", ReadRates)
+REFUSALS = web.AppKey("refusals", Tarpit)
+#: the API's routes that are not reads of the rate: event streams, bounded by their number
+UNRATED = frozenset({"/api/v1/matches/{id}/events"})
+
+
+@web.middleware
+async def read_rate(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """A request to the API is one read of its address, and each whole 8 KiB of its answer one more; past
+    the address's reads, a 429 saying when to retry (``Retry-After``), held first."""
+    if not request.path.startswith("/api/"):
+        return await handler(request)
+    route = request.match_info.route.resource
+    if route is not None and route.canonical in UNRATED:
+        return await handler(request)
+    rates = request.app[READ_RATES]
+    key = host_key(request.remote or "")
+    wait = rates.admit(key)
+    if wait > 0:
+        why = rates.refusal(key, wait)
+        quiet.warning(("http reads", "per address"), "refused an HTTP request from %s: %s", key, why)
+        await request.app[REFUSALS].hold_key(key)
+        return web.json_response({"error": why, "status": 429}, status=429,
+                                 headers={"Retry-After": str(retry_after(wait))})
+    response = await handler(request)
+    body = response.body if isinstance(response, web.Response) else None
+    if isinstance(body, bytes):  # a finished match's page is a StreamResponse, paced on its own
+        rates.charge(key, len(body))
+    return response
 
 
 class ConnectionBounds:

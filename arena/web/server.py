@@ -27,12 +27,15 @@ from aiohttp import web
 
 from arena.metrics import CONTENT_TYPE, NodeMetrics
 from arena.node.run import RunningNode
+from arena.referee.guard import Tarpit
 from arena.referee.node import Limits
 from arena.referee.quietlog import QuietFilter
+from arena.referee.rates import ReadRates
 from arena.referee.tls import server_context
 from arena.web.api import (
     ORIGIN,
     READS,
+    SEND_TIMEOUT,
     SESSIONS,
     WATCHERS,
     Handler,
@@ -41,7 +44,7 @@ from arena.web.api import (
     json_errors,
     readers_only,
 )
-from arena.web.bounds import BoundedSite, ConnectionBounds, WebLimits
+from arena.web.bounds import READ_RATES, REFUSALS, BoundedSite, ConnectionBounds, WebLimits, read_rate
 from arena.web.node_reads import NodeReads
 from arena.web.reads import ArenaReads
 from arena.web.sessions import Sessions
@@ -115,18 +118,26 @@ async def head_arrived(request: web.Request, handler: Handler) -> web.StreamResp
 
 
 def make_app(reads: ArenaReads, limits: Limits | None = None, metrics: NodeMetrics | None = None,
-             config: WebConfig | None = None) -> web.Application:
+             config: WebConfig | None = None, rates: ReadRates | None = None) -> web.Application:
     """The whole site over ``reads``: the API, the pages, their static files; and ``metrics`` at
-    ``/metrics`` (Prometheus's text format) when given."""
+    ``/metrics`` (Prometheus's text format) when given. Each address reads the API within ``rates``
+    (the node's, which its gRPC edge shares; by default, the site's own, from ``limits``)."""
     limits = limits or Limits()
     config = config or WebConfig()
     # the API takes no body but a sign-in's few bytes (api.sign_in)
-    app = web.Application(middlewares=[head_arrived, json_errors, readers_only], client_max_size=4096)
+    app = web.Application(middlewares=[head_arrived, read_rate, json_errors, readers_only],
+                          client_max_size=4096)
+    app[READ_RATES] = rates if rates is not None else ReadRates(limits.read_rate_per_peer,
+                                                                 limits.read_burst_per_peer)
+    # a refusal held holds one of its address's connections, which are bounded already
+    app[REFUSALS] = Tarpit(limits.refusal_hold, config.limits.connections_per_address,
+                           config.limits.connections)
     app[READS] = reads
     app[WATCHERS] = Watchers(limits.max_watchers_per_match, limits.max_watchers,
                              config.limits.watchers_per_address)
     app[SESSIONS] = Sessions(opens=reads.still_opens)  # a session ends with its credential
     app[ORIGIN] = config.origin.rstrip("/")
+    app[SEND_TIMEOUT] = limits.send_timeout
     app[CONNECTIONS] = ConnectionBounds(config.limits)
     add_routes(app)
     if metrics is not None:
@@ -163,7 +174,8 @@ def quiet_http_log() -> logging.Logger:
 
 
 async def start_web(reads: ArenaReads, listen: str, limits: Limits | None = None,
-                    metrics: NodeMetrics | None = None, config: WebConfig | None = None) -> WebServer:
+                    metrics: NodeMetrics | None = None, config: WebConfig | None = None,
+                    rates: ReadRates | None = None) -> WebServer:
     """Serve the site on ``listen`` (HOST:PORT, port 0 for a free one) on the running loop."""
     config = config or WebConfig()
     host, _, port = listen.rpartition(":")
@@ -171,7 +183,7 @@ async def start_web(reads: ArenaReads, listen: str, limits: Limits | None = None
     tls = None
     if config.tls_cert is not None and config.tls_key is not None:
         tls = server_context(config.tls_cert, config.tls_key)
-    app = make_app(reads, limits, metrics, config)
+    app = make_app(reads, limits, metrics, config, rates)
     # keepalive_timeout: an idle keep-alive connection, or one slow to send its next head, is closed
     # after the head timeout; lingering_time: as long to read what is left of a refused body
     runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0, logger=quiet_http_log(),
@@ -189,7 +201,8 @@ async def web_for(running: RunningNode, listen: str, config: WebConfig | None = 
                   ) -> AsyncIterator[WebServer]:
     """The site of a running node, for as long as the block runs."""
     reads = NodeReads(running.node, running.worker.broker, running.tournaments, running.rankings)
-    server = await start_web(reads, listen, running.node.config.limits, running.node.metrics, config)
+    node = running.node
+    server = await start_web(reads, listen, node.config.limits, node.metrics, config, node.read_rates)
     log.info("web pages and JSON API on %s", server.url)
     try:
         yield server

@@ -1,27 +1,30 @@
-"""Anonymous readers of a registry of 5,000 bots do not slow an honest match.
+"""Anonymous readers looping on a node do not slow an honest match.
 
 A node of a queue on a real Redis, with its web server and 5,000 registered
 bots; two honest SDK bots, in a child process, play coinche matches. Two
-anonymous readers, in another, loop on ``ListBots`` (as an old client asks it: no page),
-``GetBot``, ``/api/v1/bots`` pages and ``/api/v1/bots/NAME``, each waiting for
-its answer before the next call. The node reads the registry from memory, a
-page at a time, so the honest p99 stays within 2x of the quiet run's (or 5 ms
-of it, what a loaded two-core machine moves by itself: see
-tests/referee/test_hostile.py). Before, every read parsed every bot's JSON
-on the event loop (40-64 ms a call): a 30-deal match went from 0.6 s to 101 s.
+anonymous readers, in another, loop on the node's reads, each waiting for its
+answer before the next call (:mod:`tests.node.registry_readers`): the bot
+registry's (``ListBots`` as an old client asks it, with no page, ``GetBot``,
+``/api/v1/bots`` pages and ``/api/v1/bots/NAME``), or cheap ones
+(``ListMatches``, ``GetMatch``, ``/api/v1/leaderboard``, a page of bots).
+The honest p99 stays within 2x of the quiet run's, with no strike.
+
+Before, every registry read parsed every bot's JSON on the event loop (40-64 ms
+a call): a 30-deal match went from 0.6 s to 101 s. Once the registry was read
+from memory a page at a time, what was left was the readers' share of the node:
+2.9-3.6x on the registry, 2.7-3.0x on cheap reads, here. Now each address reads
+within its rate (:mod:`arena.referee.rates`): 1.0-1.5x, also with another
+process taking the node's CPU, so no allowance beside the ratio.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import multiprocessing as mp
-import os
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from dataclasses import asdict
-from typing import Any
 
 import pytest
 
@@ -30,7 +33,7 @@ from arena.queue.broker import Broker
 from arena.records import MatchRecord
 from arena.referee.registry import BotEntry
 from arena.web import web_for
-from tests.node.registry_readers import NAME, honest_main, readers_main
+from tests.node.registry_readers import ANSWERED, NAME, REFUSED, Readers, honest_main, node_on_one_cpu, p99
 from tests.queue.conftest import REDIS_URL, redis_unavailable
 
 pytestmark = [pytest.mark.reliability, pytest.mark.slow]
@@ -38,9 +41,7 @@ pytestmark = [pytest.mark.reliability, pytest.mark.slow]
 BOTS = 5000
 #: quiet and read matches played in turn
 ROUNDS = 3
-DEALS = 10
-#: the absolute slack on the honest p99 (as tests/referee/test_hostile.py's)
-FLOOR_US = 5_000
+DEALS = 30
 
 
 @pytest.fixture
@@ -71,63 +72,19 @@ def broker_with_bots() -> Iterator[Broker]:
             client.close()
 
 
-@contextlib.contextmanager
-def node_on_one_cpu() -> Iterator[list[int] | None]:
-    """This process (the node) on the first CPU for the block, as bench/trust.py runs it; the other
-    CPUs for the children (the honest bots, the readers), so that what the reads cost is the node's
-    own; None (no pinning) on a machine of one CPU."""
-    cpus = sorted(os.sched_getaffinity(0))
-    if len(cpus) < 2:
-        yield None
-        return
-    os.sched_setaffinity(0, cpus[:1])
-    try:
-        yield cpus[1:]
-    finally:
-        os.sched_setaffinity(0, cpus)
-
-
-class Readers:
-    """The readers' child process: started idle, reading while ``reading(True)``, stopped on exit."""
-
-    def __init__(self, address: str, url: str, cpus: list[int] | None) -> None:
-        ctx = mp.get_context("spawn")
-        self._ready, self._go, self._stop = ctx.Event(), ctx.Event(), ctx.Event()
-        self._out: Any = ctx.Queue()
-        self._proc = ctx.Process(target=readers_main, daemon=True, name="registry-readers", args=(
-            address, url, BOTS, cpus, self._ready, self._go, self._stop, self._out))
-        self.tally: dict[str, int] = {}
-
-    @contextlib.asynccontextmanager
-    async def running(self) -> AsyncIterator[Readers]:
-        self._proc.start()
-        try:
-            assert await asyncio.to_thread(self._ready.wait, 60), "the readers' process did not start"
-            yield self
-        finally:
-            self._stop.set()
-            with contextlib.suppress(Exception):
-                self.tally = await asyncio.to_thread(self._out.get, True, 60)
-            await asyncio.to_thread(self._proc.join, 10)
-            if self._proc.is_alive():
-                self._proc.kill()
-
-    def reading(self, on: bool) -> None:
-        (self._go.set if on else self._go.clear)()
-
-
 def latencies(records: list[MatchRecord]) -> list[int]:
     return sorted(v for r in records for deal in r.latencies_us for v in deal if v >= 0)
 
 
-def p99(values: list[int]) -> int:
-    return values[min(len(values) - 1, int(len(values) * 0.99))]
+Outcome = tuple[list[int], list[int], dict[str, int], int]
 
 
-def test_readers_of_5000_bots_leave_an_honest_match_its_pace(broker_with_bots: Broker) -> None:
+def honest_matches_with_readers(broker: Broker, kind: str) -> Outcome:
+    """The honest decisions' round trips quiet and with two readers of ``kind`` looping (their matches
+    played in turn), what the readers' calls got, and the strikes in the matches read through."""
     async def main() -> tuple[list[MatchRecord], list[MatchRecord], dict[str, int]]:
         settings = NodeSettings(poll_s=0.05, heartbeat_s=0.5, lease_s=10.0, drain_s=2.0)
-        async with running_node(broker_with_bots, settings, asyncio.Event()) as running, \
+        async with running_node(broker, settings, asyncio.Event()) as running, \
                 web_for(running, "127.0.0.1:0") as web:
             node = running.node
             tokens = {name: (await node.register(name))[1] for name in ("honest-a", "honest-b")}
@@ -143,7 +100,7 @@ def test_readers_of_5000_bots_leave_an_honest_match_its_pace(broker_with_bots: B
                 return await node.wait(node.start_match("honest-a", "honest-b", "coinche", deals=DEALS))
 
             try:
-                readers = Readers(running.address, web.url, cpus)
+                readers = Readers(running.address, web.url, kind, BOTS, cpus)
                 quiet, loud = [], []
                 async with readers.running():
                     await play()  # warm-up
@@ -161,10 +118,36 @@ def test_readers_of_5000_bots_leave_an_honest_match_its_pace(broker_with_bots: B
 
     with node_on_one_cpu() as cpus:
         quiet, loud, tally = asyncio.run(asyncio.wait_for(main(), 600))
-    q, a = latencies(quiet), latencies(loud)
+    return latencies(quiet), latencies(loud), tally, sum(len(r.strikes) for r in loud)
+
+
+def test_readers_of_5000_bots_leave_an_honest_match_its_pace(broker_with_bots: Broker) -> None:
+    q, a, tally, strikes = honest_matches_with_readers(broker_with_bots, "registry")
     print(f"honest p99: quiet {p99(q) / 1000:.2f} ms, with the readers {p99(a) / 1000:.2f} ms "
           f"(max {a[-1] / 1000:.1f} ms) over {len(a)} decisions; the readers' calls: {tally}")
-    assert sum(n for k, n in tally.items() if k in ("grpc OK", "http 200")) > 50, tally  # they did read
-    assert not [k for k in tally if k not in ("grpc OK", "http 200")], tally
-    assert [s for r in loud for s in r.strikes] == []
-    assert p99(a) <= max(2 * p99(q), p99(q) + FLOOR_US), (p99(q), p99(a))
+    assert sum(tally.get(k, 0) for k in ANSWERED) > 50, tally  # they did read
+    assert set(tally) <= {*ANSWERED, *REFUSED}, tally  # answered, or refused past their reads
+    assert strikes == 0
+    assert p99(a) <= 2 * p99(q), (p99(q), p99(a))
+
+
+def test_readers_looping_on_cheap_calls_leave_an_honest_match_its_pace(broker_with_bots: Broker) -> None:
+    """Calls that read nothing that grows (ListMatches, GetMatch, the leaderboard, a page of bots) cost
+    a fraction of a millisecond each, and two readers looping on them still took most of the node:
+    the honest p99 3.3x the quiet one's. Each address now reads within its rate: past it, refused."""
+    from arena.tournament import MatchJob, MatchResult
+    from tests.factories import synthetic_record
+
+    for i in range(100):  # a leaderboard of 20 bots
+        one, other = NAME.format(i % 20), NAME.format((i + 1) % 20)
+        record = synthetic_record(f"m-{i:03d}", one, other, (1000, 500), 0, ruleset="coinche")
+        job = MatchJob(record.match_id, "", one, other, "coinche", "1")
+        broker_with_bots.write_result(MatchResult.of_record(job, record, "node-x"))
+    q, a, tally, strikes = honest_matches_with_readers(broker_with_bots, "cheap")
+    print(f"honest p99: quiet {p99(q) / 1000:.2f} ms, with the readers {p99(a) / 1000:.2f} ms "
+          f"(max {a[-1] / 1000:.1f} ms) over {len(a)} decisions; the readers' calls: {tally}")
+    assert sum(tally.get(k, 0) for k in ANSWERED) > 50, tally  # they did read
+    assert sum(tally.get(k, 0) for k in REFUSED) > 0, tally  # and were refused past their reads
+    assert set(tally) <= {*ANSWERED, *REFUSED}, tally
+    assert strikes == 0
+    assert p99(a) <= 2 * p99(q), (p99(q), p99(a))

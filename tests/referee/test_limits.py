@@ -522,7 +522,8 @@ def test_serve_takes_the_limits_from_its_flags(tmp_path: Path) -> None:
         proc = procs.spawn("node", [
             sys.executable, "-m", "arena.cli", "serve", "--listen", "127.0.0.1:0", "--data-dir",
             str(tmp_path / "data"), "--hello-timeout", "0.5", "--refusal-hold", "2.5",
-            "--max-concurrency", "3", "--max-streams-per-address", "2"])
+            "--max-concurrency", "3", "--max-streams-per-address", "2", "--read-rate-per-address", "1",
+            "--read-burst-per-address", "4"])
         node = procs.ready(NodeProc(proc.name, proc.popen, proc.log))
         token = register_bots(node.address, ["alpha"])["alpha"]
 
@@ -533,6 +534,11 @@ def test_serve_takes_the_limits_from_its_flags(tmp_path: Path) -> None:
                 async with arena_stub(node.address) as stub:
                     bots = (await stub.ListBots(apb.ListBotsRequest())).bots
                     assert [(b.name, b.concurrency) for b in bots] == [("alpha", 3)]
+                    for _ in range(3):  # four reads at once, the first above among them
+                        await stub.ListMatches(apb.ListMatchesRequest())
+                    with pytest.raises(grpc.aio.AioRpcError) as refused:
+                        await stub.ListMatches(apb.ListMatchesRequest())
+                    assert "reads more than 1 a second" in (refused.value.details() or "")
                 code, details = await ended(silent)
                 assert code == grpc.StatusCode.INVALID_ARGUMENT and "within 0.5 s" in details
                 stranger = RawStream(node.address)

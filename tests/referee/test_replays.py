@@ -8,12 +8,15 @@ real build processes, and the refusals come over real HTTP and gRPC.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,10 +24,11 @@ import aiohttp
 import grpc
 import pytest
 from belote.arena.v1 import arena_service_pb2 as apb
+from belote.arena.v1 import arena_service_pb2_grpc as agrpc
 from belote_bot import HeuristicBot, RandomBot
 
 from arena.harness import local_arena
-from arena.node.run import NodeSettings, running_node
+from arena.node.run import NodeSettings, RunningNode, running_node
 from arena.queue import EmbeddedBroker
 from arena.records import MatchRecord
 from arena.referee.builds import Builder
@@ -32,7 +36,7 @@ from arena.referee.node import Limits
 from arena.referee.replay_views import RecordSource, events_view, match_view, watch_view
 from arena.referee.replays import EVENTS, WATCH, PreparedCache, ReplayFull, ReplayGate, Replays
 from arena.referee.store import MatchStore
-from arena.web import web_for
+from arena.web import WebServer, web_for
 from tests.factories import played_record
 
 from .arena_helpers import FAST, arena_stub, arun, collect
@@ -242,6 +246,22 @@ def test_the_prepared_views_are_what_the_api_showed_before() -> None:
     assert events.data.endswith(b"event: end\ndata: {}\n\n") and b"event: result\n" in events.data
 
 
+@contextlib.asynccontextmanager
+async def node_and_site(data_dir: Path, limits: Limits) -> AsyncIterator[tuple[RunningNode, WebServer,
+                                                                               aiohttp.ClientSession]]:
+    """A node of an embedded queue on ``data_dir`` with ``limits``, its site, and an HTTP client."""
+    broker = EmbeddedBroker(data_dir / "queue.sqlite3")
+    stop = asyncio.Event()
+    try:
+        settings = NodeSettings(data_dir=data_dir, limits=limits)
+        async with (running_node(broker, settings, stop) as running,
+                    web_for(running, "127.0.0.1:0") as web, aiohttp.ClientSession() as http):
+            yield running, web, http
+    finally:
+        stop.set()
+        broker.close()
+
+
 def test_past_its_share_a_reader_is_refused_over_http_and_grpc_with_a_clear_message(tmp_path: Path) -> None:
     """One replay at a time per address, sent slowly: the next read from that address gets 429 over
     HTTP and RESOURCE_EXHAUSTED over gRPC, saying why; once the first is over, it is served."""
@@ -249,32 +269,81 @@ def test_past_its_share_a_reader_is_refused_over_http_and_grpc_with_a_clear_mess
     limits = Limits(max_replays_per_address=1, max_replays=4, replay_bytes_per_s=20_000, refusal_hold=0.0)
 
     async def main() -> None:
-        broker = EmbeddedBroker(tmp_path / "queue.sqlite3")
-        stop = asyncio.Event()
-        try:
-            settings = NodeSettings(data_dir=tmp_path, limits=limits)
-            async with (running_node(broker, settings, stop) as running,
-                        web_for(running, "127.0.0.1:0") as web, aiohttp.ClientSession() as http):
-                url = f"{web.url}/api/v1/matches/m-slow"
-                async with http.get(f"{url}/events") as first:  # 20 deals at 20 kB/s: seconds
-                    assert first.status == 200
-                    await first.content.readexactly(100)
-                    async with http.get(url) as second:
-                        body = await second.json()
-                        assert second.status == 429 and "limit per address" in body["error"]
-                    async with arena_stub(running.address) as stub:
-                        with pytest.raises(grpc.aio.AioRpcError) as refused:
-                            await collect(stub.WatchMatch(apb.WatchMatchRequest(match_id="m-slow")))
-                    assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-                    assert "limit per address" in (refused.value.details() or "")
-                # the first one left: its place is free once the node notices (its next chunk, at this pace)
-                deadline = time.monotonic() + 10
-                while (await (again := await http.get(url)).read()) and again.status == 429:
-                    assert time.monotonic() < deadline, "the place of a reader who left was never freed"
-                    await asyncio.sleep(0.1)
-                assert again.status == 200 and (await again.json())["record"]["match_id"] == "m-slow"
-        finally:
-            stop.set()
-            broker.close()
+        async with node_and_site(tmp_path, limits) as (running, web, http):
+            url = f"{web.url}/api/v1/matches/m-slow"
+            async with http.get(f"{url}/events") as first:  # 20 deals at 20 kB/s: seconds
+                assert first.status == 200
+                await first.content.readexactly(100)
+                async with http.get(url) as second:
+                    body = await second.json()
+                    assert second.status == 429 and "limit per address" in body["error"]
+                async with arena_stub(running.address) as stub:
+                    with pytest.raises(grpc.aio.AioRpcError) as refused:
+                        await collect(stub.WatchMatch(apb.WatchMatchRequest(match_id="m-slow")))
+                assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+                assert "limit per address" in (refused.value.details() or "")
+            # the first one left: its place is free once the node notices (its next chunk, at this pace)
+            deadline = time.monotonic() + 10
+            while (await (again := await http.get(url)).read()) and again.status == 429:
+                assert time.monotonic() < deadline, "the place of a reader who left was never freed"
+                await asyncio.sleep(0.1)
+            assert again.status == 200 and (await again.json())["record"]["match_id"] == "m-slow"
+
+    arun(main(), timeout=120)
+
+
+def test_a_reader_that_stops_reading_gives_its_place_back_after_the_send_timeout(tmp_path: Path) -> None:
+    """A replay reader that takes nothing more of what it is sent (its window or its socket's buffer
+    full) is cut after the send timeout, over HTTP and gRPC, and its place is free again. Before,
+    it kept it as long as its connection lived: 8 addresses held the node's 16 replays."""
+    # the largest match: its events (9 MB) far more than the sockets' buffers (4 MB at most here)
+    MatchStore(tmp_path / "matches").put(played_record("m-large", 1000))
+    timeout = 1.0
+    limits = Limits(max_replays_per_address=1, max_replays=4, send_timeout=timeout, refusal_hold=0.0)
+
+    async def main() -> None:
+        async with node_and_site(tmp_path, limits) as (running, web, http):
+            url = f"{web.url}/api/v1/matches/m-large"
+            async with http.get(url) as reply:  # the views built, before the clock matters
+                assert reply.status == 200 and len(await reply.read()) > 0
+
+            async def served_after(stalled_at: float) -> float:
+                """Seconds from the stall until a reader from the same address is served."""
+                while True:
+                    async with http.get(url) as again:
+                        await again.read()
+                    if again.status == 200:
+                        return time.monotonic() - stalled_at
+                    assert again.status == 429
+                    assert time.monotonic() - stalled_at < timeout + 10, "the place was never freed"
+                    await asyncio.sleep(0.2)
+
+            # over HTTP: a reader whose socket takes a few kB, then nothing
+            host, port = web.url.split("//")[1].rsplit(":", 1)
+            loop = asyncio.get_running_loop()
+            reader = socket.socket()
+            reader.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            reader.setblocking(False)
+            await loop.sock_connect(reader, (host, int(port)))
+            events = b"GET /api/v1/matches/m-large/events HTTP/1.1\r\nHost: x\r\n\r\n"
+            await loop.sock_sendall(reader, events)
+            assert (await loop.sock_recv(reader, 100)).startswith(b"HTTP/1.1 200")
+            stalled = time.monotonic()
+            assert timeout * 0.9 <= await served_after(stalled) < timeout + 8
+            reader.close()
+
+            # over gRPC: a watcher whose window is a kB, read once
+            small = [("grpc.http2.lookahead_bytes", 1024), ("grpc.http2.bdp_probe", 0)]
+            async with grpc.aio.insecure_channel(running.address, options=small) as channel:
+                stub = agrpc.ArenaServiceStub(channel)
+                watch = stub.WatchMatch(apb.WatchMatchRequest(match_id="m-large"))
+                await watch.read()
+                stalled = time.monotonic()
+                assert timeout * 0.9 <= await served_after(stalled) < timeout + 8
+                with pytest.raises(grpc.aio.AioRpcError) as cut:  # reading again, it learns why
+                    while await asyncio.wait_for(watch.read(), 10) is not grpc.aio.EOF:
+                        pass
+                assert cut.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+                assert "took nothing of what it was sent for 1 s" in (cut.value.details() or "")
 
     arun(main(), timeout=120)

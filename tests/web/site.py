@@ -23,6 +23,7 @@ from arena.engine import Ruleset
 from arena.node.run import NodeSettings, RunningNode, running_node
 from arena.queue import EmbeddedBroker
 from arena.referee.access import AccessPolicy
+from arena.referee.node import Limits
 from arena.referee.registry import digest, new_token
 from arena.tournament import TournamentSpec
 from arena.web import WebConfig, WebServer, web_for
@@ -51,11 +52,12 @@ class Site:
     """The running node and its site; :meth:`close` stops them."""
 
     def __init__(self, data_dir: Path, *, private_reads: bool = False, tournament: bool = True,
-                 web: WebConfig | None = None) -> None:
+                 web: WebConfig | None = None, limits: Limits | None = None) -> None:
         self.data_dir = data_dir
         self.private_reads = private_reads
         self.with_tournament = tournament
         self.web_config = web
+        self.limits = limits or Limits()
         self.ready = threading.Event()
         self.failed: BaseException | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -86,7 +88,8 @@ class Site:
         self._stop = asyncio.Event()
         broker = EmbeddedBroker(self.data_dir / "queue.sqlite3")
         access = AccessPolicy(admin_sha256=digest(ADMIN), private_reads=self.private_reads)
-        settings = NodeSettings(poll_s=0.05, heartbeat_s=0.2, capacity=8, drain_s=1.0, access=access)
+        settings = NodeSettings(poll_s=0.05, heartbeat_s=0.2, capacity=8, drain_s=1.0, access=access,
+                                limits=self.limits)
         stop = asyncio.Event()
         tasks = []
         try:

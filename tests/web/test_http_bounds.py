@@ -3,13 +3,15 @@
 Slowloris clients (a request head a byte at a time, or nothing) are closed
 within the head timeout while honest readers are answered; one address past
 its connection bound is refused while another address is served; event streams
-are bounded per address. The attackers come from other loopback addresses
+are bounded per address; one address past its reads a second gets 429, gRPC and
+HTTP alike, while another is served. The attackers come from other loopback addresses
 (127.0.0.2 and up: all of 127.0.0.0/8 is this machine), the honest readers
 from 127.0.0.1.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import selectors
 import socket
@@ -19,9 +21,13 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import grpc
 import pytest
+from belote.arena.v1 import arena_service_pb2 as apb
 
+from arena.referee.node import Limits
 from arena.web import WebConfig, WebLimits
+from tests.referee.arena_helpers import arena_stub
 from tests.web.clients import OTHER, closed_by_peer, connect, json_of, request
 from tests.web.site import Site
 
@@ -176,3 +182,40 @@ def test_a_refused_event_stream_says_why_in_json(site: Site) -> None:
     finally:
         for s in streams:
             s.close()
+
+
+def test_one_address_past_its_reads_gets_429_with_retry_after_while_another_is_served(tmp_path: Path) -> None:
+    """The API's requests draw on their address's reads, which its gRPC calls share: past them, a 429
+    held a moment and saying when to retry, over HTTP and gRPC, while another address is served and
+    the pages, static files and event streams (no API reads) stay open to the address."""
+    hold = 0.3
+    site = Site(tmp_path, tournament=False,
+                limits=Limits(read_rate_per_peer=1, read_burst_per_peer=10, refusal_hold=hold))
+    try:
+        statuses = [request(site.url, "/api/v1/pools")[0] for _ in range(10)]
+        assert statuses == [200] * 10
+        start = time.monotonic()
+        status, fields, body = request(site.url, "/api/v1/bots")
+        assert status == 429 and time.monotonic() - start >= hold * 0.9
+        assert int(fields["retry-after"]) >= 1
+        assert "reads more than 1 a second, the limit per address" in json_of(body)["error"]
+
+        async def grpc_read() -> grpc.StatusCode:
+            assert site.running is not None
+            async with arena_stub(site.running.address) as stub:  # from 127.0.0.1 too
+                try:
+                    await stub.ListMatches(apb.ListMatchesRequest(), timeout=10)
+                except grpc.aio.AioRpcError as e:
+                    return e.code()
+                return grpc.StatusCode.OK
+
+        assert asyncio.run(grpc_read()) == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert request(site.url, "/api/v1/pools", OTHER)[0] == 200
+        for path in ("/", "/bots", "/static/app.js"):
+            assert request(site.url, path)[0] == 200, path
+        match_id = site.start_match(deals=40)
+        status, stream, _ = _open_events(site, match_id, "127.0.0.1")
+        stream.close()
+        assert status == 200
+    finally:
+        site.close()
