@@ -176,6 +176,7 @@ def test_a_cancel_stops_the_running_matches_and_reveals_the_secret_only_once_non
                         seen_in_play += [r for r in replies if secret.encode() in r]
                     if time.monotonic() - cancelled > 60:
                         break
+                    await asyncio.sleep(0.25)  # 16 reads a second: under the node's read rate per address
                 stopped_s = time.monotonic() - cancelled
 
                 # none of its matches can be played any more: the secret is public, and says why
