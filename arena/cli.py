@@ -481,7 +481,7 @@ def _dial(args: argparse.Namespace) -> grpc.ChannelCredentials | None:
 
 
 def cmd_bot(args: argparse.Namespace) -> int:
-    from arena.remote import Remote, RemoteError
+    from arena.remote import Remote, RemoteError, tell_once
 
     action = args.action
     if action == "register":
@@ -492,7 +492,8 @@ def cmd_bot(args: argparse.Namespace) -> int:
         check_bot_name("bot revoke", args.name)
     mine = action == "rotate" or (action == "revoke" and not args.name)
     token = _bot_token(args) if mine else _admin(args)
-    with _one_line(RemoteError), Remote(args.address, token, credentials=_dial(args)) as remote:
+    with (_one_line(RemoteError),
+          Remote(args.address, token, credentials=_dial(args), on_wait=tell_once()) as remote):
         if action == "register":
             bot_id, new = remote.register_bot(args.name, args.invite)
             _print_token(args, {"bot_id": bot_id, "name": args.name, "token": new},
@@ -539,10 +540,11 @@ def _print_token(args: argparse.Namespace, reply: dict[str, str], what: str) -> 
 
 
 def cmd_match(args: argparse.Namespace) -> int:
-    from arena.remote import Remote, RemoteError
+    from arena.remote import Remote, RemoteError, tell_once
 
     check_match(args)
-    with _one_line(RemoteError), Remote(args.address, _admin(args), credentials=_dial(args)) as remote:
+    with (_one_line(RemoteError),
+          Remote(args.address, _admin(args), credentials=_dial(args), on_wait=tell_once()) as remote):
         if args.action == "start":
             if len(args.ids) not in (2, 4):
                 raise CliError("match start takes two bots, TEAM0 TEAM1, or four, one a seat: "

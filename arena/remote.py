@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import sys
+import time
+from collections.abc import Callable
 from typing import Any, TextIO
 
 import grpc
@@ -53,14 +55,50 @@ def unreachable(address: str, detail: str, tls: bool) -> str:
     return f"no referee answers at {address}"
 
 
+def retry_after(e: grpc.RpcError) -> float | None:
+    """The seconds a node asked a call it refused to wait before the next one (a RESOURCE_EXHAUSTED
+    over its reads a second carries ``retry-after``), else None: any other failure is final."""
+    if not hasattr(e, "code") or e.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
+        return None
+    for key, value in (e.trailing_metadata() if hasattr(e, "trailing_metadata") else None) or ():
+        if key == "retry-after":
+            try:
+                return min(max(float(value), 0.0), 60.0)
+            except ValueError:
+                return None
+    return None
+
+
+def tell_once(out: TextIO | None = None) -> Callable[[float, str], None]:
+    """An ``on_wait`` for the command line: says the first time that the node asked it to wait, and
+    why, on ``out`` (stderr), so that a long read does not look like a hang."""
+    told = False
+
+    def on_wait(seconds: float, why: str) -> None:
+        nonlocal told
+        if not told:
+            told = True
+            print(f"the node asks to slow down ({why}): waiting as it says, and again whenever it asks",
+                  file=out or sys.stderr, flush=True)
+
+    return on_wait
+
+
 class Remote:
     """One node's ArenaService, called with ``token`` (the admin credential or a bot's) if any,
-    over TLS with ``credentials`` (:func:`channel_credentials`), else plaintext."""
+    over TLS with ``credentials`` (:func:`channel_credentials`), else plaintext.
+
+    A node limits each address's reads a second (anonymous callers: a tournament's records read
+    one after the other go past it). A call it refuses saying when to retry is retried then, for up
+    to ``patience`` seconds in all per call; ``on_wait(seconds, why)`` hears of each wait."""
 
     def __init__(self, address: str, token: str = "", *, credentials: Credentials = None,
-                 timeout: float = 10.0) -> None:
+                 timeout: float = 10.0, patience: float = 300.0,
+                 on_wait: Callable[[float, str], None] | None = None) -> None:
         self.address = address
         self.timeout = timeout
+        self.patience = patience
+        self.on_wait = on_wait
         self.tls = credentials is not None
         self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
         self._channel = (grpc.insecure_channel(address) if credentials is None
@@ -74,11 +112,19 @@ class Remote:
         self._channel.close()
 
     def call(self, method: str, request: Any) -> Any:
-        """``method`` of ArenaService with ``request``; a failure is a :class:`RemoteError`."""
-        try:
-            return getattr(self.stub, method)(request, timeout=self.timeout, metadata=self._metadata)
-        except grpc.RpcError as e:
-            raise self._error(e) from None
+        """``method`` of ArenaService with ``request``; a failure is a :class:`RemoteError`, except
+        a refusal saying when to retry, which is retried then (within ``patience``)."""
+        give_up = time.monotonic() + self.patience
+        while True:
+            try:
+                return getattr(self.stub, method)(request, timeout=self.timeout, metadata=self._metadata)
+            except grpc.RpcError as e:
+                wait = retry_after(e)
+                if wait is None or time.monotonic() + wait > give_up:
+                    raise self._error(e) from None
+                if self.on_wait is not None:
+                    self.on_wait(wait, (e.details() if hasattr(e, "details") else "") or "")
+                time.sleep(wait)
 
     def _error(self, e: grpc.RpcError, answered: bool = False) -> RemoteError:
         code = e.code() if hasattr(e, "code") else grpc.StatusCode.UNKNOWN

@@ -59,14 +59,14 @@ def check_status(args: argparse.Namespace) -> None:
 
 def _remote(args: argparse.Namespace, timeout: float = 10.0) -> Remote:
     from arena.credentials import CredentialError, admin_token
-    from arena.remote import Remote, RemoteError, channel_credentials
+    from arena.remote import Remote, RemoteError, channel_credentials, tell_once
 
     try:
         token = admin_token(args.admin_token_file, args.data_dir)
         credentials = channel_credentials(args.tls_ca or None, args.tls)
     except (CredentialError, RemoteError) as e:
         raise TournamentCliError(str(e)) from None
-    return Remote(args.address, token, credentials=credentials, timeout=timeout)
+    return Remote(args.address, token, credentials=credentials, timeout=timeout, on_wait=tell_once())
 
 
 def _call(args: argparse.Namespace, rpc: str, /, timeout: float = 10.0, **fields: Any) -> Any:

@@ -23,6 +23,7 @@ from arena.engine.dealing import commitment
 from arena.node.run import NodeSettings, running_node
 from arena.queue import EmbeddedBroker
 from arena.referee.access import AccessPolicy
+from arena.referee.node import Limits
 from arena.referee.registry import digest
 from tests.referee.arena_helpers import until
 
@@ -38,7 +39,7 @@ class NodeThread:
 
 @contextmanager
 def node_with_bots(tmp_path: Path, bots: tuple[str, ...] = ("a", "b", "c"), connect: bool = False,
-                   ) -> Iterator[NodeThread]:
+                   limits: Limits | None = None) -> Iterator[NodeThread]:
     """A node on an embedded queue in a thread of its own, with ``bots`` registered (and connected)."""
     ready = threading.Event()
     stop_box: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
@@ -49,7 +50,7 @@ def node_with_bots(tmp_path: Path, bots: tuple[str, ...] = ("a", "b", "c"), conn
         stop = asyncio.Event()
         stop_box.append((asyncio.get_running_loop(), stop))
         settings = NodeSettings(data_dir=tmp_path / "node", poll_s=0.05, heartbeat_s=0.2,
-                                access=AccessPolicy(admin_sha256=digest(ADMIN)))
+                                access=AccessPolicy(admin_sha256=digest(ADMIN)), limits=limits or Limits())
         with EmbeddedBroker(tmp_path / "queue.sqlite3") as broker:
             async with running_node(broker, settings, stop) as node:
                 tokens = {name: node.node.register_bot(name)[1] for name in bots}
@@ -235,6 +236,29 @@ def test_a_finished_tournament_s_deals_verify_against_its_commitment(
         code, out, _ = run(capsys, "verify", "fair", "--address", a, "--commitment", "0" * 64, "--json")
     assert code == 1
     assert json.loads(out)["problems"] == ["the revealed secret does not hash to the commitment"]
+
+
+@pytest.mark.reliability
+def test_anyone_verifies_a_tournament_at_the_reads_a_second_the_node_allows(
+    tmp_path: Path, capsys: Capsys, admin: None, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Verifying reads every record of the tournament, one call after another: past the node's reads
+    a second for an anonymous address, which refuses the calls over it saying when to retry. The
+    command waits as it is told, says so once, and verifies."""
+    slow = Limits(read_rate_per_peer=2, read_burst_per_peer=4)
+    with node_with_bots(tmp_path, ("a", "b", "c"), connect=True, limits=slow) as node:
+        a = node.address
+        code, out, err = run(capsys, "tournament", "create", "--format", "round-robin", "--bots", "a,b,c",
+                             "--deals", "2", "--id", "open", "--address", a, "--json")
+        assert code == 0, err
+        wait_until_finished(capsys, a, "open")
+        monkeypatch.delenv(ADMIN_ENV)
+        anonymous = ("--address", a, "--data-dir", str(tmp_path / "no-credential-here"))
+        code, out, err = run(capsys, "verify", "open", *anonymous)
+    assert code == 0, out + err
+    assert "12 deals of its 6 matches are the ones it dealt" in out
+    assert err.count("the node asks to slow down") == 1, err
+    assert "reads more than 2 a second, the limit per address" in err and "retry in" in err
 
 
 BAD_CREATE: dict[str, tuple[list[str], str]] = {
