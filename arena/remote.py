@@ -60,7 +60,8 @@ def retry_after(e: grpc.RpcError) -> float | None:
     over its reads a second carries ``retry-after``), else None: any other failure is final."""
     if not hasattr(e, "code") or e.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
         return None
-    for key, value in (e.trailing_metadata() if hasattr(e, "trailing_metadata") else None) or ():
+    trailers: Any = e.trailing_metadata() if hasattr(e, "trailing_metadata") else None
+    for key, value in trailers or ():
         if key == "retry-after":
             try:
                 return min(max(float(value), 0.0), 60.0)
