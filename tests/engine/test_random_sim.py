@@ -5,7 +5,9 @@ overrides: every step checks the legal actions against a reference reading of
 docs/rules.md, the observations, copies and unchecked actions, illegal actions;
 every deal its cards, points, score and record; every match its dealers,
 totals, end and record. The fast variant plays a few hundred deals a ruleset,
-the slow one thousands.
+the slow one a thousand (12,000 deals in all; the engine was also checked
+against two engines nobody here wrote over hundreds of thousands of decisions,
+docs/rules.md, so more here bought CI minutes and no new finding).
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ RULESETS: dict[str, str | dict[str, Any]] = {
 }
 
 FAST_DEALS = 250
-SLOW_DEALS = 3000
+SLOW_DEALS = 1000
 
 
 # ------------------------------------------------------ reference reading

@@ -153,12 +153,12 @@ def play_pair(a: tuple[str, Bot], b: tuple[str, Bot], *, seed: str, deals: int, 
 
 def play_pairs(make_a: Callable[[int], tuple[str, Bot]], make_b: Callable[[int], tuple[str, Bot]], *,
                pairs: int, deals: int, ruleset: str = "coinche", order: str = "deal", seed: str = "audit",
-               tournament_id: str = "t") -> list[MatchRecord]:
-    """``pairs`` mirror pairs, each with a fresh seed; the bots come from ``make_a(i)`` and
-    ``make_b(i)`` (return the same objects to keep a bot's memory across pairs)."""
+               tournament_id: str = "t", first: int = 0) -> list[MatchRecord]:
+    """``pairs`` mirror pairs, numbered from ``first``, each with a fresh seed; the bots come from
+    ``make_a(i)`` and ``make_b(i)`` (return the same objects to keep a bot's memory across pairs)."""
     records: list[MatchRecord] = []
-    now = 1_700_000_000_000
-    for i in range(pairs):
+    now = 1_700_000_000_000 + first * 1_000_000
+    for i in range(first, first + pairs):
         leg0, leg1, now = play_pair(make_a(i), make_b(i), seed=f"{seed}/{i}", deals=deals, ruleset=ruleset,
                                     pair_id=f"{tournament_id}-r{i + 1}-0", order=order,
                                     rng=random.Random(f"{seed}/order/{i}"), start_ms=now + 1000)

@@ -12,11 +12,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import multiprocessing
+import os
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 
 import pytest
-from belote_bot import HeuristicBot, SearchBot
+from belote_bot import Bot, HeuristicBot, SearchBot
 
 from arena.harness import local_arena
 from arena.records import MatchRecord
@@ -293,12 +296,33 @@ def flags_in_disjoint_audits(analyses: Sequence[TableAnalysis], pairs_each: int)
     return out
 
 
+#: honest pairings the slow tests play, by name (a child process makes its own bots from the name)
+HONEST: dict[str, Callable[[], tuple[tuple[str, Bot], tuple[str, Bot]]]] = {
+    "heuristic-search": lambda: (("heuristic", HeuristicBot(6)), ("search", SearchBot(seed=5, iterations=6))),
+    "heuristic-heuristic": lambda: (("heuristic", HeuristicBot(7)), ("heuristic-b", HeuristicBot(8))),
+}
+
+
+def analysed_chunk(pairing: str, seed: str, order: str, first: int, pairs: int) -> list[TableAnalysis]:
+    a, b = HONEST[pairing]()
+    records = play_pairs(lambda i: a, lambda i: b, pairs=pairs, deals=1, order=order, seed=seed, first=first)
+    return [analyse_record(r) for r in records]
+
+
+def analysed_pairs(pairing: str, seed: str, order: str, pairs: int) -> list[TableAnalysis]:
+    """``pairs`` honest mirror pairs of ``pairing``, played and analysed in a process a core (the
+    pairs are independent; 200 of them take 90 s on one core); in pair order."""
+    workers = max(1, min(4, os.cpu_count() or 1))
+    bounds = [(pairs * k // workers, pairs * (k + 1) // workers) for k in range(workers)]
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        chunks = [pool.submit(analysed_chunk, pairing, seed, order, lo, hi - lo) for lo, hi in bounds]
+        return [a for chunk in chunks for a in chunk.result()]
+
+
 @pytest.mark.slow
 def test_the_heuristic_and_the_search_bot_are_not_flagged_over_200_pairs() -> None:
-    search = SearchBot(seed=5, iterations=6)
-    records = play_pairs(lambda i: ("heuristic", HeuristicBot(6)), lambda i: ("search", search),
-                         pairs=200, deals=1, order="deal", seed="honest-200")
-    analyses = [analyse_record(r) for r in records]
+    analyses = analysed_pairs("heuristic-search", "honest-200", "deal", 200)
+    assert len(analyses) == 400 and not any(a.error for a in analyses)
     report = audit(analyses)
     for row in report.bots:
         assert row.deals >= 150 and row.p_value is not None
@@ -313,9 +337,7 @@ def test_the_heuristic_and_the_search_bot_are_not_flagged_over_200_pairs() -> No
 def test_two_heuristic_bots_whose_legs_always_run_in_the_same_order_are_not_flagged_over_200_pairs() -> None:
     # leg 0 always first: the bot is always "seen" on the same side of the table (team 1); the
     # dealer, drawn from each pair's seed, is what makes the two sides alike on average
-    records = play_pairs(lambda i: ("heuristic", HeuristicBot(7)), lambda i: ("heuristic-b", HeuristicBot(8)),
-                         pairs=200, deals=1, order="sequential", seed="honest-sequential")
-    report = audit([analyse_record(r) for r in records])
+    report = audit(analysed_pairs("heuristic-heuristic", "honest-sequential", "sequential", 200))
     for row in report.bots:
         assert row.deals >= 150 and not row.flagged, row
 
