@@ -573,7 +573,7 @@ PHASES: dict[str, Phase] = {
     "registry": Phase(attack_registry, prepare_registry),
     "cheap-reads": Phase(attack_cheap_reads, prepare_cheap_reads),
     "paused-redis": Phase(attack_paused_redis, prepare_registry, needs_redis=True),
-    "slowloris": Phase(attack_slowloris),
+    "slowloris": Phase(attack_slowloris, ramp=2.0),  # its connections opened, those past 64 refused
     "health-watch": Phase(attack_health_watch, ramp=5.0),  # the child starts, opens its streams, probes
     "sse-replay": Phase(attack_sse_replay, prepare_replay),
     "match-get": Phase(attack_match_get, prepare_replay),
@@ -601,7 +601,8 @@ def honest_main(address: str, tokens: dict[str, str], cpus: list[int] | None) ->
     asyncio.run(main())
 
 
-def attacker_main(name: str, target: Target, cpus: list[int] | None, stop: Any, out: Any) -> None:
+def attacker_main(name: str, target: Target, cpus: list[int] | None, stop: Any, out: Any,
+                  ready: Any) -> None:
     _pin(cpus)
     os.nice(19)
     logging.disable(logging.CRITICAL)
@@ -609,6 +610,7 @@ def attacker_main(name: str, target: Target, cpus: list[int] | None, stop: Any, 
     attack = PHASES[name].attack or _no_attack
 
     async def main() -> None:
+        ready.set()  # imported and under way: the phase's ramp counts from here
         try:
             await attack(target, stop.is_set, tally)
         except Exception as e:  # the attacker's own failure is a figure too, not a hang
@@ -625,12 +627,18 @@ class InChild:
         ctx = mp.get_context("spawn")
         self._stop = ctx.Event()
         self._out: Any = ctx.Queue()
-        self._proc = ctx.Process(target=attacker_main, args=(name, target, cpus, self._stop, self._out),
+        self._ready = ctx.Event()
+        self._proc = ctx.Process(target=attacker_main,
+                                 args=(name, target, cpus, self._stop, self._out, self._ready),
                                  daemon=True, name=f"attack-{name}")
         self.tally: dict[str, int] = {}
 
     async def __aenter__(self) -> InChild:
+        """Once the child runs its attack: a spawned child takes a second or more to import (much
+        more on a loaded machine), which a short ramp counted from its start did not cover (the
+        quick slowloris once had its 200 connections opened after the honest match was over)."""
         self._proc.start()
+        await asyncio.get_running_loop().run_in_executor(None, self._ready.wait, 60)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
