@@ -89,8 +89,11 @@ def _float(value: float) -> str:
 class DecisionStats(Collector):
     """``belote_arena_decisions_total{bot}`` and ``belote_arena_decision_seconds``.
 
-    Every decision of a bot's seat counts (those played by fallback too: as
-    many as the records' latencies); the histogram holds the round trips the
+    Every decision asked of a bot's seat counts: those played by fallback too,
+    and the one that forfeits a match (a last strike, or a seat away past the
+    grace), which the record does not play. So the count is the records'
+    latencies plus one per match forfeited on a decision, and a bot's strikes
+    never outnumber its decisions. The histogram holds the round trips the
     referee measured, the answers it got (a late or absent one is a strike, or
     a fallback, and counts there).
     """

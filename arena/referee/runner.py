@@ -202,12 +202,14 @@ class MatchRunner:
                 deal, seat, match_score=score, held=match.held, deal_index=index,
             )
             action, latency_us = await self._decide(deal, seat, obs, legal, index)
+            # counted before the forfeit's return: the decision that forfeits (a last strike, a seat
+            # away past the grace) was asked too, and its strike counts (strikes / decisions <= 1)
+            if count is not None:
+                count(names[seat], latency_us)
             if self._forfeit is not None:
                 return
             latencies.append(latency_us)
             asked.append(self._asked_at)
-            if count is not None:
-                count(names[seat], latency_us)
             tricks_before = len(deal.tricks)
             shown_before = deal.decl_shown
             deal.apply_unchecked(action)

@@ -18,8 +18,7 @@ from belote.arena.v1 import arena_service_pb2 as apb
 from belote.arena.v1 import arena_service_pb2_grpc as agrpc
 from belote.arena.v1 import bot_service_pb2 as bpb
 from belote.arena.v1 import bot_service_pb2_grpc as bgrpc
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection, reflection_pb2
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from arena.referee.access import AccessError
 from arena.referee.arena_service import ArenaServicer
@@ -45,6 +44,7 @@ from arena.referee.node import Limits, Node, NodeError
 from arena.referee.quietlog import quiet, quiet_grpc_logs
 from arena.referee.rpc_metrics import RpcMetrics
 from arena.referee.sessions import IDLE_MESSAGES_PER_S, BotLink
+from arena.referee.standard import HealthServicer, add_reflection
 
 log = logging.getLogger("arena.referee")
 
@@ -308,16 +308,14 @@ async def start_server(
     node.metrics.bot_streams.set_function(lambda: bots.streams.open_calls)
     _add_bot_service(bots, server)
     agrpc.add_ArenaServiceServicer_to_server(arena or ArenaServicer(node), server)
-    health_servicer = health.aio.HealthServicer()
+    health_servicer = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     names = [
         bpb.DESCRIPTOR.services_by_name["BotService"].full_name,
         apb.DESCRIPTOR.services_by_name["ArenaService"].full_name,
         health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
-        reflection.SERVICE_NAME,
     ]
-    reflection.enable_server_reflection(names, server)
-    _add_reflection_v1(names, server)
+    add_reflection(names, server)
     try:
         if credentials is None:
             port = server.add_insecure_port(address)
@@ -337,28 +335,6 @@ async def start_server(
 
     node.drain_hooks.append(not_serving)
     return server, port
-
-
-#: the reflection service current tools (grpcurl, buf curl) ask for first
-REFLECTION_V1 = "grpc.reflection.v1.ServerReflection"
-
-
-def _add_reflection_v1(names: list[str], server: grpc.aio.Server) -> None:
-    """Serve ``grpc.reflection.v1`` beside grpcio-reflection's ``v1alpha``.
-
-    grpcio-reflection ships v1alpha only. v1 is the same protocol, its
-    messages the same fields with the same numbers under another package, so
-    the v1alpha servicer answers v1 calls byte for byte: only the method's
-    path differs.
-    """
-    servicer = reflection.aio.ReflectionServicer(names)
-    handler = grpc.stream_stream_rpc_method_handler(
-        servicer.ServerReflectionInfo,
-        request_deserializer=reflection_pb2.ServerReflectionRequest.FromString,
-        response_serializer=reflection_pb2.ServerReflectionResponse.SerializeToString,
-    )
-    server.add_generic_rpc_handlers(
-        (grpc.method_handlers_generic_handler(REFLECTION_V1, {"ServerReflectionInfo": handler}),))
 
 
 async def stop_server(server: grpc.aio.Server, node: Node, grace: float = 1.0) -> None:

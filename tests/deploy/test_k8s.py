@@ -1,6 +1,6 @@
-"""The Kubernetes manifests, checked in Python (no kubeconform in the registries here: not on PyPI,
-npm or Debian): the fields each kind requires, gRPC probes, a grace period above the drain, selectors
-that select, and references (Secret, ConfigMap keys, ports) that resolve."""
+"""The Kubernetes manifests, checked in Python: the fields each kind requires, gRPC probes, a grace
+period above the drain, selectors that select, and references (Secret, ConfigMap keys, ports) that
+resolve. (test_schemas.py validates them against Kubernetes' own schemas.)"""
 
 from __future__ import annotations
 

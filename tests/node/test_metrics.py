@@ -125,8 +125,12 @@ def test_metrics_and_logs_of_a_real_tournament(tmp_path: Path) -> None:
     values = samples(after)
     records = [r.record for r in results]
     assert len(records) == 6  # 3 bots, each pair twice (both seatings)
-    decisions = sum(len(deal) for r in records for deal in r.latencies_us)
-    assert decisions > 0
+    forfeits = [r for r in records if r.result.reason is ResultReason.FORFEIT]
+    assert len(forfeits) == 4  # every match of the late bot
+    # the records play every decision but the one that forfeits (the late bot's third strike): it
+    # counts too, so that strikes / decisions is a rate (the late bot's 12 strikes were once over 8)
+    decisions = sum(len(deal) for r in records for deal in r.latencies_us) + len(forfeits)
+    assert decisions > len(forfeits)
     assert total(values, "belote_arena_decisions_total") == decisions
     answered = sum(1 for r in records for deal in r.latencies_us for lat in deal if lat >= 0)
     assert total(values, "belote_arena_decision_seconds_count") == answered
@@ -136,13 +140,16 @@ def test_metrics_and_logs_of_a_real_tournament(tmp_path: Path) -> None:
     for bot in ("alpha", "beta", "late"):
         assert 0 < total(values, "belote_arena_decisions_total", bot=bot) < decisions
     assert total(values, "belote_arena_matches_finished_total") == len(records)
-    forfeits = [r for r in records if r.result.reason is ResultReason.FORFEIT]
-    assert len(forfeits) == 4  # every match of the late bot
     assert total(values, "belote_arena_matches_finished_total", outcome="forfeit") == 4
     assert total(values, "belote_arena_forfeits_total", bot="late") == 4
     late_strikes = sum(1 for r in records for s in r.strikes if s.kind is StrikeReason.LATE)
     assert late_strikes == 12
     assert total(values, "belote_arena_strikes_total", bot="late", reason="late") == late_strikes
+    # the late bot is struck on each of its decisions, the forfeiting one included: a strike rate of 100%
+    assert total(values, "belote_arena_decisions_total", bot="late") == late_strikes
+    for bot in ("alpha", "beta", "late"):
+        assert total(values, "belote_arena_strikes_total", bot=bot) \
+            <= total(values, "belote_arena_decisions_total", bot=bot)
     assert total(values, "belote_arena_strikes_total", bot="alpha") == 0
     assert total(values, "belote_arena_deals_played_total") == sum(len(r.deals) for r in records)
     assert total(values, "belote_arena_results_written_total") == len(records)
