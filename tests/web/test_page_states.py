@@ -209,6 +209,11 @@ def test_after_the_demo_every_page_shows_its_data_within_the_window(
         assert page.locator("#ratings tbody tr").count() == 2
         assert {t.strip() for t in page.locator("#recent td.tournament").all_inner_texts()} <= {
             "classic-round-robin", "coinche-round-robin"}
+    match_id = "coinche-round-robin-r1-1"
+    with visit(browser, demo, f"/matches/{match_id}", width, "#status[data-over=true]") as page:
+        assert page.locator("#last-trick .card").count() == 4 and page.locator("#bids li").count() >= 4
+    with visit(browser, demo, f"/matches/{match_id}/replay", width, "#trick-label") as page:
+        assert [page.locator(f".hand[data-seat='{s}'] .card").count() for s in range(4)] == [8] * 4
 
 
 @WIDTHS
