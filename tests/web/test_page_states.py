@@ -66,6 +66,7 @@ def fits(page: Any, selector: str) -> bool:
     return bool(box["width"] <= frame["width"] + 0.5)
 
 
+@contextlib.contextmanager
 def make_site(name: str, **kwargs: Any) -> Iterator[Site]:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / name
@@ -80,14 +81,15 @@ def make_site(name: str, **kwargs: Any) -> Iterator[Site]:
 @pytest.fixture(scope="module")
 def empty() -> Iterator[Site]:
     """A node as ``serve --http`` starts it: no bot, no match, no tournament."""
-    yield from make_site("empty", players={}, tournament=False)
+    with make_site("empty", players={}, tournament=False) as site:
+        yield site
 
 
 @pytest.fixture(scope="module")
 def young() -> Iterator[tuple[Site, str]]:
     """A node with two bots that have played one match (``match start``): unrated."""
-    for site in make_site("young", players={"alpha": HeuristicBot(seed=1), "beta": HeuristicBot(seed=2)},
-                          tournament=False):
+    with make_site("young", players={"alpha": HeuristicBot(seed=1), "beta": HeuristicBot(seed=2)},
+                   tournament=False) as site:
         match_id = site.start_match("alpha", "beta", deals=2, ruleset="coinche", seed=YOUNG_SEED)
         site.wait_match(match_id)
         _, done = get(site, f"/api/v1/matches/{match_id}")
@@ -101,7 +103,8 @@ def demo() -> Iterator[Site]:
     has played: two round-robins of 120 matches, 60 games a bot."""
     args = build_parser().parse_args(["demo"])
     specs = demo_specs(args.rulesets.split(","), args.deals or None, args.rounds, args.seed, args.format)
-    yield from make_site("demo", players=demo_bots(), tournaments=specs)
+    with make_site("demo", players=demo_bots(), tournaments=specs) as site:
+        yield site
 
 
 # ------------------------------------------------------------------ an empty node
