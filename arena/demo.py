@@ -41,6 +41,17 @@ def demo_bots() -> dict[str, Bot]:
     }
 
 
+def demo_specs(rulesets: list[str], deals: int | None, rounds: int, seed: int, fmt: Format = "round-robin",
+               ) -> list[TournamentSpec]:
+    """The demo's tournaments between :func:`demo_bots`, one a ruleset."""
+    return [TournamentSpec(
+        tournament_id=f"{ruleset}-{fmt}", format=fmt,
+        bots=tuple(demo_bots()), ruleset=Ruleset.from_spec(ruleset), deals=deals, rounds=rounds,
+        seed=f"demo/{seed}/{ruleset}",
+        unrated_reason="the demo's seed is given on its command line, so its deals are known",
+    ) for ruleset in rulesets]
+
+
 async def _until_interrupted() -> None:
     """Wait for Ctrl-C (or SIGTERM), then return normally so the node drains and stops."""
     import signal
@@ -89,13 +100,7 @@ async def run_demo(
                 await asyncio.wait_for(node.link_for(entry).connected_event.wait(), 10)
             console.print(f"connected {len(bots)} bots over gRPC: {', '.join(bots)}")
             ids = []
-            for ruleset in rulesets:
-                spec = TournamentSpec(
-                    tournament_id=f"{ruleset}-{fmt}", format=fmt,
-                    bots=tuple(bots), ruleset=Ruleset.from_spec(ruleset), deals=deals, rounds=rounds,
-                    seed=f"demo/{seed}/{ruleset}",
-                    unrated_reason="the demo's seed is given on its command line, so its deals are known",
-                )
+            for spec in demo_specs(rulesets, deals, rounds, seed, fmt):
                 tournaments.create(spec)
                 ids.append(spec.tournament_id)
             with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),

@@ -129,7 +129,8 @@ class Rankings:
         presets = [p for p in pools if not p.startswith(TOURNAMENT_PREFIX)]
         tournaments = len(pools) - len(presets)
         if not pools:
-            return "there is none yet"
+            return ("there is none yet (ratings come from tournaments; single matches, as `match start` "
+                    "plays, are unrated)")
         return (f"the presets' are {', '.join(presets) or 'none yet'}, and there are {tournaments} "
                 f"tournaments' ({TOURNAMENT_PREFIX}<id>)")
 

@@ -86,6 +86,11 @@ class Worker:
         metrics.samplers.append(self._sample)
         self._dead_lettered = broker.dead_lettered
 
+    def tournament_of(self, match_id: str) -> str:
+        """The tournament of a match this node plays for the queue ("" for any other match)."""
+        run = self.running.get(match_id)
+        return "" if run is None else run.claim.job.tournament_id
+
     def _sample(self) -> None:
         """What a scrape asks of the broker (in a thread): the jobs waiting, the live nodes."""
         self.metrics.jobs_waiting.set(self.broker.pending_count())

@@ -36,7 +36,7 @@ from arena.tournament.spec import TournamentError, TournamentSpec
 from arena.tournament.sprt import SprtState
 from arena.tournament.standings import Game, Standing
 from arena.tournament.summary import ResultSummary
-from arena.tournament.tournament import Tournament
+from arena.tournament.tournament import Stage, Tournament
 
 #: the tournaments whose summaries a process keeps at once (the least recently read is forgotten first:
 #: a summary is a few hundred bytes in memory, a tournament up to some thousands of them)
@@ -111,6 +111,10 @@ class Progress:
     bot_games: tuple[Game, ...] = ()
     #: when and why it ended, and its secret was revealed
     ending: Ending = field(default_factory=Ending)
+    #: every stage scheduled so far, the current one last (its pairings' jobs in schedule order)
+    stages: tuple[Stage, ...] = ()
+    #: the summaries of its results, in the order written
+    summaries: tuple[ResultSummary, ...] = ()
 
     @property
     def tournament_id(self) -> str:
@@ -123,6 +127,15 @@ class Progress:
         A cancelled tournament's running matches are stopped, so its secret follows within the
         bound of that (see :mod:`arena.node.worker`)."""
         return self.ending.reveals(self.state, self.matches_queued)
+
+    def in_schedule_order(self) -> list[tuple[ResultSummary, int, int]]:
+        """Its results in schedule order (round, then board, then leg or table), each with its
+        round and board; a result listed twice counts once (the first), one of no job not at all."""
+        by_id: dict[str, ResultSummary] = {}
+        for r in self.summaries:
+            by_id.setdefault(r.match_id, r)
+        return [(by_id[job.match_id], p.round, p.index)
+                for stage in self.stages for p in stage.pairings for job in p.jobs if job.match_id in by_id]
 
     @property
     def ending_text(self) -> str:
@@ -243,5 +256,6 @@ class Tournaments:
             matches_scheduled=sum(len(p.jobs) for stage in seen.stages for p in stage.pairings),
             matches_queued=self.store.pending_count(tournament_id), standings=seen.standings,
             sprt=seen.sprt, finished=tuple(done), games=tuple(seen.games),
-            bot_games=tuple(seen.bot_games), ending=ending,
+            bot_games=tuple(seen.bot_games), ending=ending, stages=tuple(seen.stages),
+            summaries=tuple(results),
         )

@@ -2,8 +2,10 @@
 
 - ``pools``: the rating pools and methods;
 - ``leaderboard?pool=&method=bt|elo|openskill&offset=&limit=``;
-- ``bots?offset=&limit=``, ``bots/{name}`` (its ratings per pool, its recent matches);
-- ``tournaments?offset=&limit=``, ``tournaments/{id}`` (progress, standings, crosstable);
+- ``bots?offset=&limit=``, ``bots/{name}`` (its ratings per pool, its recent matches),
+  ``bots/{name}/history?pool=`` (its online Elo in a pool as it went);
+- ``tournaments?offset=&limit=``, ``tournaments/{id}`` (progress, standings, crosstable),
+  ``tournaments/{id}/matches?offset=&limit=`` (its finished matches in schedule order);
 - ``matches/{id}``: its status; its record and replay once it is over;
 - ``matches/{id}/events``: server-sent events, the public events of the match as they are played
   (``event: public``), then its result (``event: result``), then ``event: end``. Spectators are
@@ -243,16 +245,22 @@ async def leaderboard(request: web.Request) -> web.Response:
     return web.json_response((await reads.leaderboard(pool, method, offset, limit)).to_json())
 
 
+#: why a node may have no rating pool, and what to do about it
+NO_POOL_YET = ("there is no rating pool yet: ratings come from tournaments (belote-arena tournament create), "
+               "and single matches (match start) are unrated")
+
+
 async def rating_history(request: web.Request) -> web.Response:
     reads = request.app[READS]
     name = request.match_info["name"]
     await reads.bot(name)  # an unknown bot is a 404
     pools = await reads.pools()
-    pool = request.query.get("pool") or (pools[0] if pools else "")
+    if not pools:
+        raise NotFound(NO_POOL_YET)
+    pool = request.query.get("pool") or pools[0]
     if pool not in pools:
         raise NotFound(f"no rating pool {pool[:80]!r}")
-    points = await reads.rating_history(pool, name)
-    return web.json_response({"pool": pool, "bot": name, "history": [list(p) for p in points]})
+    return web.json_response((await reads.rating_history(pool, name)).to_json())
 
 
 async def bots(request: web.Request) -> web.Response:
@@ -271,6 +279,12 @@ async def tournaments(request: web.Request) -> web.Response:
 
 async def tournament(request: web.Request) -> web.Response:
     return web.json_response((await request.app[READS].tournament(request.match_info["id"])).to_json())
+
+
+async def tournament_matches(request: web.Request) -> web.Response:
+    offset, limit = page_of(request)
+    page = await request.app[READS].tournament_matches(request.match_info["id"], offset, limit)
+    return web.json_response(page.to_json())
 
 
 #: a prepared answer goes out this many bytes at a time, each write waiting for the reader to take
@@ -361,6 +375,7 @@ def add_routes(app: web.Application) -> None:
     app.router.add_get("/api/v1/bots/{name}/history", rating_history)
     app.router.add_get("/api/v1/tournaments", tournaments)
     app.router.add_get("/api/v1/tournaments/{id}", tournament)
+    app.router.add_get("/api/v1/tournaments/{id}/matches", tournament_matches)
     app.router.add_get("/api/v1/matches/{id}", match)
     app.router.add_get("/api/v1/matches/{id}/events", match_events)
     app.router.add_post(SESSION, sign_in)

@@ -16,7 +16,7 @@ import asyncio
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 
 from belote.arena.v1 import game_pb2 as pb
@@ -24,11 +24,11 @@ from belote.arena.v1 import game_pb2 as pb
 from arena.engine.dealing import commitment
 from arena.node.rankings import BadRequest as RankingsBadRequest
 from arena.node.rankings import Rankings, UnknownPool
-from arena.node.seals import still_sealed
-from arena.node.service import recent_and_sealed
+from arena.node.seals import sealed_among, still_sealed
+from arena.node.worker import Worker
 from arena.queue import Broker, BrokerError
 from arena.ratings.leaderboard import Leaderboard, Method
-from arena.records import side_name
+from arena.records import ResultReason, side_name
 from arena.referee.access import AccessError, Throttled
 from arena.referee.convert import result_to_proto
 from arena.referee.live import EventFeed, MatchState, MatchSummary
@@ -61,8 +61,10 @@ from arena.web.reads import (
     NotFound,
     Page,
     Prepared,
+    RatingHistory,
     TooMany,
     TournamentDetail,
+    TournamentMatchRow,
     TournamentRow,
     Unauthorized,
     Unavailable,
@@ -83,12 +85,15 @@ DETAILS_KEPT = 256
 class NodeReads:
     """The reads of one node of a queue (its tournaments and results are the broker's)."""
 
-    def __init__(self, node: Node, broker: Broker, tournaments: Tournaments, rankings: Rankings) -> None:
+    def __init__(self, node: Node, broker: Broker, tournaments: Tournaments, rankings: Rankings, *,
+                 worker: Worker | None = None) -> None:
         self.node = node
         self.broker = broker
         self.schedules = tournaments
         self.rankings = rankings
-        self._details: dict[str, tuple[float, TournamentDetail | None]] = {}
+        #: the node's queue worker, which knows the tournament of each match it plays
+        self.worker = worker
+        self._details: dict[str, tuple[float, _Kept | None]] = {}
         self._details_lock = threading.Lock()
         #: the row of each bot no stream of which opened here: a page of bots costs little a row
         self._rows = PerEntry(lambda e: BotRow(e.name, e.bot_id, False, "", e.revoked))
@@ -125,8 +130,9 @@ class NodeReads:
     async def leaderboard(self, pool: str, method: Method, offset: int, limit: int) -> Leaderboard:
         return await self._queue(self.rankings.leaderboard, pool, method, offset, limit)
 
-    async def rating_history(self, pool: str, bot: str) -> list[tuple[int, float]]:
-        return await self._queue(self.rankings.history, pool, bot)
+    async def rating_history(self, pool: str, bot: str) -> RatingHistory:
+        points = await self._queue(self.rankings.history, pool, bot)
+        return RatingHistory(pool, bot, tuple(points), self.broker.history_every, self.broker.elo_k)
 
     # -------------------------------------------------------------- bots
     # The registry is read from the node's copy in memory (a page costs its rows, never the
@@ -150,17 +156,31 @@ class NodeReads:
             raise NotFound(f"no bot named {name[:80]!r}")
         ratings = [BotRating(r.pool, r.method, r.rank, r.rating, r.low, r.high, r.games)
                    for r in await self._queue(self.rankings.bot, name)]
-        own = [s for s in self.node.summaries() if name in s.players]
-        own.reverse()  # the node lists its running matches, then its finished ones oldest first
+        # the node lists its running matches, then its finished ones oldest first: running first here,
+        # then the newest
+        summaries = [s for s in self.node.summaries() if name in s.players]
+        running = [s for s in summaries if s.state is MatchState.RUNNING]
+        own = [*running[::-1], *[s for s in summaries if s.state is not MatchState.RUNNING][::-1]]
         own = own[:RECENT_MATCHES]
-        # then the newest in the queue, and which of all those are sealed: in one thread, a few reads
-        stored, sealed = await self._queue(recent_and_sealed, self.broker, self.schedules, name,
+        # then the newest in the queue (which say their tournament), and which of all those are
+        # sealed: in one thread, a few reads
+        stored, sealed = await self._queue(_recent_and_sealed, self.broker, self.schedules, name,
                                            [s.match_id for s in own])
+        tournament = {s.match_id: s.tournament_id for s in stored}
         seen = {s.match_id for s in own}
-        recent = [_row_of_summary(s, s.match_id in sealed) for s in own]
+        recent = [_row_of_summary(s, self._tournament_of(s.match_id, tournament), s.match_id in sealed)
+                  for s in own]
         recent += [_row_of_result(s, s.match_id in sealed) for s in stored if s.match_id not in seen]
         return BotDetail(BotRow(b.name, b.bot_id, b.connected, b.version, b.revoked), tuple(ratings),
                          tuple(recent[:RECENT_MATCHES]))
+
+    def _tournament_of(self, match_id: str, stored: dict[str, str]) -> str:
+        """The tournament of one of the node's own matches: its result's in the queue, else the job's
+        this node's worker plays ("" for a match started by hand)."""
+        found = stored.get(match_id)
+        if found is None and self.worker is not None:
+            found = self.worker.tournament_of(match_id)
+        return found or ""
 
     # ------------------------------------------------------- tournaments
     async def tournaments(self, offset: int, limit: int) -> Page[TournamentRow]:
@@ -180,12 +200,25 @@ class NodeReads:
         return Page(total=len(ids), offset=offset, items=tuple(rows))
 
     async def tournament(self, tournament_id: str) -> TournamentDetail:
-        detail = await self._queue(self._tournament_kept, tournament_id)
-        if detail is None:
-            raise NotFound(f"no tournament {tournament_id!r}")
-        return detail
+        kept = await self._queue(self._tournament_kept, tournament_id)
+        if kept is None:
+            raise NotFound(f"no tournament {tournament_id[:80]!r}")
+        return kept.detail
 
-    def _tournament_kept(self, tournament_id: str) -> TournamentDetail | None:
+    async def tournament_matches(self, tournament_id: str, offset: int, limit: int,
+                                 ) -> Page[TournamentMatchRow]:
+        return await self._queue(self._tournament_matches, tournament_id, offset, limit)
+
+    def _tournament_matches(self, tournament_id: str, offset: int, limit: int) -> Page[TournamentMatchRow]:
+        kept = self._tournament_kept(tournament_id)
+        if kept is None:
+            raise NotFound(f"no tournament {tournament_id[:80]!r}")
+        page = kept.in_order[offset:offset + limit]
+        sealed = sealed_among(self.broker, self.schedules, [r.match_id for r, _, _ in page])  # one read
+        return Page(total=len(kept.in_order), offset=offset, items=tuple(
+            _row_in_tournament(r, rnd, board, r.match_id in sealed) for r, rnd, board in page))
+
+    def _tournament_kept(self, tournament_id: str) -> _Kept | None:
         """``_tournament``, computed at most once every :data:`DETAIL_TTL` seconds per tournament:
         it rebuilds the standings from every result summary, so readers asking at once share one."""
         with self._details_lock:
@@ -199,7 +232,7 @@ class NodeReads:
             self._details[tournament_id] = (now, detail)
             return detail
 
-    def _tournament(self, tournament_id: str) -> TournamentDetail | None:
+    def _tournament(self, tournament_id: str) -> _Kept | None:
         try:
             progress = self.schedules.progress(tournament_id)  # from the result summaries, never the records
         except UnknownTournament:
@@ -216,7 +249,7 @@ class NodeReads:
                         cell = crosstable[at[x]][at[y]]
                         crosstable[at[x]][at[y]] = (s, 1) if cell is None else (cell[0] + s, cell[1] + 1)
         ending = progress.ending
-        return TournamentDetail(
+        detail = TournamentDetail(
             tournament_id=tournament_id, format=spec.format, state=str(state), ruleset=spec.ruleset.to_spec(),
             bots=tuple(spec.bots), duplicate=bool(spec.duplicate), duplicate_mode=spec.duplicate,
             duplicate_note=spec.duplicate_note, deals=spec.deals,
@@ -231,6 +264,7 @@ class NodeReads:
             secret_revealed_at=ending.revealed_at, secret_revealed_reason=ending.revealed_reason,
             ending=progress.ending_text,
         )
+        return _Kept(detail, tuple(progress.in_schedule_order()))
 
     # ------------------------------------------------------------ matches
     def _sealed(self, match_id: str) -> bool:
@@ -323,6 +357,22 @@ class NodeReads:
 EVENTS_PER_TURN = 32
 
 
+@dataclass(frozen=True, slots=True)
+class _Kept:
+    """A tournament's page, and its results in schedule order with their round and board."""
+
+    detail: TournamentDetail
+    in_order: tuple[tuple[ResultSummary, int, int], ...]
+
+
+def _recent_and_sealed(broker: Broker, tournaments: Tournaments, bot: str, own: list[str],
+                       ) -> tuple[list[ResultSummary], set[str]]:
+    """The bot's newest results in the queue (which name their tournament, the node's own matches'
+    too), and which of those and of ``own`` are sealed: two reads or so, whatever their number."""
+    stored = broker.bot_matches(bot, RECENT_MATCHES)
+    return stored, sealed_among(broker, tournaments, [*own, *(s.match_id for s in stored)])
+
+
 def _view_of_summary(summary: MatchSummary, *, sealed: bool = False) -> MatchView:
     """A match's status without its record: running, aborted, or a table still sealed (then without
     its seed, totals and result either: the seal rule)."""
@@ -335,11 +385,11 @@ def _view_of_summary(summary: MatchSummary, *, sealed: bool = False) -> MatchVie
     )
 
 
-def _row_of_summary(s: MatchSummary, sealed: bool = False) -> MatchRow:
+def _row_of_summary(s: MatchSummary, tournament_id: str = "", sealed: bool = False) -> MatchRow:
     """A row of the node's own match; a sealed table's without its totals, winner and end."""
     end = None if sealed else s.result
     return MatchRow(
-        match_id=s.match_id, tournament_id="", state=str(s.state),
+        match_id=s.match_id, tournament_id=tournament_id, state=str(s.state),
         teams=(side_name(s.players[0], s.players[2]), side_name(s.players[1], s.players[3]))
         if len(s.players) == 4 else ("", ""), totals=() if sealed else s.totals,
         winner=None if end is None else end.winner, reason="" if end is None else str(end.reason),
@@ -352,3 +402,13 @@ def _row_of_result(r: ResultSummary, sealed: bool = False) -> MatchRow:
                     teams=(r.team0, r.team1), totals=() if sealed else r.totals,
                     winner=None if sealed else r.winner, reason="" if sealed else str(r.reason),
                     sealed=sealed)
+
+
+def _row_in_tournament(r: ResultSummary, rnd: int, board: int, sealed: bool) -> TournamentMatchRow:
+    """A row of a tournament's finished match; a sealed table's without its totals, winner and end."""
+    aborted = r.reason is ResultReason.ABORTED
+    return TournamentMatchRow(
+        match_id=r.match_id, round=rnd, board=board,
+        state=str(MatchState.ABORTED if aborted else MatchState.FINISHED), teams=(r.team0, r.team1),
+        seats=r.seat_bots, totals=() if sealed else r.totals, winner=None if sealed else r.winner,
+        reason="" if sealed else str(r.reason), sealed=sealed)

@@ -131,6 +131,49 @@ class MatchRow:
 
 
 @dataclass(frozen=True, slots=True)
+class TournamentMatchRow:
+    """A finished match of a tournament, where its schedule put it: round (an sprt's batch) and
+    board (the pairing's place in its round), the bots, and its end (left out while it is sealed)."""
+
+    match_id: str
+    round: int
+    board: int
+    #: finished or aborted
+    state: str
+    #: team 0 and team 1: a bot's name, or a side of two bots ``"north+south"``
+    teams: tuple[str, str]
+    #: the bot at each seat 0..3 (team 0 at seats 0 and 2)
+    seats: tuple[str, str, str, str]
+    #: (team 0, team 1); empty while the match is sealed
+    totals: tuple[int, ...]
+    #: 0, 1, or None (a draw, or sealed)
+    winner: int | None
+    #: how it ended ("" while it is sealed)
+    reason: str
+    #: a table of duplicate play whose cards another table still in play deals too
+    sealed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RatingHistory:
+    """A bot's online Elo in a pool after every ``every`` of its games there, then its latest:
+    ``(games played in the pool, Elo)``, oldest first. It is not the Bradley-Terry rating of the
+    leaderboard, which is fitted over every game at once and has no history."""
+
+    pool: str
+    bot: str
+    points: tuple[tuple[int, float], ...]
+    #: a point is kept after every this many games (and the latest)
+    every: int
+    #: the online Elo's K: a result moves a rating by at most K
+    k: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"pool": self.pool, "bot": self.bot, "method": "elo", "every": self.every, "k": self.k,
+                "history": [list(p) for p in self.points]}
+
+
+@dataclass(frozen=True, slots=True)
 class BotDetail:
     bot: BotRow
     ratings: tuple[BotRating, ...]
@@ -177,6 +220,8 @@ class TournamentDetail:
     #: if they never met; None when the tournament has too many bots for one
     crosstable: tuple[tuple[tuple[float, int] | None, ...], ...] | None
     crosstable_bots: tuple[str, ...]
+    #: the ids of its finished matches, sorted as text (``tournament_matches`` lists them in schedule
+    #: order, a page at a time, with their bots and ends)
     finished_matches: tuple[str, ...]
     #: when (unix seconds) and why it ended, and its secret was revealed (0 and "": not yet), and
     #: the same in a line, or why the secret is still withheld ("" while it is open)
@@ -274,8 +319,8 @@ class ArenaReads(Protocol):
 
     async def leaderboard(self, pool: str, method: Method, offset: int, limit: int) -> Leaderboard: ...
 
-    async def rating_history(self, pool: str, bot: str) -> list[tuple[int, float]]:
-        """``(games, rating)`` after each rated game of ``bot`` in ``pool``, oldest first."""
+    async def rating_history(self, pool: str, bot: str) -> RatingHistory:
+        """``bot``'s online Elo in ``pool`` as it went (:class:`RatingHistory`)."""
         ...
 
     async def bots(self, offset: int, limit: int) -> Page[BotRow]: ...
@@ -287,6 +332,12 @@ class ArenaReads(Protocol):
         ...
 
     async def tournament(self, tournament_id: str) -> TournamentDetail: ...
+
+    async def tournament_matches(self, tournament_id: str, offset: int, limit: int,
+                                 ) -> Page[TournamentMatchRow]:
+        """The tournament's finished matches in schedule order (round, then board, then leg or
+        table), a sealed table's without its end."""
+        ...
 
     async def match(self, match_id: str, peer: str = "") -> MatchView | Prepared:
         """The match's view; a finished one's JSON prepared (``peer`` reads it among the replays

@@ -4,7 +4,8 @@ In field duplicate play two tables deal the same cards. While one of them is
 still being played, the other's totals, winner and end tell a bot at the
 first how the deals went, so they are sealed in every view: GetMatch,
 GetMatchRecord, WatchMatch, ListMatches, and (this test) a bot's recent
-matches, over gRPC (``GetBot``) and HTTP (``/api/v1/bots/NAME``). Before, those
+matches, over gRPC (``GetBot``) and HTTP (``/api/v1/bots/NAME``), and a
+tournament's list of finished matches (``/api/v1/tournaments/ID/matches``). Before, those
 lists showed a finished table's final totals and winner while its twin was
 being played.
 
@@ -96,7 +97,21 @@ async def recent_rows(nodes: list[RunningNode], urls: list[str]) -> list[Rows]:
                     rows = (await page.json())["recent_matches"]
                 views[2 * n + 1].update({m["match_id"]: {
                     "totals": m["totals"], "result": m["winner"] is not None or bool(m["reason"]),
-                    "sealed": m.get("sealed", False)} for m in rows})
+                    "sealed": m.get("sealed", False), "tournament": m["tournament_id"]} for m in rows})
+    return views
+
+
+async def tournament_rows(urls: list[str]) -> list[Rows]:
+    """The tournament's finished matches as each node's web API lists them (its page's table)."""
+    views: list[Rows] = []
+    async with aiohttp.ClientSession() as http:
+        for url in urls:
+            async with http.get(f"{url}/api/v1/tournaments/fd/matches") as page:
+                assert page.status == 200
+                rows = (await page.json())["items"]
+            views.append({m["match_id"]: {
+                "totals": m["totals"], "result": m["winner"] is not None or bool(m["reason"]),
+                "sealed": m["sealed"]} for m in rows})
     return views
 
 
@@ -118,14 +133,25 @@ def test_a_bot_s_recent_matches_show_nothing_of_a_table_whose_twin_is_still_in_p
             await until(lambda: all(has_result(b, t) for t in (T0, T2, T3)), 60, "tables 0, 2 and 3")
             assert not has_result(b, T1)
             during = await recent_rows([a, b], urls)
+            listed_during = await tournament_rows(urls)
             gate.set()
             await until(lambda: has_result(b, T1), 60, "table 1")
+            await asyncio.sleep(1.1)  # a tournament's page is kept a second (node_reads.DETAIL_TTL)
             after = await recent_rows([a, b], urls)
+            listed_after = await tournament_rows(urls)
             stop.set()
             await asyncio.gather(*bots, return_exceptions=True)
-        return during, after
+        return during + listed_during, after + listed_after
 
     during, after = arun(main(), timeout=150)
+    # every row of a bot's matches names the tournament, those node B plays (table 1 running) too
+    for view in (during[1], during[3], after[1], after[3]):
+        assert {row["tournament"] for row in view.values()} == {"fd"}, view
+    assert T1 in during[3]
+    # the tournament's list has a row for table 1 once it is over only
+    listed_during, listed_after = during[4:], after[4:]
+    assert all(T1 not in view for view in listed_during) and all(T1 in view for view in listed_after)
+    during, after = during[:4], after[:4]
     assert all(T1 in view for view in during[2:])  # node B lists table 1 as it runs
     for view in during:  # node A's and B's, each over gRPC and HTTP
         t0 = view[T0]
@@ -136,6 +162,10 @@ def test_a_bot_s_recent_matches_show_nothing_of_a_table_whose_twin_is_still_in_p
             assert view[T1]["totals"] == [] and view[T1]["sealed"]
         for t in (T2, T3):  # board set 1 is over at both its tables: shown
             assert len(view[t]["totals"]) == 2 and view[t]["result"] and not view[t]["sealed"]
-    for view in after:  # every table dealing board set 0 is over: shown
+    for view in after + listed_after:  # every table dealing board set 0 is over: shown
         for t in (T0, T1):
+            assert len(view[t]["totals"]) == 2 and view[t]["result"] and not view[t]["sealed"]
+    for view in listed_during:  # the tournament's list as its page shows it: table 0 sealed, set 1 shown
+        assert view[T0] == {"totals": [], "result": False, "sealed": True}
+        for t in (T2, T3):
             assert len(view[t]["totals"]) == 2 and view[t]["result"] and not view[t]["sealed"]

@@ -13,7 +13,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,14 +48,26 @@ def bots() -> dict[str, Bot]:
             "xss": xss, "slow-a": SlowBot(seed=3), "slow-b": SlowBot(seed=4)}
 
 
+def round_robin() -> TournamentSpec:
+    """The site's tournament: four of :func:`bots`, two deals a match, a given seed (so unrated)."""
+    return TournamentSpec(tournament_id=TOURNAMENT, format="round-robin",
+                          bots=("alpha", "beta", "gamma", "xss"), ruleset=Ruleset.from_spec("classic"),
+                          deals=2, rounds=1, seed="web/1", unrated_reason="a test's seed")
+
+
 class Site:
     """The running node and its site; :meth:`close` stops them."""
 
     def __init__(self, data_dir: Path, *, private_reads: bool = False, tournament: bool = True,
-                 web: WebConfig | None = None, limits: Limits | None = None) -> None:
+                 web: WebConfig | None = None, limits: Limits | None = None,
+                 players: dict[str, Bot] | None = None, tournaments: Sequence[TournamentSpec] | None = None,
+                 ) -> None:
+        """The node with ``players`` connected (by default :func:`bots`; ``{}``: none registered), once
+        ``tournaments`` are over (by default the round-robin :data:`TOURNAMENT`, with ``tournament``)."""
         self.data_dir = data_dir
         self.private_reads = private_reads
-        self.with_tournament = tournament
+        self.players = bots() if players is None else players
+        self.specs = list(tournaments) if tournaments is not None else [round_robin()] if tournament else []
         self.web_config = web
         self.limits = limits or Limits()
         self.ready = threading.Event()
@@ -96,19 +108,16 @@ class Site:
             async with (running_node(broker, settings, stop) as running,
                         web_for(running, "127.0.0.1:0", self.web_config) as web):
                 self.running, self.web = running, web
-                for name, bot in bots().items():
+                for name, bot in self.players.items():
                     entry, token = running.node.register_bot(name)
                     tasks.append(asyncio.create_task(run_async(
                         bot, running.address, token, 16, name=name, stop=stop, all_nodes=False,
                         verbose=False)))
                     await asyncio.wait_for(running.node.link_for(entry).connected_event.wait(), 10)
-                if self.with_tournament:
-                    running.tournaments.create(TournamentSpec(
-                        tournament_id=TOURNAMENT, format="round-robin",
-                        bots=("alpha", "beta", "gamma", "xss"),
-                        ruleset=Ruleset.from_spec("classic"), deals=2, rounds=1, seed="web/1",
-                        unrated_reason="a test's seed"))
-                    while running.tournaments.progress(TOURNAMENT).state.is_open:
+                for spec in self.specs:
+                    running.tournaments.create(spec)
+                for spec in self.specs:
+                    while running.tournaments.progress(spec.tournament_id).state.is_open:
                         await asyncio.sleep(0.05)
                 self.ready.set()
                 await self._stop.wait()
@@ -123,13 +132,14 @@ class Site:
         assert self.loop is not None
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
 
-    def start_match(self, team0: str = "slow-a", team1: str = "slow-b", deals: int = 1) -> str:
+    def start_match(self, team0: str = "slow-a", team1: str = "slow-b", deals: int = 1,
+                    ruleset: str = "classic", seed: str | None = None) -> str:
         """Start a match on the node (the slow bots by default: about a second a deal)."""
         assert self.running is not None
         node = self.running.node
 
         async def start() -> str:
-            return node.start_match(team0, team1, "classic", deals=deals)
+            return node.start_match(team0, team1, ruleset, deals=deals, seed=seed)
 
         match_id: str = self.call(start())
         return match_id

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from belote_bot import HeuristicBot
 
 from arena.engine import Card
 from tests.web.site import TOURNAMENT, XSS, Site, events, get
@@ -100,7 +101,65 @@ def test_a_bot_shows_its_ratings_and_recent_matches_and_its_version_as_given(sit
     assert all("xss" in m["teams"] for m in bot["recent_matches"])
     _, history = get(site, "/api/v1/bots/xss/history")
     assert history["pool"] == f"tournament:{TOURNAMENT}" and history["bot"] == "xss"
-    assert [games for games, _ in history["history"]] == [6]  # a point every 10 games, and the latest
+    # the online Elo, not the Bradley-Terry rating: a point every 10 games, and the latest
+    assert (history["method"], history["every"], history["k"]) == ("elo", 10, 16)
+    assert [games for games, _ in history["history"]] == [6]
+
+
+def test_a_bot_s_recent_matches_name_their_tournament(site: Site) -> None:
+    """The node played the tournament's matches itself: its own rows name the tournament too."""
+    _, bot = get(site, "/api/v1/bots/alpha")
+    _, t = get(site, f"/api/v1/tournaments/{TOURNAMENT}")
+    mine = [m for m in bot["recent_matches"] if m["match_id"] in t["finished_matches"]]
+    assert len(mine) == 6 and {m["tournament_id"] for m in mine} == {TOURNAMENT}
+    single = site.start_match("alpha", "beta")
+    site.wait_match(single)
+    _, bot = get(site, "/api/v1/bots/alpha")
+    assert [m["tournament_id"] for m in bot["recent_matches"] if m["match_id"] == single] == [""]
+
+
+def test_a_tournament_lists_its_finished_matches_in_schedule_order_a_page_at_a_time(site: Site) -> None:
+    status, whole = get(site, f"/api/v1/tournaments/{TOURNAMENT}/matches")
+    assert status == 200 and whole["total"] == 12 and whole["offset"] == 0
+    # round then board, as numbers: r1-2 before r1-10 (as text, "r1-10" < "r1-2")
+    assert [(m["round"], m["board"]) for m in whole["items"]] == [(1, b) for b in range(12)]
+    assert [m["match_id"] for m in whole["items"]] == [f"{TOURNAMENT}-r1-{b}" for b in range(12)]
+    _, t = get(site, f"/api/v1/tournaments/{TOURNAMENT}")
+    assert sorted(m["match_id"] for m in whole["items"]) == sorted(t["finished_matches"])
+    for m in whole["items"][:3]:
+        _, match = get(site, f"/api/v1/matches/{m['match_id']}")
+        assert m["seats"] == match["players"] and m["teams"] == match["players"][:2]
+        assert m["totals"] == match["totals"] and m["winner"] == match["result"]["winner"]
+        assert (m["state"], m["reason"], m["sealed"]) == ("finished", "finished", False)
+    _, second = get(site, f"/api/v1/tournaments/{TOURNAMENT}/matches?offset=10&limit=5")
+    assert second["total"] == 12 and second["offset"] == 10 and second["items"] == whole["items"][10:]
+    _, past = get(site, f"/api/v1/tournaments/{TOURNAMENT}/matches?offset=50")
+    assert past["items"] == [] and past["total"] == 12
+    for bad in ("limit=0", "limit=201", "offset=-1", "offset=x"):
+        status, body = get(site, f"/api/v1/tournaments/{TOURNAMENT}/matches?{bad}")
+        assert status == 400 and "must be a whole number" in body["error"], bad
+    status, body = get(site, "/api/v1/tournaments/nope/matches")
+    assert status == 404 and "no tournament" in body["error"]
+
+
+def test_a_young_node_has_no_pool_and_says_why(tmp_path: Path) -> None:
+    """One match started by hand, and nothing else: no pool, an empty leaderboard, and a history
+    that says where ratings come from (the pages asked for ``pool=undefined``)."""
+    site = Site(tmp_path, players={"alpha": HeuristicBot(seed=1), "beta": HeuristicBot(seed=2)},
+                tournament=False)
+    try:
+        site.wait_match(site.start_match("alpha", "beta"))
+        assert get(site, "/api/v1/pools") == (200, {"pools": [], "methods": ["bt", "elo", "openskill"]})
+        status, board = get(site, "/api/v1/leaderboard")
+        assert status == 200 and (board["pool"], board["total"], board["entries"]) == ("", 0, [])
+        status, body = get(site, "/api/v1/bots/alpha/history")
+        assert status == 404 and "no rating pool yet" in body["error"] and "single matches" in body["error"]
+        status, body = get(site, "/api/v1/leaderboard?pool=undefined")
+        assert status == 404 and "single matches" in body["error"]
+        _, bot = get(site, "/api/v1/bots/alpha")
+        assert bot["ratings"] == [] and [m["tournament_id"] for m in bot["recent_matches"]] == [""]
+    finally:
+        site.close()
 
 
 def test_a_match_shows_its_record_only_once_it_is_over(site: Site) -> None:

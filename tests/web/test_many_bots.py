@@ -19,8 +19,9 @@ import pytest
 from arena.queue import EmbeddedBroker
 from arena.tournament import MatchJob, TournamentSpec
 from tests.factories import result_of_job
+from tests.web.browser import CHROMIUM, browser, shot  # noqa: F401  # the browser fixture
 from tests.web.site import Site, get
-from tests.web.test_pages import CHROMIUM, browser, page, shot  # noqa: F401  # the browser fixtures
+from tests.web.test_pages import page  # noqa: F401  # the page fixture
 
 BOTS = 1000
 WON = (1001, 640)

@@ -7,7 +7,6 @@ reason, only when no chromium is installed (``.ci/run`` installs it as root).
 from __future__ import annotations
 
 import re
-import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,52 +14,20 @@ from typing import Any
 
 import pytest
 
+from tests.web.browser import Watched, browser, needs_chromium, shot
 from tests.web.site import TOURNAMENT, XSS, Site, get
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-SHOTS = Path(__file__).resolve().parents[2] / "test-output" / "web"
-
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(CHROMIUM is None, reason="no chromium installed (apt-get install chromium): "
-                                                "the browser tests of the pages are skipped"),
-]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
-        try:
-            yield b
-        finally:
-            b.close()
+pytestmark = [pytest.mark.slow, needs_chromium]
+__all__ = ["browser"]  # the fixture
 
 
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
     """A fresh page that fails the test on any console error, page error or dialog (an alert)."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    pg = context.new_page()
-    problems: list[str] = []
-    pg.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
-    pg.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-
-    def dialog(d: Any) -> None:
-        problems.append(f"dialog: {d.message}")
-        d.dismiss()
-
-    pg.on("dialog", dialog)
-    yield pg
-    context.close()
-    assert problems == [], problems
-
-
-def shot(page: Any, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    watched = Watched(browser)
+    yield watched.page
+    watched.close()
+    assert watched.problems == [], watched.problems
 
 
 def test_the_leaderboard_shows_the_api_s_order_and_numbers(site: Site, page: Any) -> None:
@@ -129,14 +96,24 @@ def test_the_live_view_shows_cards_as_they_are_played_and_no_hidden_card(site: S
     match_id = site.start_match(deals=2)
     page.goto(f"{site.url}/matches/{match_id}")
     seen: list[int] = []
+    lasts = 0
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        seen.append(page.locator("#events li[data-kind=action_played]").count())
-        if page.locator("#status[data-over=true]").count():
+        # what the page shows, read at once (in one turn of its loop): the actions so far, whether it
+        # is over, the cards played this deal, those of the last trick and of the trick in progress
+        actions, over, played, last, current = page.evaluate(
+            "[['#events li[data-kind=action_played]', '#status[data-over=true]', '#played .card',"
+            " '#last-trick .card', '#trick .card'].map(s => [...document.querySelectorAll(s)])]"
+            ".map(([a, o, p, l, c]) => [a.length, o.length, p.length, l.map(e => e.dataset.card),"
+            " c.map(e => e.dataset.card)])[0]")
+        seen.append(actions)
+        if over:
             break
         # no card of any hand on the page: only the cards played so far in this deal
-        cards = page.locator("#played .card").count()
-        assert cards <= 32
+        assert played <= 32
+        # the trick in progress (at the seats) is apart from the last trick: none of its cards
+        assert len(current) <= 4 and len(last) in (0, 4) and not set(current) & set(last), (current, last)
+        lasts += bool(last)
         time.sleep(0.05)
     shot(page, "live")
     assert page.locator("#status[data-over=true]").count() == 1
@@ -150,6 +127,11 @@ def test_the_live_view_shows_cards_as_they_are_played_and_no_hidden_card(site: S
     assert page.locator("#events li[data-kind=action_played]").count() == sum(
         len(d["bids"]) + len(d["plays"]) for d in deals)
     assert page.locator(".hand").count() == 0
+    assert lasts > 5, "the last trick was never seen during the match"
+    # the bots are named at their seats, and the last trick is the last deal's eighth
+    assert [page.locator(f".seat-{s} h3 a").inner_text() for s in range(4)] == done["players"]
+    assert [c.get_attribute("data-card") for c in page.locator("#last-trick .card").all()] == \
+        done["replay"][-1]["tricks"][-1]["cards"]
 
 
 def test_the_replay_steps_through_the_8_tricks_with_all_hands(site: Site, page: Any) -> None:

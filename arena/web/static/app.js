@@ -8,6 +8,10 @@ const PAGE_SIZE = 50;
 const METHOD_NAMES = { bt: "Bradley-Terry", elo: "Elo (online)", openskill: "openskill (mixed partners)" };
 const SUIT_SYMBOL = { S: "\u2660", H: "\u2665", D: "\u2666", C: "\u2663" };
 const SVG_NS = "http://www.w3.org/2000/svg";
+// what a reader of an empty or young node does next (README: Run a referee, Tournaments)
+const HOW_TO_REGISTER = "belote-arena bot register NAME";
+const HOW_TO_RATE = "belote-arena tournament create --format round-robin --bots A,B,C";
+const HOW_TO_DEMO = "belote-arena demo --http 127.0.0.1:8080";
 
 // ------------------------------------------------------------------ helpers
 function el(tag, attrs, ...children) {
@@ -20,15 +24,16 @@ function el(tag, attrs, ...children) {
     else node.setAttribute(key, String(value));
   }
   for (const child of children) {
-    if (child === null || child === undefined) continue;
+    if (child === null || child === undefined || child === "") continue;
     node.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
   return node;
 }
 
-function svg(tag, attrs) {
+function svg(tag, attrs, text) {
   const node = document.createElementNS(SVG_NS, tag);
   for (const [key, value] of Object.entries(attrs || {})) node.setAttribute(key, String(value));
+  if (text !== undefined) node.textContent = String(text);
   return node;
 }
 
@@ -46,7 +51,7 @@ async function getJSON(path) {
 // this script cannot read (HttpOnly), which the API calls and the live views' EventSource send.
 function showSignIn(message) {
   const input = el("input", { type: "password", name: "token", autocomplete: "current-password",
-                              "aria-label": "credential", size: 48, required: "" });
+                              "aria-label": "credential", size: 32, required: "" });
   const status = el("p", { class: "error", role: "alert" });
   const form = el("form", { id: "sign-in", onsubmit: async (event) => {
     event.preventDefault();
@@ -62,7 +67,7 @@ function showSignIn(message) {
 
 function main() { return document.getElementById("main"); }
 
-function show(...nodes) { main().replaceChildren(...nodes); }
+function show(...nodes) { main().replaceChildren(...nodes.filter((n) => n !== "" && n !== null)); }
 
 function showError(error) {
   if (error instanceof NeedsCredential) { showSignIn(error.message); return; }
@@ -80,18 +85,38 @@ function query(name, fallback) {
 
 function setQuery(params) {
   const search = new URLSearchParams(location.search);
-  for (const [k, v] of Object.entries(params)) search.set(k, String(v));
-  history.replaceState(null, "", `${location.pathname}?${search}`);
+  for (const [k, v] of Object.entries(params)) {
+    if (v === "" || v === null || v === undefined) search.delete(k);
+    else search.set(k, String(v));
+  }
+  const text = search.toString();
+  history.replaceState(null, "", text ? `${location.pathname}?${text}` : location.pathname);
 }
 
 function botLink(name) { return el("a", { href: `/bots/${encodeURIComponent(name)}`, text: name }); }
-function matchLink(id) { return el("a", { href: `/matches/${encodeURIComponent(id)}`, text: id }); }
+// A side of a match: its bot, or its two bots ("north+south": a bot name holds no "+").
+function sideLinks(side) {
+  return el("span", { class: "side" }, ...String(side).split("+").flatMap((b, i) => (i ? [" & ", botLink(b)] : [botLink(b)])));
+}
+// The winning side of a finished match that is not sealed is shown in bold.
+function won(m, team) { return !m.sealed && m.state !== "running" && m.winner === team; }
+
+function sideCell(m, team, cls) {
+  return el("td", { class: `name ${cls || ""}${won(m, team) ? " won-side" : ""}` }, sideLinks(m.teams[team]));
+}
+
+function sidesCell(m) {
+  const side = (t) => el("span", { class: won(m, t) ? "won-side" : "" }, sideLinks(m.teams[t]));
+  return el("td", { class: "name teams" }, side(0), " vs ", side(1));
+}
+function matchLink(id, text) { return el("a", { href: `/matches/${encodeURIComponent(id)}`, text: text || id, title: id }); }
 function tournamentLink(id) { return el("a", { href: `/tournaments/${encodeURIComponent(id)}`, text: id }); }
 
 function fixed(value, digits) { return value === null || value === undefined ? "" : Number(value).toFixed(digits); }
 
 function percent(value) { return value === null || value === undefined ? "" : `${(value * 100).toFixed(0)}%`; }
 
+// A card as every page writes it: a chip "10♣" (its record text, "TC", in data-card and its title).
 function card(text, extra) {
   const suit = text.slice(-1);
   const node = el("span", { class: `card${"HD".includes(suit) ? " red" : ""}${extra ? " " + extra : ""}`,
@@ -100,20 +125,77 @@ function card(text, extra) {
   return node;
 }
 
+function suit(letter) {
+  return el("span", { class: `suit${"HD".includes(letter) ? " red" : ""}`, title: letter, text: SUIT_SYMBOL[letter] || letter });
+}
+
+const CARD_TEXT = /^([789TJQKA][SHDC])$/i;
+const BID_TEXT = /^(\d{2,3}|capot)([SHDC])$/i;
+
+// An action's record text (docs/records.md#action-text) with its cards and suits drawn as everywhere
+// else: "TC belote" is a chip 10♣ then "belote", "90H" is 90♥, "H" (classic, round two) is ♥.
+function action(text) {
+  const [first, ...words] = String(text).trim().split(/\s+/);
+  const rest = words.length ? ` ${words.join(" ")}` : "";
+  if (CARD_TEXT.test(first)) return el("span", { class: "action" }, card(first.toUpperCase()), rest);
+  const bid = BID_TEXT.exec(first);
+  if (bid) return el("span", { class: "action bid" }, `${bid[1]} `, suit(bid[2].toUpperCase()), rest);
+  if (/^[SHDC]$/i.test(first)) return el("span", { class: "action bid" }, suit(first.toUpperCase()), rest);
+  return el("span", { class: "action" }, String(text));
+}
+
+// What the bids so far make: the contract (its trump, value and doubling) and the seat that took, or
+// null while nobody has. Classic: "take" (the turned-up card's suit) or a suit; coinche: the last bid.
+function contractOf(bids, turnedUp) {
+  let contract = null;
+  for (const { seat, text } of bids) {
+    const word = String(text).trim().split(/\s+/)[0].toLowerCase();
+    const bid = BID_TEXT.exec(word);
+    if (word === "take" && turnedUp) contract = { seat, trump: turnedUp.slice(-1), value: "", doubled: "" };
+    else if (/^[shdc]$/.test(word)) contract = { seat, trump: word.toUpperCase(), value: "", doubled: "" };
+    else if (bid) contract = { seat, trump: bid[2].toUpperCase(), value: bid[1], doubled: "" };
+    else if ((word === "coinche" || word === "surcoinche") && contract) contract.doubled = word;
+  }
+  return contract;
+}
+
 function table(headers, rows, attrs) {
   const head = el("tr", {}, ...headers.map(([label, cls]) => el("th", { class: cls, text: label })));
   return el("table", attrs || {}, el("thead", {}, head), el("tbody", {}, ...rows));
 }
 
-function pager(page, onMove) {
+// A table that may be wider than a phone scrolls inside its box: the page itself never scrolls sideways.
+function scroll(node) { return el("div", { class: "scroll" }, node); }
+
+// What an empty list says: why it is empty, then what to do (commands shown as code).
+function empty(id, why, ...next) {
+  return el("div", { class: "empty", id },
+    el("p", { class: "lead", text: why }),
+    ...next.map((line) => el("p", {}, ...(Array.isArray(line) ? line : [line]))));
+}
+
+function command(text) { return el("code", { class: "command", text }); }
+
+function pager(page, onMove, size) {
+  const step = size || PAGE_SIZE;
   const first = page.total === 0 ? 0 : page.offset + 1;
   const last = page.offset + (page.entries || page.items).length;
   return el("div", { class: "pager" },
     el("button", { type: "button", class: "prev", disabled: page.offset === 0 ? "" : null,
-                   onclick: () => onMove(Math.max(0, page.offset - PAGE_SIZE)) }, "\u2190 previous"),
+                   onclick: () => onMove(Math.max(0, page.offset - step)) }, "\u2190 previous"),
     el("span", { class: "range", text: `${first}\u2013${last} of ${page.total}` }),
     el("button", { type: "button", class: "next", disabled: last >= page.total ? "" : null,
-                   onclick: () => onMove(page.offset + PAGE_SIZE) }, "next \u2192"));
+                   onclick: () => onMove(page.offset + step) }, "next \u2192"));
+}
+
+// Round numbers for an axis, about n steps, from the last at or below lo to the first at or above hi.
+function ticks(lo, hi, n) {
+  if (!(hi > lo)) hi = lo + 1;
+  const raw = (hi - lo) / n, power = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw);
+  const out = [];
+  for (let v = Math.floor(lo / step) * step; v < hi + step - 1e-9; v += step) out.push(Number(v.toFixed(6)));
+  return out;
 }
 
 // -------------------------------------------------------------- leaderboard
@@ -128,21 +210,38 @@ function intervalBar(entry, low, high) {
   return bar;
 }
 
+function noRatingsYet() {
+  return empty("empty", "No ratings yet: this arena has played no rated game.",
+    "Ratings come from tournaments. A single match (belote-arena match start) is unrated: its bots " +
+    "show it on their pages, not here.",
+    ["Rank your bots with a tournament between them: ", command(HOW_TO_RATE), "."],
+    ["No bot yet? Register one with ", command(HOW_TO_REGISTER), ", or see the whole arena at work with ",
+     command(HOW_TO_DEMO), "."]);
+}
+
 async function leaderboardPage() {
   const { pools, methods } = await getJSON("/pools");
-  const state = { pool: query("pool", pools[0]), method: query("method", "bt"),
+  if (!pools.length) {
+    show(el("h1", { text: "Leaderboard" }), noRatingsYet());
+    return;
+  }
+  // no pool asked, or one this node does not have: the API's default (the preset with the most games)
+  const asked = query("pool", "");
+  const state = { pool: pools.includes(asked) ? asked : "", method: query("method", "bt"),
                   offset: Number(query("offset", "0")) || 0 };
+  if (!methods.includes(state.method)) state.method = "bt";
   const poolSelect = el("select", { id: "pool", "aria-label": "rating pool" },
     ...pools.map((p) => el("option", { value: p, text: p })));
   const methodSelect = el("select", { id: "method", "aria-label": "rating method" },
     ...methods.map((m) => el("option", { value: m, text: METHOD_NAMES[m] || m })));
   const body = el("div", {});
   const draw = async () => {
+    const board = await getJSON(`/leaderboard?pool=${encodeURIComponent(state.pool)}` +
+      `&method=${encodeURIComponent(state.method)}&offset=${state.offset}&limit=${PAGE_SIZE}`);
+    state.pool = board.pool;
     poolSelect.value = state.pool;
     methodSelect.value = state.method;
     setQuery(state);
-    const board = await getJSON(`/leaderboard?pool=${encodeURIComponent(state.pool)}` +
-      `&method=${encodeURIComponent(state.method)}&offset=${state.offset}&limit=${PAGE_SIZE}`);
     const values = board.entries.flatMap((e) => [e.low ?? e.rating, e.high ?? e.rating]);
     const low = Math.min(...values), high = Math.max(...values);
     const rows = board.entries.map((e) => el("tr", { "data-bot": e.bot },
@@ -150,24 +249,25 @@ async function leaderboardPage() {
       el("td", { class: "name bot" }, botLink(e.bot)),
       el("td", { class: "rating", text: fixed(e.rating, 0) }),
       el("td", { class: "interval" }, intervalBar(e, low, high)),
-      el("td", { class: "range", text: e.low === null ? "" : `${fixed(e.low, 0)} \u2013 ${fixed(e.high, 0)}` }),
+      el("td", { class: "range wide", text: e.low === null ? "" : `${fixed(e.low, 0)} \u2013 ${fixed(e.high, 0)}` }),
       el("td", { class: "los", text: percent(e.los_next) }),
       el("td", { class: "games", text: e.games }),
-      el("td", { class: "wins", text: e.wins }),
-      el("td", { class: "draws", text: e.draws }),
-      el("td", { class: "losses", text: e.losses }),
-      el("td", { class: "score", text: fixed(e.score, 3) })));
+      el("td", { class: "wins wide", text: e.wins }),
+      el("td", { class: "draws wide", text: e.draws }),
+      el("td", { class: "losses wide", text: e.losses }),
+      el("td", { class: "score wide", text: fixed(e.score, 3) })));
     body.replaceChildren(
-      board.entries.length === 0 ? el("p", { class: "muted", text: "No rated games in this pool yet." }) :
-        table([["#"], ["bot", "name"], ["rating"], ["95% interval", "name"], ["low \u2013 high"],
-               ["LOS next", ""], ["games"], ["W"], ["D"], ["L"], ["score"]], rows, { id: "leaderboard" }),
+      board.entries.length === 0 ? el("p", { class: "muted", id: "empty", text: "No rated games in this pool yet." }) :
+        scroll(table([["#"], ["bot", "name"], ["rating"], ["95% interval", "name interval"], ["low \u2013 high", "wide"],
+                      ["LOS next"], ["games"], ["W", "wide"], ["D", "wide"], ["L", "wide"], ["score", "wide"]],
+                     rows, { id: "leaderboard" })),
       pager(board, (offset) => { state.offset = offset; draw().catch(showError); }));
   };
   poolSelect.addEventListener("change", () => { state.pool = poolSelect.value; state.offset = 0; draw().catch(showError); });
   methodSelect.addEventListener("change", () => { state.method = methodSelect.value; state.offset = 0; draw().catch(showError); });
   show(el("h1", { text: "Leaderboard" }),
-       el("div", { class: "controls" }, el("label", {}, "Pool ", poolSelect), el("label", {}, "Method ", methodSelect),
-          el("span", { class: "muted", text: "LOS next: the likelihood this bot is stronger than the next one down." })),
+       el("div", { class: "controls" }, el("label", {}, "Pool ", poolSelect), el("label", {}, "Method ", methodSelect)),
+       el("p", { class: "muted note", text: "LOS next: the likelihood this bot is stronger than the next one down." }),
        body);
   await draw();
 }
@@ -177,74 +277,157 @@ async function botsPage() {
   let offset = Number(query("offset", "0")) || 0;
   const body = el("div", {});
   const draw = async () => {
-    setQuery({ offset });
+    setQuery({ offset: offset || "" });
     const page = await getJSON(`/bots?offset=${offset}&limit=${PAGE_SIZE}`);
+    if (page.total === 0) {
+      body.replaceChildren(empty("empty", "No bot is registered on this arena yet.",
+        ["Register one with ", command(HOW_TO_REGISTER), " (it prints the bot's token, once), then run " +
+         "your bot with that token: README, Write a bot."],
+        ["Or see the whole arena at work with ", command(HOW_TO_DEMO), "."]));
+      return;
+    }
     const rows = page.items.map((b) => el("tr", { "data-bot": b.name },
       el("td", { class: "name" }, botLink(b.name)),
       el("td", { class: "name version", text: b.version }),
       el("td", { text: b.connected ? "connected" : "" }),
       el("td", { text: b.revoked ? "revoked" : "" })));
-    body.replaceChildren(table([["bot", "name"], ["version", "name"], ["here"], [""]], rows, { id: "bots" }),
+    body.replaceChildren(scroll(table([["bot", "name"], ["version", "name"], ["here"], [""]], rows, { id: "bots" })),
                          pager(page, (o) => { offset = o; draw().catch(showError); }));
   };
   show(el("h1", { text: "Bots" }), body);
   await draw();
 }
 
-function historyChart(points) {
-  if (points.length < 2) return el("p", { class: "muted", id: "history", text: "No rating history yet." });
-  const width = 480, height = 160, pad = 28;
+// The online Elo as it went, with both axes labelled (it is not the Bradley-Terry rating of the table).
+function historyChart(h) {
+  const points = h.history;
+  if (!points.length) {
+    return el("p", { class: "muted", id: "history", text: "No point yet in this pool." });
+  }
+  const width = 480, height = 220, left = 52, right = 14, top = 12, bottom = 40;
   const xs = points.map((p) => p[0]), ys = points.map((p) => p[1]);
-  const [x0, x1, y0, y1] = [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)];
-  const sx = (v) => pad + (x1 > x0 ? (v - x0) / (x1 - x0) : 0.5) * (width - 2 * pad);
-  const sy = (v) => height - pad - (y1 > y0 ? (v - y0) / (y1 - y0) : 0.5) * (height - 2 * pad);
-  const chart = svg("svg", { class: "chart", id: "history", width, height, viewBox: `0 0 ${width} ${height}` });
-  chart.append(svg("polyline", { points: points.map((p) => `${sx(p[0])},${sy(p[1])}`).join(" ") }));
-  for (const [value, y] of [[y1, sy(y1)], [y0, sy(y0)]]) {
-    const label = svg("text", { x: 2, y: y + 4 });
-    label.textContent = value.toFixed(0);
-    chart.append(label);
+  const xt = ticks(0, Math.max(...xs), 5);
+  const yt = ticks(Math.min(...ys) - 5, Math.max(...ys) + 5, 4);
+  const [x0, x1, y0, y1] = [xt[0], xt[xt.length - 1], yt[0], yt[yt.length - 1]];
+  const sx = (v) => left + (x1 > x0 ? (v - x0) / (x1 - x0) : 0.5) * (width - left - right);
+  const sy = (v) => height - bottom - (y1 > y0 ? (v - y0) / (y1 - y0) : 0.5) * (height - top - bottom);
+  const last = points[points.length - 1];
+  const chart = svg("svg", { class: "chart", id: "history", viewBox: `0 0 ${width} ${height}`, role: "img",
+                             "aria-label": `online Elo of ${h.bot} in ${h.pool}: ${fixed(last[1], 0)} after ${last[0]} games` });
+  const axes = svg("g", { class: "axes" });
+  axes.append(svg("line", { x1: left, x2: width - right, y1: height - bottom, y2: height - bottom }),
+              svg("line", { x1: left, x2: left, y1: top, y2: height - bottom }));
+  for (const v of xt) {
+    axes.append(svg("line", { class: "tick", x1: sx(v), x2: sx(v), y1: height - bottom, y2: height - bottom + 4 }),
+                svg("text", { class: "x-tick", x: sx(v), y: height - bottom + 16, "text-anchor": "middle" }, v));
+  }
+  for (const v of yt) {
+    axes.append(svg("line", { class: "grid", x1: left, x2: width - right, y1: sy(v), y2: sy(v) }),
+                svg("text", { class: "y-tick", x: left - 6, y: sy(v) + 4, "text-anchor": "end" }, v));
+  }
+  axes.append(svg("text", { class: "axis-label", id: "x-label", x: (left + width - right) / 2, y: height - 6,
+                            "text-anchor": "middle" }, `games played in ${h.pool}`),
+              svg("text", { class: "axis-label", id: "y-label", x: -(top + height - bottom) / 2, y: 14,
+                            transform: "rotate(-90)", "text-anchor": "middle" }, "online Elo"));
+  chart.append(axes);
+  if (points.length > 1) chart.append(svg("polyline", { points: points.map((p) => `${sx(p[0])},${sy(p[1])}`).join(" ") }));
+  for (const [games, rating] of points) {
+    const dot = svg("circle", { class: "point", cx: sx(games), cy: sy(rating), r: 3 });
+    dot.append(svg("title", {}, `after ${games} games: ${fixed(rating, 0)}`));
+    chart.append(dot);
   }
   return chart;
 }
 
+function result(m) {
+  if (m.sealed) return `${m.state}, sealed`;
+  if (m.state === "running") return "running";
+  if (m.state === "aborted") return "aborted";
+  return m.winner === null ? "draw" : `${m.teams[m.winner]} won`;
+}
+
+// How a match ended, when it is worth a word: a forfeit (played to its end says nothing more).
+function how(m) { return m.reason === "finished" ? "" : m.reason; }
+
+// A match of a tournament by its place in the schedule ("r1-10"), its tournament said beside it.
+function shortId(m) {
+  const prefix = `${m.tournament_id}-`;
+  return m.tournament_id && m.match_id.startsWith(prefix) ? m.match_id.slice(prefix.length) : m.match_id;
+}
+
 function matchRows(matches) {
   return matches.map((m) => el("tr", { "data-match": m.match_id },
-    el("td", { class: "name" }, matchLink(m.match_id)),
-    el("td", { class: "name" }, m.tournament_id ? tournamentLink(m.tournament_id) : ""),
-    el("td", { class: "name" }, botLink(m.teams[0]), " vs ", botLink(m.teams[1])),
+    el("td", { class: "name" }, matchLink(m.match_id, shortId(m))),
+    el("td", { class: "name tournament" }, m.tournament_id ? tournamentLink(m.tournament_id) : el("span", { class: "muted", text: "single" })),
+    sidesCell(m),
     // a sealed table: another table deals its cards and is not over, so its score is not shown yet
-    el("td", { text: m.sealed ? "sealed" : `${m.totals[0]} \u2013 ${m.totals[1]}` }),
-    el("td", { text: m.sealed ? `${m.state}, sealed` : m.state === "running" ? "running" :
-                     m.winner === null ? "draw" : `team ${m.winner} won` }),
-    el("td", { class: "muted",
-               text: m.sealed ? "shown once every table dealing its cards is over" : m.reason })));
+    el("td", { class: "score", text: m.sealed || !m.totals.length ? "" : `${m.totals[0]} \u2013 ${m.totals[1]}` }),
+    el("td", { class: "name result wide", text: result(m) }),
+    el("td", { class: "muted name wide",
+               text: m.sealed ? "shown once every table dealing its cards is over" : how(m) })));
+}
+
+// Why a bot has no rating, from what it played: nothing, single matches only, or tournament games
+// not rated yet.
+function whyNotRated(detail) {
+  const matches = detail.recent_matches;
+  const single = matches.filter((m) => !m.tournament_id).length;
+  const rate = ["Ratings come from tournaments: ", command(HOW_TO_RATE), "."];
+  if (!matches.length) return empty("not-rated", "Not rated yet: it has played no match here.", rate);
+  if (single === matches.length) {
+    return empty("not-rated", `Not rated: its ${matches.length === 1 ? "match" : `${matches.length} matches`} ` +
+                 "below were single matches, and single matches (belote-arena match start) are unrated.", rate);
+  }
+  return empty("not-rated", "Not rated yet: a tournament game counts once its result is written (a " +
+               "duplicate pair once both its legs are over).", rate);
 }
 
 async function botPage() {
   const name = pathPart(2);
   const detail = await getJSON(`/bots/${encodeURIComponent(name)}`);
-  const { pools } = await getJSON("/pools");
-  const history = await getJSON(`/bots/${encodeURIComponent(name)}/history?pool=${encodeURIComponent(pools[0])}`);
   const b = detail.bot;
   document.title = `${b.name} \u2013 Belote Arena`;
-  const ratings = detail.ratings.map((r) => el("tr", {},
-    el("td", { class: "name", text: r.pool }), el("td", { class: "name", text: r.method }),
-    el("td", { text: r.rank }), el("td", { text: fixed(r.rating, 0) }),
-    el("td", { text: r.low === null ? "" : `${fixed(r.low, 1)} \u2013 ${fixed(r.high, 1)}` }),
+  const methods = new Set(detail.ratings.map((r) => r.method));
+  const methodColumn = methods.size > 1 ? "name" : "name gone";
+  const ratings = detail.ratings.map((r) => el("tr", { "data-pool": r.pool },
+    el("td", { class: "name", text: r.pool }), el("td", { class: methodColumn, text: METHOD_NAMES[r.method] || r.method }),
+    el("td", { text: r.rank }), el("td", { class: "rating", text: fixed(r.rating, 0) }),
+    el("td", { class: "wide", text: r.low === null ? "" : `${fixed(r.low, 0)} \u2013 ${fixed(r.high, 0)}` }),
     el("td", { text: r.games })));
+  const ratingsTitle = methods.size === 1 ? `Ratings (${METHOD_NAMES[[...methods][0]] || [...methods][0]})` : "Ratings";
+  // the online Elo is kept where the bot played one bot a side (its Bradley-Terry pools)
+  const pools = [...new Set(detail.ratings.filter((r) => r.method === "bt").map((r) => r.pool))];
+  const history = el("div", { id: "history-box" });
+  const drawHistory = async (pool) => {
+    const h = await getJSON(`/bots/${encodeURIComponent(name)}/history?pool=${encodeURIComponent(pool)}`);
+    history.replaceChildren(
+      el("p", { class: "muted", id: "history-note" },
+         `The table above is the Bradley-Terry rating, fitted over every game at once. This chart is the ` +
+         `online Elo (K=${h.k}), which moves with each result: a point after every ${h.every} games, and the latest.`),
+      historyChart(h));
+  };
+  let historySection = [];
+  if (pools.length) {
+    const select = el("select", { id: "history-pool", "aria-label": "pool of the rating history" },
+      ...pools.map((p) => el("option", { value: p, text: p })));
+    select.addEventListener("change", () => drawHistory(select.value).catch(showError));
+    historySection = [el("h2", { text: "Online Elo as it went" }),
+                      pools.length > 1 ? el("div", { class: "controls" }, el("label", {}, "Pool ", select)) : "",
+                      history];
+  }
   show(el("h1", { id: "bot-name", text: b.name }),
-       el("p", {}, "Version: ", el("code", { id: "bot-version", text: b.version || "(not connected here)" }),
+       el("p", { class: "version-line" }, "Version: ", el("code", { id: "bot-version", text: b.version || "(not connected here)" }),
           b.connected ? " \u00b7 connected to this node" : "", b.revoked ? " \u00b7 revoked" : ""),
-       el("h2", { text: "Ratings" }),
-       ratings.length ? table([["pool", "name"], ["method", "name"], ["rank"], ["rating"], ["95% interval"], ["games"]],
-                              ratings) : el("p", { class: "muted", text: "Not rated yet." }),
-       el("h2", { text: `Rating history (${pools[0]})` }), historyChart(history.history),
+       el("h2", { text: ratings.length ? ratingsTitle : "Ratings" }),
+       ratings.length ? scroll(table([["pool", "name"], ["method", methodColumn], ["rank"], ["rating"], ["95% interval", "wide"], ["games"]],
+                                     ratings, { id: "ratings" })) : whyNotRated(detail),
+       ...historySection,
        el("h2", { text: "Recent matches" }),
        detail.recent_matches.length ?
-         table([["match", "name"], ["tournament", "name"], ["teams", "name"], ["score"], ["result"], [""]],
-               matchRows(detail.recent_matches), { id: "recent" }) :
-         el("p", { class: "muted", text: "No matches yet." }));
+         scroll(table([["match", "name"], ["tournament", "name"], ["teams", "name"], ["score"], ["result", "name wide"], ["", "wide"]],
+                      matchRows(detail.recent_matches), { id: "recent" })) :
+         el("p", { class: "muted", id: "no-matches", text: "No matches yet." }));
+  if (pools.length) await drawHistory(pools[0]);
 }
 
 // ------------------------------------------------------------- tournaments
@@ -252,18 +435,51 @@ async function tournamentsPage() {
   let offset = Number(query("offset", "0")) || 0;
   const body = el("div", {});
   const draw = async () => {
-    setQuery({ offset });
+    setQuery({ offset: offset || "" });
     const page = await getJSON(`/tournaments?offset=${offset}&limit=${PAGE_SIZE}`);
+    if (page.total === 0) {
+      body.replaceChildren(empty("empty", "No tournament yet.",
+        ["An admin creates one between registered bots: ", command(HOW_TO_RATE), ". Its matches are " +
+         "played as the bots connect, and its games rate them."],
+        ["Or see the whole arena at work with ", command(HOW_TO_DEMO), "."]));
+      return;
+    }
     const rows = page.items.map((t) => el("tr", { "data-tournament": t.tournament_id },
       el("td", { class: "name" }, tournamentLink(t.tournament_id)), el("td", { class: "name", text: t.format }),
       el("td", { class: "name", text: t.state }), el("td", { text: t.bots }),
-      el("td", { class: "name", text: typeof t.ruleset === "string" ? t.ruleset : JSON.stringify(t.ruleset) })));
-    body.replaceChildren(table([["tournament", "name"], ["format", "name"], ["state", "name"], ["bots"], ["ruleset", "name"]],
-                               rows, { id: "tournaments" }),
+      el("td", { class: "name wide", text: typeof t.ruleset === "string" ? t.ruleset : JSON.stringify(t.ruleset) })));
+    body.replaceChildren(scroll(table([["tournament", "name"], ["format", "name"], ["state", "name"], ["bots"],
+                                       ["ruleset", "name wide"]], rows, { id: "tournaments" })),
                          pager(page, (o) => { offset = o; draw().catch(showError); }));
   };
   show(el("h1", { text: "Tournaments" }), body);
   await draw();
+}
+
+// A tournament's finished matches, a page at a time, in schedule order (round, board, leg or table).
+function finishedMatches(t) {
+  let offset = Number(query("offset", "0")) || 0;
+  const box = el("div", { id: "finished" });
+  const draw = async () => {
+    setQuery({ offset: offset || "" });
+    const page = await getJSON(`/tournaments/${encodeURIComponent(t.tournament_id)}/matches?offset=${offset}&limit=${PAGE_SIZE}`);
+    if (page.total === 0) {
+      box.replaceChildren(el("p", { class: "muted", id: "no-finished", text: "No match has finished yet." }));
+      return;
+    }
+    const rows = page.items.map((m) => el("tr", { "data-match": m.match_id },
+      el("td", { class: "round wide", text: m.round }),
+      el("td", { class: "name" }, matchLink(m.match_id, shortId({ ...m, tournament_id: t.tournament_id }))),
+      sideCell(m, 0, "team0"), sideCell(m, 1, "team1"),
+      el("td", { class: "score", text: m.sealed || !m.totals.length ? "" : `${m.totals[0]} \u2013 ${m.totals[1]}` }),
+      el("td", { class: "name result wide", text: result(m) }),
+      el("td", { class: "muted name wide", text: m.sealed ? "shown once every table dealing its cards is over" : how(m) })));
+    box.replaceChildren(
+      scroll(table([["round", "wide"], ["match", "name"], ["team 0", "name"], ["team 1", "name"], ["score"], ["result", "name wide"], ["", "wide"]],
+                   rows, { id: "matches" })),
+      pager(page, (o) => { offset = o; draw().catch(showError); }));
+  };
+  return { box, draw };
 }
 
 async function tournamentPage() {
@@ -281,11 +497,12 @@ async function tournamentPage() {
   let cross = el("p", { class: "muted", text: "Too many bots for a crosstable." });
   if (t.crosstable) {
     const bots = t.crosstable_bots;
-    cross = table([[""], ...bots.map((b, i) => [String(i + 1)])], t.crosstable.map((row, i) => el("tr", {},
+    cross = scroll(table([[""], ...bots.map((b, i) => [String(i + 1)])], t.crosstable.map((row, i) => el("tr", {},
       el("th", { class: "name" }, `${i + 1}. `, botLink(bots[i])),
       ...row.map((cell, j) => el("td", { class: i === j ? "self" : "", title: cell ? `${bots[i]} vs ${bots[j]}` : "",
-                                         text: cell ? `${cell[0]}/${cell[1]}` : "" })))), { class: "cross", id: "crosstable" });
+                                         text: cell ? `${cell[0]}/${cell[1]}` : "" })))), { class: "cross", id: "crosstable" }));
   }
+  const finished = finishedMatches(t);
   show(el("h1", { text: `Tournament ${t.tournament_id}` }),
        el("p", {}, `${t.format}, ${t.state}: ${t.matches_done} of ${t.matches_scheduled} matches played`,
           t.matches_queued ? `, ${t.matches_queued} queued` : ""), bar,
@@ -297,70 +514,134 @@ async function tournamentPage() {
                                       : `Duplicate: ${t.duplicate_mode} (no bot sees a deal from two seats).` }) : "",
        t.ending ? el("p", { class: "muted", id: "ending", text: t.ending }) : "",
        el("h2", { text: "Standings" }),
-       table([["#"], ["bot", "name"], ["played"], ["W"], ["D"], ["L"], ["score"], ["diff"]], standings, { id: "standings" }),
+       t.standings.length ?
+         scroll(table([["#"], ["bot", "name"], ["played"], ["W"], ["D"], ["L"], ["score"], ["diff"]], standings, { id: "standings" })) :
+         el("p", { class: "muted", text: "No game has finished yet." }),
        el("h2", { text: "Crosstable" }), cross,
-       el("h2", { text: "Finished matches" }),
-       el("p", {}, ...t.finished_matches.slice(-200).flatMap((m) => [matchLink(m), " "])));
+       el("h2", { text: "Finished matches" }), finished.box);
+  await finished.draw();
 }
 
 // ------------------------------------------------------------------- live
-function seatBoxes(players) {
-  const boxes = [0, 1, 2, 3].map((s) => el("div", { class: `seat seat-${s}`, "data-seat": s },
-    el("h3", { text: `seat ${s} \u00b7 ${players[s] || ""} (team ${s % 2})` }), el("div", { class: "current" })));
-  return boxes;
+function seatTitle(players, s) {
+  return el("h3", {}, players[s] ? botLink(players[s]) : "?", el("span", { class: "seat-of", text: `seat ${s} \u00b7 team ${s % 2}` }));
 }
+
+function seatBoxes(players) {
+  return [0, 1, 2, 3].map((s) => el("div", { class: `seat seat-${s}`, "data-seat": s },
+    seatTitle(players, s), el("div", { class: "current" })));
+}
+
+// A side: one bot at its two seats, or two partners (seats t and t + 2).
+function sideOf(players, t) {
+  const two = players[t + 2] && players[t + 2] !== players[t];
+  return el("span", { class: "team", id: `team-${t}` }, `team ${t}: `, botLink(players[t] || ""),
+            two ? " & " : "", two ? botLink(players[t + 2]) : "");
+}
+
+function seatName(players, s) { return `seat ${s} (${players[s] || "?"})`; }
 
 async function livePage() {
   const id = pathPart(2);
   const m = await getJSON(`/matches/${encodeURIComponent(id)}`);
+  const players = m.players;
   document.title = `${id} \u2013 Belote Arena`;
-  const seats = seatBoxes(m.players);
-  const centre = el("div", { class: "center" }, el("div", { id: "deal-info", text: "" }), el("div", { id: "score", text: "" }));
+  const seats = seatBoxes(players);
+  const dealInfo = el("span", { id: "deal-info" });
+  const contractBox = el("span", { id: "contract", class: "contract" });
+  const trickLabel = el("div", { id: "trick-label" });
+  const score = el("span", { id: "score" });
+  const centre = el("div", { class: "center" }, trickLabel);
+  const panel = el("dl", { class: "deal" }, el("dt", { text: "Deal" }), el("dd", {}, dealInfo),
+                   el("dt", { text: "Contract" }), el("dd", {}, contractBox), el("dt", { text: "Match" }), el("dd", {}, score));
+  const bidList = el("ol", { id: "bids", class: "bids" });
+  const lastTrick = el("div", { id: "last-trick" }, el("span", { class: "muted", text: "none yet" }));
   const played = el("div", { id: "played" });
   const log = el("ol", { class: "log", id: "events" });
   const status = el("p", { id: "status", text: "Watching\u2026" });
   const replay = el("p", {}, el("a", { href: `/matches/${encodeURIComponent(id)}/replay`, id: "replay-link",
                                        text: "Replay with all hands (once the match is over)" }));
   show(el("h1", { text: `Match ${id}` }),
-       el("p", {}, el("span", { text: "Team 0: " }), botLink(m.players[0] || ""), " \u00b7 team 1: ", botLink(m.players[1] || "")),
-       status, el("div", { class: "table" }, ...seats, centre),
+       el("p", { class: "teams" }, sideOf(players, 0), " vs ", sideOf(players, 1)),
+       status, panel, el("div", { class: "table", id: "trick" }, ...seats, centre),
+       el("h2", { text: "Last trick" }), lastTrick,
+       el("h2", { text: "Bids" }), bidList,
        el("h2", { text: "Cards played this deal" }), played, replay,
        el("h2", { text: "Public events" }), log);
+  // the deal as the public events tell it
+  let deal = { bids: [], turnedUp: "", tricks: 0, dealer: 0 };
+  const drawContract = (outcome) => {
+    if (outcome && outcome.thrown_in) { contractBox.textContent = "thrown in: nobody took"; return; }
+    const c = contractOf(deal.bids, deal.turnedUp);
+    if (!c) { contractBox.textContent = deal.bids.length ? "bidding\u2026" : "\u2013"; return; }
+    const what = c.value ? [`${c.value} `, suit(c.trump), c.doubled ? ` ${c.doubled}` : ""] : ["trump ", suit(c.trump)];
+    const made = outcome ? (outcome.made === true ? ", made" : outcome.made === false ? ", down" : ", a tie (litige)") : "";
+    contractBox.replaceChildren(el("span", {}, ...what), `, taken by ${seatName(players, c.seat)}, team ${c.seat % 2}${made}`);
+  };
+  const clearTrick = () => { for (const seat of seats) seat.querySelector(".current").replaceChildren(); };
   const source = new EventSource(`${API}/matches/${encodeURIComponent(id)}/events`);
   let ended = false;
   source.addEventListener("public", (message) => {
     const event = JSON.parse(message.data);
     const kind = event.kind;
     const body = event[kind] || {};
-    let line = kind.replace("_", " ");
+    let line = [kind.replace("_", " ")];
     if (kind === "deal_started") {
-      for (const seat of seats) seat.querySelector(".current").replaceChildren();
+      clearTrick();
       played.replaceChildren();
-      centre.querySelector("#deal-info").textContent = `deal ${event.deal_index + 1}, dealt by seat ${body.dealer}`;
-      line = `deal ${event.deal_index + 1} starts (dealer: seat ${body.dealer}${body.retourne_card ? ", turned up " + body.retourne_card : ""})`;
+      bidList.replaceChildren();
+      lastTrick.replaceChildren(el("span", { class: "muted", text: "none yet" }));
+      deal = { bids: [], turnedUp: body.retourne_card || "", tricks: 0, dealer: body.dealer };
+      dealInfo.replaceChildren(`deal ${event.deal_index + 1}, dealt by ${seatName(players, body.dealer)}`,
+                               deal.turnedUp ? el("span", {}, ", turned up ", card(deal.turnedUp)) : "");
+      trickLabel.textContent = "";
+      drawContract(null);
+      line = [`deal ${event.deal_index + 1} starts, dealt by ${seatName(players, body.dealer)}`,
+              deal.turnedUp ? el("span", {}, ", turned up ", card(deal.turnedUp)) : ""];
     } else if (kind === "action_played") {
       const found = /^([789TJQKA][SHDC])(?:\s|$)/.exec(body.text);
       if (found) {
-        const current = seats[body.seat].querySelector(".current");
-        current.replaceChildren(card(found[1]));
+        seats[body.seat].querySelector(".current").replaceChildren(action(body.text));
         played.append(card(found[1]));
+        trickLabel.textContent = `trick ${deal.tricks + 1} of 8`;
+      } else {
+        deal.bids.push({ seat: body.seat, text: body.text });
+        bidList.append(el("li", { "data-seat": body.seat }, `${seatName(players, body.seat)}: `, action(body.text)));
+        drawContract(null);
       }
-      line = `seat ${body.seat}: ${body.text}`;
+      line = [`${seatName(players, body.seat)}: `, action(body.text)];
     } else if (kind === "trick_completed") {
-      line = `trick to seat ${body.winner}: ${(body.card_names || []).join(" ")}`;
+      deal.tricks += 1;
+      clearTrick();
+      const cards = body.card_names || [];
+      lastTrick.replaceChildren(
+        el("span", { class: "muted", text: `trick ${deal.tricks}: ` }),
+        ...cards.map((c, i) => {
+          const seat = (body.leader + i) % 4;
+          return el("span", { class: "trick-card", "data-seat": seat }, card(c, seat === body.winner ? "won" : ""),
+                    el("small", { class: "muted", text: ` ${players[seat] || seat}` }));
+        }),
+        el("span", { id: "last-winner", text: ` \u2192 won by ${seatName(players, body.winner)}` }));
+      trickLabel.textContent = deal.tricks < 8 ? `trick ${deal.tricks + 1} of 8` : "";
+      line = [`trick ${deal.tricks} to ${seatName(players, body.winner)}: `, ...cards.map((c) => card(c))];
     } else if (kind === "deal_ended") {
-      centre.querySelector("#score").textContent = `match ${body.match_score.join(" \u2013 ")}`;
-      line = `deal ends: ${body.score.join(" \u2013 ")} (match ${body.match_score.join(" \u2013 ")})`;
+      const outcome = body.outcome || {};
+      drawContract(outcome);
+      score.textContent = `${body.match_score.join(" \u2013 ")} (team 0 \u2013 team 1)`;
+      line = [`deal ends: ${body.score.join(" \u2013 ")} (match ${body.match_score.join(" \u2013 ")})`];
+    } else if (kind === "declarations_shown") {
+      line = [body.team === undefined ? "declarations: no team scores" : `declarations: team ${body.team} scores ${body.points}`];
     } else if (kind === "strike_given") {
-      line = `strike to seat ${body.seat}: ${body.reason}`;
+      line = [`strike to ${seatName(players, body.seat)}: ${body.reason}`];
     }
-    log.append(el("li", { "data-kind": kind, text: line }));
+    log.append(el("li", { "data-kind": kind }, el("span", { class: "n", text: `${log.childElementCount + 1}.` }),
+                  el("span", { class: "what" }, ...line)));
     log.scrollTop = log.scrollHeight;
   });
   source.addEventListener("result", (message) => {
-    const result = JSON.parse(message.data).result;
-    status.textContent = `Over: ${result.totals.join(" \u2013 ")}, ` +
-      (result.winner === undefined || result.winner === null ? "a draw" : `team ${result.winner} won`) + ` (${result.reason})`;
+    const r = JSON.parse(message.data).result;
+    status.textContent = `Over: ${r.totals.join(" \u2013 ")}, ` +
+      (r.winner === undefined || r.winner === null ? "a draw" : `team ${r.winner} won`) + ` (${r.reason})`;
   });
   source.addEventListener("end", () => {
     ended = true;
@@ -379,6 +660,7 @@ async function livePage() {
 async function replayPage() {
   const id = pathPart(2);
   const m = await getJSON(`/matches/${encodeURIComponent(id)}`);
+  const players = m.players;
   document.title = `Replay of ${id} \u2013 Belote Arena`;
   if (!m.record) {
     show(el("h1", { text: `Replay of ${id}` }),
@@ -403,7 +685,7 @@ async function replayPage() {
     label.textContent = `trick ${state.trick} of ${tricks.length}`;
     prev.disabled = state.trick === 0;
     next.disabled = state.trick >= tricks.length;
-    const seats = seatBoxes(m.players);
+    const seats = seatBoxes(players);
     seats.forEach((box, seat) => {
       const hand = el("div", { class: "hand", "data-seat": seat },
         ...record.hands[seat].filter((c) => !gone.has(c)).map((c) => card(c)));
@@ -413,20 +695,27 @@ async function replayPage() {
         box.append(el("div", { class: "trick-card" }, "played ", card(played, seat === shown.winner ? "won" : "")));
       }
     });
+    // the bids go round from the seat after the dealer (docs/records.md#decision-index)
+    const bids = (record.bids || []).map((text, i) => ({ seat: (record.dealer + 1 + i) % 4, text }));
+    const taker = contractOf(bids, record.retourne);
+    const contract = outcome.contract ? action(outcome.contract) : el("span", {}, "trump ", suit(outcome.trump));
     const centre = el("div", { class: "center" },
-      el("div", { text: `bids: ${(record.bids || []).join(", ")}` }),
-      el("div", { text: outcome.contract ? `contract ${outcome.contract} (team ${outcome.takers})` : `trump ${outcome.trump}, takers team ${outcome.takers}` }),
+      el("div", { id: "replay-contract" }, contract,
+         taker ? `, taken by ${seatName(players, taker.seat)}, team ${outcome.takers}` : `, taken by team ${outcome.takers}`),
       shown ? el("div", { id: "trick-winner", text: `trick ${state.trick} to seat ${shown.winner}` }) : "",
       state.trick === tricks.length ? el("div", { text: `deal score ${outcome.score.join(" \u2013 ")}` }) : "");
-    board.replaceChildren(el("div", { class: "table" }, ...seats, centre));
+    const bidList = el("ol", { class: "bids", id: "replay-bids" },
+      ...bids.map((b) => el("li", { "data-seat": b.seat }, `${seatName(players, b.seat)}: `, action(b.text))));
+    board.replaceChildren(el("div", { class: "table" }, ...seats, centre), el("h2", { text: "Bids" }), bidList);
   };
   prev.addEventListener("click", () => { state.trick = Math.max(0, state.trick - 1); draw(); });
   next.addEventListener("click", () => { state.trick = Math.min(deals[state.deal].outcome.tricks.length, state.trick + 1); draw(); });
   dealSelect.addEventListener("change", () => { state.deal = Number(dealSelect.value); state.trick = 0; draw(); });
   show(el("h1", { text: `Replay of ${id}` }),
-       el("p", {}, `${m.players[0]} & ${m.players[2]} (team 0) vs ${m.players[1]} & ${m.players[3]} (team 1): `,
-          `${m.totals.join(" \u2013 ")}, seed `, el("code", { text: m.seed })),
-       deals.length ? el("div", { class: "controls" }, dealSelect, prev, label, next) : el("p", { text: "No deal to show." }),
+       el("p", { class: "teams" }, sideOf(players, 0), " vs ", sideOf(players, 1), `: ${m.totals.join(" \u2013 ")}`),
+       el("p", { class: "muted" }, "Seed ", el("code", { text: m.seed })),
+       deals.length ? el("div", { class: "controls" }, dealSelect, prev, label, next) :
+         el("p", { id: "no-deal", text: "No card was played: every deal was thrown in (nobody took)." }),
        board);
   if (deals.length) draw();
 }

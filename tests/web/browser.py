@@ -1,0 +1,68 @@
+"""What the browser tests of the pages share: Debian's headless chromium driven by playwright, a page
+that records every console error, page error and dialog, and screenshots.
+
+Screenshots go to ``test-output/web/`` (ignored by git). The tests are skipped, with the reason,
+only when no chromium is installed (``.ci/run`` installs it as root).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+SHOTS = Path(__file__).resolve().parents[2] / "test-output" / "web"
+#: the widths every page is tested at: a laptop's, and a phone's (an iPhone 12 to 15, CSS pixels)
+WIDE, PHONE = 1280, 390
+
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="no chromium installed (apt-get install chromium): the browser tests of the pages are skipped")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+class Watched:
+    """A page of a fresh browser context ``width`` pixels wide, and what went wrong on it: every
+    console error (a failed request among them: a 404 is one), page error and dialog (an alert)."""
+
+    def __init__(self, browser: Any, width: int = WIDE, height: int = 900) -> None:
+        self.width = width
+        self.context = browser.new_context(viewport={"width": width, "height": height})
+        self.page = self.context.new_page()
+        self.problems: list[str] = []
+        self.page.on("console", lambda m: self.problems.append(f"console {m.type}: {m.text}")
+                     if m.type == "error" else None)
+        self.page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
+        self.page.on("dialog", self._dialog)
+
+    def _dialog(self, d: Any) -> None:
+        self.problems.append(f"dialog: {d.message}")
+        d.dismiss()
+
+    def sideways(self) -> int:
+        """How far the page scrolls sideways, in CSS pixels (0: it fits its width)."""
+        return int(self.page.evaluate("document.scrollingElement.scrollWidth")) - self.width
+
+    def close(self) -> None:
+        self.context.close()
+
+
+def shot(page: Any, name: str) -> None:
+    path = SHOTS / f"{name}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(path), full_page=True)
