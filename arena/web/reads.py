@@ -249,7 +249,7 @@ class MatchView:
     #: "" while the match runs (its deals follow from it), and while it is sealed
     seed: str
     result: dict[str, Any] | None
-    #: the full record (RECORD.md, with the arena's fields): None until the match is over
+    #: the full record (docs/records.md): None until the match is over
     record: dict[str, Any] | None
     #: each deal's outcome as ``belote-arena replay --json`` prints it (tricks, score): None until over
     replay: tuple[dict[str, Any], ...] | None
