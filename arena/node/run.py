@@ -192,10 +192,10 @@ async def running_node(
         await watcher.stop()
         # every match played to its end here: the queue's jobs and the matches an admin started
         # (``match start``), which the worker never sees (its count alone said 0 after one of those)
-        log.info("node %s stopped (%d matches completed here; %d results written to the queue)", node.node_id,
-                 node.matches_completed, worker.completed, extra={**fields, "event": "node_stop",
-                                                                   "matches": node.matches_completed,
-                                                                   "results": worker.completed})
+        done, written = node.matches_completed, worker.completed
+        log.info("node %s stopped (%d match%s completed here; %d result%s written to the queue)",
+                 node.node_id, done, "" if done == 1 else "es", written, "" if written == 1 else "s",
+                 extra={**fields, "event": "node_stop", "matches": done, "results": written})
 
 
 def _sample_ratings(node: Node, rankings: Rankings) -> None:
