@@ -2,10 +2,11 @@
 suggests (:func:`hints`). Each line is run by ``bash``, from a folder, with this
 interpreter's ``bin`` (its ``python`` and the ``belote-arena`` script) first on ``PATH``.
 
-Every line runs in a process group of its own; whatever it leaves running (a bot started with
-``&``) is stopped when the :class:`Shell` closes, by that group's id, as is each command started
-in the background (what a person runs in a terminal of its own). Output goes to files, never to
-pipes a child left in the background would hold open.
+Every line runs in a process group of its own; what it leaves running (a bot started with ``&``)
+is noted when it ends, each process by its id and start time, and stopped when the :class:`Shell`
+closes (never a process that merely got a reused id); so is each command started in the
+background (what a person runs in a terminal of its own), by its group while its leader, ours,
+lives. Output goes to files, never to pipes a child left in the background would hold open.
 """
 
 from __future__ import annotations
@@ -98,8 +99,10 @@ class Shell:
     cwd: Path
     logs: Path
     env: dict[str, str] = field(default_factory=dict)
-    groups: list[int] = field(default_factory=list)
+    #: what the lines left running: (pid, start time) of each process
+    left: list[tuple[int, str]] = field(default_factory=list)
     started: list[Background] = field(default_factory=list)
+    lines: int = 0
 
     @classmethod
     @contextlib.contextmanager
@@ -118,15 +121,14 @@ class Shell:
             shell.close()
 
     def _files(self, name: str) -> tuple[Path, Path]:
-        n = len(self.groups)
-        return self.logs / f"{n:02d}-{name}.out", self.logs / f"{n:02d}-{name}.err"
+        self.lines += 1
+        return self.logs / f"{self.lines:02d}-{name}.out", self.logs / f"{self.lines:02d}-{name}.err"
 
     def _popen(self, line: str, name: str) -> tuple[subprocess.Popen[bytes], Path, Path]:
         out, err = self._files(name)
         with out.open("wb") as o, err.open("wb") as e:
             popen = subprocess.Popen(["bash", "-c", line], cwd=self.cwd, env=self.env, stdout=o, stderr=e,
                                      stdin=subprocess.DEVNULL, start_new_session=True)
-        self.groups.append(popen.pid)
         return popen, out, err
 
     def run(self, line: str, timeout: float = 180) -> Done:
@@ -137,6 +139,8 @@ class Shell:
         except subprocess.TimeoutExpired:
             raise AssertionError(f"`{line}` did not end within {timeout} s\n{out.read_text()[-3000:]}\n"
                                  f"{err.read_text()[-3000:]}") from None
+        finally:
+            self.left += members(popen.pid)  # its session's: ours alone (setsid gave it its own)
         return Done(line, code, out.read_text(errors="replace"), err.read_text(errors="replace"))
 
     def start(self, line: str) -> Background:
@@ -154,13 +158,38 @@ class Shell:
 
     def close(self) -> None:
         """Stop whatever is left: Ctrl-C to what runs in the background (a terminal's), then SIGTERM
-        to every line's group (a child of ``&`` ignores Ctrl-C, as in a script), then a kill."""
+        to what the lines left running (a child of ``&`` ignores Ctrl-C, as in a script), then a kill."""
         for started in self.started:
             if started.alive():
                 with contextlib.suppress(AssertionError):
                     started.stop(timeout=10)
         for sig in (signal.SIGTERM, signal.SIGKILL):
-            for pgid in self.groups:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(pgid, sig)
+            for pid, start in self.left:
+                if start_time(pid) == start:  # still that process, not another given its id since
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, sig)
             time.sleep(0.5 if sig == signal.SIGTERM else 0)
+
+
+def start_time(pid: int) -> str | None:
+    """When process ``pid`` started (in clock ticks since boot), None if there is none."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rpartition(")")[2].split()[19]
+
+
+def members(session: int) -> list[tuple[int, str]]:
+    """(pid, start time) of each process of the session ``session``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        if int(fields[3]) == session:  # after the name: state, ppid, pgrp, session
+            found.append((int(entry.name), fields[19]))
+    return found

@@ -77,10 +77,9 @@ def test_every_hint_a_command_prints_runs_as_printed(tmp_path: Path) -> None:
         assert "too weak" in weak.err and "UNAUTHENTICATED" in missing.err
         for i, done in enumerate((weak, missing)):
             [make] = hints(done.err)
-            fresh = Shell(work / f"fresh-{i}", sh.logs, sh.env, sh.groups)
-            fresh.cwd.mkdir()
-            fresh.run(make).ok()
-            assert (fresh.cwd / "admin.token").stat().st_mode & 0o077 == 0
+            with Shell.session(work / f"fresh-{i}", tmp_path / f"logs-{i}") as fresh:
+                fresh.run(make).ok()
+            assert (work / f"fresh-{i}" / "admin.token").stat().st_mode & 0o077 == 0
             ran.append(make)
 
         for name, bot in bots.items():
