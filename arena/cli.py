@@ -610,7 +610,7 @@ def _new_token_file(args: argparse.Namespace) -> str:
 def _registered(args: argparse.Namespace, bot_id: str, token: str) -> None:
     """Keep a new bot's token in its file (``--json`` without ``--token-file``: print it), and say
     how to run a bot with it."""
-    from arena.credentials import save_secret
+    from arena.credentials import CredentialError, save_secret
     from arena.hints import run_bot, shipped_bot
 
     reply: dict[str, str] = {"bot_id": bot_id, "name": args.name}
@@ -618,7 +618,12 @@ def _registered(args: argparse.Namespace, bot_id: str, token: str) -> None:
         print(json.dumps({**reply, "token": token}))
         return
     path = _new_token_file(args)
-    save_secret(Path(path), token, f"the token of {args.name}")
+    try:
+        save_secret(Path(path), token, f"the token of {args.name}")
+    except CredentialError as e:
+        # the bot is registered now, and this is its token's only copy: shown rather than lost
+        raise CliError(f"{e}; {args.name} is registered as {bot_id}, and its token, shown this once, is "
+                       f"{token}") from None
     if args.json:
         print(json.dumps({**reply, "token_file": path}))
         return

@@ -527,6 +527,22 @@ def test_bot_register_keeps_the_token_in_a_file_of_its_user_s_only_and_names_the
         assert reply == {"bot_id": reply["bot_id"], "name": "delta", "token_file": "d.tok"}
 
 
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="writes where no one may: /proc")
+def test_a_token_that_cannot_be_kept_in_its_file_is_shown_rather_than_lost(
+    capsys: Capture, tmp_path: Path, admin: None,
+) -> None:
+    with node_with_bots(tmp_path, bots=()) as node:
+        # the folder exists, so the command registers the bot; no file can be made there, not even by root
+        code, out, err = run(capsys, "bot", "register", "alpha", "--address", node.address,
+                             "--token-file", "/proc/alpha.token")
+        assert_one_error_line(code, out, err, "cannot write the token of alpha to /proc/alpha.token")
+        token = re.search(r"its token, shown this once, is (bt_\S+)$", err.strip())
+        assert token, err
+        (tmp_path / "kept.token").write_text(token.group(1))  # it is the bot's: it rotates with it
+        assert run(capsys, "bot", "rotate", "--token-file", str(tmp_path / "kept.token"),
+                   "--address", node.address)[0] == 0
+
+
 @pytest.mark.security
 def test_bot_rotate_replaces_the_token_in_its_file(
     capsys: Capture, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, admin: None,
