@@ -40,6 +40,8 @@ from arena.tournament_cli import add_parser as add_tournament_parser
 if TYPE_CHECKING:
     import grpc
 
+    from arena.remote import Remote
+
 
 class CliError(Exception):
     """Bad input to a command: printed as one line, exit 1."""
@@ -144,6 +146,12 @@ def team_name(players: Sequence[str], team: int) -> str:
     return side_name(players[team], players[team + 2])
 
 
+def seats_line(players: Sequence[str]) -> str:
+    """Who sits where: ``seats: 0 alpha, 1 beta, 2 alpha, 3 beta (team 0: alpha, team 1: beta)``."""
+    return (f"seats: {', '.join(f'{seat} {name}' for seat, name in enumerate(players))} "
+            f"(team 0: {team_name(players, 0)}, team 1: {team_name(players, 1)})")
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     rec = _load_json(args.file)
     if not isinstance(rec, dict):
@@ -155,8 +163,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             return 0
         players = seat_names(rec)
         if players:
-            print(f"seats: {', '.join(f'{seat} {name}' for seat, name in enumerate(players))} "
-                  f"(team 0: {team_name(players, 0)}, team 1: {team_name(players, 1)})")
+            print(seats_line(players))
         for i, o in enumerate(outcomes):
             dealer = match.deals[i].dealer
             print(f"deal {i + 1} (dealer seat {dealer}{', ' + players[dealer] if players else ''}):")
@@ -507,7 +514,7 @@ def _admin(args: argparse.Namespace) -> str:
         return admin_token(getattr(args, "admin_token_file", None), getattr(args, "data_dir", None))
 
 
-def _remote(args: argparse.Namespace, token: str) -> Any:
+def _remote(args: argparse.Namespace, token: str) -> Remote:
     """The node ``args`` names, called with ``token`` (a command with none is told, when refused,
     where it looked for the admin credential)."""
     from arena.credentials import where_admin_looked
@@ -693,7 +700,7 @@ def cmd_match(args: argparse.Namespace) -> int:
         return 0
 
 
-def _start_match(args: argparse.Namespace, remote: Any) -> str:
+def _start_match(args: argparse.Namespace, remote: Remote) -> str:
     """Start the match; while the node says one of its bots is not connected, try again for up to
     :data:`CONNECT_WAIT` seconds (a bot started a moment ago is still connecting), saying so once."""
     from arena.remote import RemoteError
@@ -716,7 +723,7 @@ def _start_match(args: argparse.Namespace, remote: Any) -> str:
             time.sleep(0.25)
 
 
-def _seated(remote: Any, match_id: str) -> list[str]:
+def _seated(remote: Remote, match_id: str) -> list[str]:
     """The bots at seats 0..3 of a match, printed as one line (empty if the node does not say)."""
     from arena.remote import RemoteError
 
@@ -725,11 +732,10 @@ def _seated(remote: Any, match_id: str) -> list[str]:
         players = list(reply.match.players)
     except RemoteError:
         return []  # watching says what is wrong with the match, if anything
-    if len(players) == 4:
-        print(f"seats: {', '.join(f'{seat} {name}' for seat, name in enumerate(players))} "
-              f"(team 0: {team_name(players, 0)}, team 1: {team_name(players, 1)})", flush=True)
-        return players
-    return []
+    if len(players) != 4:
+        return []
+    print(seats_line(players), flush=True)
+    return players
 
 
 def _print_result(result: Any, players: Sequence[str] = ()) -> None:
