@@ -15,6 +15,7 @@ import random
 import sys
 import time
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from arena.engine import EngineError, Match, Ruleset, observe
@@ -28,8 +29,9 @@ from arena.engine.record import (
 )
 from arena.engine.rules import spec_from_text
 from arena.engine.scoring import DealOutcome
+from arena.hints import DEFAULT_ADDRESS, DEFAULT_DATA_DIR, default_address, shell
 from arena.rankings_cli import add_parser as add_rankings_parser
-from arena.records import BOT_NAME_RULE, MAX_DEALS, valid_bot_name
+from arena.records import BOT_NAME_RULE, MAX_DEALS, side_name, valid_bot_name
 from arena.tournament.spec import MAX_ROUNDS
 from arena.tournament_cli import TournamentCliError, add_verify_parser
 from arena.tournament_cli import add_parser as add_tournament_parser
@@ -37,6 +39,8 @@ from arena.tournament_cli import add_parser as add_tournament_parser
 # replay and selfplay need the engine alone: every other command imports what it needs itself
 if TYPE_CHECKING:
     import grpc
+
+    from arena.remote import Remote
 
 
 class CliError(Exception):
@@ -96,7 +100,14 @@ def _load_json(path: str) -> Any:
         raise CliError(f"{_named(path)} is not a record: its JSON is nested too deeply") from None
 
 
-def _describe_deal(o: DealOutcome) -> list[str]:
+def _describe_deal(o: DealOutcome, players: Sequence[str] = ()) -> list[str]:
+    """The deal's lines; with ``players`` (the bots at seats 0..3), each seat and team named."""
+    def seat(s: int) -> str:
+        return f"seat {s} ({players[s]})" if players else f"seat {s}"
+
+    def team(t: int) -> str:
+        return f"team {t} ({team_name(players, t)})" if players else f"team {t}"
+
     if o.thrown_in:
         return ["  thrown in: no score"]
     lines = []
@@ -105,17 +116,40 @@ def _describe_deal(o: DealOutcome) -> list[str]:
         contract = (f"capot{contract}" if o.value == 250 else f"{o.value}{contract}") + (
             {1: "", 2: " coinched", 4: " surcoinched"}[o.multiplier]
         )
-    lines.append(f"  takers: team {o.takers}  trump/contract: {contract}")
+    lines.append(f"  takers: {team(o.takers)}  trump/contract: {contract}")
     for i, (leader, cards, winner) in enumerate(o.tricks, 1):
         shown = " ".join(str(CARDS[c]) for c in cards)
-        lines.append(f"  trick {i}: seat {leader} leads  {shown}  -> seat {winner}")
+        lines.append(f"  trick {i}: {seat(leader)} leads  {shown}  -> {seat(winner)}")
     made = {True: "made", False: "failed (dedans)", None: "litige"}[o.made]
     lines.append(f"  card points {o.card_points[0]}-{o.card_points[1]}  belote: "
-                 f"{'team ' + str(o.belote) if o.belote is not None else 'none'}  "
+                 f"{team(o.belote) if o.belote is not None else 'none'}  "
                  f"declarations {o.declarations[0]}-{o.declarations[1]}")
     lines.append(f"  {made}; score {o.score[0]}-{o.score[1]}"
                  + (f"; {o.held_for_next_deal} held for the next deal" if o.held_for_next_deal else ""))
     return lines
+
+
+def seat_names(rec: dict[str, Any]) -> list[str]:
+    """The names at seats 0..3 a record's free-form ``players`` gives: one a seat (the arena's), or
+    one a team (``selfplay``'s, each ending in " (team N)", left out here); else none."""
+    players = rec.get("players")
+    if not isinstance(players, list) or not all(isinstance(p, str) and p for p in players):
+        return []
+    if len(players) == 2:
+        teams = [p.removesuffix(f" (team {t})") for t, p in enumerate(players)]
+        return [teams[s & 1] for s in range(4)]
+    return list(players) if len(players) == 4 else []
+
+
+def team_name(players: Sequence[str], team: int) -> str:
+    """A side's name, from the bots at seats 0..3 (:func:`arena.records.side_name`)."""
+    return side_name(players[team], players[team + 2])
+
+
+def seats_line(players: Sequence[str]) -> str:
+    """Who sits where: ``seats: 0 alpha, 1 beta, 2 alpha, 3 beta (team 0: alpha, team 1: beta)``."""
+    return (f"seats: {', '.join(f'{seat} {name}' for seat, name in enumerate(players))} "
+            f"(team 0: {team_name(players, 0)}, team 1: {team_name(players, 1)})")
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -127,10 +161,15 @@ def cmd_replay(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(match_outcome_json(match)))
             return 0
+        players = seat_names(rec)
+        if players:
+            print(seats_line(players))
         for i, o in enumerate(outcomes):
-            print(f"deal {i + 1} (dealer seat {match.deals[i].dealer}):")
-            print("\n".join(_describe_deal(o)))
-        w = "not decided" if match.winner is None else f"team {match.winner} wins"
+            dealer = match.deals[i].dealer
+            print(f"deal {i + 1} (dealer seat {dealer}{', ' + players[dealer] if players else ''}):")
+            print("\n".join(_describe_deal(o, players)))
+        named = f" ({team_name(players, match.winner)})" if players and match.winner is not None else ""
+        w = "not decided" if match.winner is None else f"team {match.winner}{named} wins"
         print(f"match: {match.totals[0]}-{match.totals[1]}, {w}")
         return 0
     _, outcome = replay_deal(rec)
@@ -205,7 +244,8 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
     print(f"litiges {litiges}, thrown in {thrown_in}, {decisions} decisions")
     print(f"time {elapsed:.2f} s ({args.deals / elapsed:.0f} deals/s)")
     if args.record:
-        print(f"match record written to {args.record} (check it: belote-arena replay {args.record})")
+        check = shell("belote-arena", "replay", args.record)
+        print(f"match record written to {args.record}; check it: {check}")
     return 0
 
 
@@ -355,7 +395,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import logging
     from pathlib import Path
 
-    from arena.credentials import CredentialError, node_admin_token
+    from arena.credentials import CredentialError, given_admin_token, node_admin_token
     from arena.logformat import configure as configure_logging
     from arena.node.run import NodeSettings, RunningNode, serve_forever
     from arena.queue import BrokerError, open_broker
@@ -373,6 +413,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.tls_cert is not None:
         with _one_line(TlsError):  # checked before anything starts: a bad pair is one line, exit 1
             server_credentials(args.tls_cert, args.tls_key)
+    with _one_line(CredentialError):  # a weak credential given stops the node before anything starts
+        given_admin_token(args.admin_token_file)
     configure_logging(args.log_format)
     install_uvloop()
     tc = TimeControl(deadline=args.deadline, time_bank=args.time_bank, max_strikes=args.max_strikes,
@@ -401,11 +443,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
         tls_cert=None if args.tls_cert is None else Path(args.tls_cert),
         tls_key=None if args.tls_key is None else Path(args.tls_key),
     )
+    url = _redis_url(args)
+    log = logging.getLogger("arena.node")
+    log.info("queue: %s", _queue_named(url, data), extra={"event": "queue",
+                                                         "queue": "redis" if url else "embedded"})
     with _one_line(BrokerError):
-        broker = open_broker(_redis_url(args), data)
-    logging.getLogger("arena.node").info(
-        "admin credential in %s; bot registration: %s; reads: %s", where, args.registration,
-        "need a credential" if args.private_reads else "public")
+        broker = open_broker(url, data)
+    log.info("admin credential in %s; bot registration: %s; reads: %s", where, args.registration,
+             "need a credential" if args.private_reads else "public")
     beside = None
     if args.http:
         from arena.web import WebConfig, WebLimits, web_for
@@ -430,6 +475,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
     finally:
         broker.close()
     return 0
+
+
+def _queue_named(url: str | None, data: Path | None) -> str:
+    """The queue a node uses, for its log: Redis at its URL (never its password), or the embedded one."""
+    from arena.queue import DATABASE_NAME
+    from arena.queue.keys import DEFAULT_PREFIX
+
+    if url:
+        from arena.queue.redis_broker import redact
+
+        return f"Redis at {redact(url)}, its keys under {DEFAULT_PREFIX}:"
+    return f"embedded, in {data / DATABASE_NAME}" if data else "embedded, in memory (no --data-dir)"
 
 
 def _redis_url(args: argparse.Namespace) -> str | None:
@@ -457,6 +514,31 @@ def _admin(args: argparse.Namespace) -> str:
         return admin_token(getattr(args, "admin_token_file", None), getattr(args, "data_dir", None))
 
 
+def _remote(args: argparse.Namespace, token: str) -> Remote:
+    """The node ``args`` names, called with ``token`` (a command with none is told, when refused,
+    where it looked for the admin credential)."""
+    from arena.credentials import where_admin_looked
+    from arena.remote import Remote, tell_once
+
+    return Remote(args.address, token, credentials=_dial(args), on_wait=tell_once(),
+                  no_token_note=where_admin_looked(getattr(args, "data_dir", None)))
+
+
+def cmd_admin(args: argparse.Namespace) -> int:
+    """``admin token``: a fresh admin credential, printed, or written to a new private file."""
+    from arena.credentials import CredentialError, new_admin_token, save_secret
+
+    token = new_admin_token()
+    if not args.file:
+        print(token)
+        return 0
+    with _one_line(CredentialError):
+        save_secret(Path(args.file), token, "the admin credential")
+    print(f"a new admin credential in {args.file} (readable by you only; 256 random bits): start every node "
+          f"with {shell('--admin-token-file', args.file)}, and give the commands the same option")
+    return 0
+
+
 def _bot_token(args: argparse.Namespace) -> str:
     """A bot's own token: ``$BELOTE_TOKEN`` or ``--token-file`` (never the command line)."""
     import os
@@ -481,26 +563,31 @@ def _dial(args: argparse.Namespace) -> grpc.ChannelCredentials | None:
 
 
 def cmd_bot(args: argparse.Namespace) -> int:
-    from arena.remote import Remote, RemoteError, tell_once
+    from arena.credentials import CredentialError, check_new_file
+    from arena.remote import RemoteError
 
     action = args.action
     if action == "register":
         if not args.name:
             raise CliError("bot register needs a NAME")
         check_bot_name("bot register", args.name)
+        if args.token_file or not args.json:  # checked before the node makes a token only it will hold
+            with _one_line(CredentialError):
+                check_new_file(Path(_new_token_file(args)), f"the token of {args.name}")
     elif action == "revoke" and args.name:
         check_bot_name("bot revoke", args.name)
+    elif action == "rotate" and args.token_file and not os.access(Path(args.token_file).parent, os.W_OK):
+        # the new token replaces the old in its file: a folder it cannot be written in loses it
+        raise CliError(f"cannot write the bot's new token to {args.token_file}: its folder is not writable")
     mine = action == "rotate" or (action == "revoke" and not args.name)
     token = _bot_token(args) if mine else _admin(args)
-    with (_one_line(RemoteError),
-          Remote(args.address, token, credentials=_dial(args), on_wait=tell_once()) as remote):
+    with _one_line(RemoteError, CredentialError), _remote(args, token) as remote:
         if action == "register":
             bot_id, new = remote.register_bot(args.name, args.invite)
-            _print_token(args, {"bot_id": bot_id, "name": args.name, "token": new},
-                         f"registered {args.name} as {bot_id}")
+            _registered(args, bot_id, new)
         elif action == "rotate":
             reply = remote.call("RotateBotToken", apb_request("RotateBotTokenRequest"))
-            _print_token(args, {"token": reply.token}, "the bot's new token (the old one no longer works)")
+            _rotated(args, reply.token)
         elif action == "revoke":
             remote.call("RevokeBot", apb_request("RevokeBotRequest", name=args.name or ""))
             print(f"revoked {args.name or 'the bot'}: its token no longer works")
@@ -522,6 +609,58 @@ def cmd_bot(args: argparse.Namespace) -> int:
     return 0
 
 
+def _new_token_file(args: argparse.Namespace) -> str:
+    """Where ``bot register`` keeps the new token: ``--token-file``, else NAME.token here."""
+    return str(args.token_file or f"{args.name}.token")
+
+
+def _registered(args: argparse.Namespace, bot_id: str, token: str) -> None:
+    """Keep a new bot's token in its file (``--json`` without ``--token-file``: print it), and say
+    how to run a bot with it."""
+    from arena.credentials import CredentialError, save_secret
+    from arena.hints import run_bot, shipped_bot
+
+    reply: dict[str, str] = {"bot_id": bot_id, "name": args.name}
+    if args.json and not args.token_file:
+        print(json.dumps({**reply, "token": token}))
+        return
+    path = _new_token_file(args)
+    try:
+        save_secret(Path(path), token, f"the token of {args.name}")
+    except CredentialError as e:
+        # the bot is registered now, and this is its token's only copy: shown rather than lost
+        raise CliError(f"{e}; {args.name} is registered as {bot_id}, and its token, shown this once, is "
+                       f"{token}") from None
+    if args.json:
+        print(json.dumps({**reply, "token_file": path}))
+        return
+    print(f"registered {args.name} as {bot_id}; its token is in {path} (readable by you only, shown nowhere "
+          f"else: a token never goes on a command line)")
+    module = shipped_bot(args.name)
+    if module is None:
+        print(f"your bot reads it from there: run(MyBot(), {args.address!r}, "
+              f"token=open({path!r}).read().strip()); or the random bot plays under this name")
+    print(f"run it: {run_bot(args, module or 'random', path)}")
+
+
+def _rotated(args: argparse.Namespace, token: str) -> None:
+    """The new token of a rotation: in the bot's ``--token-file``, replacing the old one; else printed
+    once (the old one came from ``$BELOTE_TOKEN``)."""
+    from arena.credentials import replace_secret
+
+    if args.token_file:
+        replace_secret(Path(args.token_file), token, "the bot's new token")
+        print(json.dumps({"token_file": args.token_file}) if args.json else
+              f"the bot's new token is in {args.token_file}, in place of the old one, which no longer works: "
+              f"restart the bot's processes, which read it when they start")
+    elif args.json:
+        print(json.dumps({"token": token}))
+    else:
+        print(f"the bot's new token (shown once; the old one no longer works): {token}\n"
+              f"give it to the bot's processes as $BELOTE_TOKEN (or in a file: --token-file), and restart "
+              f"them")
+
+
 def apb_request(message: str, **fields: Any) -> Any:
     """An ArenaService request message (the proto modules load only when a remote command runs)."""
     from belote.arena.v1 import arena_service_pb2 as apb
@@ -529,37 +668,30 @@ def apb_request(message: str, **fields: Any) -> Any:
     return getattr(apb, message)(**fields)
 
 
-def _print_token(args: argparse.Namespace, reply: dict[str, str], what: str) -> None:
-    if args.json:
-        print(json.dumps(reply))
-        return
-    print(f"{what}\ntoken (shown once): {reply['token']}")
-    tls = f" --tls-ca {args.tls_ca}" if args.tls_ca else " --tls" if args.tls else ""
-    print(f"run it: BELOTE_TOKEN={reply['token']} python -m belote_bot.bots.random "
-          f"--address {args.address}{tls}")
+#: seconds ``match start`` waits for bots the node says are not connected yet (just started ones)
+CONNECT_WAIT = 10.0
 
 
 def cmd_match(args: argparse.Namespace) -> int:
-    from arena.remote import Remote, RemoteError, tell_once
+    from arena.remote import RemoteError
 
     check_match(args)
-    with (_one_line(RemoteError),
-          Remote(args.address, _admin(args), credentials=_dial(args), on_wait=tell_once()) as remote):
+    with _one_line(RemoteError), _remote(args, _admin(args)) as remote:
         if args.action == "start":
             if len(args.ids) not in (2, 4):
                 raise CliError("match start takes two bots, TEAM0 TEAM1, or four, one a seat: "
                                "SEAT0 SEAT1 SEAT2 SEAT3 (team 0 is seats 0 and 2)")
-            teams, seats = (args.ids, None) if len(args.ids) == 2 else (["", ""], args.ids)
-            match_id = remote.start_match(teams[0], teams[1], args.ruleset, seed=str(args.seed or ""),
-                                          deals=args.deals or 0, seats=seats)
+            match_id = _start_match(args, remote)
             print(match_id, flush=True)
+            players = _seated(remote, match_id)
             if args.watch:
-                _print_result(remote.watch(match_id))
+                _print_result(remote.watch(match_id, players), players)
             return 0
         if len(args.ids) != 1:
             raise CliError(f"match {args.action} takes one MATCH_ID")
         if args.action == "watch":
-            _print_result(remote.watch(args.ids[0]))
+            players = _seated(remote, args.ids[0])
+            _print_result(remote.watch(args.ids[0], players), players)
         elif args.action == "cancel":
             remote.call("CancelMatch", apb_request("CancelMatchRequest", match_id=args.ids[0]))
             print(f"match {args.ids[0]} cancelled: it is not recorded")
@@ -568,10 +700,49 @@ def cmd_match(args: argparse.Namespace) -> int:
         return 0
 
 
-def _print_result(result: Any) -> None:
+def _start_match(args: argparse.Namespace, remote: Remote) -> str:
+    """Start the match; while the node says one of its bots is not connected, try again for up to
+    :data:`CONNECT_WAIT` seconds (a bot started a moment ago is still connecting), saying so once."""
+    from arena.remote import RemoteError
+
+    teams, seats = (args.ids, None) if len(args.ids) == 2 else (["", ""], args.ids)
+    give_up = time.monotonic() + CONNECT_WAIT
+    told = False
+    while True:
+        try:
+            return str(remote.start_match(teams[0], teams[1], args.ruleset, seed=str(args.seed or ""),
+                                          deals=args.deals or 0, seats=seats))
+        except RemoteError as e:
+            waiting = str(e).startswith("FAILED_PRECONDITION") and "is not connected" in str(e)
+            if not waiting or time.monotonic() > give_up:
+                raise
+            if not told:
+                told = True
+                print(f"{str(e).partition(': ')[2]}: waiting up to {CONNECT_WAIT:g} s for it to connect",
+                      file=sys.stderr, flush=True)
+            time.sleep(0.25)
+
+
+def _seated(remote: Remote, match_id: str) -> list[str]:
+    """The bots at seats 0..3 of a match, printed as one line (empty if the node does not say)."""
+    from arena.remote import RemoteError
+
+    try:
+        reply = remote.call("GetMatch", apb_request("GetMatchRequest", match_id=match_id))
+        players = list(reply.match.players)
+    except RemoteError:
+        return []  # watching says what is wrong with the match, if anything
+    if len(players) != 4:
+        return []
+    print(seats_line(players), flush=True)
+    return players
+
+
+def _print_result(result: Any, players: Sequence[str] = ()) -> None:
     if result is None:
         return
-    winner = f"team {result.winner} wins" if result.HasField("winner") else "no winner"
+    named = f" ({team_name(players, result.winner)})" if players and result.HasField("winner") else ""
+    winner = f"team {result.winner}{named} wins" if result.HasField("winner") else "no winner"
     detail = f" ({result.detail})" if result.detail else ""
     print(f"match {result.reason}: {list(result.totals)}, {winner}{detail}")
 
@@ -582,10 +753,13 @@ def credentials(p: argparse.ArgumentParser, *, bot: bool) -> None:
     p.add_argument("--admin-token-file", metavar="FILE",
                    help="the admin credential (default: $BELOTE_ADMIN_TOKEN, else DATA_DIR/admin.token)")
     if not any(a.dest == "data_dir" for a in p._actions):
-        p.add_argument("--data-dir", default="arena-data",
+        p.add_argument("--data-dir", default=DEFAULT_DATA_DIR,
                        help="the node's data directory on this machine, where admin.token is")
     if bot:
-        p.add_argument("--token-file", metavar="FILE", help="the bot's own token (default: $BELOTE_TOKEN)")
+        p.add_argument("--token-file", metavar="FILE",
+                       help="register: where the new bot's token is kept (a new file, readable by you only; "
+                            "default: NAME.token here, or printed with --json); rotate and revoke: the bot's "
+                            "own token (default: $BELOTE_TOKEN), replaced by the new one on rotate")
 
 
 def _add_tls_arguments(p: argparse.ArgumentParser) -> None:
@@ -597,6 +771,9 @@ def _add_tls_arguments(p: argparse.ArgumentParser) -> None:
                         "(default: $BELOTE_TLS_CA; neither this nor --tls: plaintext)")
     p.add_argument("--tls", action="store_true",
                    help="dial the node over TLS, trusting the system's CA certificates")
+
+
+ADDRESS_HELP = f"the node, HOST:PORT (default: $BELOTE_ADDRESS, else {DEFAULT_ADDRESS})"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -620,8 +797,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_selfplay)
 
     v = sub.add_parser("serve", help="run a referee node")
-    v.add_argument("--listen", default="127.0.0.1:50051", help="address:port to listen on")
-    v.add_argument("--data-dir", default="arena-data", help="where bots and match records are kept")
+    v.add_argument("--listen", default=DEFAULT_ADDRESS,
+                   help="address:port to listen on (default: %(default)s)")
+    v.add_argument("--data-dir", default=DEFAULT_DATA_DIR, help="where bots and match records are kept")
     v.add_argument("--deadline", type=float, default=1.0, help="seconds per decision")
     v.add_argument("--time-bank", type=float, default=10.0, help="extra seconds per seat per match")
     v.add_argument("--max-strikes", type=int, default=3, help="strikes that forfeit a match")
@@ -726,7 +904,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("action", choices=["register", "list", "rotate", "revoke", "invite"])
     b.add_argument("name", nargs="?", help="register: the new bot's name; revoke: a bot (admin)")
     b.add_argument("--invite", default="", help="register: an invite code (a node whose policy is invite)")
-    b.add_argument("--address", default="127.0.0.1:50051")
+    b.add_argument("--address", default=default_address(), help=ADDRESS_HELP)
     _add_tls_arguments(b)
     b.add_argument("--json", action="store_true")
     credentials(b, bot=True)
@@ -736,7 +914,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("action", choices=["start", "cancel", "watch", "record"])
     m.add_argument("ids", nargs="*", help="start: TEAM0 TEAM1, or SEAT0 SEAT1 SEAT2 SEAT3 for partners "
                    "that are different bots (bot names or ids); the others: MATCH_ID")
-    m.add_argument("--address", default="127.0.0.1:50051")
+    m.add_argument("--address", default=default_address(), help=ADDRESS_HELP)
     _add_tls_arguments(m)
     m.add_argument("--ruleset", default="classic")
     m.add_argument("--deals", type=int, default=0, help="a fixed number of deals (default: to the target)")
@@ -744,6 +922,12 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--watch", action="store_true", help="follow the match once started")
     credentials(m, bot=False)
     m.set_defaults(func=cmd_match)
+
+    a = sub.add_parser("admin", help="make an admin credential")
+    a.add_argument("action", choices=["token"])
+    a.add_argument("--file", metavar="FILE",
+                   help="write it to FILE, a new file readable by you only (default: print it)")
+    a.set_defaults(func=cmd_admin)
 
     add_verify_parser(sub)
     add_rankings_parser(sub)

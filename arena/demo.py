@@ -22,6 +22,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from arena.engine import Ruleset
+from arena.hints import DEFAULT_ADDRESS, shell
 from arena.node.rankings import Rankings
 from arena.node.run import NodeSettings, running_node
 from arena.queue import Broker, open_broker
@@ -113,7 +114,8 @@ async def run_demo(
                         break
                     await asyncio.sleep(0.2)
             elapsed = time.perf_counter() - started
-            _report(console, broker, tournaments, ids, elapsed, data_dir)
+            methods = _report(console, broker, tournaments, ids, elapsed, data_dir)
+            _hints(console, data_dir, methods, running.address if site is not None else None)
             if site is not None:
                 console.print(f"still serving the pages on {site.url}/ : Ctrl-C to stop")
                 await _until_interrupted()
@@ -130,7 +132,8 @@ async def run_demo(
 def _report(
     console: Console, broker: Broker, tournaments: Tournaments, ids: list[str], elapsed: float,
     data_dir: Path,
-) -> None:
+) -> dict[str, Method]:
+    """Print the standings and ratings; the method each tournament's ratings were shown with."""
     latencies: list[int] = []
     matches = 0
     for tid in ids:
@@ -148,6 +151,7 @@ def _report(
                           str(s.points_for), str(s.points_against))
         console.print(table)
     rankings = Rankings(broker)
+    shown: dict[str, Method] = {}
     for tid in ids:
         # the widest pool the tournament counts in: its preset's when rated; the demo's seed is
         # known, so it is unrated and counts in its own pool only
@@ -161,14 +165,34 @@ def _report(
             broker.apply_mixed(pool)  # anything the node left unrated
         if pool in broker.pools():
             console.print(ratings_table(rankings.leaderboard(pool, method, 0, 200)))
+            shown[tid] = method
     latencies.sort()
     if latencies:
         n = len(latencies)
         console.print(f"{matches} matches, {n} decisions in {elapsed:.1f} s ({n / elapsed:.0f} "
                       f"decisions/s over gRPC; per decision p50 {latencies[n // 2]} us, "
                       f"p99 {latencies[n * 99 // 100]} us)")
-    console.print(f"match records: {data_dir / 'matches'}/*.json "
-                  f"(check one: belote-arena replay {data_dir / 'matches'}/<id>.json)")
+    console.print(f"match records: {data_dir / 'matches'}/*.json")
+    return shown
+
+
+def _hints(console: Console, data_dir: Path, methods: dict[str, Method], address: str | None) -> None:
+    """Commands to go on with, each runnable as printed: replay a record; the ratings again, from
+    this node while it serves (``address``), else from a node started on the demo's folder."""
+    def hint(text: str, *words: str) -> None:
+        console.print(f"{text}: {shell('belote-arena', *words)}", soft_wrap=True, markup=False,
+                      highlight=False)
+
+    records = sorted((data_dir / "matches").glob("*.json"))
+    if records:
+        hint("check a match", "replay", str(records[0]))
+    if address is None and methods:
+        hint("the ratings again later: start a node on this folder (it runs until Ctrl-C)",
+             "serve", "--data-dir", str(data_dir), "--listen", DEFAULT_ADDRESS)
+    for tid, method in methods.items():
+        where = "while this node serves" if address is not None else "then, beside it"
+        hint(where, "rankings", "--tournament", tid, "--method", method,
+             "--address", address or DEFAULT_ADDRESS)
 
 
 def main(
@@ -187,7 +211,7 @@ def ratings_table(board: Leaderboard) -> Table:
     bot is stronger than the next one down (two copies of one bot overlap, near 50%)."""
     how = ("openskill of mixed partnerships, new bots at 1500, ranked by mu - 3 sigma"
            if board.method == "openskill" else "Bradley-Terry, mean 1500")
-    table = Table(title=f"Ratings in {board.pool} ({how}; `belote-arena rankings --method {board.method}`)")
+    table = Table(title=f"Ratings in {board.pool} ({how})")
     for col in ("#", "bot", "rating", "95% interval", "LOS next", "games"):
         table.add_column(col, justify="left" if col == "bot" else "right", no_wrap=True)
     for e in board.entries:

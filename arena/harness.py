@@ -117,10 +117,16 @@ class LocalResult:
     draws: int
     points_for: int
     points_against: int
+    #: the referee's strikes of the bot, over all the matches (each played its fallback)
+    strikes: int = 0
+    #: those strikes by kind: ``late``, ``illegal``, ``no_action``
+    strikes_by_kind: dict[str, int] = field(default_factory=dict)
 
     def __str__(self) -> str:
+        kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(self.strikes_by_kind.items()))
+        struck = f"{self.strikes} strikes ({kinds})" if self.strikes else "no strike"
         return (f"{len(self.matches)} matches: {self.wins} won, {self.losses} lost, {self.draws} drawn; "
-                f"points {self.points_for}-{self.points_against}")
+                f"points {self.points_for}-{self.points_against}; {struck}")
 
 
 async def play_local_async(
@@ -136,18 +142,23 @@ async def play_local_async(
         for i in range(matches):
             sides: Sequence[str] = ("candidate", "opponent") if i % 2 == 0 else ("opponent", "candidate")
             records.append(await arena.play(sides[0], sides[1], ruleset, seed=f"{seed}/{i}", deals=deals))
-    wins = losses = draws = pf = pa = 0
+    result = LocalResult(records, 0, 0, 0, 0, 0)
     for i, record in enumerate(records):
         me = i % 2
-        pf += record.totals[me]
-        pa += record.totals[1 - me]
+        result.points_for += record.totals[me]
+        result.points_against += record.totals[1 - me]
         if record.winner is None:
-            draws += 1
+            result.draws += 1
         elif record.winner == me:
-            wins += 1
+            result.wins += 1
         else:
-            losses += 1
-    return LocalResult(records, wins, losses, draws, pf, pa)
+            result.losses += 1
+        for strike in record.strikes:
+            if strike.seat & 1 == me:
+                result.strikes += 1
+                kind = str(strike.kind)
+                result.strikes_by_kind[kind] = result.strikes_by_kind.get(kind, 0) + 1
+    return result
 
 
 def play_local(bot: Bot, opponent: str | Bot = "heuristic", **kw: Any) -> LocalResult:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 import grpc
@@ -19,6 +19,7 @@ from belote.arena.v1 import game_pb2 as pb
 
 from arena.engine.actions import format_action
 from arena.engine.cards import CARDS
+from arena.records import side_name
 
 
 class RemoteError(Exception):
@@ -91,12 +92,15 @@ class Remote:
 
     A node limits each address's reads a second (anonymous callers: a tournament's records read
     one after the other go past it). A call it refuses saying when to retry is retried then, for up
-    to ``patience`` seconds in all per call; ``on_wait(seconds, why)`` hears of each wait."""
+    to ``patience`` seconds in all per call; ``on_wait(seconds, why)`` hears of each wait.
+    ``no_token_note`` is added to an ``UNAUTHENTICATED`` of a call made without a token: where the
+    caller looked for one, and how to make one."""
 
     def __init__(self, address: str, token: str = "", *, credentials: Credentials = None,
                  timeout: float = 10.0, patience: float = 300.0,
-                 on_wait: Callable[[float, str], None] | None = None) -> None:
+                 on_wait: Callable[[float, str], None] | None = None, no_token_note: str = "") -> None:
         self.address = address
+        self.no_token_note = no_token_note
         self.timeout = timeout
         self.patience = patience
         self.on_wait = on_wait
@@ -134,6 +138,8 @@ class Remote:
         ours = answered or detail.startswith("the tournament queue")
         if code == grpc.StatusCode.UNAVAILABLE and not ours:
             detail = unreachable(self.address, detail, self.tls)
+        if code == grpc.StatusCode.UNAUTHENTICATED and not self._metadata and self.no_token_note:
+            detail = f"{detail}: {self.no_token_note}"
         return RemoteError(f"{code.name}: {detail}")
 
     # bots
@@ -165,7 +171,11 @@ class Remote:
         data: dict[str, Any] = json.loads(r.record_json)
         return data
 
-    def watch(self, match_id: str, out: TextIO = sys.stdout) -> pb.MatchResult | None:
+    def watch(self, match_id: str, players: Sequence[str] = (),
+              out: TextIO | None = None) -> pb.MatchResult | None:
+        """Print the match's public events as they come on ``out`` (standard output), each seat
+        named after its bot of ``players``, if given; its result."""
+        out = out or sys.stdout
         result = None
         answered = False
         try:
@@ -173,7 +183,7 @@ class Remote:
             for msg in self.stub.WatchMatch(request, metadata=self._metadata):
                 answered = True
                 if msg.HasField("event"):
-                    print(describe_event(msg.event), file=out, flush=True)
+                    print(describe_event(msg.event, players), file=out, flush=True)
                 if msg.HasField("result"):
                     result = msg.result
         except grpc.RpcError as e:
@@ -181,25 +191,31 @@ class Remote:
         return result
 
 
-def describe_event(ev: pb.PublicEvent) -> str:
+def describe_event(ev: pb.PublicEvent, players: Sequence[str] = ()) -> str:
+    """One line for a public event; with ``players`` (the bots at seats 0..3), each seat named."""
+    def seat(s: int) -> str:
+        return f"seat {s} ({players[s]})" if 0 <= s < len(players) == 4 else f"seat {s}"
+
     kind = ev.WhichOneof("event")
     if kind == "deal_started":
         d = ev.deal_started
         extra = f", retourne {CARDS[d.retourne]}" if d.HasField("retourne") else ""
-        return f"deal {ev.deal_index + 1}: dealer seat {d.dealer}{extra}"
+        return f"deal {ev.deal_index + 1}: dealer {seat(d.dealer)}{extra}"
     if kind == "action_played":
-        return f"  seat {ev.action_played.seat}: {ev.action_played.text}"
+        return f"  {seat(ev.action_played.seat)}: {ev.action_played.text}"
     if kind == "trick_completed":
         t = ev.trick_completed
-        return f"  trick to seat {t.winner} ({' '.join(str(CARDS[c]) for c in t.cards)})"
+        return f"  trick to {seat(t.winner)} ({' '.join(str(CARDS[c]) for c in t.cards)})"
     if kind == "declarations_shown":
         shown = ev.declarations_shown
-        who = f"team {shown.team}" if shown.HasField("team") else "nobody"
+        named = f" ({side_name(players[shown.team], players[shown.team + 2])})" if len(players) == 4 else ""
+        who = f"team {shown.team}{named}" if shown.HasField("team") else "nobody"
         return f"  declarations: {who} scores {shown.points}"
     if kind == "deal_ended":
         ended = ev.deal_ended
         return f"  deal score {list(ended.score)}, match {list(ended.match_score)}"
     if kind == "strike_given":
         s = ev.strike_given
-        return f"  STRIKE seat {s.seat} ({s.strikes}): {s.reason}; played {format_action(s.fallback_action)}"
+        return (f"  STRIKE {seat(s.seat)} ({s.strikes}): {s.reason}; "
+                f"played {format_action(s.fallback_action)}")
     return f"  {kind}"

@@ -17,6 +17,7 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
+from arena.hints import DEFAULT_ADDRESS, DEFAULT_DATA_DIR, belote_arena, default_address
 from arena.records import BOT_NAME_RULE, MAX_DEALS, MAX_TARGET, valid_bot_name
 from arena.tournament.spec import MAX_PAIRS, MAX_ROUNDS
 
@@ -58,7 +59,7 @@ def check_status(args: argparse.Namespace) -> None:
 
 
 def _remote(args: argparse.Namespace, timeout: float = 10.0) -> Remote:
-    from arena.credentials import CredentialError, admin_token
+    from arena.credentials import CredentialError, admin_token, where_admin_looked
     from arena.remote import Remote, RemoteError, channel_credentials, tell_once
 
     try:
@@ -66,7 +67,8 @@ def _remote(args: argparse.Namespace, timeout: float = 10.0) -> Remote:
         credentials = channel_credentials(args.tls_ca or None, args.tls)
     except (CredentialError, RemoteError) as e:
         raise TournamentCliError(str(e)) from None
-    return Remote(args.address, token, credentials=credentials, timeout=timeout, on_wait=tell_once())
+    return Remote(args.address, token, credentials=credentials, timeout=timeout, on_wait=tell_once(),
+                  no_token_note=where_admin_looked(args.data_dir))
 
 
 def _call(args: argparse.Namespace, rpc: str, /, timeout: float = 10.0, **fields: Any) -> Any:
@@ -105,13 +107,15 @@ def create(args: argparse.Namespace) -> int:
         return 0
     print(f"tournament {reply.tournament_id}: {args.format} of {', '.join(spec.bots)}, "
           f"{reply.jobs_queued} matches queued")
-    print(f"commitment to its secret: {reply.commitment} (keep it: `belote-arena verify` checks the "
-          f"deals against it once the tournament is over)")
+    tid = reply.tournament_id
+    print(f"commitment to its secret: {reply.commitment} (keep it)")
+    print(f"once it is over, check its deals against it: "
+          f"{belote_arena(args, 'verify', tid, '--commitment', reply.commitment)}")
     if reply.unrated_reason:
         print(f"unrated: {reply.unrated_reason}")
     if reply.duplicate_note:
         print(f"{reply.duplicate_note}")
-    print(f"follow it: belote-arena tournament status {reply.tournament_id} --watch")
+    print(f"follow it: {belote_arena(args, 'tournament', 'status', tid, '--watch')}")
     return 0
 
 
@@ -143,7 +147,7 @@ def _standing_json(s: apb.Standing) -> dict[str, Any]:
             "buchholz": s.buchholz if s.HasField("buchholz") else None}
 
 
-def print_standings(status: dict[str, Any]) -> None:
+def print_standings(status: dict[str, Any], args: argparse.Namespace) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -172,7 +176,8 @@ def print_standings(status: dict[str, Any]) -> None:
     if status["ending"]:
         print(status["ending"])
     if status["secret"]:
-        print(f"secret {status['secret']} (check the deals: belote-arena verify {status['tournament_id']})")
+        verify = belote_arena(args, "verify", status["tournament_id"])
+        print(f"secret {status['secret']}; check the deals: {verify}")
 
 
 def _status(args: argparse.Namespace) -> dict[str, Any]:
@@ -185,7 +190,7 @@ def status(args: argparse.Namespace) -> int:
         print(json.dumps(_status(args)))
         return 0
     if not args.watch:
-        print_standings(_status(args))
+        print_standings(_status(args), args)
         return 0
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -199,14 +204,15 @@ def status(args: argparse.Namespace) -> int:
             if st["state"] in ("finished", "cancelled") and st["secret"]:
                 break  # over, and none of its matches can still be played
             time.sleep(args.interval)
-    print_standings(st)
+    print_standings(st, args)
     return 0
 
 
 def cancel(args: argparse.Namespace) -> int:
     _call(args, "CancelTournament", tournament_id=args.id)
     print(f"tournament {args.id} cancelled: its queued matches are dropped, its running ones stopped "
-          f"unrecorded; its secret is revealed once none of them can still be played (`tournament status`)")
+          f"unrecorded; its secret is revealed once none of them can still be played, as its status says: "
+          f"{belote_arena(args, 'tournament', 'status', args.id)}")
     return 0
 
 
@@ -328,10 +334,12 @@ def audit(args: argparse.Namespace) -> int:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--address", default="127.0.0.1:50051", help="a node of the tournament's cluster")
+    p.add_argument("--address", default=default_address(),
+                   help=f"a node of the tournament's cluster (default: $BELOTE_ADDRESS, else "
+                        f"{DEFAULT_ADDRESS})")
     p.add_argument("--admin-token-file", metavar="FILE",
                    help="the admin credential (default: $BELOTE_ADMIN_TOKEN, else DATA_DIR/admin.token)")
-    p.add_argument("--data-dir", default="arena-data", help="the node's data directory on this machine")
+    p.add_argument("--data-dir", default=DEFAULT_DATA_DIR, help="the node's data directory on this machine")
     p.add_argument("--tls-ca", metavar="PEM", default=os.environ.get("BELOTE_TLS_CA", ""),
                    help="dial the node over TLS, trusting the CA certificates in PEM "
                         "(default: $BELOTE_TLS_CA)")

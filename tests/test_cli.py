@@ -7,19 +7,28 @@ installed console script, as a user would. Bad input must give one
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import os
 import random
+import re
+import secrets
+import stat
 import subprocess
-from collections.abc import Callable, Mapping
+import sys
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from arena.cli import main
+from arena.credentials import check_admin_credential, new_admin_token, node_admin_token
 from arena.engine import Match, Ruleset, deal_record, match_record, replay_deal
 from arena.engine import actions as A
+from arena.referee.registry import new_token
+from tests.cli_node import ADMIN, node_with_bots
 from tests.scripts import script
 
 OUTCOME_FIELDS = {"takers", "trump", "made", "tricks", "card_points", "belote", "declarations", "score",
@@ -398,3 +407,276 @@ def test_real_command_with_a_bad_argument_prints_one_error_line(
 ) -> None:
     done = run_real(*args, *(["--data-dir", str(tmp_path)] if args[0] == "serve" else []))
     assert_one_error_line(done.returncode, done.stdout, done.stderr, expected)
+
+
+# ----------------------------------------------------------- admin credentials
+WEAK_ADMIN = {
+    "one character": "x",
+    "a word": "adm_wrong",
+    "short, as tests used to have": "adm_cli-tests-credential",
+    "long but one character repeated": "adm_" + "a" * 60,
+    "31 hex digits": "0123456789abcdef0123456789abcde",
+    "38 decimal digits": "01234567890123456789012345678901234567",
+}
+STRONG_ADMIN = {
+    "made by `admin token`": new_admin_token(),
+    "the k8s section's openssl line": "adm_" + secrets.token_hex(32),
+    "32 hex digits": "0123456789abcdef" + secrets.token_hex(8),
+    "39 decimal digits": "0123456789" + "".join(secrets.choice("0123456789") for _ in range(29)),
+    "a bot token's shape": new_token("adm"),
+}
+
+
+@pytest.mark.security
+@pytest.mark.parametrize("weak", WEAK_ADMIN.values(), ids=WEAK_ADMIN.keys())
+def test_a_node_refuses_a_weak_admin_credential_saying_what_it_needs(
+    capsys: Capture, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, weak: str,
+) -> None:
+    argv = ["serve", "--listen", "127.0.0.1:0", "--data-dir", str(tmp_path / "data")]
+    monkeypatch.setenv("BELOTE_ADMIN_TOKEN", weak)
+    code, out, err = run(capsys, *argv)
+    assert_one_error_line(code, out, err, "the admin credential in $BELOTE_ADMIN_TOKEN is too weak")
+    assert "128 random bits or more, so at least 32 characters, 10 or more of them different" in err
+    assert "`belote-arena admin token --file admin.token`" in err
+    monkeypatch.delenv("BELOTE_ADMIN_TOKEN")
+    (tmp_path / "weak.token").write_text(weak + "\n")
+    code, out, err = run(capsys, *argv, "--admin-token-file", str(tmp_path / "weak.token"))
+    assert_one_error_line(code, out, err, f"the admin credential in {tmp_path / 'weak.token'} is too weak")
+    assert not (tmp_path / "data").exists()  # refused before the node made anything
+
+
+@pytest.mark.security
+@pytest.mark.parametrize("strong", STRONG_ADMIN.values(), ids=STRONG_ADMIN.keys())
+def test_a_strong_admin_credential_passes(strong: str) -> None:
+    assert check_admin_credential(strong, "the test") == strong
+
+
+@pytest.mark.security
+def test_a_command_refuses_a_weak_admin_credential_before_it_calls_a_node(
+    capsys: Capture, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("BELOTE_ADMIN_TOKEN", "x")
+    for argv in (["bot", "register", "alpha"], ["match", "start", "alpha", "beta"],
+                 ["tournament", "create", "--format", "round-robin", "--bots", "a,b"]):
+        code, out, err = run(capsys, *argv, "--address", "127.0.0.1:9")  # nothing listens there
+        assert_one_error_line(code, out, err, "the admin credential in $BELOTE_ADMIN_TOKEN is too weak")
+
+
+def test_admin_token_prints_a_fresh_credential_a_node_accepts(capsys: Capture) -> None:
+    made = [run(capsys, "admin", "token") for _ in range(2)]
+    assert [(code, err) for code, _, err in made] == [(0, ""), (0, "")]
+    tokens = [out.strip() for _, out, _ in made]
+    assert tokens[0] != tokens[1] and all(check_admin_credential(t, "the output") == t for t in tokens)
+
+
+def test_admin_token_file_is_new_and_its_user_s_only(
+    capsys: Capture, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    path = tmp_path / "admin.token"
+    code, out, err = run(capsys, "admin", "token", "--file", str(path))
+    assert (code, err) == (0, "")
+    token = path.read_text().strip()
+    assert token not in out and f"--admin-token-file {path}" in out
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    monkeypatch.delenv("BELOTE_ADMIN_TOKEN", raising=False)
+    assert node_admin_token(str(path), None) == (token, str(path))  # what a node takes
+    code, out, err = run(capsys, "admin", "token", "--file", str(path))  # never over a credential in use
+    assert_one_error_line(code, out, err, f"{path} exists: it may hold a credential in use")
+    assert path.read_text().strip() == token
+
+
+# ------------------------------------------------------------ bots and matches
+@pytest.fixture
+def admin(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BELOTE_ADMIN_TOKEN", ADMIN)
+
+
+@pytest.mark.security
+def test_bot_register_keeps_the_token_in_a_file_of_its_user_s_only_and_names_the_shipped_bot(
+    capsys: Capture, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, admin: None,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with node_with_bots(tmp_path, bots=()) as node:
+        code, out, err = run(capsys, "bot", "register", "heuristic-b", "--address", node.address)
+        assert (code, err) == (0, "")
+        token = (tmp_path / "heuristic-b.token").read_text().strip()
+        assert token.startswith("bt_") and token not in out  # on no screen, in no shell history
+        assert stat.S_IMODE((tmp_path / "heuristic-b.token").stat().st_mode) == 0o600
+        assert out.splitlines()[-1] == ("run it: python -m belote_bot.bots.heuristic --token-file "
+                                        f"heuristic-b.token --address {node.address}")
+
+        code, out, err = run(capsys, "bot", "register", "my-bot", "--address", node.address,
+                             "--token-file", "secrets.tok")
+        assert (code, err) == (0, "") and (tmp_path / "secrets.tok").is_file()
+        assert "your bot reads it from there: run(MyBot()" in out
+        assert out.splitlines()[-1].startswith("run it: python -m belote_bot.bots.random --token-file "
+                                               "secrets.tok")
+
+        # a file already there is never written over: checked before the node makes a token
+        code, out, err = run(capsys, "bot", "register", "other", "--address", node.address,
+                             "--token-file", "secrets.tok")
+        assert_one_error_line(code, out, err, "secrets.tok exists: it may hold a credential in use")
+        listed = run_json(capsys, "bot", "list", "--address", node.address)
+        assert sorted(b["name"] for b in listed) == ["heuristic-b", "my-bot"]
+
+        # programs: the token in the JSON and no file, unless a file is asked for
+        reply = run_json(capsys, "bot", "register", "gamma", "--address", node.address)
+        assert reply["token"].startswith("bt_") and not (tmp_path / "gamma.token").exists()
+        reply = run_json(capsys, "bot", "register", "delta", "--address", node.address,
+                         "--token-file", "d.tok")
+        assert reply == {"bot_id": reply["bot_id"], "name": "delta", "token_file": "d.tok"}
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="writes where no one may: /proc")
+def test_a_token_that_cannot_be_kept_in_its_file_is_shown_rather_than_lost(
+    capsys: Capture, tmp_path: Path, admin: None,
+) -> None:
+    with node_with_bots(tmp_path, bots=()) as node:
+        # the folder exists, so the command registers the bot; no file can be made there, not even by root
+        code, out, err = run(capsys, "bot", "register", "alpha", "--address", node.address,
+                             "--token-file", "/proc/alpha.token")
+        assert_one_error_line(code, out, err, "cannot write the token of alpha to /proc/alpha.token")
+        token = re.search(r"its token, shown this once, is (bt_\S+)$", err.strip())
+        assert token, err
+        (tmp_path / "kept.token").write_text(token.group(1))  # it is the bot's: it rotates with it
+        assert run(capsys, "bot", "rotate", "--token-file", str(tmp_path / "kept.token"),
+                   "--address", node.address)[0] == 0
+
+
+@pytest.mark.security
+def test_bot_rotate_replaces_the_token_in_its_file(
+    capsys: Capture, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, admin: None,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with node_with_bots(tmp_path, bots=()) as node:
+        assert run(capsys, "bot", "register", "alpha", "--address", node.address)[0] == 0
+        old = (tmp_path / "alpha.token").read_text()
+        code, out, err = run(capsys, "bot", "rotate", "--token-file", "alpha.token",
+                             "--address", node.address)
+        assert (code, err) == (0, "")
+        new = (tmp_path / "alpha.token").read_text()
+        assert new != old and new.strip() not in out
+        assert stat.S_IMODE((tmp_path / "alpha.token").stat().st_mode) == 0o600
+        # the file's token is the bot's now: it rotates again; the old one is refused
+        assert run(capsys, "bot", "rotate", "--token-file", "alpha.token", "--address", node.address)[0] == 0
+        (tmp_path / "old.token").write_text(old)
+        code, out, err = run(capsys, "bot", "rotate", "--token-file", "old.token", "--address", node.address)
+        assert_one_error_line(code, out, err, "UNAUTHENTICATED")
+
+
+SEATS_LINE = re.compile(r"seats: 0 (\S+), 1 (\S+), 2 (\S+), 3 (\S+) \(team 0: (\S+), team 1: (\S+)\)")
+
+
+def test_match_start_watch_says_who_sits_where_and_names_them_in_every_line(
+    capsys: Capture, tmp_path: Path, admin: None,
+) -> None:
+    with node_with_bots(tmp_path, bots=("north", "east", "south", "west"), connect=True) as node:
+        code, out, err = run(capsys, "match", "start", "north", "east", "--ruleset", "coinche",
+                             "--deals", "1", "--watch", "--address", node.address)
+        assert (code, err) == (0, "")
+        match_id, seated, *events, result = out.splitlines()
+        assert SEATS_LINE.fullmatch(seated).groups() == (  # type: ignore[union-attr]
+            "north", "east", "north", "east", "north", "east"), seated
+        actions = [e for e in events if e.startswith("  seat ")]
+        assert actions and all(re.match(r"  seat ([0-3]) \((north|east)\): \S", e) for e in actions), events
+        assert all(("north" if int(e[7]) % 2 == 0 else "east") in e for e in actions)
+        assert re.fullmatch(r"match finished: \[-?\d+, -?\d+\], (team 0 \(north\)|team 1 \(east\)) wins"
+                            r"|match finished: \[-?\d+, -?\d+\], no winner", result), result
+
+        # partners that are different bots: a side is named after both
+        code, out, err = run(capsys, "match", "start", "north", "east", "south", "west", "--deals", "1",
+                             "--address", node.address)
+        assert (code, err) == (0, "")
+        match_id, seated = out.splitlines()
+        assert seated == "seats: 0 north, 1 east, 2 south, 3 west (team 0: north+south, team 1: east+west)"
+        code, out, err = run(capsys, "match", "watch", match_id, "--address", node.address)
+        assert (code, err) == (0, ""), err
+        assert out.splitlines()[0] == seated
+        assert re.search(r"(team 0 \(north\+south\)|team 1 \(east\+west\)) wins|no winner", out), out
+
+
+def test_replay_names_the_bots_of_an_arena_record_and_of_a_selfplay_record(
+    capsys: Capture, tmp_path: Path, admin: None,
+) -> None:
+    with node_with_bots(tmp_path, bots=("alpha", "beta"), connect=True) as node:
+        code, out, _ = run(capsys, "match", "start", "alpha", "beta", "--deals", "2", "--watch",
+                           "--address", node.address)
+        match_id = out.splitlines()[0]
+        record = run(capsys, "match", "record", match_id, "--address", node.address)[1]
+    code, out, err = run(capsys, "replay", write(tmp_path, record))
+    assert (code, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[0] == "seats: 0 alpha, 1 beta, 2 alpha, 3 beta (team 0: alpha, team 1: beta)"
+    assert re.match(r"deal 1 \(dealer seat [0-3], (alpha|beta)\):", lines[1]), lines[1]
+    assert re.search(r"  takers: team [01] \((alpha|beta)\)", out) or "thrown in" in out
+    assert re.search(r"  trick 1: seat ([0-3]) \((alpha|beta)\) leads .* -> seat [0-3] \((alpha|beta)\)", out)
+    winner = json.loads(record)["result"]["winner"]
+    assert lines[-1].endswith(f"team {winner} ({['alpha', 'beta'][winner]}) wins" if winner is not None
+                              else "not decided"), lines[-1]
+
+    path = tmp_path / "selfplay.json"
+    assert run(capsys, "selfplay", "--deals", "1", "--players", "heuristic,random",
+               "--record", str(path))[0] == 0
+    out = run(capsys, "replay", str(path))[1]
+    assert out.splitlines()[0] == ("seats: 0 heuristic, 1 random, 2 heuristic, 3 random "
+                                   "(team 0: heuristic, team 1: random)")
+
+
+@contextlib.contextmanager
+def random_bot(address: str, token: str, after: float = 0.0) -> Iterator[None]:
+    """``python -m belote_bot.bots.random`` started ``after`` seconds from now; stopped on exit."""
+    argv = (f"sleep {after} && exec {sys.executable} -m belote_bot.bots.random --address {address} "
+            "--log-level WARNING")
+    bot = subprocess.Popen(["bash", "-c", argv], env={**os.environ, "BELOTE_TOKEN": token},
+                           stdin=subprocess.DEVNULL)
+    try:
+        yield
+    finally:
+        bot.terminate()
+        bot.wait(10)
+
+
+def test_match_start_waits_for_a_bot_that_is_still_connecting(
+    capsys: Capture, tmp_path: Path, admin: None,
+) -> None:
+    with (node_with_bots(tmp_path, bots=("alpha", "beta")) as node,
+          random_bot(node.address, node.tokens["alpha"], after=1.5),
+          random_bot(node.address, node.tokens["beta"])):
+        code, out, err = run(capsys, "match", "start", "alpha", "beta", "--deals", "1",
+                             "--address", node.address)
+    assert code == 0, err
+    assert re.fullmatch(r"m-[0-9a-f]+", out.splitlines()[0]), out
+    assert err.count("waiting up to 10 s for it to connect") == 1, err
+    assert "is not connected to this node" in err
+
+
+def test_match_start_gives_up_on_a_bot_that_does_not_connect(
+    capsys: Capture, tmp_path: Path, admin: None, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("arena.cli.CONNECT_WAIT", 0.5)
+    with node_with_bots(tmp_path, bots=("alpha", "beta")) as node:
+        code, out, err = run(capsys, "match", "start", "alpha", "beta", "--address", node.address)
+    assert code == 1 and out == ""
+    assert err.splitlines()[-1].startswith("error: FAILED_PRECONDITION: bot alpha is not connected"), err
+
+
+@pytest.mark.security
+def test_serve_logs_which_queue_it_uses_never_the_redis_password(tmp_path: Path) -> None:
+    def serve(url: str, how: str) -> str:
+        argv = ["serve", "--listen", "127.0.0.1:0", "--data-dir", str(tmp_path / "data")]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("BELOTE_")}
+        if how == "flag":
+            argv += ["--redis", url]
+        else:
+            env["BELOTE_REDIS"] = url
+        done = subprocess.run([belote_arena(), *argv], capture_output=True, text=True, timeout=60, env=env,
+                              check=False)
+        assert done.returncode == 1 and "s3cret" not in done.stdout + done.stderr, done.stderr
+        last = done.stderr.splitlines()[-1]  # nothing listens there: the node stops at its queue
+        assert last.startswith("error: ") and "127.0.0.1:9" in last, done.stderr
+        return done.stderr
+
+    logged = serve("redis://:s3cret-pw@127.0.0.1:9/3", "flag")
+    assert "arena.node: queue: Redis at redis://:***@127.0.0.1:9/3, its keys under belote-arena:" in logged
+    logged = serve("redis://127.0.0.1:9/0?password=s3cret-pw", "env")
+    assert "arena.node: queue: Redis at redis://127.0.0.1:9/0?password=***, its keys under" in logged

@@ -24,8 +24,12 @@ from arena.credentials import node_admin_token
 from arena.harness import local_arena
 from arena.queue import DATABASE_NAME, open_broker
 from arena.referee.node import Node, NodeConfig
+from arena.referee.registry import new_token
 
 from .referee.arena_helpers import FAST, arun
+
+#: the admin credential an older version of the node made (as strong as today's)
+OLDER_ADMIN = new_token("adm")
 
 pytestmark = pytest.mark.security
 
@@ -99,13 +103,13 @@ def test_a_data_dir_an_older_version_left_open_is_tightened_and_logged_once(
         db = sqlite3.connect(data / DATABASE_NAME)
         db.execute("CREATE TABLE t (x)")
         db.close()
-        (data / "admin.token").write_text("adm_older\n")
+        (data / "admin.token").write_text(f"{OLDER_ADMIN}\n")
         (data / "bots.json").write_text("[]")
         (data / "matches" / "m-older.json").write_text("{}")
     assert private(modes(data), data)
     with caplog.at_level(logging.WARNING, logger="arena.datadir"), umask(0o022):
         for _ in range(2):  # two starts in one process: one line per path
-            assert node_admin_token(None, data)[0] == "adm_older"
+            assert node_admin_token(None, data)[0] == OLDER_ADMIN
             open_broker(None, data).close()
             Node(NodeConfig(data_dir=data))
     # an older record keeps its mode, behind a folder no one else may enter

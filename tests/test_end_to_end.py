@@ -30,6 +30,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from arena.engine.record import replay_match
 from tests.scripts import script
+from tests.shell import Shell, hints
 
 BELOTE_ARENA = script("belote-arena")
 needs_cli = pytest.mark.skipif(BELOTE_ARENA is None, reason="the belote-arena script is not installed")
@@ -39,7 +40,7 @@ needs_cli = pytest.mark.skipif(BELOTE_ARENA is None, reason="the belote-arena sc
 SIGINT_DEFAULT = [sys.executable, "-c",
                   "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
                   "os.execvp(sys.argv[1], sys.argv[1:])"]
-RESULT_LINE = re.compile(r"^match (\w+): \[(-?\d+), (-?\d+)\], (?:team (\d) wins|no winner)")
+RESULT_LINE = re.compile(r"^match (\w+): \[(-?\d+), (-?\d+)\], (?:team (\d) \((alpha|beta)\) wins|no winner)")
 
 
 # ------------------------------------------------------------------ helpers
@@ -177,11 +178,12 @@ def running_node(tmp_path: Path) -> Iterator[Node]:
 
 
 def watched(stdout: str) -> tuple[str, list[str], tuple[str, list[int], int | None]]:
-    """`match start --watch` output: the match id, the event lines, the result."""
+    """`match start --watch` output: the match id, who sits where, the event lines, the result."""
     lines = stdout.splitlines()
-    assert len(lines) >= 2, stdout
-    match_id, *events, last = lines
+    assert len(lines) >= 3, stdout
+    match_id, seats, *events, last = lines
     assert re.fullmatch(r"m-[0-9a-f]+", match_id), match_id
+    assert seats == "seats: 0 alpha, 1 beta, 2 alpha, 3 beta (team 0: alpha, team 1: beta)", seats
     m = RESULT_LINE.match(last)
     assert m, f"no result line at the end of:\n{stdout}"
     winner = int(m.group(4)) if m.group(4) is not None else None
@@ -203,7 +205,7 @@ def test_serve_register_run_bots_start_watch_record_replay_and_stop(tmp_path: Pa
         match_id, events, (reason, totals, winner) = watched(out)
         assert reason == "finished"
         assert events, f"the watch printed no event:\n{out}"
-        assert any(re.match(r"  seat [0-3]: \S+", e) for e in events), out
+        assert any(re.match(r"  seat [0-3] \((alpha|beta)\): \S+", e) for e in events), out
         assert re.match(r"  deal score \[-?\d+, -?\d+\], match \[-?\d+, -?\d+\]", events[-1]), out
         assert events[-1].endswith(f"match [{totals[0]}, {totals[1]}]")
 
@@ -252,7 +254,7 @@ def test_match_start_watch_shows_the_match_from_its_first_event(tmp_path: Path) 
                          "--seed", str(i), "--watch", "--address", node.address, cwd=tmp_path)
             match_id, events, _ = watched(out)
             record = json.loads(cli_ok("match", "record", match_id, "--address", node.address))
-            actions = [e for e in events if re.match(r"  seat [0-3]: ", e)]
+            actions = [e for e in events if re.match(r"  seat [0-3] \((alpha|beta)\): ", e)]
             starts = [e for e in events if re.match(r"deal \d+: dealer seat", e)]
             if len(actions) != action_count(record) or len(starts) != 2:
                 incomplete.append(f"{match_id}: {len(starts)} deal starts and {len(actions)} of "
@@ -263,6 +265,7 @@ def test_match_start_watch_shows_the_match_from_its_first_event(tmp_path: Path) 
 @needs_cli
 def test_demo_plays_a_round_robin_and_every_record_replays(tmp_path: Path) -> None:
     out = cli_ok("demo", "--rounds", "1", "--data-dir", str(tmp_path), timeout=120)
+    check_the_demo_s_hints(out, tmp_path)
     assert "Leaderboard" in out, out
     # the demo's seed is known, so it is unrated: its Elo is its tournaments' own pools'
     assert "tournament:classic-round-robin" in out and "tournament:coinche-round-robin" in out, out
@@ -283,3 +286,30 @@ def test_demo_plays_a_round_robin_and_every_record_replays(tmp_path: Path) -> No
         spec = rec["ruleset"]  # a preset name, or an object with its overrides
         presets.add(spec if isinstance(spec, str) else spec["preset"])
     assert presets == {"classic", "coinche"}
+
+
+def check_the_demo_s_hints(out: str, tmp_path: Path) -> None:
+    """The demo's hints run as printed: a record replays; a node started on the demo's folder (in a
+    terminal of its own) serves its ratings. Only the port changes, if 50051 is taken here."""
+    replay, serve, *rankings = hints(out)
+    assert replay.startswith("belote-arena replay ") and serve.startswith("belote-arena serve --data-dir ")
+    assert [r.split()[3] for r in rankings] == ["classic-round-robin", "coinche-round-robin"], rankings
+    address = "127.0.0.1:50051"
+    if not port_free(50051):
+        free = f"127.0.0.1:{free_port()}"
+        serve, rankings = serve.replace(address, free), [r.replace(address, free) for r in rankings]
+    with Shell.session(tmp_path, tmp_path / "hint-logs") as sh:
+        assert "match: " in sh.run(replay).ok().out
+        sh.start(serve).wait_for("listening on port")
+        for line in rankings:
+            table = sh.run(line).ok().out
+            assert "95% interval" in table and "heuristic-b" in table, table
+
+
+def port_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from belote_bot import Bot, Observation, RandomBot
+from belote_bot import Action, Bot, Observation, RandomBot
 
 from arena.harness import play_local
 
@@ -25,8 +25,36 @@ def test_play_local_plays_the_bot_against_a_builtin_on_both_sides() -> None:
         match, _ = record.replay()
         assert tuple(match.totals) == record.totals
     assert str(result).startswith("2 matches:")
+    assert result.strikes == 0 and result.strikes_by_kind == {} and str(result).endswith("; no strike")
 
 
 def test_play_local_accepts_a_bot_instance_as_opponent() -> None:
     result = play_local(RandomBot(seed=3), opponent=RandomBot(seed=4), matches=1, ruleset="classic", deals=1)
     assert len(result.matches) == 1 and result.matches[0].deals_played == 1
+
+
+class OneIllegalAnswerAMatchBot(Bot):
+    """Answers its first decision of each match, a bid, with a card: not one of the legal actions."""
+
+    name = "one-illegal"
+
+    def __init__(self) -> None:
+        self.struck: set[str] = set()
+
+    def act(self, obs: Observation) -> Action | str:
+        if obs.match_id not in self.struck:
+            self.struck.add(obs.match_id)
+            assert obs.phase == "bidding"
+            return "AS"
+        return obs.legal_actions[0]
+
+
+def test_play_local_counts_the_bot_s_strikes_and_not_its_opponent_s() -> None:
+    result = play_local(OneIllegalAnswerAMatchBot(), opponent="heuristic", matches=2, ruleset="coinche",
+                        deals=1)
+    # the candidate's one strike a match, on whichever side it sat; the heuristic has none
+    struck = [r.players[s.seat] for r in result.matches for s in r.strikes]
+    assert struck == ["candidate", "candidate"]
+    assert result.strikes == 2 and sum(result.strikes_by_kind.values()) == 2
+    kinds = ", ".join(f"{k} {n}" for k, n in result.strikes_by_kind.items())
+    assert str(result).endswith(f"; 2 strikes ({kinds})")

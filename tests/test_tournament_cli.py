@@ -8,81 +8,19 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from belote_bot import RandomBot, run_async
 
 from arena.cli import main
 from arena.credentials import ADMIN_ENV
 from arena.engine.dealing import commitment
-from arena.node.run import NodeSettings, running_node
-from arena.queue import EmbeddedBroker
-from arena.referee.access import AccessPolicy
 from arena.referee.node import Limits
-from arena.referee.registry import digest
+from arena.referee.registry import new_token
+from tests.cli_node import ADMIN, node_with_bots
 from tests.referee.arena_helpers import until
 
 Capsys = pytest.CaptureFixture[str]
-ADMIN = "adm_cli-tests-credential"
-
-
-@dataclass
-class NodeThread:
-    address: str
-    tokens: dict[str, str]
-
-
-@contextmanager
-def node_with_bots(tmp_path: Path, bots: tuple[str, ...] = ("a", "b", "c"), connect: bool = False,
-                   limits: Limits | None = None) -> Iterator[NodeThread]:
-    """A node on an embedded queue in a thread of its own, with ``bots`` registered (and connected)."""
-    ready = threading.Event()
-    stop_box: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
-    out: list[NodeThread] = []
-    failed: list[BaseException] = []
-
-    async def serve() -> None:
-        stop = asyncio.Event()
-        stop_box.append((asyncio.get_running_loop(), stop))
-        settings = NodeSettings(data_dir=tmp_path / "node", poll_s=0.05, heartbeat_s=0.2,
-                                access=AccessPolicy(admin_sha256=digest(ADMIN)), limits=limits or Limits())
-        with EmbeddedBroker(tmp_path / "queue.sqlite3") as broker:
-            async with running_node(broker, settings, stop) as node:
-                tokens = {name: node.node.register_bot(name)[1] for name in bots}
-                tasks = []
-                if connect:
-                    tasks = [asyncio.create_task(run_async(RandomBot(i), node.address, tokens[n], 4,
-                                                           stop=stop, all_nodes=False, verbose=False))
-                             for i, n in enumerate(bots)]
-                    await until(lambda: all(b.connected for b in node.node.bots()), 10, "the bots")
-                out.append(NodeThread(node.address, tokens))
-                ready.set()
-                await stop.wait()
-                await asyncio.gather(*tasks, return_exceptions=True)
-
-    def thread() -> None:
-        try:
-            asyncio.run(serve())
-        except BaseException as e:  # the test thread reports it
-            failed.append(e)
-            ready.set()
-
-    t = threading.Thread(target=thread, daemon=True)
-    t.start()
-    assert ready.wait(30), "the node did not start"
-    if failed:
-        raise failed[0]
-    try:
-        yield out[0]
-    finally:
-        loop, stop = stop_box[0]
-        loop.call_soon_threadsafe(stop.set)
-        t.join(30)
 
 
 def run(capsys: Capsys, *argv: str) -> tuple[int, str, str]:
@@ -209,10 +147,15 @@ def test_creating_a_tournament_needs_the_admin_credential(
         monkeypatch.delenv(ADMIN_ENV, raising=False)
         code, _, err = run(capsys, *argv)
         assert code == 1 and err.startswith("error: UNAUTHENTICATED: creating a tournament needs the admin")
+        # where the command looked, and how to make one
+        assert len(err.splitlines()) == 1, err
+        assert "$BELOTE_ADMIN_TOKEN is not set, no --admin-token-file was given" in err, err
+        assert f"{tmp_path / 'elsewhere' / 'admin.token'} does not exist (--data-dir)" in err, err
+        assert "belote-arena admin token --file admin.token" in err, err
         monkeypatch.setenv(ADMIN_ENV, node.tokens["a"])  # a bot's token is a credential, not an admin's
         code, _, err = run(capsys, *argv)
         assert code == 1 and err.startswith("error: PERMISSION_DENIED"), err
-        monkeypatch.setenv(ADMIN_ENV, "adm_wrong")
+        monkeypatch.setenv(ADMIN_ENV, new_token("adm"))  # strong, but not this node's
         code, _, err = run(capsys, *argv)
         assert code == 1 and err.startswith("error: UNAUTHENTICATED"), err
 

@@ -190,8 +190,12 @@ async def running_node(
             await beat
         await stop_server(server, node, grace=1.0)
         await watcher.stop()
-        log.info("node %s stopped (%d matches completed here)", node.node_id, worker.completed,
-                 extra={**fields, "event": "node_stop"})
+        # every match played to its end here: the queue's jobs and the matches an admin started
+        # (``match start``), which the worker never sees (its count alone said 0 after one of those)
+        done, written = node.matches_completed, worker.completed
+        log.info("node %s stopped (%d match%s completed here; %d result%s written to the queue)",
+                 node.node_id, done, "" if done == 1 else "es", written, "" if written == 1 else "s",
+                 extra={**fields, "event": "node_stop", "matches": done, "results": written})
 
 
 def _sample_ratings(node: Node, rankings: Rankings) -> None:

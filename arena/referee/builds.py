@@ -64,9 +64,12 @@ def _watch_parent(parent: int) -> None:
     os._exit(0)  # the node is gone: nobody will read what this process builds
 
 
-#: the build process's program: the node's import path first (a test's or a script's own), then
-#: :func:`serve` (the standard library only until then)
-_CHILD = ("import sys; from multiprocessing.connection import Connection; "
+#: the build process's program: Ctrl-C ignored (a terminal sends it to the node's whole process
+#: group: the node stops, and this process with it, but printed a KeyboardInterrupt's traceback),
+#: the node's import path first (a test's or a script's own), then :func:`serve` (the standard
+#: library only until then)
+_CHILD = ("import signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+          "from multiprocessing.connection import Connection; "
           "conn = Connection(int(sys.argv[1])); sys.path[:] = conn.recv(); "
           "from arena.referee.builds import serve; serve(conn, int(sys.argv[2]))")
 

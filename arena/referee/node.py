@@ -179,6 +179,9 @@ class Node:
         self._matches: dict[str, LiveMatch] = {}
         #: the summaries of the latest finished or aborted ones, oldest first
         self._recent: collections.OrderedDict[str, MatchSummary] = collections.OrderedDict()
+        #: the matches played to their end (finished or forfeited, not aborted) here since the node
+        #: started: started by an admin or taken from the queue alike
+        self.matches_completed = 0
         self.peer_addresses: list[str] = []
         #: the node's Prometheus metrics (its own registry)
         self.metrics = metrics or NodeMetrics(config.time)
@@ -500,6 +503,8 @@ class Node:
         result = record.result
         outcome = result.reason.value
         self.metrics.matches_finished.labels(outcome).inc()
+        if result.reason is not ResultReason.ABORTED:
+            self.matches_completed += 1
         team0, team1 = record.team_names()
         winner = "nobody" if result.winner is None else (team0, team1)[result.winner]
         log.info("match %s %s: %s %d - %d %s, won by %s", record.match_id, outcome, team0, result.totals[0],

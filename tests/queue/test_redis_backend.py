@@ -48,6 +48,8 @@ def test_messages_never_show_the_password() -> None:
     assert redact("redis://user:s3cret@host:6379/0") == "redis://user:***@host:6379/0"
     assert redact("redis://:s3cret@host:6379/0") == "redis://:***@host:6379/0"
     assert redact("redis://host:6379/0") == "redis://host:6379/0"
+    assert redact("rediss://host:6380/0?password=s3cret&ssl_cert_reqs=none") == \
+        "rediss://host:6380/0?password=***&ssl_cert_reqs=none"
 
 
 @pytest.mark.reliability

@@ -256,8 +256,9 @@ def test_a_node_makes_its_admin_credential_readable_by_its_user_only(
     assert where == str(path) and path.read_text().strip() == token and len(token) > 40
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     assert node_admin_token(None, tmp_path) == (token, where)  # kept across restarts
-    monkeypatch.setenv("BELOTE_ADMIN_TOKEN", "adm_from-the-environment")
-    assert node_admin_token(None, tmp_path)[0] == "adm_from-the-environment"
+    from_env = new_token("adm")
+    monkeypatch.setenv("BELOTE_ADMIN_TOKEN", from_env)
+    assert node_admin_token(None, tmp_path)[0] == from_env
 
 
 def test_tokens_are_made_by_the_node_and_long() -> None:

@@ -152,6 +152,43 @@ def test_the_build_process_ends_when_the_node_dies() -> None:
         node.wait(10)
 
 
+CTRL_C_PARENT = textwrap.dedent("""
+    import asyncio, os, signal, sys
+    from arena.referee.builds import Builder
+
+    async def main():
+        builder = Builder()
+        await builder.run(len, "built")  # its process stays, idle, for the next build
+        stopped = asyncio.Event()
+        asyncio.get_running_loop().add_signal_handler(signal.SIGINT, stopped.set)  # as serve does
+        print(builder.pids[0], flush=True)
+        await stopped.wait()
+        await asyncio.sleep(1)  # the node drains its matches meanwhile
+        builder.close()
+
+    asyncio.run(main())
+""")
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+def test_ctrl_c_in_the_node_s_terminal_stops_it_without_a_traceback_from_its_build_process() -> None:
+    """A terminal sends Ctrl-C to the node's whole process group, its build process too: that one
+    printed a KeyboardInterrupt's traceback under the node's last lines."""
+    node = subprocess.Popen([sys.executable, "-c", CTRL_C_PARENT], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    try:
+        assert node.stdout is not None
+        pid = int(node.stdout.readline())
+        assert os.getpgid(pid) == node.pid  # in the node's group, as a terminal's foreground job
+        os.killpg(node.pid, signal.SIGINT)
+        _, err = node.communicate(timeout=20)
+        assert node.returncode == 0 and "Traceback" not in err, err
+    finally:
+        node.kill()
+        node.wait(10)
+
+
 def test_a_builder_runs_one_build_at_a_time() -> None:
     async def main() -> None:
         builder = Builder(at_once=1)

@@ -1,0 +1,192 @@
+"""The README's walkthroughs work when pasted, in order, on a fresh machine.
+
+Each shell block of README.md marked ``<!-- tested by tests/test_readme.py: NAME -->`` runs here,
+command by command, in a fresh folder, by ``bash`` (:mod:`tests.shell`), against real nodes, the
+commands as printed. A command whose comment says it "runs until Ctrl-C" is one a person starts in
+a terminal of its own: it runs in the background, the next command waits until it says it is
+listening, and it gets Ctrl-C at the end. Only what a person would change is changed: a port that
+is taken here becomes a free one (and ``$BELOTE_ADDRESS``, which the README documents, names node
+1's, for the commands that dial the default); the Redis URL becomes a database of the test's own;
+``MATCH_ID`` is the id ``match start`` printed.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from arena.hints import DEFAULT_ADDRESS
+from tests.shell import Background, Done, Shell
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+MARK = re.compile(r"<!-- tested by tests/test_readme\.py: ([a-z-]+) -->\n```sh\n(.*?)```", re.S)
+#: a node's address on loopback (not Redis's)
+LOOPBACK = re.compile(r"(?<!redis://)127\.0\.0\.1:(\d+)")
+README_REDIS = "redis://127.0.0.1:6379/0"
+UNTIL_CTRL_C = "runs until Ctrl-C"
+
+
+def blocks() -> dict[str, list[str]]:
+    """The marked blocks by name: each a list of commands (a line ending in ``\\`` goes on)."""
+    found = {}
+    for name, text in MARK.findall(README.read_text(encoding="utf-8")):
+        commands: list[str] = []
+        pending = ""
+        for line in text.splitlines():
+            pending += line + "\n"
+            if not line.endswith("\\"):
+                if pending.strip() and not pending.lstrip().startswith("#"):
+                    commands.append(pending.rstrip("\n"))
+                pending = ""
+        found[name] = commands
+    return found
+
+
+def port_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Walkthrough:
+    """A block's commands run in order; what each printed, and the nodes started."""
+
+    shell: Shell
+    substitutions: dict[str, str] = field(default_factory=dict)
+    done: list[Done] = field(default_factory=list)
+    nodes: list[Background] = field(default_factory=list)
+
+    def line(self, command: str) -> str:
+        for old, new in self.substitutions.items():
+            command = command.replace(old, new)
+        if "MATCH_ID" in command:
+            started = [d for d in self.done if " match start " in f" {d.line}"]
+            assert started, f"`{command}` needs a match id, and no match was started before it"
+            command = command.replace("MATCH_ID", started[-1].out.splitlines()[0])
+        return command
+
+    def run(self, commands: list[str]) -> None:
+        for command in commands:
+            line = self.line(command)
+            if UNTIL_CTRL_C in command:
+                assert " serve " in f" {line} ", f"only a node runs until Ctrl-C here: {command}"
+                node = self.shell.start(line)
+                node.wait_for(r"listening on port \d+")
+                self.nodes.append(node)
+            else:
+                self.done.append(self.shell.run(line).ok())
+
+    def output(self, command_start: str) -> str:
+        """What the command starting with ``command_start`` printed (the last one, if several)."""
+        found = [d for d in self.done if d.line.startswith(command_start)]
+        assert found, f"no command starts with {command_start!r}"
+        return found[-1].out
+
+    def stop_nodes(self) -> list[str]:
+        """Ctrl-C to each node: each exits 0; their logs."""
+        logs = []
+        for node in self.nodes:
+            assert node.stop() == 0, node.output()[-3000:]
+            logs.append(node.output())
+            assert "Traceback" not in logs[-1], logs[-1]
+        return logs
+
+
+@pytest.fixture
+def walkthrough(tmp_path: Path) -> Iterator[Walkthrough]:
+    with Shell.session(tmp_path / "fresh", tmp_path / "logs") as shell:
+        yield Walkthrough(shell)
+
+
+def use_free_ports(walk: Walkthrough, commands: list[str]) -> None:
+    """Keep each loopback port the block uses if it is free here, else a free one instead (and
+    ``$BELOTE_ADDRESS`` names node 1's, where the commands and the bots dial by default)."""
+    for port in dict.fromkeys(int(p) for c in commands for p in LOOPBACK.findall(c)):
+        if not port_free(port):
+            walk.substitutions[f"127.0.0.1:{port}"] = f"127.0.0.1:{free_port()}"
+    if DEFAULT_ADDRESS in walk.substitutions:
+        walk.shell.env["BELOTE_ADDRESS"] = walk.substitutions[DEFAULT_ADDRESS]
+
+
+def test_the_readme_marks_its_walkthroughs_and_dials_the_default_address() -> None:
+    found = blocks()
+    assert set(found) == {"run-a-referee", "many-nodes"}, found
+    for commands in found.values():
+        # the commands given no --address reach node 1 because it listens where they dial by default
+        assert f"--listen {DEFAULT_ADDRESS}" in commands[0] and UNTIL_CTRL_C in commands[0]
+
+
+@pytest.mark.slow
+def test_run_a_referee_as_printed(walkthrough: Walkthrough) -> None:
+    commands = blocks()["run-a-referee"]
+    use_free_ports(walkthrough, commands)
+    walkthrough.run(commands)
+
+    fresh = walkthrough.shell.cwd
+    tokens = [(fresh / f"{bot}.token").read_text().strip() for bot in ("random", "heuristic")]
+    said = "".join(d.out + d.err for d in walkthrough.done)
+    assert all(token and token not in said for token in tokens)  # the tokens are in files only
+    listed = walkthrough.output("belote-arena bot list")
+    assert re.search(r"^random +\S+ +(connected|offline)", listed, re.M), listed
+
+    watched = walkthrough.output("belote-arena match start").splitlines()
+    assert re.fullmatch(r"m-[0-9a-f]+", watched[0]), watched
+    assert watched[1] == ("seats: 0 random, 1 heuristic, 2 random, 3 heuristic "
+                          "(team 0: random, team 1: heuristic)")
+    assert any(re.match(r"  seat [0-3] \((random|heuristic)\): \S", line) for line in watched), watched
+    assert re.fullmatch(r"match finished: \[-?\d+, -?\d+\], (team 0 \(random\)|team 1 \(heuristic\)) wins"
+                        r"|match finished: \[-?\d+, -?\d+\], no winner", watched[-1]), watched[-1]
+    replayed = walkthrough.output("belote-arena match record").splitlines()
+    assert replayed[0] == watched[1]
+    assert replayed[-1].startswith("match: ")
+    assert (fresh / "match.json").is_file()
+
+    [log] = walkthrough.stop_nodes()
+    assert "queue: embedded, in arena-data/arena.sqlite3" in log
+    assert log.rstrip().endswith("stopped (1 match completed here; 0 results written to the queue)"), log
+
+
+@pytest.mark.slow
+def test_many_nodes_as_printed(walkthrough: Walkthrough) -> None:
+    from tests.cluster.conftest import claim_db, release_db
+
+    client, db = claim_db()  # skips, saying why, when no Redis answers
+    try:
+        commands = blocks()["many-nodes"]
+        assert all(README_REDIS in c for c in commands if " serve " in c)
+        use_free_ports(walkthrough, commands)
+        walkthrough.substitutions[README_REDIS] = f"redis://127.0.0.1:6379/{db}"
+        walkthrough.run(commands)
+
+        standings = walkthrough.output("belote-arena tournament status league")
+        assert "league (round-robin, finished)" in standings, standings
+        for bot in ("alpha", "beta", "gamma", "delta"):
+            assert re.search(rf"\b{bot}\b", standings), standings
+        matches = int(re.search(r"(\d+)/\1 matches", standings).group(1))  # type: ignore[union-attr]
+        verified = walkthrough.output("belote-arena verify")
+        assert f"deals of its {matches} matches are the ones it dealt" in verified, verified
+
+        logs = walkthrough.stop_nodes()
+        assert len(logs) == 2
+        written = 0
+        for log in logs:
+            assert f"queue: Redis at redis://127.0.0.1:6379/{db}, its keys under belote-arena:" in log, log
+            written += int(re.search(r"; (\d+) results? written to the queue\)", log).group(1))  # type: ignore[union-attr]
+        assert written == matches  # each result once, by whichever node played it
+    finally:
+        release_db(client)
