@@ -130,9 +130,14 @@ async def _attack(attack: Attack, stop: Any, tally: Counter[str]) -> None:
         await asyncio.sleep(0.05)
     for t in tasks:
         t.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
+    # a stream still being opened (the node holds the ones past its bound) ignores the cancel until
+    # it is open, which could be never: the child then outlived the phase by the minute its parent
+    # waits for the tally. Closing its channel cancels every call on it.
+    if tasks:
+        await asyncio.wait(tasks, timeout=1)
     for ch in channels:
         await ch.close(grace=None)
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def _drain(call: Any) -> None:
