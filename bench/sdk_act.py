@@ -2,8 +2,11 @@
 
 Usage (from the repository root)::
 
-    python bench/sdk_act.py [--seconds S] [--matches M] [--sleep SECONDS] [--busy] [--inline]
+    python bench/sdk_act.py [--quick] [--seconds S] [--matches M] [--sleep SECONDS] [--busy] [--inline]
                             [--uvloop] [--switch-interval S] [--no-pin] [--json]
+
+``--quick`` (what CI runs: ``tests/test_benches.py``) is ``--seconds 1 --sleep 0.2`` with a 0.3 s
+warm-up, about 6 s; options given with it win.
 
 One bot, written as a bot author would (a plain, non-async ``act``), plays many
 seats at once over one ``BotService.Connect`` stream, in a child process
@@ -220,7 +223,7 @@ async def measure(node: Any, address: str, name: str, foil: str | None, args: ar
     workers = [asyncio.ensure_future(fast(w)) for w in range(args.matches)]
     if foil is not None:
         workers.append(asyncio.ensure_future(foil_matches()))
-    await asyncio.sleep(WARMUP_S)
+    await asyncio.sleep(args.warmup)
     measuring_from = time.perf_counter()
     await asyncio.sleep(args.seconds)
     stop = True  # no new match; those running finish (the slow foil match within ~10 x --sleep)
@@ -249,6 +252,8 @@ class Results:
     server_cpus: list[int] | None
     bot_cpus: list[int] | None
     seconds: float
+    #: the warm-up before each window, seconds
+    warmup_s: float
     matches: int
     sleep_s: float
     busy: bool
@@ -298,7 +303,8 @@ async def run_all(args: argparse.Namespace, cpus: int, server_cpus: list[int] | 
             proc.join(5)
     return Results(
         python=platform.python_version(), grpcio=grpc.__version__, bot_uvloop=plan.uvloop and _has_uvloop(),
-        cpus=cpus, server_cpus=server_cpus, bot_cpus=bot_cpus, seconds=args.seconds, matches=args.matches,
+        cpus=cpus, server_cpus=server_cpus, bot_cpus=bot_cpus, seconds=args.seconds, warmup_s=args.warmup,
+        matches=args.matches,
         sleep_s=args.sleep, busy=args.busy, inline=args.inline, switch_interval=args.switch_interval,
         reference=reference, slow=slow,
         ratio=round(slow.p99_us / reference.p99_us, 3),
@@ -319,7 +325,7 @@ def report(res: Results) -> None:
           f"{'uvloop' if res.bot_uvloop else 'asyncio'}, {res.cpus} CPUs ({pin}); act "
           f"{'inline on the loop' if res.inline else 'in worker threads'}"
           f"{'' if res.switch_interval is None else f', switch interval {res.switch_interval:g} s'}; "
-          f"{res.seconds:g} s windows after {WARMUP_S:g} s warm-up")
+          f"{res.seconds:g} s windows after {res.warmup_s:g} s warm-up")
     slow_what = f"{'spins' if res.busy else 'sleeps'} {res.sleep_s:g} s"
     print(f"one bot, {res.matches} fast matches at once (all four seats, coinche, 2 deals); the slow measure "
           f"adds a match against a foil where its seat 0 {slow_what} in act at every decision")
@@ -337,9 +343,11 @@ def report(res: Results) -> None:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    p.add_argument("--seconds", type=float, default=8.0, help="length of each measured window (8)")
+    p.add_argument("--quick", action="store_true",
+                   help="--seconds 1 --sleep 0.2, a 0.3 s warm-up (what CI runs)")
+    p.add_argument("--seconds", type=float, default=None, help="length of each measured window (8)")
     p.add_argument("--matches", type=int, default=4, help="fast matches at once (4)")
-    p.add_argument("--sleep", type=float, default=0.5, help="the slow seat's act, seconds (0.5)")
+    p.add_argument("--sleep", type=float, default=None, help="the slow seat's act, seconds (0.5)")
     p.add_argument("--busy", action="store_true", help="the slow act spins in Python instead of sleeping")
     p.add_argument("--inline", action="store_true", help="run the bot's act on the loop (act_inline)")
     p.add_argument("--uvloop", action="store_true",
@@ -349,6 +357,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--no-pin", action="store_true", help="do not pin the referee and the bot to CPUs")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     args = p.parse_args(argv)
+    if args.seconds is None:
+        args.seconds = 1.0 if args.quick else 8.0
+    if args.sleep is None:
+        args.sleep = 0.2 if args.quick else 0.5
+    args.warmup = 0.3 if args.quick else WARMUP_S
     if args.matches < 1 or args.seconds <= 0 or args.sleep <= 0:
         p.error("--matches, --seconds and --sleep must be positive")
     return args
