@@ -167,6 +167,24 @@ async def bot_processes(node: Node, address: str, seats: int) -> AsyncIterator[N
                 p.wait()
 
 
+async def watch(stub: agrpc.ArenaServiceAsyncStub, match_id: str) -> int:
+    """Watch a finished match to its end, then fetch its record; the events seen. The node replays
+    so many finished matches at once per address (a record fetched is one) and refuses the others
+    for a moment: a refusal is tried again, as the node asks."""
+    for _ in range(200):
+        try:
+            events = 0
+            async for msg in stub.WatchMatch(apb.WatchMatchRequest(match_id=match_id)):
+                events += msg.HasField("event")
+            await stub.GetMatchRecord(apb.GetMatchRecordRequest(match_id=match_id))
+            return events
+        except grpc.aio.AioRpcError as e:
+            if e.code() is not grpc.StatusCode.RESOURCE_EXHAUSTED:
+                raise
+            await asyncio.sleep(0.05)
+    raise RuntimeError(f"{match_id}: its replay refused 200 times for the replays per address")
+
+
 async def play(stub: agrpc.ArenaServiceAsyncStub, node: Node, args: argparse.Namespace, count: int,
                first: int) -> int:
     """Play ``count`` matches, ``args.parallel`` at once; how many were watched after their end."""
@@ -174,6 +192,9 @@ async def play(stub: agrpc.ArenaServiceAsyncStub, node: Node, args: argparse.Nam
     next_index = first
     left = count
     admin = (("authorization", f"Bearer {ADMIN}"),)
+    # the node replays so many finished matches at once per address and refuses the others (retry
+    # later): the bench's watchers, all from one address, take turns
+    replays = asyncio.Semaphore(node.config.limits.max_replays_per_address)
 
     async def one() -> None:
         nonlocal next_index, watched
@@ -191,10 +212,8 @@ async def play(stub: agrpc.ArenaServiceAsyncStub, node: Node, args: argparse.Nam
                 raise RuntimeError(f"match {started.match_id} ended {record.result.reason}: "
                                    f"{record.result.detail}")
             if args.watch_every and index % args.watch_every == 0:
-                events = 0
-                async for msg in stub.WatchMatch(apb.WatchMatchRequest(match_id=started.match_id)):
-                    events += msg.HasField("event")
-                await stub.GetMatchRecord(apb.GetMatchRecordRequest(match_id=started.match_id))
+                async with replays:
+                    events = await watch(stub, started.match_id)
                 if events == 0:
                     raise RuntimeError(f"a late watcher of {started.match_id} saw no event")
                 watched += 1

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import json
 import re
 import secrets
 import subprocess
@@ -101,6 +102,17 @@ def test_the_quick_bench_runs_and_ends_with_its_figure(bench: str) -> None:
         pytest.skip(str(redis_unavailable()))  # its default brokers: Redis, then the embedded one
     name, _ = last_figure(bench)
     assert name == QUICK[bench][0]
+
+
+def test_the_soak_bench_watches_every_match_within_the_node_s_replays_per_address() -> None:
+    """Before, its watchers (one address) were refused past the node's two replays at once, and the
+    bench stopped on the error (its full run did, at the first overlap)."""
+    command = [sys.executable, str(BENCH / "soak.py"), "--quick", "--matches", "40", "--warmup", "10",
+               "--watch-every", "1", "--json"]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-4000:]
+    soak = json.loads(done.stdout)
+    assert soak["watched"] == 40 and soak["records_on_disk"] == 40 and soak["data_files_open"] == 0
 
 
 # ------------------------------------------------------------------ cluster.py's queue loop
