@@ -25,8 +25,10 @@ referee node (``Node`` + ``start_server``) in this process. Two measures:
 Measured at the referee, the same way for both: the round trip of every
 decision of the fast matches started in the window (``--seconds`` after a one
 second warm-up), from the match records' ``latencies_us`` (the runner times
-each request from just before it is written until the answer is back), read
-with ``ArenaService.GetMatchRecord`` over gRPC. The fast seats answer "at once"
+each request from just before it is written until the answer is back), as the
+node gives them at each match's end (reading them back over gRPC once the window
+is over hit the node's bounds: its last 100 records kept without a data folder, its
+reads a second per address). The fast seats answer "at once"
 with the instant choice (the first legal action; in the bidding, while nobody
 has bid, the first one after pass, so that deals get played), so their round
 trip is the SDK's and the referee's own time, including the hop to the act
@@ -68,9 +70,8 @@ _ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(_ROOT), str(_ROOT / "sdk")]  # run from a checkout
 
 import grpc  # noqa: E402
-import grpc.aio  # noqa: E402
-from belote.arena.v1 import arena_service_pb2 as apb  # noqa: E402
-from belote.arena.v1 import arena_service_pb2_grpc as agrpc  # noqa: E402
+
+from arena.records import MatchRecord  # noqa: E402
 
 TARGET_P99_US = 5000.0
 WARMUP_S = 1.0
@@ -183,23 +184,13 @@ def pct(sorted_values: Sequence[int], q: float) -> float:
     return round(sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (k - lo), 1)
 
 
-async def records(address: str, match_ids: list[str]) -> dict[str, dict[str, Any]]:
-    async with grpc.aio.insecure_channel(address) as channel:
-        stub = agrpc.ArenaServiceStub(channel)
-        out = {}
-        for match_id in match_ids:
-            reply = await stub.GetMatchRecord(apb.GetMatchRecordRequest(match_id=match_id))
-            out[match_id] = json.loads(reply.record_json)
-        return out
-
-
-async def measure(node: Any, address: str, name: str, foil: str | None, args: argparse.Namespace) -> Measure:
+async def measure(node: Any, name: str, foil: str | None, args: argparse.Namespace) -> Measure:
     """Fast matches, and one foil match if ``foil``, kept running; the fast ones started in the window
     measured."""
     stop = False
     measuring_from = float("inf")
-    measured: list[str] = []
-    foils: list[str] = []
+    measured: list[MatchRecord] = []
+    foils: list[MatchRecord] = []
 
     async def fast(w: int) -> None:
         k = 0
@@ -207,9 +198,9 @@ async def measure(node: Any, address: str, name: str, foil: str | None, args: ar
             started = time.perf_counter()
             match_id = node.start_match(SUBJECT, SUBJECT, "coinche", seed=f"{name}/{w}/{k}", deals=2)
             k += 1
-            await node.wait(match_id)
+            record = await node.wait(match_id)
             if started >= measuring_from:
-                measured.append(match_id)
+                measured.append(record)
 
     async def foil_matches() -> None:
         k = 0
@@ -217,8 +208,7 @@ async def measure(node: Any, address: str, name: str, foil: str | None, args: ar
             assert foil is not None
             match_id = node.start_match(SUBJECT, foil, "coinche", seed=f"{name}/foil/{k}", deals=1)
             k += 1
-            foils.append(match_id)
-            await node.wait(match_id)
+            foils.append(await node.wait(match_id))
 
     workers = [asyncio.ensure_future(fast(w)) for w in range(args.matches)]
     if foil is not None:
@@ -228,14 +218,9 @@ async def measure(node: Any, address: str, name: str, foil: str | None, args: ar
     await asyncio.sleep(args.seconds)
     stop = True  # no new match; those running finish (the slow foil match within ~10 x --sleep)
     await asyncio.wait_for(asyncio.gather(*workers), 60 + 20 * args.sleep)
-    recs = await records(address, measured + foils)
-    lat: list[int] = []
-    strikes = 0
-    for match_id, rec in recs.items():
-        strikes += len(rec["strikes"])
-        if match_id in measured:
-            lat.extend(x for deal in rec["latencies_us"] for x in deal)
-    slow = sum(x >= args.sleep * 1e6 for m in foils for deal in recs[m]["latencies_us"] for x in deal)
+    strikes = sum(len(rec.strikes) for rec in measured + foils)
+    lat = [x for rec in measured for deal in rec.latencies_us for x in deal]
+    slow = sum(x >= args.sleep * 1e6 for rec in foils for deal in rec.latencies_us for x in deal)
     lat.sort()
     if lat and lat[0] < 0:
         raise RuntimeError(f"{name}: a fast seat got a fallback")
@@ -292,8 +277,8 @@ async def run_all(args: argparse.Namespace, cpus: int, server_cpus: list[int] | 
             if time.monotonic() > deadline:
                 raise RuntimeError("the bots did not connect within 30 s")
             await asyncio.sleep(0.02)
-        reference = await measure(node, address, "reference", None, args)
-        slow = await measure(node, address, "slow seat", SLEEPER_FOIL, args)
+        reference = await measure(node, "reference", None, args)
+        slow = await measure(node, "slow seat", SLEEPER_FOIL, args)
     finally:
         stop.set()
         await stop_server(server, node, grace=0.2)
