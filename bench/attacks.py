@@ -2,8 +2,11 @@
 
 Usage (from the repository root)::
 
-    python bench/attacks.py [--deals D] [--flood N] [--duplicate-deals D] [--cancel-deals D]
+    python bench/attacks.py [--quick] [--deals D] [--flood N] [--duplicate-deals D] [--cancel-deals D]
                             [--only NAME,...] [--json]
+
+``--quick`` is ``--deals 6 --flood 40 --duplicate-deals 4 --cancel-deals 200``, what
+``tests/test_attacks_bench.py`` runs (options given with it win).
 
 A real node of a queue (``running_node`` on an embedded queue in a temporary
 folder, the default policy: registration by an admin, public reads) in this
@@ -486,15 +489,22 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--deals", type=int, default=20)
-    parser.add_argument("--flood", type=int, default=1000)
-    parser.add_argument("--duplicate-deals", type=int, default=8)
-    parser.add_argument("--cancel-deals", type=int, default=400,
-                        help="deals a match of the cancelled tournament")
+    parser.add_argument("--quick", action="store_true",
+                        help="--deals 6 --flood 40 --duplicate-deals 4 --cancel-deals 200 (what CI runs)")
+    parser.add_argument("--deals", type=int, default=None, help="deals of the seeds attack's match (20)")
+    parser.add_argument("--flood", type=int, default=None,
+                        help="RegisterBot calls of the roles attack (1000)")
+    parser.add_argument("--duplicate-deals", type=int, default=None, help="deals a duplicate match (8)")
+    parser.add_argument("--cancel-deals", type=int, default=None,
+                        help="deals a match of the cancelled tournament (400)")
     parser.add_argument("--only", default="",
                         help=f"some of {', '.join(ATTACKS)}, comma separated (default: all)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    for name, full, small in (("deals", 20, 6), ("flood", 1000, 40), ("duplicate_deals", 8, 4),
+                              ("cancel_deals", 400, 200)):
+        if getattr(args, name) is None:
+            setattr(args, name, small if args.quick else full)
     unknown = set(filter(None, (a.strip() for a in args.only.split(",")))) - set(ATTACKS)
     if unknown:
         parser.error(f"unknown attack {', '.join(sorted(unknown))}; known: {', '.join(ATTACKS)}")

@@ -2,8 +2,8 @@
 
 Usage (from the repository root)::
 
-    python bench/cluster.py [--seconds S] [--repeats K] [--matches M] [--deals D] [--capacity N]
-                            [--jobs batch|round-robin] [--redis-url URL] [--redis-db DB]
+    python bench/cluster.py [--quick] [--seconds S] [--repeats K] [--matches M] [--deals D] [--capacity N]
+                            [--jobs batch|round-robin] [--redis-url URL] [--redis-db DB|auto]
                             [--skip-redis] [--skip-nodes] [--json]
 
 **Part 1, the queue.** One job's whole life in the queue, as a node lives it:
@@ -16,14 +16,16 @@ loop, on each backend:
 * ``EmbeddedBroker`` on a sqlite file in a temporary directory (WAL, synchronous=FULL, as
   ``belote-arena serve`` opens it without ``--redis``).
 
-One client, then ``THREADS`` threads sharing one broker object (as a node's
-``asyncio.to_thread`` calls do), each thread with its own node id. The result written carries
-a real match record (``--deals`` coinche deals played by the engine, with latencies), so its
-bytes are a real result's. Rate: jobs done in a ``--seconds`` window, best of ``--repeats``
-windows after a short warm-up. Also printed: the mean time of each of the four calls (one
-client), the CPU per job of this process and of redis-server (``INFO cpu``), what
-``MatchResult.to_json`` alone costs, and the reference, the round trip of a Redis ``PING``
-through redis-py: a job costs so many PINGs.
+The jobs belong to a tournament stored in the broker first (``put_tournament``), as a node's
+jobs do: a result of a tournament the store does not hold would cost two more round trips (the
+spec looked for again, then the data mark checked). One client, then ``THREADS`` threads sharing
+one broker object (as a node's ``asyncio.to_thread`` calls do), each thread with its own node
+id. The result written carries a real match record (``--deals`` coinche deals played by the
+engine, with latencies), so its bytes are a real result's. Rate: jobs done in a ``--seconds``
+window, best of ``--repeats`` windows after a short warm-up. Also printed: the mean time of each
+of the four calls (one client), the CPU per job of this process and of redis-server (``INFO
+cpu``), what ``MatchResult.to_json`` alone costs, and the reference, the round trip of a Redis
+``PING`` through redis-py: a job costs so many PINGs.
 
 **Part 2, the nodes.** Real processes, as a cluster runs on one machine:
 
@@ -72,11 +74,14 @@ ceiling: a node with N slots and real bots over a network is also bound by N / l
 embedded broker's with ``--skip-redis``) over the one-node run's node CPU per match: the queue
 should cost little beside the referee's work (docs/architecture.md#what-things-cost). The same
 in CPU (this process's and redis-server's per job) is
-printed next to it. The cost of advancing a tournament, which reads all its results after
-every match, is measured apart (its results read and checked in this process, per result).
+printed next to it. The cost of advancing a tournament after a match is measured apart, in this
+process, per result: as it was (every result read, the tournament checked), and as
+``Tournaments.advance`` does it now (the result summaries, all of them for a process new to them,
+then only those written since, and the next jobs worked out), with the run's spec, stored or not.
 
 Every process started is stopped in a ``finally`` (SIGTERM, then SIGKILL after 5 s). Default
-run: 45-65 s here. Nothing passes or fails on speed.
+run: 45-65 s here; ``--quick`` (what CI runs: ``tests/test_benches.py``), about 20 s, with
+``--redis-db auto`` (the first empty database of 6-15). Nothing passes or fails on speed.
 """
 
 from __future__ import annotations
@@ -108,7 +113,7 @@ sys.path[:0] = [str(_ROOT), str(_ROOT / "sdk")]  # run from a checkout
 from arena.engine import Match, Ruleset  # noqa: E402
 from arena.queue import Broker, EmbeddedBroker, open_broker  # noqa: E402
 from arena.records import MatchEnd, MatchRecord, ResultReason, SeatBot, TimeControl  # noqa: E402
-from arena.tournament import MatchJob, MatchResult, Tournament, Tournaments, TournamentSpec  # noqa: E402  # noqa: E402
+from arena.tournament import MatchJob, MatchResult, Tournament, Tournaments, TournamentSpec  # noqa: E402
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 RULESET = "coinche"
@@ -117,11 +122,17 @@ QUEUE_WARMUP_S = 0.3
 LEASE_S = 30.0
 POLL_S = 0.02
 BOTS = ("alpha", "beta")
+#: the tournament of part 1's jobs, stored in each broker first as a node finds its jobs' tournaments (a
+#: tournament the store does not hold costs a write_result two more round trips: the spec looked for
+#: again, then Redis's data mark checked)
+QUEUE_TOURNAMENT = "bench-queue"
 #: the nodes' time control and drain, on the command line of `serve`
 DEADLINE_S, TIME_BANK_S, GRACE_S, DRAIN_S = 10.0, 60.0, 30.0, 2.0
 NODE_FLAG = "--as-node"
 #: set in the nodes' Redis database while the bench uses it
 OWNER_KEY = "bench-cluster:owner"
+#: the databases ``--redis-db auto`` looks through for an empty one (no test uses them)
+AUTO_DBS = tuple(range(6, 16))
 
 
 # --------------------------------------------------------------------------- CPU of a process
@@ -200,8 +211,14 @@ def sample_result(deals: int) -> MatchResult:
         "", match, players, bots=[SeatBot(i, f"bot-{name}", name) for i, name in enumerate(players)],
         time_control=TimeControl(), latencies_us=latencies, strikes=[], result=end,
     )
-    job = MatchJob("", "bench", BOTS[0], BOTS[1], RULESET, "bench-cluster", deals=deals)
+    job = MatchJob("", QUEUE_TOURNAMENT, BOTS[0], BOTS[1], RULESET, "bench-cluster", deals=deals)
     return MatchResult.of_record(job, record)
+
+
+def queue_tournament(deals: int) -> TournamentSpec:
+    """The stored tournament part 1's jobs and results belong to."""
+    return TournamentSpec.from_dict({"tournament_id": QUEUE_TOURNAMENT, "format": "round-robin",
+                                     "bots": list(BOTS), "ruleset": RULESET, "deals": deals})
 
 
 def to_json_us(result: MatchResult, n: int = 50, repeats: int = 5) -> float:
@@ -216,13 +233,16 @@ def to_json_us(result: MatchResult, n: int = 50, repeats: int = 5) -> float:
     return best
 
 
-def _job(match_id: str) -> MatchJob:
-    return MatchJob(match_id=match_id, tournament_id="bench", team0=BOTS[0], team1=BOTS[1],
-                    ruleset=RULESET, seed=match_id, deals=4)
+def _job(match_id: str, deals: int) -> MatchJob:
+    return MatchJob(match_id=match_id, tournament_id=QUEUE_TOURNAMENT, team0=BOTS[0], team1=BOTS[1],
+                    ruleset=RULESET, seed=match_id, deals=deals)
 
 
 class QueueLoop:
-    """One client's loop: enqueue, claim, write the result, ack; counts jobs, times each call."""
+    """One client's loop: enqueue, claim, write the result, ack; counts jobs, times each call.
+
+    The jobs and results are of :data:`QUEUE_TOURNAMENT`, which :func:`queue_loops` stores in the broker
+    first (``put_tournament``), as every job a node claims has its tournament stored."""
 
     def __init__(self, broker: Broker, node_id: str, result: MatchResult, timed: bool) -> None:
         self.broker = broker
@@ -237,7 +257,7 @@ class QueueLoop:
         b, perf = self.broker, time.perf_counter
         self.k += 1
         t0 = perf()
-        b.enqueue([_job(f"{self.node_id}-{self.k}")])
+        b.enqueue([_job(f"{self.node_id}-{self.k}", len(self.result.record.deals))])
         t1 = perf()
         claims = b.claim(self.node_id, 1, LEASE_S)
         t2 = perf()
@@ -262,10 +282,16 @@ class QueueLoop:
             self.one()
 
 
+def queue_loops(broker: Broker, threads: int, result: MatchResult) -> list[QueueLoop]:
+    """``threads`` clients' loops on ``broker``, their tournament stored first (once per broker)."""
+    broker.put_tournament(queue_tournament(len(result.record.deals)))  # False: stored already
+    tag = secrets.token_hex(3)
+    return [QueueLoop(broker, f"n{tag}-{i}", result, timed=threads == 1) for i in range(threads)]
+
+
 def measure_queue(name: str, broker: Broker, threads: int, seconds: float, repeats: int,
                   result: MatchResult, server_cpu: Callable[[], float] | None = None) -> QueueResult:
-    tag = secrets.token_hex(3)
-    loops = [QueueLoop(broker, f"n{tag}-{i}", result, timed=threads == 1) for i in range(threads)]
+    loops = queue_loops(broker, threads, result)
 
     def window(length: float) -> int:
         stop = threading.Event()
@@ -505,12 +531,15 @@ class Cluster:
         self.tokens: dict[str, str] = {}
         self.set = NodeSet()
         self.url: str | None = None
+        #: the nodes' Redis database: --redis-db, or with "auto" the first of AUTO_DBS found empty
+        self.db: int = AUTO_DBS[0] if args.redis_db is None else args.redis_db
+        self.base = ""  # the Redis URL without its database
         if args.skip_redis:
             self.data_dir = tmp / "shared"  # every node opens data_dir/arena.sqlite3
             self.data_dir.mkdir()
         else:
-            base = args.redis_url.rsplit("/", 1)[0] if args.redis_url.count("/") >= 3 else args.redis_url
-            self.url = f"{base}/{args.redis_db}"
+            self.base = args.redis_url.rsplit("/", 1)[0] if args.redis_url.count("/") >= 3 else args.redis_url
+            self.url = f"{self.base}/{self.db}"
             self.data_dir = tmp
         self.broker: Broker | None = None
         self.runs = 0
@@ -525,22 +554,30 @@ class Cluster:
 
     def claim_database(self) -> None:
         """Use ``--redis-db`` only if it is empty: the nodes' keys have the default prefix, so another
-        arena (or a test) on the same database would share our jobs and we would flush its data."""
+        arena (or a test) on the same database would share our jobs and we would flush its data. With
+        ``--redis-db auto``, the first of :data:`AUTO_DBS` that is empty (two benches at once take two)."""
         if self.url is None:
             return
-        r = self._redis()
-        try:
-            n = int(r.dbsize())
-            # a mark, so that whoever looks for an empty database next sees this one taken
-            if not n and not r.set(OWNER_KEY, str(os.getpid()), nx=True):
-                n = 1
-        finally:
-            r.close()
-        if n:
-            raise RuntimeError(
-                f"Redis database {self.args.redis_db} is not empty ({n} keys): another arena or a test may "
-                f"be using it; pick an empty one with --redis-db (or flush it yourself if it is yours)")
-        self.claimed = True
+        auto = self.args.redis_db is None
+        for db in AUTO_DBS if auto else (self.db,):
+            self.db, self.url = db, f"{self.base}/{db}"
+            r = self._redis()
+            try:
+                n = int(r.dbsize())
+                # a mark, so that whoever looks for an empty database next sees this one taken
+                if not n and not r.set(OWNER_KEY, str(os.getpid()), nx=True):
+                    n = 1
+            finally:
+                r.close()
+            if not n:
+                self.claimed = True
+                return
+        if auto:
+            raise RuntimeError(f"no empty Redis database among {AUTO_DBS[0]}-{AUTO_DBS[-1]}: other arenas or "
+                               "benches use them all; pick one with --redis-db")
+        raise RuntimeError(
+            f"Redis database {self.db} is not empty ({n} keys): another arena or a test may "
+            f"be using it; pick an empty one with --redis-db (or flush it yourself if it is yours)")
 
     def check_alone(self) -> None:
         """Raise if a node that is not ours sends heartbeats on our database (it would take our jobs)."""
@@ -548,7 +585,7 @@ class Cluster:
         foreign = {nid: a for nid, a in self.broker.live_nodes().items() if a not in self.set.addresses}
         if foreign:
             self.foreign = True
-            where = f"Redis database {self.args.redis_db}" if self.url else "the shared sqlite file"
+            where = f"Redis database {self.db}" if self.url else "the shared sqlite file"
             raise RuntimeError(f"nodes that are not this bench's use {where}: {foreign}; its jobs would be "
                                "shared with them: pick another --redis-db")
 
@@ -557,7 +594,7 @@ class Cluster:
         if self.url is None or not self.claimed:
             return
         if self.foreign:
-            print(f"bench: Redis database {self.args.redis_db} was shared with other nodes: not flushed",
+            print(f"bench: Redis database {self.db} was shared with other nodes: not flushed",
                   file=sys.stderr)
             return
         r = self._redis()
@@ -686,9 +723,9 @@ class Cluster:
         advance_ms = (time.perf_counter() - a0) * 1e3
         a1 = time.perf_counter()  # what it does now: the summaries, all of them in a process new to them
         readers = Tournaments(broker)
-        readers.progress(tid)
+        advance_reads(readers, spec)
         a2 = time.perf_counter()
-        readers.progress(tid)  # then only those written since (none), the schedule rebuilt in memory
+        advance_reads(readers, spec)  # then only those written since (none), the schedule rebuilt in memory
         advance_cold_ms, advance_warm_ms = (a2 - a1) * 1e3, (time.perf_counter() - a2) * 1e3
 
         live = broker.live_nodes()  # node id -> address
@@ -746,11 +783,20 @@ class Cluster:
         return [round((cpu_seconds(p.pid) - c) / elapsed, 4) for p, c in zip(procs, before, strict=True)]
 
 
+def advance_reads(readers: Tournaments, spec: TournamentSpec) -> None:
+    """What :meth:`Tournaments.advance` reads and works out after a match: the tournament's result
+    summaries (those written since this process's last read) and its next jobs, the schedule rebuilt
+    in memory. The spec is the bench's own, so that a batch (a tournament id the store does not hold:
+    ``--jobs batch``) is timed the same way as a stored round-robin."""
+    readers.tournament(spec).jobs_for(readers.summaries(spec.tournament_id))
+
+
 def best_of(runs: list[ClusterRun]) -> ClusterRun:
     return max(runs, key=lambda r: r.matches_per_s)
 
 
-def run_nodes(args: argparse.Namespace, tmp: Path) -> tuple[list[ClusterRun], list[ClusterRun]]:
+def run_nodes(args: argparse.Namespace, tmp: Path) -> tuple[list[ClusterRun], list[ClusterRun], int | None]:
+    """One node's runs, two nodes' runs, and the Redis database they used (None: embedded)."""
     cluster = Cluster(args, tmp)
     cluster.claim_database()
     try:
@@ -758,16 +804,16 @@ def run_nodes(args: argparse.Namespace, tmp: Path) -> tuple[list[ClusterRun], li
         cluster.start_bots()
         cluster.wait_bots()
         cluster.tournament(2 * args.capacity, "round-robin")  # warm-up
-        idle = cluster.idle()
+        idle = cluster.idle(args.idle_seconds)
         one = [replace(cluster.tournament(args.matches, args.jobs), idle_cpu_share=idle)
                for _ in range(args.repeats)]
         cluster.add_node()
         cluster.wait_bots()  # they learn of the new node from the first one's peers (heartbeat)
         cluster.tournament(4 * args.capacity, "round-robin")  # warm-up of the second node
-        idle = cluster.idle()
+        idle = cluster.idle(args.idle_seconds)
         two = [replace(cluster.tournament(args.matches, args.jobs), idle_cpu_share=idle)
                for _ in range(args.repeats)]
-        return one, two
+        return one, two, None if cluster.url is None else cluster.db
     finally:
         cluster.stop()
         cluster.release_database()
@@ -785,6 +831,9 @@ class Results:
     capacity: int
     matches: int
     jobs: str
+    quick: bool
+    #: the nodes' Redis database (flushed at the end); None: the embedded broker, or no nodes run
+    redis_db: int | None
     result_bytes: int
     #: MatchResult.to_json of that result (part of write_result's client CPU), us
     result_to_json_us: float
@@ -814,27 +863,47 @@ class Results:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    p.add_argument("--seconds", type=float, default=1.0, help="queue: length of one timed window (1)")
-    p.add_argument("--repeats", type=int, default=3,
+    p.add_argument("--quick", action="store_true",
+                   help="what CI runs (tests/test_benches.py), about 20 s: --seconds 0.2 --repeats 1 "
+                        "--matches 8 --capacity 2 --redis-db auto, the nodes idle 0.3 s (options given win)")
+    p.add_argument("--seconds", type=float, default=None, help="queue: length of one timed window (1)")
+    p.add_argument("--repeats", type=int, default=None,
                    help="queue windows per measure and tournaments per node count, best kept (3)")
-    p.add_argument("--matches", type=int, default=100, help="nodes: matches per measured run (100)")
+    p.add_argument("--matches", type=int, default=None, help="nodes: matches per measured run (100)")
     p.add_argument("--deals", type=int, default=4, help="coinche deals per match (4)")
     p.add_argument("--jobs", choices=("batch", "round-robin"), default="batch",
                    help="nodes: a round-robin's jobs alone (default), or the stored tournament, which "
                         "the nodes advance after every match")
-    p.add_argument("--capacity", type=int, default=8,
+    p.add_argument("--capacity", type=int, default=None,
                    help="matches a node plays at once; each bot offers twice as many seats per node (8)")
     p.add_argument("--poll", type=float, default=None, metavar="S",
                    help="nodes: run them through arena.node.run.serve_forever with the queue worker "
                         "polling every S seconds (default: `belote-arena serve`, which polls every 0.25 s)")
     p.add_argument("--redis-url", default=REDIS_URL, help=f"the Redis server ({REDIS_URL})")
-    p.add_argument("--redis-db", type=int, default=6,
-                   help="the database the nodes use: it must be empty; flushed after (6)")
+    p.add_argument("--redis-db", default=None,
+                   help=f"the database the nodes use: it must be empty; flushed after (6); auto: the first "
+                        f"empty one of {AUTO_DBS[0]}-{AUTO_DBS[-1]}")
     p.add_argument("--skip-redis", action="store_true",
                    help="embedded broker only (the nodes share one sqlite file)")
     p.add_argument("--skip-nodes", action="store_true", help="part 1 only (the queue)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     args = p.parse_args(argv)
+    quick = args.quick
+    for name, full, small in (("seconds", 1.0, 0.2), ("repeats", 3, 1), ("matches", 100, 8),
+                              ("capacity", 8, 2), ("redis_db", "6", "auto")):
+        if getattr(args, name) is None:
+            setattr(args, name, small if quick else full)
+    #: each node's CPU with nothing to do is measured over this many seconds
+    args.idle_seconds = 0.3 if quick else 1.0
+    if args.redis_db == "auto":
+        args.redis_db = None
+    else:
+        try:
+            args.redis_db = int(args.redis_db)
+        except ValueError:
+            p.error(f"--redis-db must be 0-15 or auto, not {args.redis_db!r}")
+        if not 0 <= args.redis_db <= 15:
+            p.error("--redis-db must be 0-15 or auto")
     for name in ("repeats", "matches", "deals", "capacity"):
         if getattr(args, name) < 1:
             p.error(f"--{name} must be at least 1")
@@ -844,8 +913,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         p.error("--seconds must be positive")
     if args.poll is not None and args.poll <= 0:
         p.error("--poll must be positive")
-    if not 0 <= args.redis_db <= 15:
-        p.error("--redis-db must be 0-15")
     return args
 
 
@@ -869,8 +936,9 @@ def build(args: argparse.Namespace) -> Results:
         queue, ping = run_queue(args, result, tmp)
         one_runs: list[ClusterRun] = []
         two_runs: list[ClusterRun] = []
+        redis_db = None
         if not args.skip_nodes:
-            one_runs, two_runs = run_nodes(args, tmp)
+            one_runs, two_runs, redis_db = run_nodes(args, tmp)
     one = best_of(one_runs) if one_runs else None
     two = best_of(two_runs) if two_runs else None
     measured = proj = None
@@ -903,7 +971,7 @@ def build(args: argparse.Namespace) -> Results:
     return Results(
         python=platform.python_version(), cpus=cpus, backend=backend, seconds=args.seconds,
         repeats=args.repeats, deals=args.deals, capacity=args.capacity, matches=args.matches,
-        jobs=args.jobs,
+        jobs=args.jobs, quick=args.quick, redis_db=redis_db,
         result_bytes=len(result.to_json()), result_to_json_us=round(to_json_us(result), 1),
         redis_ping_us=ping, queue=queue, one_node=one, two_nodes=two,
         one_node_runs=one_runs, two_node_runs=two_runs, measured_two_node_speedup=measured,
@@ -921,6 +989,8 @@ def report(res: Results) -> None:
     print(f"cluster bench: Python {res.python}, {res.cpus} CPUs; queue: best of {res.repeats} x "
           f"{res.seconds:g} s windows; nodes: {res.backend} broker, {res.jobs} of {res.matches} matches "
           f"({res.deals} {RULESET} deals each), best of {res.repeats}, {res.capacity} match slots a node")
+    if res.redis_db is not None:
+        print(f"nodes' Redis database: {res.redis_db} (flushed at the end)")
     print(f"queue: one job = enqueue + claim + write_result ({res.result_bytes:,} B of result JSON; "
           f"MatchResult.to_json alone takes {res.result_to_json_us:.0f} us) + ack")
     if res.redis_ping_us is not None:

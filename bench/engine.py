@@ -2,8 +2,11 @@
 
 Usage (from the repository root)::
 
-    python bench/engine.py [--deals N] [--repeats K] [--rollouts M] [--seed S] [--json] [--no-install]
-                           [--build both|compiled|pure]
+    python bench/engine.py [--quick] [--deals N] [--repeats K] [--rollouts M] [--seed S] [--json]
+                           [--no-install] [--build both|compiled|pure]
+
+``--quick`` (what CI runs: ``tests/test_benches.py``) is ``--deals 300 --repeats 1 --rollouts 2000
+--no-install``, a few seconds: options given with it win.
 
 Two builds of our engine (``arena.engine.BUILD``): the compiled one (mypyc, built by
 ``python scripts/build_engine.py``) and the pure Python one, the reference. One process holds one
@@ -277,9 +280,11 @@ class Results:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    p.add_argument("--deals", type=int, default=10_000, help="deals per timed run, each side (10000)")
-    p.add_argument("--repeats", type=int, default=3, help="timed runs per measure, best kept (3)")
-    p.add_argument("--rollouts", type=int, default=50_000, help="rollouts per timed run (50000)")
+    p.add_argument("--quick", action="store_true",
+                   help="--deals 300 --repeats 1 --rollouts 2000 --no-install: a few seconds (what CI runs)")
+    p.add_argument("--deals", type=int, default=None, help="deals per timed run, each side (10000)")
+    p.add_argument("--repeats", type=int, default=None, help="timed runs per measure, best kept (3)")
+    p.add_argument("--rollouts", type=int, default=None, help="rollouts per timed run (50000)")
     p.add_argument("--seed", type=int, default=0, help="first deal seed (0)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.add_argument("--no-install", action="store_true", help="do not pip install colver if missing")
@@ -287,6 +292,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="our engine's builds to time: both (the pure one in a child process), or one")
     p.add_argument("--no-colver", action="store_true", help="do not time colver (the child's option)")
     args = p.parse_args(argv)
+    for name, full, small in (("deals", 10_000, 300), ("repeats", 3, 1), ("rollouts", 50_000, 2000)):
+        if getattr(args, name) is None:
+            setattr(args, name, small if args.quick else full)
+    args.no_install = args.no_install or args.quick  # a quick look installs nothing
     for name in ("deals", "repeats", "rollouts"):
         if getattr(args, name) < 1:
             p.error(f"--{name} must be at least 1")

@@ -2,8 +2,11 @@
 
 Usage (from the repository root)::
 
-    python bench/ratings.py [--bots N] [--results M] [--repeats K] [--seed S] [--readers R]
+    python bench/ratings.py [--quick] [--bots N] [--results M] [--repeats K] [--seed S] [--readers R]
                             [--api-seconds T] [--json]
+
+``--quick`` is ``--bots 50 --results 5000 --repeats 1 --readers 3 --api-seconds 1``, a few seconds:
+what ``tests/ratings/test_bench.py`` runs (options given with it win).
 
 The pool (untimed): ``--bots`` bots of true strength drawn from N(1500, 200) on the Elo
 scale play ``--results`` games between pairs drawn at random (``numpy`` Generator seeded
@@ -105,15 +108,21 @@ class Results:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    p.add_argument("--bots", type=int, default=1_000, help="bots in the pool (1000)")
-    p.add_argument("--results", type=int, default=1_000_000, help="games played in the pool (1000000)")
-    p.add_argument("--repeats", type=int, default=3, help="timed runs per measure, best kept (3)")
+    p.add_argument("--quick", action="store_true",
+                   help="--bots 50 --results 5000 --repeats 1 --readers 3 --api-seconds 1 (what CI runs)")
+    p.add_argument("--bots", type=int, default=None, help="bots in the pool (1000)")
+    p.add_argument("--results", type=int, default=None, help="games played in the pool (1000000)")
+    p.add_argument("--repeats", type=int, default=None, help="timed runs per measure, best kept (3)")
     p.add_argument("--seed", type=int, default=0, help="the schedule's and results' seed (0)")
-    p.add_argument("--readers", type=int, default=50,
+    p.add_argument("--readers", type=int, default=None,
                    help="web readers at once during a tournament (50; 0: none)")
-    p.add_argument("--api-seconds", type=float, default=10.0, help="how long they read (10)")
+    p.add_argument("--api-seconds", type=float, default=None, help="how long they read (10)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     args = p.parse_args(argv)
+    for name, full, small in (("bots", 1_000, 50), ("results", 1_000_000, 5000), ("repeats", 3, 1),
+                              ("readers", 50, 3), ("api_seconds", 10.0, 1.0)):
+        if getattr(args, name) is None:
+            setattr(args, name, small if args.quick else full)
     if args.readers < 0 or not args.api_seconds > 0:
         p.error("--readers must be 0 or more and --api-seconds more than 0")
     for name, least in (("bots", 2), ("results", 1), ("repeats", 1)):

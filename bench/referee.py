@@ -2,8 +2,11 @@
 
 Usage (from the repository root)::
 
-    python bench/referee.py [--seconds S] [--repeats K] [--matches M] [--streams N] [--deals D]
+    python bench/referee.py [--quick] [--seconds S] [--repeats K] [--matches M] [--streams N] [--deals D]
                             [--ruleset NAME] [--sdk-bots] [--no-pin] [--half all|raw|mux|referee] [--json]
+
+``--quick`` (what CI runs: ``tests/test_benches.py``) is ``--seconds 0.5 --repeats 1 --deals 2``
+with a 0.3 s warm-up: the three measures in about 8 s; options given with it win.
 
 Each measure runs a server in this process and its clients in a child process
 (``multiprocessing``, "spawn"), the same layout for all, so that clients and server
@@ -495,7 +498,7 @@ async def run_raw(args: argparse.Namespace, sample: Sample, cpus: list[int] | No
         with ClientProcess(plan) as child:
             await wait_until(lambda: servicer.streams == len(hellos), 30, "the ping-pong streams",
                              child.proc)
-            await asyncio.sleep(WARMUP_S)
+            await asyncio.sleep(args.warmup)
             servicer.latencies = []
             windows = await measure_windows(lambda: servicer.round_trips, args.seconds, args.repeats,
                                             child.proc.pid)
@@ -549,7 +552,7 @@ async def run_referee(args: argparse.Namespace, cpus: list[int] | None) -> HalfR
         with ClientProcess(plan) as child:
             await wait_until(lambda: all(link.connected for link in links), 30, "the bots", child.proc)
             workers = [asyncio.ensure_future(worker(w)) for w in range(args.matches)]
-            await asyncio.sleep(WARMUP_S)
+            await asyncio.sleep(args.warmup)
             measuring_from = time.perf_counter()
             # the node's request counter (one per action request sent): the records only come at
             # the end of each match, this counts the decisions of a window exactly
@@ -596,6 +599,8 @@ class Results:
     server_cpus: list[int] | None
     client_cpus: list[int] | None
     seconds: float
+    #: the warm-up before a measure's first window, seconds
+    warmup_s: float
     repeats: int
     request_bytes: float
     events_per_request: float
@@ -613,13 +618,15 @@ class Results:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    p.add_argument("--seconds", type=float, default=2.0, help="length of one timed window (2)")
-    p.add_argument("--repeats", type=int, default=5, help="timed windows per measure, best kept (5)")
+    p.add_argument("--quick", action="store_true",
+                   help="--seconds 0.5 --repeats 1 --deals 2, a 0.3 s warm-up (what CI runs)")
+    p.add_argument("--seconds", type=float, default=None, help="length of one timed window (2)")
+    p.add_argument("--repeats", type=int, default=None, help="timed windows per measure, best kept (5)")
     p.add_argument("--streams", type=int, default=None,
                    help="raw half: ping-pong streams, one round trip in flight each (default: --matches)")
     p.add_argument("--matches", type=int, default=10,
                    help="referee half: matches at once, one decision in flight each (10)")
-    p.add_argument("--deals", type=int, default=4, help="deals per referee match (4)")
+    p.add_argument("--deals", type=int, default=None, help="deals per referee match (4)")
     p.add_argument("--ruleset", default="classic", help="referee preset (classic)")
     p.add_argument("--sdk-bots", action="store_true", help="run the referee's bots through belote_bot")
     p.add_argument("--no-pin", action="store_true", help="do not pin the server and the clients to CPUs")
@@ -627,6 +634,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="run one measure only, e.g. to profile it (default: all three)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     args = p.parse_args(argv)
+    if args.seconds is None:
+        args.seconds = 0.5 if args.quick else 2.0
+    if args.repeats is None:
+        args.repeats = 1 if args.quick else 5
+    if args.deals is None:
+        args.deals = 2 if args.quick else 4
+    args.warmup = 0.3 if args.quick else WARMUP_S
     if args.streams is None:
         args.streams = args.matches
     for name in ("repeats", "streams", "matches", "deals"):
@@ -664,7 +678,8 @@ async def run_async(args: argparse.Namespace, cpus: int, server_cpus: list[int] 
         cpu_ratio = round(raw.best.server_cpu_us / ref.best.server_cpu_us, 3)
     return Results(
         python=platform.python_version(), grpcio=grpc.__version__, uvloop=with_uvloop, cpus=cpus,
-        server_cpus=server_cpus, client_cpus=client_cpus, seconds=args.seconds, repeats=args.repeats,
+        server_cpus=server_cpus, client_cpus=client_cpus, seconds=args.seconds, warmup_s=args.warmup,
+        repeats=args.repeats,
         request_bytes=round(sample.request_bytes, 1), events_per_request=round(sample.events_per_request, 2),
         reply_bytes=round(sample.reply_bytes, 1),
         messages_per_decision=round(sample.messages_per_decision, 3),
@@ -678,7 +693,7 @@ def report(res: Results) -> None:
            else "not pinned")
     print(f"referee bench: Python {res.python}, grpcio {res.grpcio}, uvloop {'on' if res.uvloop else 'OFF'}, "
           f"{res.cpus} CPUs ({pin}); best of {res.repeats} x {res.seconds:g} s windows after "
-          f"{WARMUP_S:g} s warm-up")
+          f"{res.warmup_s:g} s warm-up")
     print(f"messages: action request {res.request_bytes:.0f} B on average ({res.events_per_request:.2f} "
           f"public events riding on it), reply {res.reply_bytes:.0f} B; "
           f"{res.messages_per_decision:.3f} messages sent per decision")

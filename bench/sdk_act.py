@@ -2,8 +2,11 @@
 
 Usage (from the repository root)::
 
-    python bench/sdk_act.py [--seconds S] [--matches M] [--sleep SECONDS] [--busy] [--inline]
+    python bench/sdk_act.py [--quick] [--seconds S] [--matches M] [--sleep SECONDS] [--busy] [--inline]
                             [--uvloop] [--switch-interval S] [--no-pin] [--json]
+
+``--quick`` (what CI runs: ``tests/test_benches.py``) is ``--seconds 1 --sleep 0.2`` with a 0.3 s
+warm-up, about 6 s; options given with it win.
 
 One bot, written as a bot author would (a plain, non-async ``act``), plays many
 seats at once over one ``BotService.Connect`` stream, in a child process
@@ -22,8 +25,10 @@ referee node (``Node`` + ``start_server``) in this process. Two measures:
 Measured at the referee, the same way for both: the round trip of every
 decision of the fast matches started in the window (``--seconds`` after a one
 second warm-up), from the match records' ``latencies_us`` (the runner times
-each request from just before it is written until the answer is back), read
-with ``ArenaService.GetMatchRecord`` over gRPC. The fast seats answer "at once"
+each request from just before it is written until the answer is back), as the
+node gives them at each match's end (reading them back over gRPC once the window
+is over hit the node's bounds: its last 100 records kept without a data folder, its
+reads a second per address). The fast seats answer "at once"
 with the instant choice (the first legal action; in the bidding, while nobody
 has bid, the first one after pass, so that deals get played), so their round
 trip is the SDK's and the referee's own time, including the hop to the act
@@ -65,9 +70,8 @@ _ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(_ROOT), str(_ROOT / "sdk")]  # run from a checkout
 
 import grpc  # noqa: E402
-import grpc.aio  # noqa: E402
-from belote.arena.v1 import arena_service_pb2 as apb  # noqa: E402
-from belote.arena.v1 import arena_service_pb2_grpc as agrpc  # noqa: E402
+
+from arena.records import MatchRecord  # noqa: E402
 
 TARGET_P99_US = 5000.0
 WARMUP_S = 1.0
@@ -180,23 +184,13 @@ def pct(sorted_values: Sequence[int], q: float) -> float:
     return round(sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (k - lo), 1)
 
 
-async def records(address: str, match_ids: list[str]) -> dict[str, dict[str, Any]]:
-    async with grpc.aio.insecure_channel(address) as channel:
-        stub = agrpc.ArenaServiceStub(channel)
-        out = {}
-        for match_id in match_ids:
-            reply = await stub.GetMatchRecord(apb.GetMatchRecordRequest(match_id=match_id))
-            out[match_id] = json.loads(reply.record_json)
-        return out
-
-
-async def measure(node: Any, address: str, name: str, foil: str | None, args: argparse.Namespace) -> Measure:
+async def measure(node: Any, name: str, foil: str | None, args: argparse.Namespace) -> Measure:
     """Fast matches, and one foil match if ``foil``, kept running; the fast ones started in the window
     measured."""
     stop = False
     measuring_from = float("inf")
-    measured: list[str] = []
-    foils: list[str] = []
+    measured: list[MatchRecord] = []
+    foils: list[MatchRecord] = []
 
     async def fast(w: int) -> None:
         k = 0
@@ -204,9 +198,9 @@ async def measure(node: Any, address: str, name: str, foil: str | None, args: ar
             started = time.perf_counter()
             match_id = node.start_match(SUBJECT, SUBJECT, "coinche", seed=f"{name}/{w}/{k}", deals=2)
             k += 1
-            await node.wait(match_id)
+            record = await node.wait(match_id)
             if started >= measuring_from:
-                measured.append(match_id)
+                measured.append(record)
 
     async def foil_matches() -> None:
         k = 0
@@ -214,25 +208,19 @@ async def measure(node: Any, address: str, name: str, foil: str | None, args: ar
             assert foil is not None
             match_id = node.start_match(SUBJECT, foil, "coinche", seed=f"{name}/foil/{k}", deals=1)
             k += 1
-            foils.append(match_id)
-            await node.wait(match_id)
+            foils.append(await node.wait(match_id))
 
     workers = [asyncio.ensure_future(fast(w)) for w in range(args.matches)]
     if foil is not None:
         workers.append(asyncio.ensure_future(foil_matches()))
-    await asyncio.sleep(WARMUP_S)
+    await asyncio.sleep(args.warmup)
     measuring_from = time.perf_counter()
     await asyncio.sleep(args.seconds)
     stop = True  # no new match; those running finish (the slow foil match within ~10 x --sleep)
     await asyncio.wait_for(asyncio.gather(*workers), 60 + 20 * args.sleep)
-    recs = await records(address, measured + foils)
-    lat: list[int] = []
-    strikes = 0
-    for match_id, rec in recs.items():
-        strikes += len(rec["strikes"])
-        if match_id in measured:
-            lat.extend(x for deal in rec["latencies_us"] for x in deal)
-    slow = sum(x >= args.sleep * 1e6 for m in foils for deal in recs[m]["latencies_us"] for x in deal)
+    strikes = sum(len(rec.strikes) for rec in measured + foils)
+    lat = [x for rec in measured for deal in rec.latencies_us for x in deal]
+    slow = sum(x >= args.sleep * 1e6 for rec in foils for deal in rec.latencies_us for x in deal)
     lat.sort()
     if lat and lat[0] < 0:
         raise RuntimeError(f"{name}: a fast seat got a fallback")
@@ -249,6 +237,8 @@ class Results:
     server_cpus: list[int] | None
     bot_cpus: list[int] | None
     seconds: float
+    #: the warm-up before each window, seconds
+    warmup_s: float
     matches: int
     sleep_s: float
     busy: bool
@@ -287,8 +277,8 @@ async def run_all(args: argparse.Namespace, cpus: int, server_cpus: list[int] | 
             if time.monotonic() > deadline:
                 raise RuntimeError("the bots did not connect within 30 s")
             await asyncio.sleep(0.02)
-        reference = await measure(node, address, "reference", None, args)
-        slow = await measure(node, address, "slow seat", SLEEPER_FOIL, args)
+        reference = await measure(node, "reference", None, args)
+        slow = await measure(node, "slow seat", SLEEPER_FOIL, args)
     finally:
         stop.set()
         await stop_server(server, node, grace=0.2)
@@ -298,7 +288,8 @@ async def run_all(args: argparse.Namespace, cpus: int, server_cpus: list[int] | 
             proc.join(5)
     return Results(
         python=platform.python_version(), grpcio=grpc.__version__, bot_uvloop=plan.uvloop and _has_uvloop(),
-        cpus=cpus, server_cpus=server_cpus, bot_cpus=bot_cpus, seconds=args.seconds, matches=args.matches,
+        cpus=cpus, server_cpus=server_cpus, bot_cpus=bot_cpus, seconds=args.seconds, warmup_s=args.warmup,
+        matches=args.matches,
         sleep_s=args.sleep, busy=args.busy, inline=args.inline, switch_interval=args.switch_interval,
         reference=reference, slow=slow,
         ratio=round(slow.p99_us / reference.p99_us, 3),
@@ -319,7 +310,7 @@ def report(res: Results) -> None:
           f"{'uvloop' if res.bot_uvloop else 'asyncio'}, {res.cpus} CPUs ({pin}); act "
           f"{'inline on the loop' if res.inline else 'in worker threads'}"
           f"{'' if res.switch_interval is None else f', switch interval {res.switch_interval:g} s'}; "
-          f"{res.seconds:g} s windows after {WARMUP_S:g} s warm-up")
+          f"{res.seconds:g} s windows after {res.warmup_s:g} s warm-up")
     slow_what = f"{'spins' if res.busy else 'sleeps'} {res.sleep_s:g} s"
     print(f"one bot, {res.matches} fast matches at once (all four seats, coinche, 2 deals); the slow measure "
           f"adds a match against a foil where its seat 0 {slow_what} in act at every decision")
@@ -337,9 +328,11 @@ def report(res: Results) -> None:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    p.add_argument("--seconds", type=float, default=8.0, help="length of each measured window (8)")
+    p.add_argument("--quick", action="store_true",
+                   help="--seconds 1 --sleep 0.2, a 0.3 s warm-up (what CI runs)")
+    p.add_argument("--seconds", type=float, default=None, help="length of each measured window (8)")
     p.add_argument("--matches", type=int, default=4, help="fast matches at once (4)")
-    p.add_argument("--sleep", type=float, default=0.5, help="the slow seat's act, seconds (0.5)")
+    p.add_argument("--sleep", type=float, default=None, help="the slow seat's act, seconds (0.5)")
     p.add_argument("--busy", action="store_true", help="the slow act spins in Python instead of sleeping")
     p.add_argument("--inline", action="store_true", help="run the bot's act on the loop (act_inline)")
     p.add_argument("--uvloop", action="store_true",
@@ -349,6 +342,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--no-pin", action="store_true", help="do not pin the referee and the bot to CPUs")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     args = p.parse_args(argv)
+    if args.seconds is None:
+        args.seconds = 1.0 if args.quick else 8.0
+    if args.sleep is None:
+        args.sleep = 0.2 if args.quick else 0.5
+    args.warmup = 0.3 if args.quick else WARMUP_S
     if args.matches < 1 or args.seconds <= 0 or args.sleep <= 0:
         p.error("--matches, --seconds and --sleep must be positive")
     return args

@@ -50,17 +50,25 @@ from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import grpc
-import grpc.aio
-from belote.arena.v1 import arena_service_pb2 as apb
-from belote.arena.v1 import arena_service_pb2_grpc as agrpc
+_ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(_ROOT), str(_ROOT / "sdk")]  # run from a checkout
 
-from arena.records import TimeControl
-from arena.referee.node import Node, NodeConfig
-from arena.referee.service import start_server, stop_server
+import grpc  # noqa: E402
+import grpc.aio  # noqa: E402
+from belote.arena.v1 import arena_service_pb2 as apb  # noqa: E402
+from belote.arena.v1 import arena_service_pb2_grpc as agrpc  # noqa: E402
+from belote_bot.client import TOKEN_ENV  # noqa: E402
+
+from arena.records import TimeControl  # noqa: E402
+from arena.referee.access import AccessPolicy  # noqa: E402
+from arena.referee.node import Node, NodeConfig  # noqa: E402
+from arena.referee.registry import digest, new_token  # noqa: E402
+from arena.referee.service import start_server, stop_server  # noqa: E402
 
 #: a prompt bot is never late, even on a loaded machine: the bench is about memory, not strikes
 CLOCK = TimeControl(deadline=5.0, time_bank=10.0, max_strikes=3, grace=5.0)
+#: the node's admin credential, made per run: StartMatch is an admin's call
+ADMIN = new_token("adm")
 
 
 @dataclass
@@ -128,19 +136,23 @@ def sample(matches: int) -> Sample:
 @asynccontextmanager
 async def bot_processes(node: Node, address: str, seats: int) -> AsyncIterator[None]:
     """The two random bots, each in a process of its own, connected to the node."""
-    procs = []
+    procs: list[subprocess.Popen[bytes]] = []
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     try:
         for name in ("soak-a", "soak-b"):
             _, token = node.register_bot(name)
+            # the token in the environment, as the SDK reads it: never on a command line
             procs.append(subprocess.Popen(
-                [sys.executable, "-m", "belote_bot.bots.random", "--address", address, f"--token={token}",
+                [sys.executable, "-m", "belote_bot.bots.random", "--address", address,
                  "--concurrency", str(seats), "--seed", name, "--log-level", "WARNING"],
-                env=env, stdin=subprocess.DEVNULL,
+                env={**env, TOKEN_ENV: token}, stdin=subprocess.DEVNULL,
             ))
         deadline = time.monotonic() + 60
         while not all(b.connected for b in node.bots()):
-            if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
+            ended = [p.returncode for p in procs if p.poll() is not None]
+            if ended:
+                raise RuntimeError(f"a bot process exited ({ended[0]}) before it connected")
+            if time.monotonic() > deadline:
                 raise RuntimeError("the bots did not connect within 60 s")
             await asyncio.sleep(0.05)
         yield
@@ -155,12 +167,34 @@ async def bot_processes(node: Node, address: str, seats: int) -> AsyncIterator[N
                 p.wait()
 
 
+async def watch(stub: agrpc.ArenaServiceAsyncStub, match_id: str) -> int:
+    """Watch a finished match to its end, then fetch its record; the events seen. The node replays
+    so many finished matches at once per address (a record fetched is one) and refuses the others
+    for a moment: a refusal is tried again, as the node asks."""
+    for _ in range(200):
+        try:
+            events = 0
+            async for msg in stub.WatchMatch(apb.WatchMatchRequest(match_id=match_id)):
+                events += msg.HasField("event")
+            await stub.GetMatchRecord(apb.GetMatchRecordRequest(match_id=match_id))
+            return events
+        except grpc.aio.AioRpcError as e:
+            if e.code() is not grpc.StatusCode.RESOURCE_EXHAUSTED:
+                raise
+            await asyncio.sleep(0.05)
+    raise RuntimeError(f"{match_id}: its replay refused 200 times for the replays per address")
+
+
 async def play(stub: agrpc.ArenaServiceAsyncStub, node: Node, args: argparse.Namespace, count: int,
                first: int) -> int:
     """Play ``count`` matches, ``args.parallel`` at once; how many were watched after their end."""
     watched = 0
     next_index = first
     left = count
+    admin = (("authorization", f"Bearer {ADMIN}"),)
+    # the node replays so many finished matches at once per address and refuses the others (retry
+    # later): the bench's watchers, all from one address, take turns
+    replays = asyncio.Semaphore(node.config.limits.max_replays_per_address)
 
     async def one() -> None:
         nonlocal next_index, watched
@@ -172,16 +206,14 @@ async def play(stub: agrpc.ArenaServiceAsyncStub, node: Node, args: argparse.Nam
             started = await stub.StartMatch(apb.StartMatchRequest(
                 team0_bot="soak-a" if index % 2 == 0 else "soak-b",
                 team1_bot="soak-b" if index % 2 == 0 else "soak-a",
-                ruleset=args.ruleset, seed=f"soak/{index}", deals=args.deals))
+                ruleset=args.ruleset, seed=f"soak/{index}", deals=args.deals), metadata=admin)
             record = await node.wait(started.match_id)
             if record.result.reason != "finished":
                 raise RuntimeError(f"match {started.match_id} ended {record.result.reason}: "
                                    f"{record.result.detail}")
             if args.watch_every and index % args.watch_every == 0:
-                events = 0
-                async for msg in stub.WatchMatch(apb.WatchMatchRequest(match_id=started.match_id)):
-                    events += msg.HasField("event")
-                await stub.GetMatchRecord(apb.GetMatchRecordRequest(match_id=started.match_id))
+                async with replays:
+                    events = await watch(stub, started.match_id)
                 if events == 0:
                     raise RuntimeError(f"a late watcher of {started.match_id} saw no event")
                 watched += 1
@@ -193,7 +225,7 @@ async def play(stub: agrpc.ArenaServiceAsyncStub, node: Node, args: argparse.Nam
 async def soak(args: argparse.Namespace) -> Soak:
     with tempfile.TemporaryDirectory(prefix="belote-soak-") as tmp:
         data = None if args.memory_store else Path(tmp)
-        node = Node(NodeConfig(data_dir=data, time=CLOCK))
+        node = Node(NodeConfig(data_dir=data, time=CLOCK, access=AccessPolicy(admin_sha256=digest(ADMIN))))
         server, port = await start_server(node, "127.0.0.1:0")
         address = f"127.0.0.1:{port}"
         try:

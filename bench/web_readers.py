@@ -116,6 +116,9 @@ async def measure(readers: int, seconds: float) -> dict[str, Any]:
                 alone_timed, _ = await asyncio.to_thread(_in_child, site.url, 1, seconds / 2)
                 many_timed, errors = await asyncio.to_thread(_in_child, site.url, readers, seconds)
                 played = len(await asyncio.to_thread(broker.results, TOURNAMENT))
+                # its matches stopped now: left to run, they would wait for the bots that leave next
+                # (a forfeit after 10 s each), and the node's drain with them
+                await asyncio.to_thread(running.tournaments.cancel, TOURNAMENT)
         finally:
             stop.set()
             for t in tasks:

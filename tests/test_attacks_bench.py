@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.mark.security
 def test_the_attacks_the_bench_reruns_all_fail() -> None:
-    command = [sys.executable, str(ROOT / "bench" / "attacks.py"), "--deals", "6", "--flood", "40",
+    command = [sys.executable, str(ROOT / "bench" / "attacks.py"), "--quick",
                "--only", "seeds,roles,queue", "--json"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
@@ -35,8 +35,8 @@ def test_the_attacks_the_bench_reruns_all_fail() -> None:
 def test_a_bot_that_remembers_hands_never_holds_a_deal_it_saw_before_in_field_duplicate() -> None:
     """The issue's attack: in mirror duplicate a bot knows its opponents' hands at most decisions (it
     held them in the other leg); in field duplicate, the default, it never does."""
-    command = [sys.executable, str(ROOT / "bench" / "attacks.py"), "--only", "duplicate",
-               "--duplicate-deals", "4", "--json"]
+    command = [sys.executable, str(ROOT / "bench" / "attacks.py"), "--quick", "--only", "duplicate",
+               "--json"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     field, mirror = (json.loads(done.stdout)["duplicate"][mode] for mode in ("field", "mirror"))
@@ -55,8 +55,8 @@ def test_a_bot_that_remembers_hands_never_holds_a_deal_it_saw_before_in_field_du
 def test_a_cancel_shows_no_secret_while_a_match_of_it_can_be_played_and_rates_nothing_after_it() -> None:
     """The issue's attack: after a cancel the secret showed at once while its 8 matches played on,
     every deck predicted, and all 8 were rated; now they stop and the secret waits for them."""
-    command = [sys.executable, str(ROOT / "bench" / "attacks.py"), "--only", "cancel",
-               "--cancel-deals", "200", "--json"]
+    command = [sys.executable, str(ROOT / "bench" / "attacks.py"), "--quick", "--only", "cancel",
+               "--json"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     cancel = json.loads(done.stdout)["cancel"]

@@ -10,9 +10,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent.parent
 
 
-def test_the_ratings_bench_runs_on_a_tiny_pool() -> None:
-    command = [sys.executable, str(ROOT / "bench" / "ratings.py"), "--bots", "50", "--results", "5000",
-               "--repeats", "1", "--readers", "3", "--api-seconds", "1", "--json"]
+def test_the_quick_ratings_bench_runs_on_a_tiny_pool() -> None:
+    command = [sys.executable, str(ROOT / "bench" / "ratings.py"), "--quick", "--json"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     res = json.loads(done.stdout)
@@ -26,8 +25,8 @@ def test_the_ratings_bench_runs_on_a_tiny_pool() -> None:
 
 
 def test_the_ratings_bench_ends_with_its_figures() -> None:
-    command = [sys.executable, str(ROOT / "bench" / "ratings.py"), "--bots", "20", "--results", "500",
-               "--repeats", "1", "--readers", "0"]
+    command = [sys.executable, str(ROOT / "bench" / "ratings.py"), "--quick", "--bots", "20",
+               "--results", "500", "--readers", "0"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     last = done.stdout.strip().splitlines()[-2:]
