@@ -13,6 +13,10 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
+#: its figures are ratios of wall time: run alone (python -m pytest -m timing)
+pytestmark = pytest.mark.timing
+
+
 @pytest.mark.slow
 def test_the_quick_bench_shows_a_pushed_cancel_stops_another_node_s_matches_far_sooner_than_a_poll() -> None:
     done = subprocess.run([sys.executable, str(ROOT / "bench" / "cancel_stop.py"), "--quick", "--json"],

@@ -12,6 +12,10 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
+#: its figures are ratios of wall time: run alone (python -m pytest -m timing)
+pytestmark = pytest.mark.timing
+
+
 @pytest.mark.slow
 def test_the_quick_bench_shows_legs_one_after_the_other_take_about_twice_as_long_with_free_slots() -> None:
     done = subprocess.run([sys.executable, str(ROOT / "bench" / "mirror_legs.py"), "--quick", "--json"],

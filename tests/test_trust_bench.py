@@ -18,6 +18,10 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
+#: its figures are ratios of wall time: run alone (python -m pytest -m timing)
+pytestmark = pytest.mark.timing
+
+
 @pytest.fixture(scope="module")
 def phases() -> dict[str, dict[str, Any]]:
     command = [sys.executable, str(ROOT / "bench" / "trust.py"), "--quick", "--json"]

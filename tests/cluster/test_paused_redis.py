@@ -34,7 +34,7 @@ from arena.records import MatchRecord
 from tests.cluster.own_redis import own_redis_server
 from tests.cluster.procs import ADMIN_TOKEN, Procs, free_port, register_bots, wait_connected, wait_for
 
-pytestmark = [pytest.mark.reliability, pytest.mark.slow]
+pytestmark = [pytest.mark.reliability, pytest.mark.slow, pytest.mark.timing]
 
 #: how long Redis is paused (seconds): what a call that waited for it on the loop would hold the node
 PAUSE_S = 2.0

@@ -128,6 +128,7 @@ def wide_sprt(pairs: int) -> apb.SprtOptions:
 
 @pytest.mark.reliability
 @pytest.mark.slow
+@pytest.mark.timing
 def test_an_audit_does_not_slow_the_node_s_matches(tmp_path: Path) -> None:
     """The searches run in a child process: in a thread they held the interpreter lock the node's
     event loop needs, and the median decision of an honest match took three to seven times longer

@@ -36,7 +36,7 @@ from arena.web import web_for
 from tests.node.registry_readers import ANSWERED, NAME, REFUSED, Readers, honest_main, node_on_one_cpu, p99
 from tests.queue.conftest import REDIS_URL, redis_unavailable
 
-pytestmark = [pytest.mark.reliability, pytest.mark.slow]
+pytestmark = [pytest.mark.reliability, pytest.mark.slow, pytest.mark.timing]
 
 BOTS = 5000
 #: quiet and read matches played in turn

@@ -162,6 +162,7 @@ def requests_of(method: Any) -> st.SearchStrategy[tuple[str, Message]]:
 
 
 @pytest.mark.slow
+@pytest.mark.timing
 def test_ten_thousand_hostile_messages_leave_the_node_serving_and_the_honest_match_intact(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch,
 ) -> None:

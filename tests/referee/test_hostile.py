@@ -87,6 +87,7 @@ class Reached:
 
 @pytest.mark.reliability
 @pytest.mark.slow
+@pytest.mark.timing
 def test_an_honest_match_keeps_its_pace_while_four_hostile_bots_attack(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch,
 ) -> None:

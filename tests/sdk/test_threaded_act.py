@@ -17,6 +17,7 @@ import random
 import threading
 import time
 
+import pytest
 from belote_bot import Action, Bot, HeuristicBot, MatchInfo, Observation
 from belote_bot.client import Client
 
@@ -69,6 +70,7 @@ class SleepyBot(Bot):
         return random.Random(obs.request_id).choice(obs.legal_actions)
 
 
+@pytest.mark.timing
 def test_a_seat_that_sleeps_in_act_does_not_hold_up_the_other_seats() -> None:
     bot = SleepyBot()
 

@@ -31,7 +31,7 @@ from tests.referee.arena_helpers import arena_stub
 from tests.web.clients import OTHER, closed_by_peer, connect, json_of, request
 from tests.web.site import Site
 
-pytestmark = pytest.mark.reliability
+pytestmark = [pytest.mark.reliability, pytest.mark.timing]
 
 #: the bounds of the module's site: a long head timeout, so that idle connections stay while a
 #: test counts them

@@ -42,7 +42,7 @@ from tests.referee.test_hostile import FLOOR_US, p99
 
 from .replay_readers import Readers, Reading
 
-pytestmark = [pytest.mark.reliability, pytest.mark.slow]
+pytestmark = [pytest.mark.reliability, pytest.mark.slow, pytest.mark.timing]
 
 #: the honest match's deals (the issue's figure: 0.64 s quiet)
 HONEST_DEALS = 20
