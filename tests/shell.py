@@ -15,6 +15,7 @@ import contextlib
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -193,3 +194,13 @@ def members(session: int) -> list[tuple[int, str]]:
         if int(fields[3]) == session:  # after the name: state, ppid, pgrp, session
             found.append((int(entry.name), fields[19]))
     return found
+
+
+def port_free(port: int) -> bool:
+    """Whether nothing listens on ``port`` of 127.0.0.1 (a README command dials its fixed port)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True

@@ -16,14 +16,13 @@ import re
 import secrets
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.queue.conftest import REDIS_URL, redis_unavailable
+from tests.queue.redis_counts import redis_commands
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
@@ -125,22 +124,6 @@ def bench_module(name: str) -> Any:
     spec.loader.exec_module(module)
     return module
 
-
-@contextmanager
-def redis_commands(broker: Any) -> Iterator[list[str]]:
-    """The names of the Redis commands ``broker`` sends inside the block (a pipeline's aside)."""
-    commands: list[str] = []
-    execute: Any = broker._redis.execute_command
-
-    def counted(*args: Any, **options: Any) -> Any:
-        commands.append(str(args[0]))
-        return execute(*args, **options)
-
-    broker._redis.execute_command = counted
-    try:
-        yield commands
-    finally:
-        broker._redis.execute_command = execute
 
 
 def test_a_job_of_the_queue_loop_is_its_four_calls_and_no_look_for_its_tournament() -> None:

@@ -30,7 +30,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from arena.engine.record import replay_match
 from tests.scripts import script
-from tests.shell import Shell, hints
+from tests.shell import Shell, hints, port_free
 
 BELOTE_ARENA = script("belote-arena")
 needs_cli = pytest.mark.skipif(BELOTE_ARENA is None, reason="the belote-arena script is not installed")
@@ -262,6 +262,7 @@ def test_match_start_watch_shows_the_match_from_its_first_event(tmp_path: Path) 
         assert not incomplete, "\n".join(incomplete)
 
 
+@pytest.mark.xdist_group("default-port")  # serves on, or dials, 127.0.0.1:50051: one worker runs these
 @needs_cli
 def test_demo_plays_a_round_robin_and_every_record_replays(tmp_path: Path) -> None:
     out = cli_ok("demo", "--rounds", "1", "--data-dir", str(tmp_path), timeout=120)
@@ -305,11 +306,3 @@ def check_the_demo_s_hints(out: str, tmp_path: Path) -> None:
             table = sh.run(line).ok().out
             assert "95% interval" in table and "heuristic-b" in table, table
 
-
-def port_free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-        return True

@@ -27,6 +27,7 @@ def test_hints_are_found_at_the_end_of_a_line_and_between_backticks() -> None:
                            "belote-arena admin token --file admin.token"]
 
 
+@pytest.mark.xdist_group("default-port")  # serves on, or dials, 127.0.0.1:50051: one worker runs these
 @pytest.mark.slow
 def test_every_hint_a_command_prints_runs_as_printed(tmp_path: Path) -> None:
     work = tmp_path / "work"

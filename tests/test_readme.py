@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from arena.hints import DEFAULT_ADDRESS
-from tests.shell import Background, Done, Shell
+from tests.shell import Background, Done, Shell, port_free
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 MARK = re.compile(r"<!-- tested by tests/test_readme\.py: ([a-z-]+) -->\n```sh\n(.*?)```", re.S)
@@ -46,14 +46,6 @@ def blocks() -> dict[str, list[str]]:
         found[name] = commands
     return found
 
-
-def port_free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-        return True
 
 
 def free_port() -> int:
@@ -131,6 +123,7 @@ def test_the_readme_marks_its_walkthroughs_and_dials_the_default_address() -> No
         assert f"--listen {DEFAULT_ADDRESS}" in commands[0] and UNTIL_CTRL_C in commands[0]
 
 
+@pytest.mark.xdist_group("default-port")  # serves on, or dials, 127.0.0.1:50051: one worker runs these
 @pytest.mark.slow
 def test_run_a_referee_as_printed(walkthrough: Walkthrough) -> None:
     commands = blocks()["run-a-referee"]
@@ -161,6 +154,7 @@ def test_run_a_referee_as_printed(walkthrough: Walkthrough) -> None:
     assert log.rstrip().endswith("stopped (1 match completed here; 0 results written to the queue)"), log
 
 
+@pytest.mark.xdist_group("default-port")  # serves on, or dials, 127.0.0.1:50051: one worker runs these
 @pytest.mark.slow
 def test_many_nodes_as_printed(walkthrough: Walkthrough) -> None:
     from tests.cluster.conftest import claim_db, release_db

@@ -10,10 +10,9 @@ the same step that queues it to be rated.
 
 from __future__ import annotations
 
-import contextlib
 import random
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -32,6 +31,7 @@ from arena.tournament import (
 from arena.tournament.summary import ResultSummary
 from tests.factories import result_of_job, tournament_spec
 from tests.queue.conftest import Store
+from tests.queue.redis_counts import redis_commands
 from tests.tournament.helpers import play_job
 
 WON = (1001, 640)
@@ -116,22 +116,6 @@ def test_a_bots_recent_matches_are_its_newest_first_and_bounded(
     assert [m.match_id for m in broker.bot_matches("opp0", 100)] == [written[0].match_id]
     assert BOT_MATCHES_KEPT >= 100  # what a page lists (20) is always there
 
-
-@contextlib.contextmanager
-def redis_commands(broker: Any) -> Iterator[list[str]]:
-    """The names of the Redis commands ``broker`` sends inside the block, in order."""
-    commands: list[str] = []
-    execute: Any = broker._redis.execute_command
-
-    def counted(*args: Any, **options: Any) -> Any:
-        commands.append(str(args[0]))
-        return execute(*args, **options)
-
-    broker._redis.execute_command = counted
-    try:
-        yield commands
-    finally:
-        broker._redis.execute_command = execute
 
 
 def test_the_summary_is_written_in_the_results_own_atomic_step(store: Store) -> None:
