@@ -52,10 +52,20 @@ ALLOWED: dict[str, set[str]] = {
     "arena.rankings_cli": {"arena.credentials", "arena.remote", "arena.tournament_cli", "belote"},
     "arena.tournament_cli": {"arena.engine", "arena.records", "arena.tournament", "arena.credentials",
                              "arena.remote", "arena.hints", "belote"},
-    "arena.cli": {"arena.engine", "arena.records", "arena.tournament", "arena.queue", "arena.node",
-                  "arena.referee", "arena.remote", "arena.demo", "arena.tournament_cli", "arena.credentials",
-                  "arena.rankings_cli", "arena.ratings", "arena.web", "arena.logformat", "arena.hints",
-                  "belote"},
+    # the command line: each command group's module, on the two it shares (checks, dial); main on top
+    "arena.cli.checks": {"arena.records"},
+    "arena.cli.dial": {"arena.credentials", "arena.remote", "arena.hints", "arena.cli.checks", "belote"},
+    "arena.cli.serve": {"arena.engine", "arena.records", "arena.tournament", "arena.queue", "arena.node",
+                        "arena.referee", "arena.web", "arena.demo", "arena.credentials", "arena.logformat",
+                        "arena.hints", "arena.cli.checks", "arena.cli.dial"},
+    "arena.cli.records": {"arena.engine", "arena.records", "arena.hints", "arena.cli.checks",
+                          "arena.cli.serve"},
+    "arena.cli.bots": {"arena.credentials", "arena.remote", "arena.hints", "arena.cli.checks",
+                       "arena.cli.dial"},
+    "arena.cli.matches": {"arena.records", "arena.remote", "arena.hints", "arena.cli.checks",
+                          "arena.cli.dial", "arena.cli.records"},
+    "arena.cli": {"arena.engine", "arena.tournament_cli", "arena.rankings_cli", "arena.cli.checks",
+                  "arena.cli.records", "arena.cli.serve", "arena.cli.bots", "arena.cli.matches"},
     "belote_bot": {"arena.engine", "belote"},
 }
 #: third-party packages that a part must not load at all
@@ -66,6 +76,7 @@ FORBIDDEN_THIRD_PARTY: dict[str, set[str]] = {
     "arena.ratings": {"grpc", "google", "redis", "rich", "uvloop", "aiohttp"},
     "arena.referee": {"redis", "rich"},
     "arena.queue": {"grpc", "google", "rich", "uvloop"},
+    "arena.cli.records": {"grpc", "google", "redis", "rich", "uvloop"},
     "belote_bot": {"redis", "rich", "uvloop", "grpc_health", "grpc_reflection"},
 }
 OWN = ("arena", "belote_bot", "belote")
