@@ -49,9 +49,6 @@ ALLOWED: dict[str, set[str]] = {
                   "arena.referee", "arena.node", "belote"},
     "arena.demo": {"arena.engine", "arena.records", "arena.tournament", "arena.queue", "arena.node",
                    "arena.referee", "arena.web", "arena.ratings", "arena.hints", "belote_bot"},
-    "arena.rankings_cli": {"arena.credentials", "arena.remote", "arena.tournament_cli", "belote"},
-    "arena.tournament_cli": {"arena.engine", "arena.records", "arena.tournament", "arena.credentials",
-                             "arena.remote", "arena.hints", "belote"},
     # the command line: each command group's module, on the two it shares (checks, dial); main on top
     "arena.cli.checks": {"arena.records"},
     "arena.cli.dial": {"arena.credentials", "arena.remote", "arena.hints", "arena.cli.checks", "belote"},
@@ -64,8 +61,11 @@ ALLOWED: dict[str, set[str]] = {
                        "arena.cli.dial"},
     "arena.cli.matches": {"arena.records", "arena.remote", "arena.hints", "arena.cli.checks",
                           "arena.cli.dial", "arena.cli.records"},
-    "arena.cli": {"arena.engine", "arena.tournament_cli", "arena.rankings_cli", "arena.cli.checks",
-                  "arena.cli.records", "arena.cli.serve", "arena.cli.bots", "arena.cli.matches"},
+    "arena.cli.tournament": {"arena.records", "arena.tournament", "arena.remote", "arena.hints",
+                             "arena.cli.checks", "arena.cli.dial", "belote"},
+    "arena.cli.rankings": {"arena.cli.checks", "arena.cli.dial", "belote"},
+    "arena.cli": {"arena.engine", "arena.cli.checks", "arena.cli.records", "arena.cli.serve",
+                  "arena.cli.bots", "arena.cli.matches", "arena.cli.tournament", "arena.cli.rankings"},
     "belote_bot": {"arena.engine", "belote"},
 }
 #: third-party packages that a part must not load at all

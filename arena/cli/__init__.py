@@ -2,8 +2,8 @@
 
 Each command group has a module of its own: :mod:`~arena.cli.records` (``replay``,
 ``selfplay``), :mod:`~arena.cli.serve` (``serve``, ``demo``), :mod:`~arena.cli.bots` (``bot``,
-``admin``) and :mod:`~arena.cli.matches` (``match``), besides :mod:`arena.tournament_cli`
-(``tournament``, ``verify``) and :mod:`arena.rankings_cli` (``rankings``); they share
+``admin``), :mod:`~arena.cli.matches` (``match``), :mod:`~arena.cli.tournament`
+(``tournament``, ``verify``) and :mod:`~arena.cli.rankings` (``rankings``); they share
 :mod:`~arena.cli.checks` (bad input, one line) and :mod:`~arena.cli.dial` (reaching a node).
 
 Exit codes: 0 success; 1 bad input (a malformed or illegal record, an unknown
@@ -18,12 +18,9 @@ import sys
 from collections.abc import Sequence
 
 # replay and selfplay need the engine alone: every other command imports what it needs itself
-from arena.cli import bots, matches, records, serve
+from arena.cli import bots, matches, rankings, records, serve, tournament
 from arena.cli.checks import CliError
 from arena.engine import EngineError
-from arena.rankings_cli import add_parser as add_rankings_parser
-from arena.tournament_cli import TournamentCliError, add_verify_parser
-from arena.tournament_cli import add_parser as add_tournament_parser
 
 __all__ = ["build_parser", "main"]
 
@@ -37,12 +34,12 @@ def build_parser() -> argparse.ArgumentParser:
     records.add_selfplay(sub)
     serve.add_serve(sub)
     serve.add_demo(sub)
-    add_tournament_parser(sub)
+    tournament.add_tournament(sub)
     bots.add_bot(sub)
     matches.add_match(sub)
     bots.add_admin(sub)
-    add_verify_parser(sub)
-    add_rankings_parser(sub)
+    tournament.add_verify(sub)
+    rankings.add_rankings(sub)
     return p
 
 
@@ -55,7 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.seed = int(args.seed)
     try:
         return int(args.func(args))
-    except (CliError, EngineError, TournamentCliError) as e:
+    except (CliError, EngineError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -12,7 +12,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from arena.cli.checks import one_line
-from arena.hints import DEFAULT_ADDRESS, DEFAULT_DATA_DIR
+from arena.hints import DEFAULT_ADDRESS, DEFAULT_DATA_DIR, default_address
 
 if TYPE_CHECKING:
     import grpc
@@ -45,6 +45,22 @@ def tls_flags(p: argparse.ArgumentParser) -> None:
                    help="dial the node over TLS, trusting the system's CA certificates")
 
 
+def cluster_flags(p: argparse.ArgumentParser) -> None:
+    """The flags of the commands on a cluster's tournaments and rankings (``tournament``, ``verify``,
+    ``rankings``): a node of it, the admin credential, TLS, and ``--json``."""
+    p.add_argument("--address", default=default_address(),
+                   help=f"a node of the tournament's cluster (default: $BELOTE_ADDRESS, else "
+                        f"{DEFAULT_ADDRESS})")
+    p.add_argument("--admin-token-file", metavar="FILE",
+                   help="the admin credential (default: $BELOTE_ADMIN_TOKEN, else DATA_DIR/admin.token)")
+    p.add_argument("--data-dir", default=DEFAULT_DATA_DIR, help="the node's data directory on this machine")
+    p.add_argument("--tls-ca", metavar="PEM", default=os.environ.get("BELOTE_TLS_CA", ""),
+                   help="dial the node over TLS, trusting the CA certificates in PEM "
+                        "(default: $BELOTE_TLS_CA)")
+    p.add_argument("--tls", action="store_true", help="dial the node over TLS, trusting the system's CAs")
+    p.add_argument("--json", action="store_true")
+
+
 def admin_token(args: argparse.Namespace) -> str:
     """The admin credential the flags (or ``$BELOTE_ADMIN_TOKEN``) give; "" if none."""
     from arena.credentials import CredentialError
@@ -54,14 +70,24 @@ def admin_token(args: argparse.Namespace) -> str:
         return find_admin_token(getattr(args, "admin_token_file", None), getattr(args, "data_dir", None))
 
 
-def open_remote(args: argparse.Namespace, token: str) -> Remote:
-    """The node ``args`` names, called with ``token`` (a command with none is told, when refused,
-    where it looked for the admin credential)."""
+def open_remote(args: argparse.Namespace, token: str, timeout: float = 10.0) -> Remote:
+    """The node ``args`` names, called with ``token``, each call given ``timeout`` seconds (a command
+    with no token is told, when refused, where it looked for the admin credential)."""
     from arena.credentials import where_admin_looked
     from arena.remote import Remote, tell_once
 
-    return Remote(args.address, token, credentials=_dial(args), on_wait=tell_once(),
+    return Remote(args.address, token, credentials=_dial(args), timeout=timeout, on_wait=tell_once(),
                   no_token_note=where_admin_looked(getattr(args, "data_dir", None)))
+
+
+def call(args: argparse.Namespace, rpc: str, /, timeout: float = 10.0, **fields: Any) -> Any:
+    """One ArenaService call, ``rpc`` with its request's ``fields``, made with the admin credential if
+    there is one; its answer. A refused or failed call is one line."""
+    from arena.remote import RemoteError
+
+    message = request(f"{rpc}Request", **fields)
+    with one_line(RemoteError), open_remote(args, admin_token(args), timeout) as remote:
+        return remote.call(rpc, message)
 
 
 def _dial(args: argparse.Namespace) -> grpc.ChannelCredentials | None:
