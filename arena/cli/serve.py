@@ -95,6 +95,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import logging
 
     from arena.credentials import CredentialError, given_admin_token, node_admin_token
+    from arena.edge.tls import TlsError, server_context, server_credentials
     from arena.logformat import configure as configure_logging
     from arena.node.run import NodeSettings, RunningNode, serve_forever
     from arena.queue import BrokerError, open_broker
@@ -103,7 +104,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from arena.referee.node import Limits
     from arena.referee.registry import digest
     from arena.referee.serve import install_uvloop
-    from arena.referee.tls import TlsError, server_context, server_credentials
 
     check_serve(args)
     if (args.tls_cert is None) != (args.tls_key is None):
