@@ -20,13 +20,13 @@ from typing import Any
 
 from belote_bot import Bot, HeuristicBot, RandomBot, SearchBot, run_async
 
+from arena.edge.tls import server_credentials
 from arena.records import MatchRecord, TimeControl
 from arena.referee.access import AccessPolicy
 from arena.referee.arena_service import ArenaServicer
 from arena.referee.node import Limits, Node, NodeConfig
 from arena.referee.registry import digest, new_token
 from arena.referee.service import start_server, stop_server
-from arena.referee.tls import server_credentials
 
 BUILTIN_BOTS: dict[str, type[Bot]] = {"random": RandomBot, "heuristic": HeuristicBot, "search": SearchBot}
 

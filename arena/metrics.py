@@ -126,7 +126,7 @@ class DecisionStats(Collector):
 class RpcStats(Collector):
     """The gRPC server's calls, with go-grpc-prometheus's names and labels.
 
-    :class:`arena.referee.rpc_metrics.RpcMetrics` (a server interceptor) adds
+    :class:`arena.edge.rpc_metrics.RpcMetrics` (a server interceptor) adds
     to it; the bot streams' messages are counted by their own loops (``streams``:
     a callable giving (received, sent) per (type, service, method) at scrape).
     """

@@ -653,10 +653,11 @@ def test_match_start_waits_for_a_bot_that_is_still_connecting(
 def test_match_start_gives_up_on_a_bot_that_does_not_connect(
     capsys: Capture, tmp_path: Path, admin: None, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("arena.cli.CONNECT_WAIT", 0.5)
+    monkeypatch.setattr("arena.cli.matches.CONNECT_WAIT", 0.5)
     with node_with_bots(tmp_path, bots=("alpha", "beta")) as node:
         code, out, err = run(capsys, "match", "start", "alpha", "beta", "--address", node.address)
     assert code == 1 and out == ""
+    assert err.count("waiting up to 0.5 s for it to connect") == 1, err  # the patched wait, not 10 s
     assert err.splitlines()[-1].startswith("error: FAILED_PRECONDITION: bot alpha is not connected"), err
 
 

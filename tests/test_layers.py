@@ -6,11 +6,13 @@ only the packages below it:
 
     engine <- records <- tournament <- queue <- node
     engine <- records <- referee <- node
+    metrics <- edge <- referee, web, node
     engine <- the SDK (belote_bot), which also knows the generated code
 
 The entry points (the command line, the demo, the harness, the remote client)
-sit on top. The commands that read records (``replay``, ``selfplay``) load
-neither grpc, redis nor the referee.
+sit on top; the command line's modules each have their own entry, so that
+none of them imports ``arena.cli`` (its ``main``). The commands that read
+records (``replay``, ``selfplay``) load neither grpc, redis nor the referee.
 """
 
 from __future__ import annotations
@@ -38,24 +40,36 @@ ALLOWED: dict[str, set[str]] = {
     "arena.tournament": {"arena.engine", "arena.records"},
     "arena.ratings": {"arena.records"},
     "arena.queue": {"arena.engine", "arena.records", "arena.tournament", "arena.ratings", "arena.datadir"},
-    "arena.referee": {"arena.engine", "arena.records", "arena.metrics", "arena.datadir", "belote"},
+    "arena.edge": {"arena.metrics"},
+    "arena.referee": {"arena.engine", "arena.records", "arena.metrics", "arena.datadir", "arena.edge",
+                      "belote"},
     "arena.node": {"arena.engine", "arena.records", "arena.tournament", "arena.queue", "arena.referee",
-                   "arena.ratings", "arena.metrics", "arena.datadir",
+                   "arena.ratings", "arena.metrics", "arena.datadir", "arena.edge",
                    "belote"},
     "arena.remote": {"arena.engine", "arena.records", "belote", "belote_bot"},
-    "arena.harness": {"arena.engine", "arena.records", "arena.referee", "belote_bot"},
+    "arena.harness": {"arena.engine", "arena.records", "arena.referee", "arena.edge", "belote_bot"},
     "arena.web": {"arena.engine", "arena.records", "arena.ratings", "arena.tournament", "arena.queue",
-                  "arena.metrics",
+                  "arena.metrics", "arena.edge",
                   "arena.referee", "arena.node", "belote"},
     "arena.demo": {"arena.engine", "arena.records", "arena.tournament", "arena.queue", "arena.node",
                    "arena.referee", "arena.web", "arena.ratings", "arena.hints", "belote_bot"},
-    "arena.rankings_cli": {"arena.credentials", "arena.remote", "arena.tournament_cli", "belote"},
-    "arena.tournament_cli": {"arena.engine", "arena.records", "arena.tournament", "arena.credentials",
-                             "arena.remote", "arena.hints", "belote"},
-    "arena.cli": {"arena.engine", "arena.records", "arena.tournament", "arena.queue", "arena.node",
-                  "arena.referee", "arena.remote", "arena.demo", "arena.tournament_cli", "arena.credentials",
-                  "arena.rankings_cli", "arena.ratings", "arena.web", "arena.logformat", "arena.hints",
-                  "belote"},
+    # the command line: each command group's module, on the two it shares (checks, dial); main on top
+    "arena.cli.checks": {"arena.records"},
+    "arena.cli.dial": {"arena.credentials", "arena.remote", "arena.hints", "arena.cli.checks", "belote"},
+    "arena.cli.serve": {"arena.engine", "arena.records", "arena.tournament", "arena.queue", "arena.node",
+                        "arena.referee", "arena.edge", "arena.web", "arena.demo", "arena.credentials",
+                        "arena.logformat", "arena.hints", "arena.cli.checks", "arena.cli.dial"},
+    "arena.cli.records": {"arena.engine", "arena.records", "arena.hints", "arena.cli.checks",
+                          "arena.cli.serve"},
+    "arena.cli.bots": {"arena.credentials", "arena.remote", "arena.hints", "arena.cli.checks",
+                       "arena.cli.dial"},
+    "arena.cli.matches": {"arena.records", "arena.remote", "arena.hints", "arena.cli.checks",
+                          "arena.cli.dial", "arena.cli.records"},
+    "arena.cli.tournament": {"arena.records", "arena.tournament", "arena.remote", "arena.hints",
+                             "arena.cli.checks", "arena.cli.dial", "belote"},
+    "arena.cli.rankings": {"arena.cli.checks", "arena.cli.dial", "belote"},
+    "arena.cli": {"arena.engine", "arena.cli.checks", "arena.cli.records", "arena.cli.serve",
+                  "arena.cli.bots", "arena.cli.matches", "arena.cli.tournament", "arena.cli.rankings"},
     "belote_bot": {"arena.engine", "belote"},
 }
 #: third-party packages that a part must not load at all
@@ -65,7 +79,9 @@ FORBIDDEN_THIRD_PARTY: dict[str, set[str]] = {
     "arena.tournament": {"grpc", "google", "redis", "rich", "uvloop"},
     "arena.ratings": {"grpc", "google", "redis", "rich", "uvloop", "aiohttp"},
     "arena.referee": {"redis", "rich"},
+    "arena.edge": {"google", "redis", "rich", "uvloop", "aiohttp"},
     "arena.queue": {"grpc", "google", "rich", "uvloop"},
+    "arena.cli.records": {"grpc", "google", "redis", "rich", "uvloop"},
     "belote_bot": {"redis", "rich", "uvloop", "grpc_health", "grpc_reflection"},
 }
 OWN = ("arena", "belote_bot", "belote")
@@ -161,7 +177,8 @@ def _loaded_after(*code: str) -> set[str]:
     return loaded
 
 
-HEAVY = ("grpc", "redis", "rich", "uvloop", "arena.referee", "arena.queue", "arena.node", "belote_bot")
+HEAVY = ("grpc", "redis", "rich", "uvloop", "arena.referee", "arena.edge", "arena.queue", "arena.node",
+         "belote_bot")
 
 
 @pytest.mark.parametrize("command", ["replay", "selfplay"])

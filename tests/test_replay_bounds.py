@@ -1,6 +1,6 @@
 """``belote-arena replay`` reads no more than the largest record there can be, and quotes little.
 
-A record is at most :data:`arena.cli.MAX_RECORD_BYTES` (worked out from
+A record is at most :data:`arena.cli.records.MAX_RECORD_BYTES` (worked out from
 MAX_DEALS and the record format next to it): anything larger, a file or an
 endless stream such as ``/dev/zero``, is refused with one ``error:`` line and
 exit 1, after reading no further; garbage gets one line too, and an error
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.cli import DEAL_BYTES, MAX_RECORD_BYTES
+from arena.cli.records import DEAL_BYTES, MAX_RECORD_BYTES
 from arena.engine import Deal, Match, Ruleset, deal_record
 
 pytestmark = [pytest.mark.security, pytest.mark.reliability]

@@ -35,8 +35,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from arena.edge.quietlog import RateLimit
 from arena.queue import Broker, BrokerDataLost, BrokerError, NoticeBatch
-from arena.referee.quietlog import RateLimit
 
 log = logging.getLogger("arena.node")
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena.datadir import private_dir
+from arena.edge.tls import TlsError, server_credentials
 from arena.node.bots import BrokerRegistryBackend, keep_current
 from arena.node.notices import NoticeWatcher
 from arena.node.rankings import MAX_LIMIT, Rankings
@@ -33,7 +34,6 @@ from arena.referee.registry import BotRegistry
 from arena.referee.replay_views import RecordSource
 from arena.referee.service import start_server, stop_server
 from arena.referee.store import MatchStore
-from arena.referee.tls import TlsError, server_credentials
 from arena.tournament import MatchResult, Tournaments
 
 log = logging.getLogger("arena.node")
@@ -128,7 +128,7 @@ async def running_node(
 ) -> AsyncIterator[RunningNode]:
     """Run a node until the block exits; then drain its matches and stop it.
 
-    Raises :class:`~arena.referee.tls.TlsError` for a TLS certificate or key it cannot use.
+    Raises :class:`~arena.edge.tls.TlsError` for a TLS certificate or key it cannot use.
     """
     credentials = None
     if config.tls_cert is not None and config.tls_key is not None:

@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 import grpc
 from belote.arena.v1 import arena_service_pb2 as apb
 
+from arena.edge.quietlog import quiet
 from arena.engine import EngineError
 from arena.engine.dealing import commitment
 from arena.engine.rules import spec_from_text
@@ -37,10 +38,9 @@ from arena.queue import CANCEL_NOTICE, Broker, BrokerError
 from arena.ratings.leaderboard import Leaderboard
 from arena.records import ResultReason
 from arena.referee.arena_service import RECENT_MATCHES, ArenaServicer, summary_to_proto
-from arena.referee.edge import EDGE_ERRORS, Context, abort
+from arena.referee.calls import EDGE_ERRORS, Context, abort
 from arena.referee.live import MatchState, MatchSummary
 from arena.referee.node import FailedPrecondition, InvalidArgument, Node, NotFound, ResourceExhausted
-from arena.referee.quietlog import quiet
 from arena.tournament import (
     Progress,
     Standing,

@@ -35,11 +35,11 @@ import logging
 import time
 from dataclasses import dataclass, field
 
+from arena.edge.quietlog import QuietLog
 from arena.node.notices import NoticeWatcher
 from arena.queue import CANCEL_NOTICE, Broker, BrokerError, Claim, LeaseLost, TournamentCancelled
 from arena.records import MatchEnd, MatchRecord, ResultReason, SeatBot
 from arena.referee.node import InvalidArgument, Node, NodeError, SeatingError
-from arena.referee.quietlog import QuietLog
 from arena.tournament import MatchJob, MatchResult, Tournaments, TournamentState
 
 log = logging.getLogger("arena.node")

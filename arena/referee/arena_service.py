@@ -18,13 +18,13 @@ import grpc
 from belote.arena.v1 import arena_service_pb2 as apb
 from belote.arena.v1 import arena_service_pb2_grpc as agrpc
 
+from arena.edge.quietlog import quiet
 from arena.engine.errors import RulesetError
 from arena.engine.rules import spec_from_text
 from arena.referee.access import AccessError, Caller, PermissionDenied, Role, Unauthenticated
+from arena.referee.calls import EDGE_ERRORS, Context, abort, address_of, token_of
 from arena.referee.convert import result_to_proto
-from arena.referee.edge import EDGE_ERRORS, Context, abort, address_of, token_of
 from arena.referee.node import BotStatus, InvalidArgument, MatchSummary, Node, NotFound, ResourceExhausted
-from arena.referee.quietlog import quiet
 from arena.referee.registry import BotEntry, PerEntry
 from arena.referee.replays import ReplaySlot, SendTimeout, Stalled
 

@@ -32,7 +32,7 @@ class Limits:
 
     A bound on calls open at once does nothing against a loop, one call at a
     time: what one address may *read* a second is bounded too
-    (:mod:`arena.referee.rates`), its short calls over gRPC (but health checks
+    (:mod:`arena.edge.rates`), its short calls over gRPC (but health checks
     and the admin's) and its requests to the web's API (but event streams)
     together, each charged a read and one more per 8 KiB of its answer. And a
     reader of a match who stops taking what it is sent is cut after

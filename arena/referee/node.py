@@ -29,6 +29,8 @@ from belote.arena.v1 import bot_service_pb2 as bpb
 from belote.arena.v1 import game_pb2 as pb
 
 from arena.datadir import private_dir
+from arena.edge.guard import Tarpit
+from arena.edge.rates import ReadRates
 from arena.engine import EngineError, Ruleset
 from arena.engine.dealing import derive_seed
 from arena.metrics import NodeMetrics
@@ -44,10 +46,8 @@ from arena.records import (
 from arena.referee.access import Gate, Unauthenticated
 from arena.referee.builds import BuildFailed
 from arena.referee.convert import result_to_proto
-from arena.referee.guard import Tarpit
 from arena.referee.limits import Limits, NodeConfig
 from arena.referee.live import EventFeed, LiveMatch, MatchState, MatchSummary
-from arena.referee.rates import ReadRates
 from arena.referee.registry import (
     BotEntry,
     BotRegistry,

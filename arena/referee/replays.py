@@ -38,10 +38,10 @@ import logging
 from collections.abc import Awaitable, Callable, Hashable, Sequence
 from typing import Any, Protocol, TypeVar
 
+from arena.edge.guard import OpenCount, Tarpit, TokenBucket, host_key
+from arena.edge.quietlog import quiet
 from arena.engine import RecordError
 from arena.referee.builds import Builder
-from arena.referee.guard import OpenCount, Tarpit, TokenBucket, host_key
-from arena.referee.quietlog import quiet
 from arena.referee.replay_views import RecordSource, WatchReplay
 from arena.referee.store import UnreadableRecordError
 

@@ -24,6 +24,7 @@ from typing import Any
 from belote.arena.v1 import bot_service_pb2 as bpb
 from belote.arena.v1 import game_pb2 as pb
 
+from arena.edge.quietlog import quiet
 from arena.engine import Deal, Match, Ruleset, format_action
 from arena.engine.actions import NO_ACTION, PASS
 from arena.engine.cards import card_strength, card_value
@@ -41,7 +42,6 @@ from arena.records import (
 )
 from arena.referee import wire
 from arena.referee.convert import STRIKE_REASONS, observation_to_proto, result_to_proto, ruleset_to_proto
-from arena.referee.quietlog import quiet
 from arena.referee.sessions import BotDisconnected, BotLink, BotTimeout, Hub
 
 __all__ = ["MatchRunner", "MatchSpec", "Seat", "TimeControl", "fallback_action"]

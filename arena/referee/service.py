@@ -20,10 +20,7 @@ from belote.arena.v1 import bot_service_pb2 as bpb
 from belote.arena.v1 import bot_service_pb2_grpc as bgrpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from arena.referee.access import AccessError
-from arena.referee.arena_service import ArenaServicer
-from arena.referee.edge import Context, address_of, status_of, token_of
-from arena.referee.guard import (
+from arena.edge.guard import (
     ADMIN_CALLS,
     CALLS,
     HEALTH_CHECKS,
@@ -40,9 +37,12 @@ from arena.referee.guard import (
     receive_cap,
     spectators,
 )
+from arena.edge.quietlog import quiet, quiet_grpc_logs
+from arena.edge.rpc_metrics import RpcMetrics
+from arena.referee.access import AccessError
+from arena.referee.arena_service import ArenaServicer
+from arena.referee.calls import Context, address_of, status_of, token_of
 from arena.referee.node import Limits, Node, NodeError
-from arena.referee.quietlog import quiet, quiet_grpc_logs
-from arena.referee.rpc_metrics import RpcMetrics
 from arena.referee.sessions import IDLE_MESSAGES_PER_S, BotLink
 from arena.referee.standard import HealthServicer, add_reflection
 
@@ -218,7 +218,7 @@ class BotServicer(bgrpc.BotServiceServicer):
                 await asyncio.sleep(0)  # one stream's batch never holds the others up for long
 
 
-#: the bot streams' method (their messages are counted by the node's links: see arena.referee.rpc_metrics)
+#: the bot streams' method (their messages are counted by the node's links: see arena.edge.rpc_metrics)
 BOT_CONNECT = "/belote.arena.v1.BotService/Connect"
 
 
@@ -275,7 +275,7 @@ async def start_server(
     """Start a gRPC server for ``node`` (with ``arena`` as its ArenaService, or the node's own);
     returns it and the bound port.
 
-    With ``credentials`` (:func:`arena.referee.tls.server_credentials`) the port
+    With ``credentials`` (:func:`arena.edge.tls.server_credentials`) the port
     speaks TLS only; without, plaintext (for loopback).
 
     Every method of every service is guarded (:class:`RequestGuard`): a request

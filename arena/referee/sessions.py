@@ -40,9 +40,9 @@ from typing import Any
 from belote.arena.v1 import bot_service_pb2 as bpb
 from belote.arena.v1 import game_pb2 as pb
 
+from arena.edge.guard import TokenBucket
+from arena.edge.quietlog import quiet
 from arena.referee import wire
-from arena.referee.guard import TokenBucket
-from arena.referee.quietlog import quiet
 from arena.referee.wire import FLUSH_MARK, OutboxItem, RequestBytes, encode_outbox
 
 #: seconds a write to a bot's stream may block before the stream is cut (default)

@@ -28,9 +28,9 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
+from arena.edge.guard import host_key
+from arena.edge.quietlog import QuietLog
 from arena.ratings.leaderboard import METHODS
-from arena.referee.guard import host_key
-from arena.referee.quietlog import QuietLog
 from arena.referee.replay_views import SSE_END, sse_frame
 from arena.referee.replays import SendTimeout, Stalled
 from arena.web.reads import (

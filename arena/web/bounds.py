@@ -20,11 +20,11 @@ itself (:class:`BoundedSite`), and each passes a gate before aiohttp sees it:
 And one connection is enough to take the node's time: a reader that asks
 again as soon as it has its answer. :func:`read_rate` charges every request to
 the API (but event streams, bounded by their number) to its address's reads,
-the node's :class:`arena.referee.rates.ReadRates` that its gRPC short calls
+the node's :class:`arena.edge.rates.ReadRates` that its gRPC short calls
 draw on too: one read to be let in, then one more per whole 8 KiB of its answer (a
 finished match's page, paced by the replays' budget, counts one). Past them
 the request is a 429 with ``Retry-After``, held a while first
-(:class:`arena.referee.guard.Tarpit`, as many as the address's connections),
+(:class:`arena.edge.guard.Tarpit`, as many as the address's connections),
 so that a client asking again at once slows to a request a second per
 connection, and costs a timer meanwhile.
 
@@ -55,9 +55,9 @@ from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 from yarl import URL
 
-from arena.referee.guard import OpenCount, Tarpit, host_key
-from arena.referee.quietlog import QuietLog
-from arena.referee.rates import ReadRates, retry_after
+from arena.edge.guard import OpenCount, Tarpit, host_key
+from arena.edge.quietlog import QuietLog
+from arena.edge.rates import ReadRates, retry_after
 from arena.web.api import Handler
 
 quiet = QuietLog(logging.getLogger("arena.web"))

@@ -25,13 +25,13 @@ from pathlib import Path
 
 from aiohttp import web
 
+from arena.edge.guard import Tarpit
+from arena.edge.quietlog import QuietFilter
+from arena.edge.rates import ReadRates
+from arena.edge.tls import server_context
 from arena.metrics import CONTENT_TYPE, NodeMetrics
 from arena.node.run import RunningNode
-from arena.referee.guard import Tarpit
 from arena.referee.node import Limits
-from arena.referee.quietlog import QuietFilter
-from arena.referee.rates import ReadRates
-from arena.referee.tls import server_context
 from arena.web.api import (
     ORIGIN,
     READS,

@@ -13,7 +13,7 @@ Before, every registry read parsed every bot's JSON on the event loop (40-64 ms
 a call): a 30-deal match went from 0.6 s to 101 s. Once the registry was read
 from memory a page at a time, what was left was the readers' share of the node:
 2.9-3.6x on the registry, 2.7-3.0x on cheap reads, here. Now each address reads
-within its rate (:mod:`arena.referee.rates`): 1.0-1.5x, also with another
+within its rate (:mod:`arena.edge.rates`): 1.0-1.5x, also with another
 process taking the node's CPU, so no allowance beside the ratio.
 """
 

@@ -28,11 +28,11 @@ from belote_bot import RandomBot
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
+from arena.edge import quietlog
+from arena.edge.quietlog import RateLimit
 from arena.harness import LocalArena, local_arena
-from arena.referee import quietlog
 from arena.referee.arena_service import ArenaServicer
 from arena.referee.node import Limits, Node
-from arena.referee.quietlog import RateLimit
 
 from .arena_helpers import FAST, DelayBot, arena_stub, arun
 

@@ -28,9 +28,9 @@ from google.protobuf.message import DecodeError, Message
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from hypothesis import strategies as st
 
+from arena.edge import quietlog
+from arena.edge.guard import TokenBucket
 from arena.records import MatchRecord
-from arena.referee import quietlog
-from arena.referee.guard import TokenBucket
 from arena.referee.node import Node, NodeConfig
 
 from .arena_helpers import NO_HOLD, RawStream, arun, connect_client, link_of, node_server, until

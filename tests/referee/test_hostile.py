@@ -19,9 +19,9 @@ from collections.abc import Callable
 import pytest
 from belote_bot import HeuristicBot, RandomBot
 
+from arena.edge import quietlog
+from arena.edge.guard import TokenBucket
 from arena.records import MatchRecord
-from arena.referee import quietlog
-from arena.referee.guard import TokenBucket
 from arena.referee.node import Limits, Node, NodeConfig
 from arena.referee.sessions import STREAMS_PER_S
 

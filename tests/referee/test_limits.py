@@ -22,10 +22,10 @@ from belote.arena.v1 import arena_service_pb2 as apb
 from belote.arena.v1 import bot_service_pb2 as bpb
 from belote_bot import RandomBot
 
-from arena.referee import quietlog
-from arena.referee.guard import MIN_RECEIVE_CAP, TokenBucket, receive_cap
+from arena.edge import quietlog
+from arena.edge.guard import MIN_RECEIVE_CAP, TokenBucket, receive_cap
+from arena.edge.quietlog import RateLimit
 from arena.referee.node import Limits, Node, NodeConfig
-from arena.referee.quietlog import RateLimit
 from arena.referee.service import MAX_HELLO_TEXT
 from arena.referee.sessions import IDLE_MESSAGES_BURST, STREAMS_BURST
 

@@ -3,7 +3,7 @@
 A loop of calls, one at a time, holds a single place of every bound on calls
 open at once, and yet took most of the node's time from an honest match. So
 every short call of a stranger or a bot token draws on its address's reads
-(:mod:`arena.referee.rates`); past them, RESOURCE_EXHAUSTED, held first, saying
+(:mod:`arena.edge.rates`); past them, RESOURCE_EXHAUSTED, held first, saying
 when to retry. Real node, real gRPC; the node listens on ``localhost`` and the
 reader past its reads dials ``[::1]``, the others ``127.0.0.1``, so that the
 node tells them apart as it would two machines.
@@ -23,11 +23,11 @@ import pytest
 from belote.arena.v1 import arena_service_pb2 as apb
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from arena.edge import quietlog
+from arena.edge.quietlog import RateLimit
+from arena.edge.rates import ReadRates
 from arena.harness import LocalArena, local_arena
-from arena.referee import quietlog
 from arena.referee.node import Limits
-from arena.referee.quietlog import RateLimit
-from arena.referee.rates import ReadRates
 
 from .arena_helpers import FAST, arena_stub, arun
 from .test_call_bounds import attacker_address

@@ -30,12 +30,12 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from arena import remote
 from arena.cli import main as arena_main
+from arena.edge.tls import TlsError
 from arena.harness import local_arena
 from arena.node.run import NodeSettings
 from arena.referee.node import Node, NodeConfig
 from arena.referee.registry import BotRegistry
 from arena.referee.service import start_server, stop_server
-from arena.referee.tls import TlsError
 from tests.scripts import script
 
 from .arena_helpers import FAST, arun, link_of, until

@@ -22,8 +22,8 @@ from typing import Any
 import grpc
 import grpc.aio
 
+from arena.edge.guard import WrappedHandlers
 from arena.metrics import RpcStats
-from arena.referee.guard import WrappedHandlers
 
 #: the grpc_type label of each kind of handler
 _TYPES = {"unary_unary": "unary", "unary_stream": "server_stream", "stream_unary": "client_stream",

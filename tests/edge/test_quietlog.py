@@ -9,8 +9,8 @@ import sys
 import pytest
 from belote.arena.v1 import bot_service_pb2 as bpb
 
-from arena.referee.guard import Lenient, Malformed, TokenBucket, bot_streams, peer_host
-from arena.referee.quietlog import QuietFilter, QuietLog, RateLimit
+from arena.edge.guard import Lenient, Malformed, TokenBucket, bot_streams, peer_host
+from arena.edge.quietlog import QuietFilter, QuietLog, RateLimit
 
 pytestmark = pytest.mark.reliability
 

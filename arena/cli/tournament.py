@@ -13,22 +13,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
 from typing import TYPE_CHECKING, Any
 
-from arena.hints import DEFAULT_ADDRESS, DEFAULT_DATA_DIR, belote_arena, default_address
-from arena.records import BOT_NAME_RULE, MAX_DEALS, MAX_TARGET, valid_bot_name
+from arena.cli.checks import CliError, check_bot_name, check_whole, one_line
+from arena.cli.dial import admin_token, call, cluster_flags, open_remote
+from arena.hints import belote_arena
+from arena.records import MAX_DEALS, MAX_TARGET
 from arena.tournament.spec import MAX_PAIRS, MAX_ROUNDS
 
 if TYPE_CHECKING:  # the command line imports grpc only when one of these commands runs
     from belote.arena.v1 import arena_service_pb2 as apb
-
-    from arena.remote import Remote
-
-
-class TournamentCliError(Exception):
-    """Printed as one line by the CLI, exit 1."""
 
 
 # What a command is given is checked before a node is called: a bad value is one line, exit 1.
@@ -36,52 +31,21 @@ class TournamentCliError(Exception):
 # node checks them again, these only save a round trip.
 
 
-def _check_whole(flag: str, value: int | None, low: int, high: int) -> None:
-    if value is not None and not low <= value <= high:
-        raise TournamentCliError(f"{flag} must be a whole number from {low} to {high}, not {value}")
-
-
 def check_create(args: argparse.Namespace) -> None:
     for bot in args.bots.split(","):
-        if bot.strip() and not valid_bot_name(bot.strip()):
-            raise TournamentCliError(f"bad bot name {bot.strip()!r} in --bots: {BOT_NAME_RULE}")
-    _check_whole("--rounds", args.rounds, 1, MAX_ROUNDS)
-    _check_whole("--deals", args.deals, 1, MAX_DEALS)
-    _check_whole("--target", args.target, 1, MAX_TARGET)
-    _check_whole("--max-pairs", args.max_pairs, 2, MAX_PAIRS)
-    _check_whole("--batch-pairs", args.batch_pairs, 1, args.max_pairs)
+        if bot.strip():
+            check_bot_name("--bots", bot.strip())
+    check_whole("--rounds", args.rounds, 1, MAX_ROUNDS)
+    check_whole("--deals", args.deals, 1, MAX_DEALS)
+    check_whole("--target", args.target, 1, MAX_TARGET)
+    check_whole("--max-pairs", args.max_pairs, 2, MAX_PAIRS)
+    check_whole("--batch-pairs", args.batch_pairs, 1, args.max_pairs)
 
 
 def check_status(args: argparse.Namespace) -> None:
     if not 0 < args.interval <= 3600:  # NaN fails too
-        raise TournamentCliError(
+        raise CliError(
             f"--interval must be more than 0 and up to 3600 seconds, not {args.interval:g}")
-
-
-def _remote(args: argparse.Namespace, timeout: float = 10.0) -> Remote:
-    from arena.credentials import CredentialError, admin_token, where_admin_looked
-    from arena.remote import Remote, RemoteError, channel_credentials, tell_once
-
-    try:
-        token = admin_token(args.admin_token_file, args.data_dir)
-        credentials = channel_credentials(args.tls_ca or None, args.tls)
-    except (CredentialError, RemoteError) as e:
-        raise TournamentCliError(str(e)) from None
-    return Remote(args.address, token, credentials=credentials, timeout=timeout, on_wait=tell_once(),
-                  no_token_note=where_admin_looked(args.data_dir))
-
-
-def _call(args: argparse.Namespace, rpc: str, /, timeout: float = 10.0, **fields: Any) -> Any:
-    from belote.arena.v1 import arena_service_pb2 as apb
-
-    from arena.remote import RemoteError
-
-    request = getattr(apb, f"{rpc}Request")(**fields)
-    try:
-        with _remote(args, timeout) as remote:
-            return remote.call(rpc, request)
-    except RemoteError as e:
-        raise TournamentCliError(str(e)) from None
 
 
 def create(args: argparse.Namespace) -> int:
@@ -99,7 +63,7 @@ def create(args: argparse.Namespace) -> int:
     if args.format == "sprt":
         spec.sprt.CopyFrom(apb.SprtOptions(elo0=args.elo0, elo1=args.elo1, alpha=args.alpha, beta=args.beta,
                                            batch_pairs=args.batch_pairs, max_pairs=args.max_pairs))
-    reply = _call(args, "CreateTournament", spec=spec)
+    reply = call(args, "CreateTournament", spec=spec)
     out = {"tournament_id": reply.tournament_id, "jobs": reply.jobs_queued, "commitment": reply.commitment,
            "unrated_reason": reply.unrated_reason, "duplicate_note": reply.duplicate_note}
     if args.json:
@@ -181,7 +145,7 @@ def print_standings(status: dict[str, Any], args: argparse.Namespace) -> None:
 
 
 def _status(args: argparse.Namespace) -> dict[str, Any]:
-    return status_json(_call(args, "GetTournament", tournament_id=args.id).tournament)
+    return status_json(call(args, "GetTournament", tournament_id=args.id).tournament)
 
 
 def status(args: argparse.Namespace) -> int:
@@ -209,7 +173,7 @@ def status(args: argparse.Namespace) -> int:
 
 
 def cancel(args: argparse.Namespace) -> int:
-    _call(args, "CancelTournament", tournament_id=args.id)
+    call(args, "CancelTournament", tournament_id=args.id)
     print(f"tournament {args.id} cancelled: its queued matches are dropped, its running ones stopped "
           f"unrecorded; its secret is revealed once none of them can still be played, as its status says: "
           f"{belote_arena(args, 'tournament', 'status', args.id)}")
@@ -218,7 +182,7 @@ def cancel(args: argparse.Namespace) -> int:
 
 def resume(args: argparse.Namespace) -> int:
     """After a cluster restart: enqueue (once) whatever the results so far call for."""
-    st = status_json(_call(args, "ResumeTournament", tournament_id=args.id).tournament)
+    st = status_json(call(args, "ResumeTournament", tournament_id=args.id).tournament)
     print(f"tournament {args.id} ({st['state']}): {st['matches_done']}/{st['matches_scheduled']} "
           f"matches done, {st['matches_queued']} queued")
     return 0
@@ -227,7 +191,7 @@ def resume(args: argparse.Namespace) -> int:
 def list_(args: argparse.Namespace) -> int:
     rows = [{"tournament_id": t.tournament_id, "format": t.format, "state": t.state,
              "matches_done": t.matches_done}
-            for t in _call(args, "ListTournaments").tournaments]
+            for t in call(args, "ListTournaments").tournaments]
     if args.json:
         print(json.dumps(rows))
     else:
@@ -243,16 +207,13 @@ def verify(args: argparse.Namespace) -> int:
     from arena.remote import RemoteError
     from arena.tournament.verify import verify_tournament
 
-    t = _call(args, "GetTournament", tournament_id=args.id).tournament
+    t = call(args, "GetTournament", tournament_id=args.id).tournament
     if not t.secret:
-        raise TournamentCliError(f"tournament {args.id} is {t.state}: its secret is revealed once it is over "
-                                 "and none of its matches can still be played")
+        raise CliError(f"tournament {args.id} is {t.state}: its secret is revealed once it is over "
+                       "and none of its matches can still be played")
     committed = args.commitment or t.commitment
-    try:
-        with _remote(args) as remote:
-            records = [MatchRecord.from_dict(remote.get_record(m)) for m in t.finished_matches]
-    except RemoteError as e:
-        raise TournamentCliError(str(e)) from None
+    with one_line(RemoteError), open_remote(args, admin_token(args)) as remote:
+        records = [MatchRecord.from_dict(remote.get_record(m)) for m in t.finished_matches]
     result = verify_tournament(args.id, t.secret, committed, records)
     if args.json:
         print(json.dumps({"tournament_id": args.id, "ok": result.ok, "matches": result.matches,
@@ -271,10 +232,10 @@ def check_audit(args: argparse.Namespace) -> None:
     from arena.tournament.audit import MAX_DEALS as MAX_AUDIT_DEALS
     from arena.tournament.detection import MAX_MARGIN_MS
 
-    _check_whole("--max-deals", args.max_deals, 1, MAX_AUDIT_DEALS)
-    _check_whole("--clock-margin-ms", args.clock_margin_ms, 0, MAX_MARGIN_MS)
+    check_whole("--max-deals", args.max_deals, 1, MAX_AUDIT_DEALS)
+    check_whole("--clock-margin-ms", args.clock_margin_ms, 0, MAX_MARGIN_MS)
     if not 0 < args.timeout <= 86_400:  # NaN fails too
-        raise TournamentCliError(
+        raise CliError(
             f"--timeout must be more than 0 and up to 86400 seconds, not {args.timeout:g}")
 
 
@@ -325,26 +286,12 @@ def audit(args: argparse.Namespace) -> int:
     fields: dict[str, Any] = {"tournament_id": args.id, "max_deals": args.max_deals or 0}
     if args.clock_margin_ms is not None:
         fields["clock_margin_ms"] = args.clock_margin_ms
-    out = audit_json(_call(args, "AuditTournament", timeout=args.timeout, **fields))
+    out = audit_json(call(args, "AuditTournament", timeout=args.timeout, **fields))
     if args.json:
         print(json.dumps(out))
     else:
         print_audit(out)
     return 0
-
-
-def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--address", default=default_address(),
-                   help=f"a node of the tournament's cluster (default: $BELOTE_ADDRESS, else "
-                        f"{DEFAULT_ADDRESS})")
-    p.add_argument("--admin-token-file", metavar="FILE",
-                   help="the admin credential (default: $BELOTE_ADMIN_TOKEN, else DATA_DIR/admin.token)")
-    p.add_argument("--data-dir", default=DEFAULT_DATA_DIR, help="the node's data directory on this machine")
-    p.add_argument("--tls-ca", metavar="PEM", default=os.environ.get("BELOTE_TLS_CA", ""),
-                   help="dial the node over TLS, trusting the CA certificates in PEM "
-                        "(default: $BELOTE_TLS_CA)")
-    p.add_argument("--tls", action="store_true", help="dial the node over TLS, trusting the system's CAs")
-    p.add_argument("--json", action="store_true")
 
 
 #: ``--duplicate`` with no mode: the format's (argparse passes a string const through ``type``)
@@ -357,7 +304,7 @@ def _duplicate_mode(text: str) -> str:
     return text
 
 
-def add_parser(sub: Any) -> None:
+def add_tournament(sub: Any) -> None:
     t = sub.add_parser("tournament", help="create, follow, cancel or resume a tournament")
     tsub = t.add_subparsers(dest="tournament_command", required=True)
 
@@ -389,14 +336,14 @@ def add_parser(sub: Any) -> None:
     c.add_argument("--beta", type=float, default=0.05)
     c.add_argument("--batch-pairs", type=int, default=16)
     c.add_argument("--max-pairs", type=int, default=1000)
-    _common(c)
+    cluster_flags(c)
     c.set_defaults(func=create)
 
     s = tsub.add_parser("status", help="progress and standings")
     s.add_argument("id")
     s.add_argument("--watch", action="store_true", help="a progress bar until it is over")
     s.add_argument("--interval", type=float, default=1.0)
-    _common(s)
+    cluster_flags(s)
     s.set_defaults(func=status)
 
     for name, fn, text in (("cancel", cancel, "stop a tournament: queued matches are dropped, running ones "
@@ -404,11 +351,11 @@ def add_parser(sub: Any) -> None:
                            ("resume", resume, "re-enqueue what the results call for (after a restart)")):
         p = tsub.add_parser(name, help=text)
         p.add_argument("id")
-        _common(p)
+        cluster_flags(p)
         p.set_defaults(func=fn)
 
     ls = tsub.add_parser("list", help="every tournament")
-    _common(ls)
+    cluster_flags(ls)
     ls.set_defaults(func=list_)
 
     a = tsub.add_parser("audit", help="flag bots that play better once they could have seen a deal at "
@@ -421,15 +368,15 @@ def add_parser(sub: Any) -> None:
                    help="the slack between the nodes' clocks (default 5): decisions closer than that to "
                         "the moment the bot was shown the deal elsewhere count neither way")
     a.add_argument("--timeout", type=float, default=1800.0, help="seconds to wait for the node's answer")
-    _common(a)
+    cluster_flags(a)
     a.set_defaults(func=audit)
 
 
-def add_verify_parser(sub: Any) -> None:
+def add_verify(sub: Any) -> None:
     v = sub.add_parser("verify", help="check that a finished tournament's deals follow from its "
                                       "committed secret")
     v.add_argument("id", help="the tournament id")
     v.add_argument("--commitment", default="",
                    help="the commitment printed when the tournament was created (default: the node's)")
-    _common(v)
+    cluster_flags(v)
     v.set_defaults(func=verify)

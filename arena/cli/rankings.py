@@ -12,7 +12,8 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from arena.tournament_cli import TournamentCliError, _call, _common
+from arena.cli.checks import CliError
+from arena.cli.dial import call, cluster_flags
 
 if TYPE_CHECKING:
     from belote.arena.v1 import arena_service_pb2 as apb
@@ -51,13 +52,13 @@ def format_table(board: dict[str, Any]) -> list[str]:
 
 def rankings(args: argparse.Namespace) -> int:
     if args.tournament and args.pool:
-        raise TournamentCliError("give --pool or --tournament, not both")
+        raise CliError("give --pool or --tournament, not both")
     if not 1 <= args.limit <= 200:
-        raise TournamentCliError(f"--limit must be a whole number from 1 to 200, not {args.limit}")
+        raise CliError(f"--limit must be a whole number from 1 to 200, not {args.limit}")
     if args.offset < 0:
-        raise TournamentCliError(f"--offset must be 0 or more, not {args.offset}")
+        raise CliError(f"--offset must be 0 or more, not {args.offset}")
     pool = f"tournament:{args.tournament}" if args.tournament else args.pool
-    reply = _call(args, "GetLeaderboard", pool=pool, method=args.method, offset=args.offset, limit=args.limit)
+    reply = call(args, "GetLeaderboard", pool=pool, method=args.method, offset=args.offset, limit=args.limit)
     board = leaderboard_json(reply)
     if args.json:
         print(json.dumps(board))
@@ -69,7 +70,7 @@ def rankings(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parser(sub: Any) -> None:
+def add_rankings(sub: Any) -> None:
     r = sub.add_parser("rankings", help="a rating pool's leaderboard, with 95%% intervals")
     r.add_argument("--pool", default="", help="a ruleset preset (classic, coinche, ...; default: the one "
                                               "with the most games)")
@@ -78,5 +79,5 @@ def add_parser(sub: Any) -> None:
                    help="bt: Bradley-Terry with intervals (default); elo: the online Elo")
     r.add_argument("--limit", type=int, default=50)
     r.add_argument("--offset", type=int, default=0)
-    _common(r)
+    cluster_flags(r)
     r.set_defaults(func=rankings)

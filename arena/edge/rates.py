@@ -1,6 +1,6 @@
 """What one address may read of a node a second, whichever door it comes through.
 
-The bounds on calls open at once (:class:`arena.referee.guard.CallBounds`,
+The bounds on calls open at once (:class:`arena.edge.guard.CallBounds`,
 :mod:`arena.web.bounds`) do nothing against a loop: a reader that makes one
 call at a time, each as soon as the last is answered, holds one place and yet
 takes as much of the node's one process as it answers, and two such readers on

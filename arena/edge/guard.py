@@ -21,7 +21,7 @@ one quiet log line, never a traceback:
   so that no kind, whoever holds it, leaves another without room.
 * **Rates.** :class:`TokenBucket` bounds what a bot may send that no request
   asked for (pings, empty messages) and how often it may open a stream; the
-  node's :class:`arena.referee.rates.ReadRates` what one address may read a
+  node's :class:`arena.edge.rates.ReadRates` what one address may read a
   second by short calls (:class:`CallBounds` charges each by its answer's size).
 * **Message size.** :func:`receive_cap` sizes the largest request the server
   reads from the protocol (see its docstring).
@@ -46,8 +46,8 @@ from urllib.parse import unquote
 import grpc
 import grpc.aio
 
-from arena.referee.quietlog import quiet
-from arena.referee.rates import ReadRates, retry_after
+from arena.edge.quietlog import quiet
+from arena.edge.rates import ReadRates, retry_after
 
 #: what one ActionReply costs on the wire at most: a request id of 10 bytes and a code of 5, tagged and framed
 REPLY_BYTES = 19

@@ -1,4 +1,4 @@
-"""What the gRPC services share at the edge: errors to status codes, the caller's credential and address.
+"""What the gRPC services share about a call: its errors' status codes, the caller's credential and address.
 
 The node and the access gate raise typed errors; here, and nowhere else, each
 type becomes its gRPC status code (a subclass takes its nearest listed base's).
@@ -10,10 +10,8 @@ from typing import Any, NoReturn
 
 import grpc
 
+from arena.edge.guard import peer_host
 from arena.referee.access import AccessError, PermissionDenied, Throttled, Unauthenticated
-from arena.referee.guard import peer_host
-
-__all__ = ["EDGE_ERRORS", "STATUS_OF", "Context", "abort", "address_of", "status_of", "token_of"]
 from arena.referee.node import (
     AlreadyExists,
     FailedPrecondition,
@@ -24,6 +22,8 @@ from arena.referee.node import (
     Unavailable,
 )
 from arena.referee.registry import RegistryUnavailable
+
+__all__ = ["EDGE_ERRORS", "STATUS_OF", "Context", "abort", "address_of", "status_of", "token_of"]
 
 Context = grpc.aio.ServicerContext[Any, Any]
 

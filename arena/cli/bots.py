@@ -1,0 +1,165 @@
+"""``belote-arena bot`` and ``admin``: the credentials: bots' (register, list, rotate, revoke, and
+the invites that let others register) and the admin's.
+
+A token is read from a file or a variable and written to a new file readable by its owner only,
+never taken from or put on a command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from arena.cli.checks import CliError, check_bot_name, one_line
+from arena.cli.dial import ADDRESS_HELP, admin_token, credential_flags, open_remote, request, tls_flags
+from arena.hints import default_address, shell
+
+
+def _bot_token(args: argparse.Namespace) -> str:
+    """A bot's own token: ``$BELOTE_TOKEN`` or ``--token-file`` (never the command line)."""
+    from arena.credentials import CredentialError, read_secret
+
+    if args.token_file:
+        with one_line(CredentialError):
+            return read_secret(Path(args.token_file))
+    token = os.environ.get("BELOTE_TOKEN", "").strip()
+    if not token:
+        raise CliError("give the bot's token in $BELOTE_TOKEN or with --token-file")
+    return token
+
+
+def cmd_bot(args: argparse.Namespace) -> int:
+    from arena.credentials import CredentialError, check_new_file
+    from arena.remote import RemoteError
+
+    action = args.action
+    if action == "register":
+        if not args.name:
+            raise CliError("bot register needs a NAME")
+        check_bot_name("bot register", args.name)
+        if args.token_file or not args.json:  # checked before the node makes a token only it will hold
+            with one_line(CredentialError):
+                check_new_file(Path(_new_token_file(args)), f"the token of {args.name}")
+    elif action == "revoke" and args.name:
+        check_bot_name("bot revoke", args.name)
+    elif action == "rotate" and args.token_file and not os.access(Path(args.token_file).parent, os.W_OK):
+        # the new token replaces the old in its file: a folder it cannot be written in loses it
+        raise CliError(f"cannot write the bot's new token to {args.token_file}: its folder is not writable")
+    mine = action == "rotate" or (action == "revoke" and not args.name)
+    token = _bot_token(args) if mine else admin_token(args)
+    with one_line(RemoteError, CredentialError), open_remote(args, token) as remote:
+        if action == "register":
+            bot_id, new = remote.register_bot(args.name, args.invite)
+            _registered(args, bot_id, new)
+        elif action == "rotate":
+            reply = remote.call("RotateBotToken", request("RotateBotTokenRequest"))
+            _rotated(args, reply.token)
+        elif action == "revoke":
+            remote.call("RevokeBot", request("RevokeBotRequest", name=args.name or ""))
+            print(f"revoked {args.name or 'the bot'}: its token no longer works")
+        elif action == "invite":
+            code = remote.call("CreateInvite", request("CreateInviteRequest")).invite
+            print(json.dumps({"invite": code}) if args.json else
+                  f"invite code (good for one registration, shown once): {code}")
+        else:
+            bots = remote.list_bots()
+            if args.json:
+                print(json.dumps([{"bot_id": b.bot_id, "name": b.name, "connected": b.connected,
+                                   "concurrency": b.concurrency, "seats_in_use": b.seats_in_use,
+                                   "revoked": b.revoked} for b in bots]))
+                return 0
+            for b in bots:
+                state = ("revoked" if b.revoked else
+                         f"connected, {b.seats_in_use}/{b.concurrency} seats" if b.connected else "offline")
+                print(f"{b.name:20} {b.bot_id:14} {state}")
+    return 0
+
+
+def _new_token_file(args: argparse.Namespace) -> str:
+    """Where ``bot register`` keeps the new token: ``--token-file``, else NAME.token here."""
+    return str(args.token_file or f"{args.name}.token")
+
+
+def _registered(args: argparse.Namespace, bot_id: str, token: str) -> None:
+    """Keep a new bot's token in its file (``--json`` without ``--token-file``: print it), and say
+    how to run a bot with it."""
+    from arena.credentials import CredentialError, save_secret
+    from arena.hints import run_bot, shipped_bot
+
+    reply: dict[str, str] = {"bot_id": bot_id, "name": args.name}
+    if args.json and not args.token_file:
+        print(json.dumps({**reply, "token": token}))
+        return
+    path = _new_token_file(args)
+    try:
+        save_secret(Path(path), token, f"the token of {args.name}")
+    except CredentialError as e:
+        # the bot is registered now, and this is its token's only copy: shown rather than lost
+        raise CliError(f"{e}; {args.name} is registered as {bot_id}, and its token, shown this once, is "
+                       f"{token}") from None
+    if args.json:
+        print(json.dumps({**reply, "token_file": path}))
+        return
+    print(f"registered {args.name} as {bot_id}; its token is in {path} (readable by you only, shown nowhere "
+          f"else: a token never goes on a command line)")
+    module = shipped_bot(args.name)
+    if module is None:
+        print(f"your bot reads it from there: run(MyBot(), {args.address!r}, "
+              f"token=open({path!r}).read().strip()); or the random bot plays under this name")
+    print(f"run it: {run_bot(args, module or 'random', path)}")
+
+
+def _rotated(args: argparse.Namespace, token: str) -> None:
+    """The new token of a rotation: in the bot's ``--token-file``, replacing the old one; else printed
+    once (the old one came from ``$BELOTE_TOKEN``)."""
+    from arena.credentials import replace_secret
+
+    if args.token_file:
+        replace_secret(Path(args.token_file), token, "the bot's new token")
+        print(json.dumps({"token_file": args.token_file}) if args.json else
+              f"the bot's new token is in {args.token_file}, in place of the old one, which no longer works: "
+              f"restart the bot's processes, which read it when they start")
+    elif args.json:
+        print(json.dumps({"token": token}))
+    else:
+        print(f"the bot's new token (shown once; the old one no longer works): {token}\n"
+              f"give it to the bot's processes as $BELOTE_TOKEN (or in a file: --token-file), and restart "
+              f"them")
+
+
+def cmd_admin(args: argparse.Namespace) -> int:
+    """``admin token``: a fresh admin credential, printed, or written to a new private file."""
+    from arena.credentials import CredentialError, new_admin_token, save_secret
+
+    token = new_admin_token()
+    if not args.file:
+        print(token)
+        return 0
+    with one_line(CredentialError):
+        save_secret(Path(args.file), token, "the admin credential")
+    print(f"a new admin credential in {args.file} (readable by you only; 256 random bits): start every node "
+          f"with {shell('--admin-token-file', args.file)}, and give the commands the same option")
+    return 0
+
+
+def add_bot(sub: Any) -> None:
+    b = sub.add_parser("bot", help="register, list, rotate or revoke bots, or make an invite")
+    b.add_argument("action", choices=["register", "list", "rotate", "revoke", "invite"])
+    b.add_argument("name", nargs="?", help="register: the new bot's name; revoke: a bot (admin)")
+    b.add_argument("--invite", default="", help="register: an invite code (a node whose policy is invite)")
+    b.add_argument("--address", default=default_address(), help=ADDRESS_HELP)
+    tls_flags(b)
+    b.add_argument("--json", action="store_true")
+    credential_flags(b, bot=True)
+    b.set_defaults(func=cmd_bot)
+
+
+def add_admin(sub: Any) -> None:
+    a = sub.add_parser("admin", help="make an admin credential")
+    a.add_argument("action", choices=["token"])
+    a.add_argument("--file", metavar="FILE",
+                   help="write it to FILE, a new file readable by you only (default: print it)")
+    a.set_defaults(func=cmd_admin)
