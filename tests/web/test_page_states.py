@@ -29,7 +29,9 @@ from arena.demo import demo_bots, demo_specs
 from tests.web.browser import PHONE, SHOTS, WIDE, Watched, browser, needs_chromium, shot
 from tests.web.site import Site, get
 
-pytestmark = [pytest.mark.slow, needs_chromium]
+#: one worker runs them all (xdist_group), so that each of the module's nodes is built once (the
+#: demo's takes 18 s)
+pytestmark = [pytest.mark.slow, needs_chromium, pytest.mark.xdist_group("page-states")]
 __all__ = ["browser"]  # the fixture
 
 WIDTHS = pytest.mark.parametrize("width", [WIDE, PHONE], ids=["laptop", "phone"])
