@@ -27,21 +27,17 @@ from arena.node.service import ClusterArenaServicer
 from arena.node.worker import Worker, quiet, stop_on_cancel_notices
 from arena.queue import Broker, BrokerError
 from arena.ratings.pools import TOURNAMENT_PREFIX
-from arena.records import MatchRecord, TimeControl
+from arena.records import TimeControl
 from arena.referee.access import AccessPolicy
 from arena.referee.node import Limits, Node, NodeConfig, Unavailable
 from arena.referee.registry import BotRegistry
 from arena.referee.replay_views import RecordSource
 from arena.referee.service import start_server, stop_server
 from arena.referee.store import MatchStore
-from arena.tournament import MatchResult, Tournaments
+from arena.tournament import Tournaments
+from arena.tournament.jobs import record_of_result
 
 log = logging.getLogger("arena.node")
-
-
-def record_of_result(text: str) -> MatchRecord:
-    """The record inside a result's JSON (module-level: a replay's build reads it in its process)."""
-    return MatchResult.from_json(text).record
 
 
 def results_source(broker: Broker) -> Callable[[str], RecordSource | None]:

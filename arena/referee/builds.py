@@ -27,12 +27,21 @@ top of any script that embeds a node without a ``__main__`` guard. Here the
 child is ``python -c`` with the node's import path, a socket pair carries
 pickled builds and answers (:class:`multiprocessing.connection.Connection`),
 and a build nobody wants is stopped by killing its process.
+
+A build process starts *warm* when it may: it imports what builds need (:data:`WARM_MODULES`)
+before it lowers its priority. A small record's first read is mostly those imports; at
+``SCHED_IDLE`` on a machine whose cores were all busy, they took more than a command's 10 s
+deadline. At most one start in :data:`WARM_EVERY_S` is warm: a reader who starts builds and leaves
+(each leaving kills a process) gets the others started at the lowest priority from their first
+import, as before.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
+import math
 import os
 import pickle
 import socket
@@ -44,7 +53,13 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
-__all__ = ["BuildError", "BuildFailed", "Builder"]
+__all__ = ["WARM_EVERY_S", "WARM_MODULES", "BuildError", "BuildFailed", "Builder"]
+
+#: what a warm build process imports before it lowers its priority: the views' builds, and the
+#: results a cluster node reads records from (:func:`arena.tournament.jobs.record_of_result`)
+WARM_MODULES = ("arena.referee.replay_views", "arena.tournament.jobs")
+#: seconds between two warm starts at least
+WARM_EVERY_S = 10.0
 
 _T = TypeVar("_T")
 
@@ -75,8 +90,12 @@ _CHILD = ("import signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
 
 
 def serve(conn: Connection, parent: int) -> None:
-    """The build process: the lowest priority, an end of its own if the node dies, then one build
-    after another, each answered (True, its value) or (False, its error)."""
+    """The build process: the modules the node says to import first (none unless it starts warm),
+    then the lowest priority, an end of its own if the node dies, then one build after another,
+    each answered (True, its value) or (False, its error)."""
+    for name in conn.recv():
+        with contextlib.suppress(Exception):  # a build that needs it says why, in its own answer
+            importlib.import_module(name)
     with contextlib.suppress(OSError, AttributeError):
         os.nice(19)
     with contextlib.suppress(OSError, AttributeError):  # Linux: any other task that wakes runs first
@@ -102,7 +121,7 @@ def serve(conn: Connection, parent: int) -> None:
 class _Process:
     """One build process and its pipe; it takes one build at a time."""
 
-    def __init__(self) -> None:
+    def __init__(self, warm: tuple[str, ...] = ()) -> None:
         ours, theirs = socket.socketpair()
         with theirs:
             self.proc = subprocess.Popen(
@@ -110,6 +129,7 @@ class _Process:
                 pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, close_fds=True)
         self.conn = Connection(ours.detach())
         self.conn.send(list(sys.path))
+        self.conn.send(list(warm))
 
     def call(self, build: Callable[..., Any], args: tuple[Any, ...]) -> Any:
         """Run one build (blocking: called in a thread). The pipe is closed here if the process
@@ -138,9 +158,13 @@ class _Process:
 class Builder:
     """Runs build functions in build processes, at most ``at_once`` at a time."""
 
-    def __init__(self, at_once: int = 1, idle_s: float = 60.0) -> None:
+    def __init__(self, at_once: int = 1, idle_s: float = 60.0, *, warm: tuple[str, ...] = WARM_MODULES,
+                 warm_every_s: float = WARM_EVERY_S) -> None:
         self.at_once = at_once
         self.idle_s = idle_s
+        self.warm = warm
+        self.warm_every_s = warm_every_s
+        self._warmed_at = -math.inf
         self._slots: asyncio.Semaphore | None = None
         self._idle: list[_Process] = []
         self._busy: set[_Process] = set()
@@ -158,7 +182,7 @@ class Builder:
             if self._idle_timer is not None:
                 self._idle_timer.cancel()
                 self._idle_timer = None
-            proc = self._idle.pop() if self._idle else _Process()
+            proc = self._idle.pop() if self._idle else _Process(self._warm_start())
             self._busy.add(proc)
             self.builds += 1
             answered = False
@@ -179,6 +203,15 @@ class Builder:
                         self._idle_timer = asyncio.get_running_loop().call_later(self.idle_s, self._stop_idle)
                 else:  # cancelled, or the process died: nobody will read what it builds
                     proc.stop(reading=True)
+
+    def _warm_start(self) -> tuple[str, ...]:
+        """What a new build process imports before it lowers its priority: :attr:`warm`, unless
+        another started warm less than :attr:`warm_every_s` ago."""
+        now = time.monotonic()
+        if now - self._warmed_at < self.warm_every_s:
+            return ()
+        self._warmed_at = now
+        return self.warm
 
     @property
     def pids(self) -> list[int]:

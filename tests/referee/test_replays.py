@@ -203,6 +203,54 @@ def test_a_builder_runs_one_build_at_a_time() -> None:
     arun(main(), timeout=120)
 
 
+#: what a build process reports of itself: whether the views' module is loaded, and its scheduling
+IMPORTED = "'arena.referee.replay_views' in __import__('sys').modules"
+
+
+def test_a_build_process_imports_what_builds_need_before_it_lowers_its_priority() -> None:
+    """A small record's first read is mostly imports: at SCHED_IDLE on a machine whose cores were
+    busy, they took more than the CLI's 10 s deadline. A warm process has them before it drops."""
+    async def main() -> None:
+        builder = Builder()
+        try:
+            assert await builder.run(eval, IMPORTED) is True
+            if hasattr(os, "SCHED_IDLE"):
+                assert await builder.run(os.sched_getscheduler, 0) == os.SCHED_IDLE
+        finally:
+            builder.close()
+
+    arun(main(), timeout=120)
+
+
+def test_a_reader_who_starts_builds_and_leaves_gets_one_warm_start_in_ten_seconds() -> None:
+    """Each build nobody waits for kills its process; the next one starts cold (its imports at the
+    lowest priority), so that leaving and asking again costs the node's priority no more."""
+    async def main() -> None:
+        builder = Builder()
+        try:
+            left = asyncio.ensure_future(builder.run(time.sleep, 600))
+            while builder.builds == 0:
+                await asyncio.sleep(0.01)
+            left.cancel()  # its process is killed
+            await asyncio.gather(left, return_exceptions=True)
+            assert builder.pids == []
+            assert await builder.run(eval, IMPORTED) is False  # a new process, started cold
+        finally:
+            builder.close()
+        later = Builder(warm_every_s=0.0)  # with no such bound, every start is warm
+        try:
+            left = asyncio.ensure_future(later.run(time.sleep, 600))
+            while later.builds == 0:
+                await asyncio.sleep(0.01)
+            left.cancel()
+            await asyncio.gather(left, return_exceptions=True)
+            assert await later.run(eval, IMPORTED) is True
+        finally:
+            later.close()
+
+    arun(main(), timeout=120)
+
+
 # ------------------------------------------------------------------- gate
 def test_the_gate_refuses_one_more_reader_per_address_and_in_all() -> None:
     async def main() -> None:
