@@ -233,7 +233,12 @@ class NodeMetrics:
         self.deals_played = counter("deals_played_total", "Deals played to their end on this node")
         # queue
         self.jobs_waiting = gauge("queue_jobs_waiting", "Jobs enqueued or claimed and not yet acked")
-        self.jobs_claimed = counter("queue_jobs_claimed_total", "Jobs this node claimed")
+        self.jobs_claimed = counter("queue_jobs_claimed_total",
+                                    "Jobs this node claimed and started (a match, or a result it already "
+                                    "held or an absent bot's forfeit to write)")
+        self.jobs_released = counter("queue_jobs_released_total",
+                                     "Jobs this node claimed and gave back at once, unstarted (their bots "
+                                     "not connected here, or busy)")
         self.jobs_reclaimed = counter("queue_jobs_reclaimed_total",
                                       "Jobs this node claimed after another claim's lease was lost")
         self.dead_letters = counter("queue_dead_letters_total", "Jobs this node moved to the dead letters")

@@ -21,6 +21,7 @@ NODE_METRICS = frozenset({
     "belote_arena_forfeits_total", "belote_arena_connected_bots", "belote_arena_bot_streams",
     "belote_arena_matches_running", "belote_arena_matches_finished_total", "belote_arena_deals_played_total",
     "belote_arena_queue_jobs_waiting", "belote_arena_queue_jobs_claimed_total",
+    "belote_arena_queue_jobs_released_total",
     "belote_arena_queue_jobs_reclaimed_total", "belote_arena_queue_dead_letters_total",
     "belote_arena_results_written_total", "belote_arena_results_duplicate_total",
     "belote_arena_node_capacity", "belote_arena_node_free_slots", "belote_arena_live_nodes",
