@@ -13,35 +13,45 @@ from pathlib import Path
 
 from arena.datadir import private_dir
 from arena.queue.broker import (
+    ANY_BOT,
     BOT_NOTICE,
     CANCEL_NOTICE,
+    JOBS_NOTICE,
     Broker,
     BrokerDataLost,
     BrokerError,
     BrokerUnavailable,
     Claim,
+    ClaimBatch,
+    Finished,
     LeaseLost,
     Notice,
     NoticeBatch,
     TournamentCancelled,
+    Write,
 )
 from arena.queue.embedded import EmbeddedBroker
 from arena.queue.keys import DEFAULT_PREFIX
 
 __all__ = [
+    "ANY_BOT",
     "BOT_NOTICE",
     "CANCEL_NOTICE",
     "DATABASE_NAME",
+    "JOBS_NOTICE",
     "Broker",
     "BrokerDataLost",
     "BrokerError",
     "BrokerUnavailable",
     "Claim",
+    "ClaimBatch",
     "EmbeddedBroker",
+    "Finished",
     "LeaseLost",
     "Notice",
     "NoticeBatch",
     "TournamentCancelled",
+    "Write",
     "open_broker",
 ]
 

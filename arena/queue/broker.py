@@ -79,8 +79,9 @@ from __future__ import annotations
 import abc
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Self
 
 from arena.ratings import PairCount, pools_of, tournament_pool
@@ -105,11 +106,23 @@ NOTICES_READ = 1000
 BOT_NOTICE = "bot"
 #: the kind of notice that says a tournament was cancelled (``data``: its id)
 CANCEL_NOTICE = "cancel"
+#: the kind of notice that says jobs wait in the queue that were not waiting a moment ago (enqueued,
+#: given back, or their lease ran out): ``data``, their bots' names, space-separated, or ``*``
+#: (too many to name); a node that can seat one of them claims at once
+JOBS_NOTICE = "jobs"
+#: what a ``jobs`` notice says when it names no bot: any node may look
+ANY_BOT = "*"
 
-__all__ = ["BOT_MATCHES_KEPT", "BOT_NOTICE", "CANCEL_NOTICE", "MIXED_BATCH", "NOTICES_KEPT", "NOTICES_READ",
-           "Broker", "BrokerDataLost", "BrokerError", "BrokerUnavailable", "Claim", "LeaseLost", "Notice",
-           "NoticeBatch", "RatingPlan", "TournamentCancelled", "quartet_game_id", "rating_plan",
+__all__ = ["ANY_BOT", "BOT_MATCHES_KEPT", "BOT_NOTICE", "CANCEL_NOTICE", "JOBS_NOTICE", "MIXED_BATCH",
+           "NOTICES_KEPT", "NOTICES_READ", "SCAN_PER_BOT", "Broker", "BrokerDataLost", "BrokerError",
+           "BrokerUnavailable", "Claim", "ClaimBatch", "Finished", "LeaseLost", "Notice", "NoticeBatch",
+           "RatingPlan", "TournamentCancelled", "Write", "quartet_game_id", "rating_plan",
            "stored_tournament", "summary_of"]
+
+#: the jobs a claim with seats looks at, at most, among those waiting for each bot with a free seat
+#: (the first ones: first come, first served): a job behind that many of a bot's that cannot sit
+#: here now waits for one of them to go
+SCAN_PER_BOT = 32
 
 
 class BrokerError(Exception):
@@ -174,6 +187,39 @@ class Claim:
     lease_until: float
     #: backend-specific handle (Redis stream entry id, sqlite row id)
     handle: str
+
+
+@dataclass(frozen=True)
+class ClaimBatch:
+    """What one claim gives: the jobs taken, and when to look again if nothing else happens."""
+
+    claims: list[Claim]
+    #: seconds until the earliest lease any node holds runs out (None: no job is held): the next
+    #: claim after that gives the job back to the queue (its node died or hung)
+    next_expiry_s: float | None = None
+    #: jobs whose lease had run out that this call gave back to the queue (their bots' nodes are told)
+    requeued: int = 0
+
+
+class Write(StrEnum):
+    """What writing a result did."""
+
+    #: written now, and counted in its pools
+    WRITTEN = "written"
+    #: written before (a replay of a job whose node was thought dead): nothing changed
+    DUPLICATE = "duplicate"
+    #: refused: its tournament was cancelled first; nothing of it is recorded
+    CANCELLED = "cancelled"
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A claim's result written and its job removed, in one step (:meth:`Broker.finish`)."""
+
+    claim: Claim
+    write: Write
+    #: the jobs of its tournament still queued or held after it (-1: not known, or the job was gone)
+    left: int
 
 
 @dataclass(frozen=True)
@@ -288,6 +334,11 @@ class Broker(abc.ABC):
         spec = self._spec(result.tournament_id)
         return rating_plan(result, spec), summary_of(result, spec)
 
+    def tournament_spec(self, tid: str) -> TournamentSpec | None:
+        """The tournament's spec (None: not stored), read from the store once per process: a spec
+        never changes."""
+        return self._spec(tid)
+
     def _spec(self, tid: str) -> TournamentSpec | None:
         """The tournament's spec, read from the store once per process (None: not stored)."""
         with self._specs_lock:
@@ -306,21 +357,65 @@ class Broker(abc.ABC):
     @abc.abstractmethod
     def enqueue(self, jobs: Sequence[MatchJob]) -> None: ...
 
+    def claim(self, node_id: str, count: int, lease_s: float,
+              seats: Mapping[str, int] | None = None) -> list[Claim]:
+        """Up to ``count`` jobs, first come first served (:meth:`claim_batch`'s claims)."""
+        return self.claim_batch(node_id, count, lease_s, seats).claims
+
     @abc.abstractmethod
-    def claim(self, node_id: str, count: int, lease_s: float) -> list[Claim]:
-        """Up to ``count`` jobs: expired ones reclaimed from dead nodes first, then new ones."""
+    def claim_batch(self, node_id: str, count: int, lease_s: float, seats: Mapping[str, int] | None = None,
+                    *, absent: Sequence[str] = (), matches: Sequence[str] = ()) -> ClaimBatch:
+        """Up to ``count`` jobs for ``node_id``, each leased for ``lease_s``, in one step.
+
+        First the leases that ran out (their node died or hung) give their jobs back to the queue, at
+        their place (or to the dead letters, once delivered ``max_deliveries`` times). Then the jobs
+        are taken first come, first served: with ``seats`` (bot name -> its free seats on this node)
+        only those whose bots all have a free seat here (a bot at two seats needs two), among the
+        first :data:`SCAN_PER_BOT` waiting for each of those bots; with ``absent``, only jobs of those
+        bots (they forfeit: ``seats`` is not looked at); with neither, any job. A job whose
+        tournament was cancelled, or whose result is written already, is dropped, not taken. Before
+        any of those, the waiting jobs of ``matches``, whatever the seats: the node holds their records
+        (played to the end here, their results not written: it died, and restarted on its data).
+        ``count`` 0 gives back the leases run out and says when the next one does."""
+
+    @abc.abstractmethod
+    def waiting_bots(self) -> set[str]:
+        """The bots some waiting job (queued, not held) names: in one read whatever the queue's length."""
+
+    @abc.abstractmethod
+    def held(self) -> list[Claim]:
+        """The jobs nodes hold now (their ``lease_until`` as the store counts it): what an operator or
+        a test looks at, a cost that grows with them."""
 
     @abc.abstractmethod
     def renew(self, claim: Claim, lease_s: float) -> Claim:
         """Extend the lease; raises :class:`LeaseLost` if another node took the job."""
 
+    def renew_many(self, claims: Sequence[Claim], lease_s: float) -> list[Claim | None]:
+        """:meth:`renew` each, at once where the backend can (None: that lease is lost)."""
+        renewed: list[Claim | None] = []
+        for claim in claims:
+            try:
+                renewed.append(self.renew(claim, lease_s))
+            except LeaseLost:
+                renewed.append(None)
+        return renewed
+
     @abc.abstractmethod
     def ack(self, claim: Claim) -> None:
-        """The job is done (its result is written): remove it for good."""
+        """The job is done (its result is written, or it is not to be played): remove it for good."""
 
     @abc.abstractmethod
     def release(self, claim: Claim) -> None:
-        """Give a job back unplayed (a draining node): it is claimable again at once."""
+        """Give a job back unplayed (its bots cannot sit here after all, a draining node): it waits again
+        at its place in the queue, claimable at once, and the nodes that can seat its bots are told."""
+
+    @abc.abstractmethod
+    def finish(self, done: Sequence[tuple[Claim, MatchResult]]) -> list[Finished]:
+        """Write each claim's result and remove its job, each pair in one atomic step, all of them at
+        once where the backend can (one round trip): a result is never written with its job left
+        queued, nor its job gone without it. A job goes whatever the write said: written, written
+        before, or refused for its tournament was cancelled first (nothing of it recorded)."""
 
     @abc.abstractmethod
     def dead_letters(self) -> list[MatchJob]: ...

@@ -2,7 +2,9 @@
 
 The same contract as the Redis backend, with wall-clock leases: a claimed job
 carries its owner, its delivery number and ``lease_until``; once that time has
-passed, another claim takes it over (a node of this process that hung). Each
+passed, the next claim puts it back in the queue at its place (a node of this
+process that hung). ``job_bots`` indexes the jobs by the bots they name, so a
+claim with seats looks only at the jobs of the bots that have a free one. Each
 operation is one transaction (BEGIN IMMEDIATE for writes), so a result and its
 rating updates (each pool's Elo, pair counts and history, a mirror duplicate
 pair's first leg kept for its second, a field quartet's tables kept for its
@@ -40,33 +42,41 @@ Several processes may open the same file: sqlite's own locking serializes them.
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import itertools
 import json
 import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
 from arena.datadir import create_private, private_file
 from arena.queue.broker import (
+    ANY_BOT,
     BOT_MATCHES_KEPT,
     BOT_NOTICE,
+    JOBS_NOTICE,
     MIXED_BATCH,
     NOTICES_KEPT,
     NOTICES_READ,
+    SCAN_PER_BOT,
     Broker,
     BrokerError,
     BrokerUnavailable,
     Claim,
+    ClaimBatch,
+    Finished,
     LeaseLost,
     Notice,
     NoticeBatch,
     RatingPlan,
     TournamentCancelled,
+    Write,
     quartet_game_id,
     stored_tournament,
     summary_of,
@@ -94,6 +104,13 @@ CREATE TABLE IF NOT EXISTS jobs (
 );
 CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs (state, id);
 CREATE INDEX IF NOT EXISTS jobs_by_tournament ON jobs (tournament_id);
+CREATE INDEX IF NOT EXISTS jobs_by_match ON jobs (match_id);
+CREATE TABLE IF NOT EXISTS job_bots (      -- each distinct bot a job names (its seats'), for claims by seats
+    bot TEXT NOT NULL,
+    job_id INTEGER NOT NULL,
+    PRIMARY KEY (bot, job_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS job_bots_by_job ON job_bots (job_id);
 CREATE TABLE IF NOT EXISTS dead_letters (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     body TEXT NOT NULL,
@@ -243,8 +260,9 @@ def _wake_for(key: str) -> _Wake:
         return wake
 
 
-#: ``PRAGMA user_version`` of a file whose results all have their summaries (0: an older file)
-SCHEMA_VERSION = 1
+#: ``PRAGMA user_version`` of a file of this version: 1, its results all have their summaries; 2,
+#: its jobs are indexed by bot too (0: an older file)
+SCHEMA_VERSION = 2
 
 
 class EmbeddedBroker(Broker):
@@ -267,6 +285,8 @@ class EmbeddedBroker(Broker):
         self._clock = clock
         self._lock = threading.Lock()
         self._closed = False
+        #: the transaction under way published a notice: wake the readers once it commits
+        self._woken = False
         where = ":memory:" if path is None else str(path)
         # the brokers of one file in this process share it: a notice wakes all their readers
         self._wake = _Wake() if path is None else _wake_for(str(path.resolve()))
@@ -286,33 +306,46 @@ class EmbeddedBroker(Broker):
 
     def _migrate(self) -> None:
         """Bring a file of an older version up to :data:`SCHEMA_VERSION`: summarize, once, the
-        results it holds without a summary (in the order written), then mark the file. One
-        transaction: a crash leaves the file as it was, and the next open does it again."""
+        results it holds without a summary (in the order written), index its jobs by bot, then mark
+        the file. One transaction: a crash leaves the file as it was, and the next open does it again."""
         if self._db.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
             return
         with self._tx() as db:
-            if db.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            if version >= SCHEMA_VERSION:
                 return  # another process did it meanwhile
-            rows = db.execute(
-                "SELECT r.body FROM results r WHERE NOT EXISTS"
-                " (SELECT 1 FROM summaries s WHERE s.match_id = r.match_id) ORDER BY r.written_at, r.match_id"
-            ).fetchall()
-            specs: dict[str, TournamentSpec | None] = {}
-            for (body,) in rows:
+            if version < 1:
+                self._summarize_all(db)
+            for row_id, body in db.execute("SELECT id, body FROM jobs").fetchall():
                 try:
-                    result = MatchResult.from_json(body)
-                except (ValueError, TypeError, KeyError) as e:
-                    log.error("a stored result is unreadable, left without a summary: %s", e)
-                    continue
-                tid = result.tournament_id
-                if tid not in specs:
-                    found = db.execute("SELECT spec, state FROM tournaments WHERE id = ?", (tid,)).fetchone()
-                    specs[tid] = None if found is None else stored_tournament(tid, found[0], found[1])[0]
-                self._keep_summary(db, summary_of(result, specs[tid]))
-            if rows:
-                log.info("%d results of an older version summarized", len(rows),
-                         extra={"event": "summaries_added"})
+                    bots = MatchJob.from_json(body).seat_bots
+                except (ValueError, TypeError, KeyError):
+                    continue  # unreadable: dead-lettered when it is claimed (by no seat)
+                db.executemany("INSERT OR IGNORE INTO job_bots (bot, job_id) VALUES (?, ?)",
+                               [(bot, row_id) for bot in dict.fromkeys(bots)])
             db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def _summarize_all(self, db: sqlite3.Connection) -> None:
+        """Summarize the results of a file from before the summaries, in the order written."""
+        rows = db.execute(
+            "SELECT r.body FROM results r WHERE NOT EXISTS"
+            " (SELECT 1 FROM summaries s WHERE s.match_id = r.match_id) ORDER BY r.written_at, r.match_id"
+        ).fetchall()
+        specs: dict[str, TournamentSpec | None] = {}
+        for (body,) in rows:
+            try:
+                result = MatchResult.from_json(body)
+            except (ValueError, TypeError, KeyError) as e:
+                log.error("a stored result is unreadable, left without a summary: %s", e)
+                continue
+            tid = result.tournament_id
+            if tid not in specs:
+                found = db.execute("SELECT spec, state FROM tournaments WHERE id = ?", (tid,)).fetchone()
+                specs[tid] = None if found is None else stored_tournament(tid, found[0], found[1])[0]
+            self._keep_summary(db, summary_of(result, specs[tid]))
+        if rows:
+            log.info("%d results of an older version summarized", len(rows),
+                     extra={"event": "summaries_added"})
 
     def __repr__(self) -> str:
         return f"EmbeddedBroker({str(self.path) if self.path else ':memory:'!r})"
@@ -346,15 +379,37 @@ class EmbeddedBroker(Broker):
 
     # jobs
     def _insert_jobs(self, db: sqlite3.Connection, jobs: Sequence[MatchJob]) -> None:
-        db.executemany(
-            "INSERT INTO jobs (match_id, tournament_id, body, state, deliveries)"
-            " VALUES (?, ?, ?, 'queued', 0)",
-            [(j.match_id, j.tournament_id, j.to_json()) for j in jobs],
-        )
+        bots: list[str] = []
+        for j in jobs:
+            cur = db.execute(
+                "INSERT INTO jobs (match_id, tournament_id, body, state, deliveries)"
+                " VALUES (?, ?, ?, 'queued', 0)",
+                (j.match_id, j.tournament_id, j.to_json()),
+            )
+            named = list(dict.fromkeys(j.seat_bots))
+            db.executemany("INSERT INTO job_bots (bot, job_id) VALUES (?, ?)",
+                           [(bot, cur.lastrowid) for bot in named])
+            bots += named
+        self._jobs_notice(db, bots)
+
+    def _jobs_notice(self, db: sqlite3.Connection, bots: Sequence[str]) -> None:
+        """A ``jobs`` notice naming ``bots`` (they have jobs waiting now), in the transaction that made
+        them wait; the readers are woken once it commits."""
+        if bots:
+            named = list(dict.fromkeys(bots))
+            self._keep_notice(db, JOBS_NOTICE, ANY_BOT if len(named) > 64 else " ".join(named))
+            self._woken = True
+
+    def _woke(self) -> None:
+        """Wake the readers of notices if the transaction just committed published one."""
+        if self._woken:
+            self._woken = False
+            self._wake.bump()
 
     def enqueue(self, jobs: Sequence[MatchJob]) -> None:
         with self._errors(), self._tx() as db:
             self._insert_jobs(db, jobs)
+        self._woke()
 
     def enqueue_once(self, key: str, jobs: Sequence[MatchJob]) -> bool:
         with self._errors(), self._tx() as db:
@@ -364,40 +419,103 @@ class EmbeddedBroker(Broker):
             if cur.rowcount == 0:
                 return False
             self._insert_jobs(db, jobs)
-            return True
+        self._woke()
+        return True
 
-    def claim(self, node_id: str, count: int, lease_s: float) -> list[Claim]:
+    def claim_batch(self, node_id: str, count: int, lease_s: float, seats: Mapping[str, int] | None = None,
+                    *, absent: Sequence[str] = (), matches: Sequence[str] = ()) -> ClaimBatch:
         if lease_s <= 0:
             raise ValueError(f"lease_s must be positive, not {lease_s}")
         if not node_id:
             raise ValueError("node_id must not be empty")
         claims: list[Claim] = []
-        if count <= 0:
-            return claims
         with self._errors(), self._tx() as db:
             now = self._clock()
             lease_until = now + lease_s
-            # 1. claims whose lease ran out (their node died or hung), oldest first
-            expired = db.execute(
-                "SELECT id, body, deliveries FROM jobs"
-                " WHERE state = 'claimed' AND lease_until < ? ORDER BY id",
-                (now,),
-            )
-            for row in expired.fetchall():
+            requeued = self._requeue_expired(db, now)
+            for match_id in dict.fromkeys(matches):
                 if len(claims) >= count:
                     break
-                self._accept(db, node_id, lease_until, row, claims)
-            # 2. new jobs, in the order they were enqueued
-            while len(claims) < count:
-                rows = db.execute(
-                    "SELECT id, body, deliveries FROM jobs WHERE state = 'queued' ORDER BY id LIMIT ?",
-                    (count - len(claims),),
-                ).fetchall()
-                if not rows:
-                    break
-                for row in rows:
+                row = db.execute("SELECT id, body, deliveries FROM jobs"
+                                 " WHERE match_id = ? AND state = 'queued'", (match_id,)).fetchone()
+                if row is not None:
                     self._accept(db, node_id, lease_until, row, claims)
-        return claims
+            by_seats = seats is not None and not absent
+            free = {bot: n for bot, n in (seats or {}).items() if n > 0}
+            bots = list(absent) or list(free)
+            while len(claims) < count and (bots or not by_seats):
+                rows = self._candidates(db, count - len(claims), by_seats, bots)
+                for row in rows:
+                    if len(claims) >= count:
+                        break
+                    need = self._seats_needed(row[1]) if by_seats else collections.Counter()
+                    if by_seats and any(free.get(bot, 0) < n for bot, n in need.items()):
+                        continue  # it waits for a seat here or elsewhere
+                    if self._accept(db, node_id, lease_until, row, claims) and by_seats:
+                        for bot, n in need.items():
+                            free[bot] -= n
+                # without seats every row looked at was taken or dropped: look again while some came;
+                # with seats, every job of the bots' first SCAN_PER_BOT was looked at once
+                if by_seats or not rows:
+                    break
+            first = db.execute("SELECT MIN(lease_until) FROM jobs WHERE state = 'claimed'").fetchone()[0]
+        self._woke()
+        return ClaimBatch(claims, None if first is None else max(0.0, first - now), requeued)
+
+    def _requeue_expired(self, db: sqlite3.Connection, now: float) -> int:
+        """The claims whose lease ran out (their node died or hung) wait again at their place, or go
+        to the dead letters once delivered ``max_deliveries`` times; how many wait again."""
+        rows = db.execute(
+            "SELECT id, body, deliveries, owner FROM jobs"
+            " WHERE state = 'claimed' AND lease_until < ? ORDER BY id",
+            (now,),
+        ).fetchall()
+        bots: list[str] = []
+        back = 0
+        for row_id, body, deliveries, owner in rows:
+            if deliveries >= self.max_deliveries:
+                tid = self._dead_letter(db, row_id, body, deliveries, "max_deliveries", owner or "")
+                log.warning("job %d delivered %d times without an ack: dead-lettered", row_id, deliveries,
+                            extra={"event": "dead_letter", "node": owner or ""})
+                self.dead_lettered += 1
+                if tid is not None:
+                    self._reveal_if_over(db, tid)
+                continue
+            db.execute("UPDATE jobs SET state = 'queued', owner = NULL, lease_until = NULL WHERE id = ?",
+                       (row_id,))
+            bots += [b for (b,) in db.execute("SELECT bot FROM job_bots WHERE job_id = ?", (row_id,))]
+            back += 1
+        self._jobs_notice(db, bots)
+        return back
+
+    @staticmethod
+    def _seats_needed(body: str) -> collections.Counter[str]:
+        """The seats a job's bots need (a team match: two of each of its bots); an unreadable job none
+        (taken, it is dead-lettered)."""
+        try:
+            return collections.Counter(MatchJob.from_json(body).seat_bots)
+        except (ValueError, TypeError, KeyError):
+            return collections.Counter()
+
+    @staticmethod
+    def _candidates(db: sqlite3.Connection, count: int, by_seats: bool,
+                    bots: Sequence[str]) -> list[tuple[int, str, int]]:
+        """Waiting jobs to look at, first come first served: (id, body, deliveries)."""
+        select = "SELECT j.id, j.body, j.deliveries"
+        if not bots and by_seats:
+            return []
+        if not bots:
+            return db.execute(f"{select} FROM jobs j WHERE j.state = 'queued' ORDER BY j.id LIMIT ?",
+                              (count,)).fetchall()
+        found: dict[int, tuple[int, str, int]] = {}
+        limit = SCAN_PER_BOT if by_seats else count
+        for bot in dict.fromkeys(bots):
+            rows = db.execute(
+                f"{select} FROM job_bots b JOIN jobs j ON j.id = b.job_id"
+                " WHERE b.bot = ? AND j.state = 'queued' ORDER BY j.id LIMIT ?", (bot, limit)).fetchall()
+            for row in rows:
+                found[row[0]] = row
+        return [found[i] for i in sorted(found)]
 
     def _accept(
         self,
@@ -406,8 +524,8 @@ class EmbeddedBroker(Broker):
         lease_until: float,
         row: tuple[int, str, int],
         claims: list[Claim],
-    ) -> None:
-        """Claim one row, or dead-letter it, or drop it when it need not be played."""
+    ) -> bool:
+        """Claim one row (True), or dead-letter it, or drop it when it need not be played."""
         row_id, body, deliveries = row
         delivery = deliveries + 1
         try:
@@ -417,37 +535,62 @@ class EmbeddedBroker(Broker):
                       extra={"event": "dead_letter", "node": node_id})
             self._dead_letter(db, row_id, body, deliveries, "unreadable", node_id)
             self.dead_lettered += 1
-            return
+            return False
         if delivery > self.max_deliveries:
             log.warning("match %s delivered %d times without an ack: dead-lettered", job.match_id, deliveries,
                         extra={"event": "dead_letter", "match_id": job.match_id, "node": node_id})
             self._dead_letter(db, row_id, body, deliveries, "max_deliveries", node_id)
             self._reveal_if_over(db, job.tournament_id)
             self.dead_lettered += 1
-            return
+            return False
         cancelled = db.execute(
             "SELECT 1 FROM tournaments WHERE id = ? AND state = ?",
             (job.tournament_id, TournamentState.CANCELLED),
         ).fetchone()
         done = db.execute("SELECT 1 FROM results WHERE match_id = ?", (job.match_id,)).fetchone()
         if cancelled or done:
-            db.execute("DELETE FROM jobs WHERE id = ?", (row_id,))
+            self._delete_job(db, row_id)
             self._reveal_if_over(db, job.tournament_id)
-            return
+            return False
         db.execute(
             "UPDATE jobs SET state = 'claimed', owner = ?, lease_until = ?, deliveries = ? WHERE id = ?",
             (node_id, lease_until, delivery, row_id),
         )
         claims.append(Claim(job, node_id, delivery, lease_until, str(row_id)))
+        return True
+
+    @staticmethod
+    def _delete_job(db: sqlite3.Connection, row_id: int) -> str | None:
+        """Remove a job row for good; its tournament's id (None: it was gone)."""
+        row = db.execute("DELETE FROM jobs WHERE id = ? RETURNING tournament_id", (row_id,)).fetchone()
+        db.execute("DELETE FROM job_bots WHERE job_id = ?", (row_id,))
+        return None if row is None else str(row[0])
 
     def _dead_letter(
         self, db: sqlite3.Connection, row_id: int, body: str, deliveries: int, reason: str, node_id: str
-    ) -> None:
-        db.execute("DELETE FROM jobs WHERE id = ?", (row_id,))
+    ) -> str | None:
+        tid = self._delete_job(db, row_id)
         db.execute(
             "INSERT INTO dead_letters (body, deliveries, reason, node_id, at) VALUES (?, ?, ?, ?, ?)",
             (body, deliveries, reason, node_id, self._clock()),
         )
+        return tid
+
+    def waiting_bots(self) -> set[str]:
+        with self._errors(), self._tx(write=False) as db:
+            return {bot for (bot,) in db.execute(
+                "SELECT DISTINCT b.bot FROM job_bots b JOIN jobs j ON j.id = b.job_id"
+                " WHERE j.state = 'queued'")}
+
+    def held(self) -> list[Claim]:
+        with self._errors(), self._tx(write=False) as db:
+            rows = db.execute("SELECT id, body, owner, deliveries, lease_until FROM jobs"
+                              " WHERE state = 'claimed' ORDER BY id").fetchall()
+        claims = []
+        for row_id, body, owner, delivery, until in rows:
+            with contextlib.suppress(ValueError, TypeError, KeyError):
+                claims.append(Claim(MatchJob.from_json(body), owner, delivery, until, str(row_id)))
+        return claims
 
     @staticmethod
     def _held(claim: Claim) -> tuple[int, str, int]:
@@ -475,7 +618,7 @@ class EmbeddedBroker(Broker):
 
     def ack(self, claim: Claim) -> None:
         with self._errors(), self._tx() as db:
-            db.execute("DELETE FROM jobs WHERE id = ?", (self._held(claim)[0],))
+            self._delete_job(db, self._held(claim)[0])
             self._reveal_if_over(db, claim.job.tournament_id)
 
     def _reveal_if_over(self, db: sqlite3.Connection, tournament_id: str,
@@ -489,22 +632,19 @@ class EmbeddedBroker(Broker):
                    (self._clock() if at is None else at, reason, tournament_id))
 
     def release(self, claim: Claim) -> None:
-        """Give the job back at the end of the queue; a release is not a failed delivery."""
+        """Give the job back at its place in the queue; a release is not a failed delivery."""
         held = self._held(claim)
         with self._errors(), self._tx() as db:
-            row = db.execute(
-                "SELECT match_id, tournament_id, body FROM jobs"
+            cur = db.execute(
+                "UPDATE jobs SET state = 'queued', owner = NULL, lease_until = NULL, deliveries = ?"
                 " WHERE id = ? AND state = 'claimed' AND owner = ? AND deliveries = ?",
-                held,
-            ).fetchone()
-            if row is None:
-                return  # another node holds it now: nothing of ours to give back
-            db.execute("DELETE FROM jobs WHERE id = ?", (held[0],))
-            db.execute(
-                "INSERT INTO jobs (match_id, tournament_id, body, state, deliveries)"
-                " VALUES (?, ?, ?, 'queued', ?)",
-                (*row, claim.delivery - 1),
+                (claim.delivery - 1, *held),
             )
+            if cur.rowcount == 0:
+                return  # another node holds it now: nothing of ours to give back
+            self._jobs_notice(db, [b for (b,) in db.execute("SELECT bot FROM job_bots WHERE job_id = ?",
+                                                             (held[0],))])
+        self._woke()
 
     def dead_letters(self) -> list[MatchJob]:
         with self._errors(), self._tx(write=False) as db:
@@ -519,28 +659,48 @@ class EmbeddedBroker(Broker):
 
     # results and ratings
     def write_result(self, result: MatchResult) -> bool:
-        plan, summary = self._write_plan(result)
+        plan = self._write_plan(result)
         with self._errors(), self._tx() as db:
-            cur = db.execute(
-                "INSERT OR IGNORE INTO results (match_id, tournament_id, body, written_at)"
-                " VALUES (?, ?, ?, ?)",
-                (result.match_id, result.tournament_id, result.to_json(), self._clock()),
-            )
-            if cur.rowcount == 0:
-                return False
-            if db.execute("SELECT 1 FROM tournaments WHERE id = ? AND state = ?",
-                          (result.tournament_id, TournamentState.CANCELLED)).fetchone():
-                raise TournamentCancelled(f"match {result.match_id}: tournament {result.tournament_id} was "
-                                          "cancelled before its result was written: not recorded")
-            self._keep_summary(db, summary)
-            games = self._games(db, plan, result.match_id)
-            for a, b, score_a, game_id in games:
-                for pool in plan.counted_pools:
-                    self._count_game(db, pool, a, b, score_a)
-                for pool in plan.mixed_pools:  # rated in order by apply_mixed
-                    db.execute("INSERT INTO mixed_queue (pool, game) VALUES (?, ?)",
-                               (pool, plan.mixed_game(game_id, score_a, a, b).to_text()))
-            return True
+            written = self._write(db, result, *plan)
+        if written is Write.CANCELLED:
+            raise TournamentCancelled(f"match {result.match_id}: tournament {result.tournament_id} was "
+                                      "cancelled before its result was written: not recorded")
+        return written is Write.WRITTEN
+
+    def finish(self, done: Sequence[tuple[Claim, MatchResult]]) -> list[Finished]:
+        finished = []
+        plans = [self._write_plan(result) for _, result in done]  # each spec read outside the transaction
+        with self._errors(), self._tx() as db:
+            for (claim, result), plan in zip(done, plans, strict=True):
+                written = self._write(db, result, *plan)
+                tid = self._delete_job(db, self._held(claim)[0])
+                left = -1
+                if tid is not None:
+                    self._reveal_if_over(db, tid)
+                    left = int(db.execute("SELECT COUNT(*) FROM jobs WHERE tournament_id = ?",
+                                          (tid,)).fetchone()[0])
+                finished.append(Finished(claim, written, left))
+        return finished
+
+    def _write(self, db: sqlite3.Connection, result: MatchResult, plan: RatingPlan,
+               summary: ResultSummary) -> Write:
+        """Write ``result`` in the transaction ``db``, with its rating plan and summary; refused (written
+        before, or its tournament cancelled), it writes nothing."""
+        if db.execute("SELECT 1 FROM results WHERE match_id = ?", (result.match_id,)).fetchone():
+            return Write.DUPLICATE
+        if db.execute("SELECT 1 FROM tournaments WHERE id = ? AND state = ?",
+                      (result.tournament_id, TournamentState.CANCELLED)).fetchone():
+            return Write.CANCELLED
+        db.execute("INSERT INTO results (match_id, tournament_id, body, written_at) VALUES (?, ?, ?, ?)",
+                   (result.match_id, result.tournament_id, result.to_json(), self._clock()))
+        self._keep_summary(db, summary)
+        for a, b, score_a, game_id in self._games(db, plan, result.match_id):
+            for pool in plan.counted_pools:
+                self._count_game(db, pool, a, b, score_a)
+            for pool in plan.mixed_pools:  # rated in order by apply_mixed
+                db.execute("INSERT INTO mixed_queue (pool, game) VALUES (?, ?)",
+                           (pool, plan.mixed_game(game_id, score_a, a, b).to_text()))
+        return Write.WRITTEN
 
     @staticmethod
     def _games(db: sqlite3.Connection, plan: RatingPlan, match_id: str) -> list[tuple[str, str, float, str]]:
@@ -787,6 +947,10 @@ class EmbeddedBroker(Broker):
             db.execute("UPDATE tournaments SET state = ? WHERE id = ?", (state, tournament_id))
             if TournamentState(row[0]).is_open and not state.is_open:  # it ends now
                 now = self._clock()
+                if state is TournamentState.CANCELLED:  # its waiting jobs go; those held, with their nodes
+                    for (row_id,) in db.execute("SELECT id FROM jobs WHERE tournament_id = ?"
+                                                " AND state = 'queued'", (tournament_id,)).fetchall():
+                        self._delete_job(db, row_id)
                 db.execute("INSERT OR REPLACE INTO tournament_endings (id, ended_at, ended_reason)"
                            " VALUES (?, ?, ?)", (tournament_id, now, reason))
                 self._reveal_if_over(db, tournament_id, REVEALED_AT_ONCE, now)

@@ -2,8 +2,19 @@
 
 With the default prefix ``belote-arena`` the keys are::
 
-    belote-arena:jobs                   stream of job envelopes (job JSON, earlier deliveries)
+    belote-arena:jobs:seq               the number of the latest job enqueued (a job's id: its place)
+    belote-arena:job:<id>               hash: ``job`` (its JSON), ``match``, ``tid``, ``bots`` (the bot
+                                        at each seat, space-separated), ``deliveries``, and while a node
+                                        holds it ``owner`` and ``delivery``
+    belote-arena:jobs:ready             sorted set of the jobs waiting, scored by their id
+    belote-arena:jobs:ready:<bot>       sorted set of the jobs waiting that name the bot, the same way
+    belote-arena:jobs:waiting           hash: bot -> how many waiting jobs name it
+    belote-arena:jobs:leased            sorted set of the jobs held, scored by when their lease runs
+                                        out (ms, Redis's clock)
+    belote-arena:jobs:match             hash: match id -> its job's id
+    belote-arena:jobs:of:<tournament>   set of the ids of the tournament's jobs
     belote-arena:jobs:dead              stream of jobs that failed max_deliveries times
+    belote-arena:jobs                   (an older version's queue: a stream, moved to the keys above)
     belote-arena:pending:<tournament>   jobs enqueued and not yet acked, per tournament
     belote-arena:result:<match>         one match's result JSON (written once)
     belote-arena:results:<tournament>   set of the tournament's match ids with a result
@@ -40,8 +51,9 @@ With the default prefix ``belote-arena`` the keys are::
                                         trimmed to about NOTICES_KEPT entries
     belote-arena:notices:seq            the number of the latest notice (each notice's ``seq`` is one more)
 
-plus the consumer group ``belote-arena:referees`` on the jobs stream (a group name,
-not a key, but named here so that it lives with the rest). Several arenas can share
+plus, in an older version's data, the consumer group ``belote-arena:referees`` on its
+jobs stream (a group name, not a key). The queue's scripts build the job keys from the
+prefix themselves, the same way (:mod:`arena.queue.redis_scripts`). Several arenas can share
 one Redis database with different prefixes; ``pattern()`` matches all of one
 arena's keys (for SCAN), and nothing of another arena whose prefix merely starts
 the same way.
@@ -76,12 +88,42 @@ class Keys:
     # jobs
     @property
     def jobs(self) -> str:
+        """An older version's queue (a stream), moved into the keys below when a broker opens on it."""
         return self._key("jobs")
 
     @property
     def group(self) -> str:
-        """The one consumer group of the jobs stream; each node is a consumer named by its node id."""
+        """The consumer group of an older version's jobs stream."""
         return self._key("referees")
+
+    @property
+    def jobs_seq(self) -> str:
+        return self._key("jobs", "seq")
+
+    def job(self, job_id: str) -> str:
+        return self._key("job", job_id)
+
+    @property
+    def jobs_ready(self) -> str:
+        return self._key("jobs", "ready")
+
+    def jobs_ready_for(self, bot: str) -> str:
+        return self._key("jobs", "ready", bot)
+
+    @property
+    def jobs_waiting(self) -> str:
+        return self._key("jobs", "waiting")
+
+    @property
+    def jobs_leased(self) -> str:
+        return self._key("jobs", "leased")
+
+    @property
+    def jobs_by_match(self) -> str:
+        return self._key("jobs", "match")
+
+    def jobs_of(self, tournament_id: str) -> str:
+        return self._key("jobs", "of", tournament_id)
 
     @property
     def dead_letters(self) -> str:

@@ -1,24 +1,30 @@
 """The Redis backend of the Broker: what lets many referee nodes share one queue.
 
-Jobs are entries of one stream read through one consumer group; each node is a
-consumer named by its node id. An entry carries the job's JSON and how many
-times it was delivered before it was last added (``deliveries``), so the count
-stays honest when a job is given back and added again. The entry's delivery
-number is that plus the consumer group's own delivery counter.
+Jobs wait in sorted sets, one of all jobs waiting and one per bot, scored by
+their place in the queue; a job's JSON, its bots and its deliveries are a hash
+of its own; a job a node holds is in the sorted set of leases, scored by when
+its lease runs out (Redis's own clock). :mod:`arena.queue.redis_scripts` says
+each key. Every step on the jobs is one script:
 
-- ``claim``: XAUTOCLAIM the entries idle longer than ``lease_s`` (their node
-  died or hung), then XREADGROUP new ones. An entry past ``max_deliveries``
-  goes to the dead-letter stream; an entry whose tournament is cancelled or
-  whose result exists already (its node died between writing and acking) is
-  acked and dropped.
-- ``renew``: XCLAIM JUSTID by the same consumer (resets the idle time without
-  counting a delivery), only if XPENDING says this node still owns the entry
-  at the same delivery; one Lua script, so no other node slips in between.
-- ``ack``: XACK and XDEL, so the stream holds only unfinished jobs.
-- ``release``: XACK, XDEL and XADD again at the end of the stream, carrying the
-  delivery count in the entry; a release is not a failed delivery, so the next
-  claim gets the same delivery number (a node that lacks the bots does not push
-  the job toward the dead letters).
+- ``claim_batch``: the leases run out go back to the queue (or to the dead
+  letters, past ``max_deliveries``), then the jobs this node can seat now
+  (its bots' free seats given) are taken, first come first served, for all its
+  free slots at once; a job whose tournament is cancelled or whose result
+  exists is dropped. It says when the earliest lease runs out, so that an idle
+  node sleeps until then, or until a ``jobs`` notice (published by the same
+  scripts that make jobs wait: enqueue, release, a lease run out) or one of its
+  own bots' seats frees (:mod:`arena.node.worker`).
+- ``renew_many``: the leases still held by the same node at the same delivery
+  run ``lease_s`` from now; one script for every running match of a node.
+- ``finish``: the result's write (below) and the job's removal, one script a
+  result, the results of a node that finish together in one pipeline: one
+  round trip.
+- ``ack``: the job removed for good (a cancelled tournament's, a forfeit's).
+- ``release``: the job waits again at its place; a release is not a failed
+  delivery, so the next claim gets the same delivery number (a node that lacks
+  the bots does not push the job toward the dead letters).
+- A queue an older version kept (a stream read through a consumer group) is
+  moved into these keys when a broker opens on it.
 - ``write_result``: one Lua script writes the result, indexes it and counts
   its game in each of its rating pools (the Elo, the pair counts, the history
   points), or does nothing if the result exists. The pools and the bots'
@@ -58,21 +64,21 @@ number is that plus the consumer group's own delivery counter.
   ``replace_bot`` (a compare-and-set with ``expect``) are one script each,
   writing the entry and its notice together.
 
-Leases are idle times measured by Redis's own clock, so the nodes' clocks do not
-matter; but the reclaiming node's ``lease_s`` is what counts, so every node
-should use the same one. Every method blocks on the network: an asyncio node
+Leases run out by Redis's own clock, so the nodes' clocks do not matter; each
+claim's ``lease_s`` is the holder's own. Every method blocks on the network: an asyncio node
 calls them through ``asyncio.to_thread``. One ``RedisBroker`` is safe to share
 between threads (redis-py's pool hands each command its own connection).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
 import secrets
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any, cast
@@ -87,15 +93,19 @@ from arena.queue.broker import (
     MIXED_BATCH,
     NOTICES_KEPT,
     NOTICES_READ,
+    SCAN_PER_BOT,
     Broker,
     BrokerDataLost,
     BrokerError,
     BrokerUnavailable,
     Claim,
+    ClaimBatch,
+    Finished,
     LeaseLost,
     Notice,
     NoticeBatch,
     TournamentCancelled,
+    Write,
     stored_tournament,
     summary_of,
 )
@@ -103,11 +113,12 @@ from arena.queue.keys import DEFAULT_PREFIX, GAMES_FIELD, MIXED_APPLIED, RATING_
 from arena.queue.redis_scripts import (
     LUA_ADD_BOT,
     LUA_ADD_SUMMARIES,
+    LUA_CLAIM,
     LUA_DROP,
     LUA_ENQUEUE,
+    LUA_MIGRATE,
     LUA_NOTICE,
     LUA_PUT_TOURNAMENT,
-    LUA_RECLAIM,
     LUA_RELEASE,
     LUA_RENEW,
     LUA_REPLACE_BOT,
@@ -127,6 +138,9 @@ DEFAULT_URL = "redis://127.0.0.1:6379/0"
 
 _ENQUEUE_CHUNK = 1000  # jobs per script call for plain enqueue (enqueue_once is one call)
 _READ_CHUNK = 500  # results fetched per MGET
+_MIGRATE_CHUNK = 500  # jobs of an older version's queue moved per script call
+#: what the result script's first answer says
+_WRITES = {0: Write.DUPLICATE, 1: Write.WRITTEN, 2: Write.CANCELLED}
 
 
 def redact(url: str) -> str:
@@ -186,7 +200,8 @@ class RedisBroker(Broker):
             raise BrokerError(f"bad Redis URL {redact(url)!r}: {e}") from e
         r = self._redis
         self._enqueue = r.register_script(LUA_ENQUEUE)
-        self._reclaim = r.register_script(LUA_RECLAIM)
+        self._claim = r.register_script(LUA_CLAIM)
+        self._migrate = r.register_script(LUA_MIGRATE)
         self._drop = r.register_script(LUA_DROP)
         self._renew = r.register_script(LUA_RENEW)
         self._release = r.register_script(LUA_RELEASE)
@@ -202,7 +217,7 @@ class RedisBroker(Broker):
         self._summarized: dict[str, int] = {}
         with self._errors():
             r.ping()
-            self._ensure_group()
+            self._migrate_stream()
             # a mark of this arena's data in this Redis: a Redis restarted empty loses it, and a
             # node that saw it says so instead of answering as if nothing had ever been there
             r.set(self.keys.epoch, secrets.token_hex(8), nx=True)
@@ -246,27 +261,20 @@ class RedisBroker(Broker):
         except redis.exceptions.RedisError as e:
             raise BrokerError(f"Redis at {redact(self.url)} failed: {e}") from e
 
-    def _ensure_group(self) -> None:
-        try:
-            self._redis.xgroup_create(self.keys.jobs, self.keys.group, id="0", mkstream=True)
-        except redis.exceptions.ResponseError as e:
-            if "BUSYGROUP" not in str(e):
-                raise
-
-    def _call(self, script: Any, keys: Sequence[str], args: Sequence[Any]) -> Any:
-        """Run a script; if the stream or its group vanished (a flushed database), recreate and retry."""
-        try:
-            return script(keys=list(keys), args=list(args))
-        except redis.exceptions.ResponseError as e:
-            if "NOGROUP" not in str(e):
-                raise
-            self._ensure_group()
-            return script(keys=list(keys), args=list(args))
+    def _migrate_stream(self) -> None:
+        """Move the jobs an older version queued (a stream and its consumer group) into this queue."""
+        moved = 0
+        while n := int(self._migrate(args=[self.keys.prefix, NOTICES_KEPT, _MIGRATE_CHUNK])):
+            moved += n
+        if moved:
+            log.info("%d queued jobs moved from the queue of an older version", moved,
+                     extra={"event": "queue_migrated", "jobs": moved})
 
     def _enqueue_jobs(self, marker: str | None, jobs: Sequence[MatchJob]) -> bool:
-        keys = [self.keys.jobs, marker or self.keys.jobs, *(self.keys.pending(j.tournament_id) for j in jobs)]
-        args = ["1" if marker else "0", *(j.to_json() for j in jobs)]
-        return bool(self._enqueue(keys=keys, args=args))
+        args: list[str | int] = [self.keys.prefix, marker or "", NOTICES_KEPT]
+        for j in jobs:
+            args += [j.tournament_id, j.match_id, " ".join(j.seat_bots), j.to_json()]
+        return bool(self._enqueue(args=args))
 
     # jobs
     def enqueue(self, jobs: Sequence[MatchJob]) -> None:
@@ -278,124 +286,99 @@ class RedisBroker(Broker):
         with self._errors():
             return self._enqueue_jobs(self.keys.enqueue_marker(key), jobs)
 
-    def claim(self, node_id: str, count: int, lease_s: float) -> list[Claim]:
+    def claim_batch(self, node_id: str, count: int, lease_s: float, seats: Mapping[str, int] | None = None,
+                    *, absent: Sequence[str] = (), matches: Sequence[str] = ()) -> ClaimBatch:
         if lease_s <= 0:
             raise ValueError(f"lease_s must be positive, not {lease_s}")
         if not node_id:
             raise ValueError("node_id must not be empty")
+        count = max(0, count)
+        args: list[str | int] = [self.keys.prefix, node_id, max(1, round(lease_s * 1000)), count,
+                                 self.max_deliveries, NOTICES_KEPT, REVEALED_ONCE_OVER, repr(time.time())]
+        kept = " ".join(matches)
+        if absent:
+            args += ["absent", count, kept, *dict.fromkeys(absent)]
+        elif seats is not None:
+            args += ["seats", SCAN_PER_BOT, kept]
+            for bot, free in seats.items():
+                if free > 0:
+                    args += [bot, free]
+        else:
+            args += ["any", count, kept]
+        with self._errors():
+            out, next_ms, now_ms, dead, _dropped, back = self._claim(args=args)
         claims: list[Claim] = []
-        if count <= 0:
-            return claims
+        lease_until = time.time() + lease_s
+        for job_id, body, delivery in out:
+            try:
+                job = MatchJob.from_json(body)
+            except (ValueError, TypeError, KeyError) as e:
+                # a job that is no job (written by hand, or by another program): it cannot be played;
+                # held, its lease runs out each time, until it lands in the dead letters
+                log.error("job %s is unreadable (%s): it will be dead-lettered", job_id, e,
+                          extra={"event": "dead_letter", "node": node_id})
+                continue
+            claims.append(Claim(job, node_id, int(delivery), lease_until, str(job_id)))
+        self.dead_lettered += int(dead)
+        if int(dead):
+            log.warning("%d jobs delivered %d times without an ack: dead-lettered", int(dead),
+                        self.max_deliveries, extra={"event": "dead_letter", "node": node_id})
+        next_s = None if int(next_ms) < 0 else max(0.0, (int(next_ms) - int(now_ms)) / 1000)
+        return ClaimBatch(claims, next_s, int(back))
+
+    def waiting_bots(self) -> set[str]:
+        with self._errors():
+            return set(cast("list[str]", self._redis.hkeys(self.keys.jobs_waiting)))
+
+    def held(self) -> list[Claim]:
         k = self.keys
         with self._errors():
-            # 1. entries idle longer than a lease: their node died (or hung)
-            start = "0-0"
-            min_idle = max(1, round(lease_s * 1000))
-            while len(claims) < count:
-                need = count - len(claims)
-                start, found = self._call(self._reclaim, [k.jobs], [k.group, node_id, min_idle, start, need])
-                self._accept(node_id, lease_s, [(e[0], e[1], int(e[2])) for e in found], claims)
-                if start == "0-0":
-                    break
-            # 2. new entries
-            while len(claims) < count:
-                need = count - len(claims)
-                reply = self._read_new(node_id, need)
-                if not reply:
-                    break
-                self._accept(node_id, lease_s, [(e[0], e[1], 1) for e in reply], claims)
+            leased = cast("list[tuple[str, float]]",
+                          self._redis.zrange(k.jobs_leased, 0, -1, withscores=True))
+            pipe = self._redis.pipeline(transaction=False)
+            for job_id, _ in leased:
+                pipe.hmget(k.job(job_id), "job", "owner", "delivery")
+            rows = cast("list[list[str | None]]", pipe.execute())
+            now_ms = self._server_ms()
+        claims = []
+        for (job_id, until_ms), (body, owner, delivery) in zip(leased, rows, strict=True):
+            if body is None or owner is None:
+                continue
+            with contextlib.suppress(ValueError, TypeError, KeyError):
+                claims.append(Claim(MatchJob.from_json(body), owner, int(delivery or 0),
+                                    time.time() + (until_ms - now_ms) / 1000, job_id))
         return claims
 
-    def _read_new(self, node_id: str, count: int) -> list[Any]:
-        def read() -> list[Any]:
-            reply = cast(
-                "list[Any] | None",
-                self._redis.xreadgroup(self.keys.group, node_id, {self.keys.jobs: ">"}, count=count),
-            )
-            return list(reply[0][1]) if reply else []
-
-        try:
-            return read()
-        except redis.exceptions.ResponseError as e:
-            if "NOGROUP" not in str(e):
-                raise
-            self._ensure_group()
-            return read()
-
-    def _accept(
-        self,
-        node_id: str,
-        lease_s: float,
-        entries: list[tuple[str, Any, int]],
-        claims: list[Claim],
-    ) -> None:
-        """Turn delivered entries into claims, dead-lettering or dropping the ones not to play."""
-        if not entries:
-            return
-        lease_until = time.time() + lease_s
-        parsed: list[tuple[str, MatchJob | None, str, int]] = []
-        for entry_id, raw_fields, times in entries:
-            fields = _fields(raw_fields)
-            body = fields.get("job", "")
-            delivery = int(fields.get("deliveries", "0")) + times
-            try:
-                job: MatchJob | None = MatchJob.from_json(body)
-            except (ValueError, TypeError, KeyError) as e:
-                log.error("job entry %s is unreadable (%s): dead-lettered", entry_id, e,
-                          extra={"event": "dead_letter", "node": node_id})
-                job = None
-            parsed.append((entry_id, job, body, delivery))
-        pipe = self._redis.pipeline(transaction=False)
-        for _, job, _, _ in parsed:
-            if job is not None:
-                pipe.hget(self.keys.tournament(job.tournament_id), "state")
-                pipe.exists(self.keys.result(job.match_id))
-        facts = iter(pipe.execute())
-        for entry_id, job, body, delivery in parsed:
-            if job is None:
-                self._drop_entry(entry_id, "", "unreadable", body, delivery, node_id)
-                self.dead_lettered += 1
-                continue
-            state, has_result = next(facts), next(facts)
-            if delivery > self.max_deliveries:
-                log.warning(
-                    "match %s delivered %d times without an ack: dead-lettered", job.match_id, delivery - 1,
-                    extra={"event": "dead_letter", "match_id": job.match_id, "node": node_id},
-                )
-                self._drop_entry(entry_id, job.tournament_id, "max_deliveries", body, delivery - 1, node_id)
-                self.dead_lettered += 1
-            elif state == TournamentState.CANCELLED or has_result:
-                self._drop_entry(entry_id, job.tournament_id, "", body, delivery, node_id)
-            else:
-                claims.append(Claim(job, node_id, delivery, lease_until, entry_id))
-
-    def _drop_entry(
-        self, entry_id: str, tournament_id: str, reason: str, body: str, deliveries: int, node_id: str
-    ) -> bool:
-        k = self.keys
-        keys = [k.jobs, k.pending(tournament_id), k.dead_letters, k.tournament(tournament_id)]
-        args: list[str | int] = [k.group, entry_id, reason, body, deliveries, node_id, repr(time.time()),
-                                 REVEALED_ONCE_OVER]
-        return bool(self._drop(keys=keys, args=args))
+    def _server_ms(self) -> float:
+        sec, usec = self._redis.time()
+        return sec * 1000 + usec / 1000
 
     def renew(self, claim: Claim, lease_s: float) -> Claim:
-        k = self.keys
-        with self._errors():
-            ok = self._call(self._renew, [k.jobs], [k.group, claim.node_id, claim.handle, claim.delivery])
-        if not ok:
+        (renewed,) = self.renew_many([claim], lease_s)
+        if renewed is None:
             raise LeaseLost(
                 f"match {claim.job.match_id}: node {claim.node_id} no longer holds delivery {claim.delivery}"
             )
-        return replace(claim, lease_until=time.time() + lease_s)
+        return renewed
+
+    def renew_many(self, claims: Sequence[Claim], lease_s: float) -> list[Claim | None]:
+        if not claims:
+            return []
+        args: list[str | int] = [self.keys.prefix, max(1, round(lease_s * 1000))]
+        for c in claims:
+            args += [c.handle, c.node_id, c.delivery]
+        with self._errors():
+            held = self._renew(args=args)
+        until = time.time() + lease_s
+        return [replace(c, lease_until=until) if ok else None for c, ok in zip(claims, held, strict=True)]
 
     def ack(self, claim: Claim) -> None:
         with self._errors():
-            self._drop_entry(claim.handle, claim.job.tournament_id, "", "", claim.delivery, claim.node_id)
+            self._drop(args=[self.keys.prefix, claim.handle, repr(time.time()), REVEALED_ONCE_OVER])
 
     def release(self, claim: Claim) -> None:
-        k = self.keys
         with self._errors():
-            self._call(self._release, [k.jobs], [k.group, claim.node_id, claim.handle, claim.delivery])
+            self._release(args=[self.keys.prefix, NOTICES_KEPT, claim.handle, claim.node_id, claim.delivery])
 
     def dead_letters(self) -> list[MatchJob]:
         with self._errors():
@@ -409,7 +392,8 @@ class RedisBroker(Broker):
         return jobs
 
     # results and ratings
-    def write_result(self, result: MatchResult) -> bool:
+    def _result_call(self, result: MatchResult, job: str) -> tuple[list[str], list[Any]]:
+        """The result script's keys and arguments: ``result`` written, and job ``job`` removed ('': none)."""
         plan, summary = self._write_plan(result)
         k = self.keys
         (first, second), a_first = plan.pair
@@ -439,14 +423,51 @@ class RedisBroker(Broker):
             summary.to_json(),
             BOT_MATCHES_KEPT,
             plan.quartet[0] if plan.quartet else "",
+            k.prefix,
+            job,
+            REVEALED_ONCE_OVER,
+            repr(time.time()),
             *plan.counted_pools,
         ]
+        return keys, args
+
+    def write_result(self, result: MatchResult) -> bool:
+        keys, args = self._result_call(result, "")
         with self._errors():
-            written = int(self._write_result(keys=keys, args=args))
-        if written == 2:
+            written, _ = self._write_result(keys=keys, args=args)
+        if int(written) == 2:
             raise TournamentCancelled(f"match {result.match_id}: tournament {result.tournament_id} was "
                                       "cancelled before its result was written: not recorded")
-        return bool(written)
+        return bool(int(written))
+
+    def finish(self, done: Sequence[tuple[Claim, MatchResult]]) -> list[Finished]:
+        if not done:
+            return []
+        calls = [self._result_call(result, claim.handle) for claim, result in done]
+        with self._errors():
+            replies = self._scripts(self._write_result, calls)
+        return [Finished(claim, _WRITES[int(written)], int(left))
+                for (claim, _), (written, left) in zip(done, replies, strict=True)]
+
+    def _scripts(self, script: Any, calls: Sequence[tuple[Sequence[str], Sequence[Any]]]) -> list[Any]:
+        """Run ``script`` once per call (keys, args), all in one pipeline: one round trip. (redis-py's own
+        pipelining of scripts asks the server whether it has them first, a round trip more each time:
+        here a script the server lost is loaded once, and the calls that found it missing run again.)"""
+        if len(calls) == 1:
+            keys, args = calls[0]
+            return [script(keys=list(keys), args=list(args))]
+        pipe = self._redis.pipeline(transaction=False)
+        for keys, args in calls:
+            pipe.evalsha(script.sha, len(keys), *keys, *args)
+        replies = pipe.execute(raise_on_error=False)
+        missing = [i for i, r in enumerate(replies) if isinstance(r, redis.exceptions.NoScriptError)]
+        for i in missing:
+            keys, args = calls[i]
+            replies[i] = script(keys=list(keys), args=list(args))  # loads it, then runs it
+        for r in replies:
+            if isinstance(r, Exception):
+                raise r
+        return list(replies)
 
     def get_result_json(self, match_id: str) -> str | None:
         with self._reading():
@@ -686,7 +707,7 @@ class RedisBroker(Broker):
     ) -> bool:
         keys = [self.keys.tournament(tournament_id), self.keys.pending(tournament_id)]
         args = [TournamentState(state), "" if expect is None else TournamentState(expect), repr(time.time()),
-                reason, REVEALED_AT_ONCE]
+                reason, REVEALED_AT_ONCE, self.keys.prefix, tournament_id]
         with self._errors():
             return bool(self._set_state(keys=keys, args=args))
 
@@ -725,7 +746,10 @@ class RedisBroker(Broker):
     def pending_count(self, tournament_id: str | None = None) -> int:
         with self._errors():
             if tournament_id is None:
-                return int(self._redis.xlen(self.keys.jobs))
+                pipe = self._redis.pipeline(transaction=False)
+                pipe.zcard(self.keys.jobs_ready)
+                pipe.zcard(self.keys.jobs_leased)
+                return sum(int(n) for n in pipe.execute())
             return max(0, int(cast("str | None", self._redis.get(self.keys.pending(tournament_id))) or 0))
 
     # the cluster

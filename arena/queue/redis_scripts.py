@@ -10,107 +10,348 @@ from __future__ import annotations
 
 from arena.queue.keys import GAMES_FIELD, RATING_FIELD
 
-# Lua helpers shared by the scripts below. A stream entry's fields come as a flat
-# array; ``owned`` is true when ``consumer`` holds entry ``id`` at delivery ``delivery``.
-LUA_PRELUDE = """
-local function field(fields, name)
-  for i = 1, #fields, 2 do
-    if fields[i] == name then return fields[i + 1] end
-  end
-  return nil
+# The job queue's scripts build their keys from the arena's prefix (their first ARGV but the
+# result script's, which gives it later): a claim reads the jobs waiting for each bot named, and a
+# job's keys follow from what its hash holds, so they cannot all be named by the caller first. This
+# needs a Redis that is not a cluster (a Sentinel's primary is fine), as every script here does:
+# one script touches the keys of several tournaments and bots. The names are those of
+# arena.queue.keys (tests/queue/test_redis_keys.py checks that they agree).
+#
+# A job ``<id>`` (a number from ``jobs:seq``: its place in the queue, never reused) is the hash
+# ``job:<id>``: ``job`` (its JSON), ``match``, ``tid`` (its tournament), ``bots`` (the bot at each
+# seat 0..3, space-separated), ``deliveries`` (the deliveries that counted; a release does not), and
+# while a node holds it ``owner`` and ``delivery``; ``jobs:match`` maps a match id to its job, and
+# ``jobs:of:<tournament>`` holds the ids of a tournament's jobs (a cancel drops those waiting). It is
+# in exactly one of two places: waiting, in ``jobs:ready`` and in ``jobs:ready:<bot>`` of each of its
+# bots (sorted sets scored by the id: first come, first served), each bot counted in the hash
+# ``jobs:waiting``; or held, in ``jobs:leased`` scored by when its lease runs out (server time, ms).
+# Every step that adds waiting jobs (an enqueue, a release, a lease run out) publishes a ``jobs``
+# notice naming their bots, in the same step, so that the nodes that can seat them look at once.
+LUA_JOBS_PRELUDE = """
+local function key(...)
+  return P .. ':' .. table.concat({...}, ':')
+end
+local READY, LEASED, WAITING = key('jobs', 'ready'), key('jobs', 'leased'), key('jobs', 'waiting')
+local BY_MATCH = key('jobs', 'match')
+
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
-local function owned(stream, group, consumer, id, delivery)
-  local p = redis.pcall('XPENDING', stream, group, id, id, 1)
-  if p.err or not p[1] or p[1][2] ~= consumer then return nil end
-  local e = redis.call('XRANGE', stream, id, id)
-  if not e[1] then return nil end
-  local base = tonumber(field(e[1][2], 'deliveries') or '0')
-  if base + p[1][4] ~= tonumber(delivery) then return nil end
-  return e[1][2]
+local function words(text)
+  local t = {}
+  for w in string.gmatch(text or '', '%S+') do t[#t + 1] = w end
+  return t
+end
+
+local function distinct(list)
+  local seen, out = {}, {}
+  for _, x in ipairs(list) do
+    if not seen[x] then seen[x] = true; out[#out + 1] = x end
+  end
+  return out
+end
+
+-- publish a notice (as LUA_NOTICE does): the next number, then the entry, the stream trimmed lazily
+local function notice(kept, kind, data)
+  local seq = redis.call('INCR', key('notices', 'seq'))
+  redis.call('XADD', key('notices'), 'MAXLEN', '~', kept, '*', 'seq', seq, 'kind', kind, 'data', data)
+end
+
+-- the bots a 'jobs' notice names: all of them, or '*' when there are too many to name
+local function named(bots)
+  local list = distinct(bots)
+  if #list > 64 then return '*' end
+  return table.concat(list, ' ')
+end
+
+local function make_ready(id, bots)
+  redis.call('ZADD', READY, id, id)
+  for _, b in ipairs(distinct(bots)) do
+    redis.call('ZADD', key('jobs', 'ready', b), id, id)
+    redis.call('HINCRBY', WAITING, b, 1)
+  end
+end
+
+local function unready(id, bots)
+  if redis.call('ZREM', READY, id) == 0 then return end
+  for _, b in ipairs(distinct(bots)) do
+    redis.call('ZREM', key('jobs', 'ready', b), id)
+    if redis.call('HINCRBY', WAITING, b, -1) <= 0 then redis.call('HDEL', WAITING, b) end
+  end
+end
+
+-- remove a job for good (its result is written, its tournament cancelled, or it is dead-lettered):
+-- the jobs of its tournament left after it (-1: it was gone already). Its tournament's last job
+-- going reveals the tournament's secret, if the tournament has ended (``ended_at``).
+local function drop(id, at, why)
+  local j = key('job', id)
+  local f = redis.call('HMGET', j, 'tid', 'bots', 'match')
+  if not f[1] then return -1 end
+  unready(id, words(f[2]))
+  redis.call('ZREM', LEASED, id)
+  redis.call('DEL', j)
+  redis.call('SREM', key('jobs', 'of', f[1]), id)
+  if redis.call('HGET', BY_MATCH, f[3]) == tostring(id) then redis.call('HDEL', BY_MATCH, f[3]) end
+  local pending = key('pending', f[1])
+  local left = redis.call('DECR', pending)
+  if left <= 0 then
+    redis.call('DEL', pending)
+    local t = key('tournament', f[1])
+    if redis.call('HEXISTS', t, 'ended_at') == 1 and redis.call('HEXISTS', t, 'revealed_at') == 0 then
+      redis.call('HSET', t, 'revealed_at', at, 'revealed_reason', why)
+    end
+    return 0
+  end
+  return left
+end
+
+-- move a job to the dead letters (``reason``), for good
+local function dead_letter(id, reason, deliveries, node, at, why)
+  local f = redis.call('HMGET', key('job', id), 'job')
+  redis.call('XADD', key('jobs', 'dead'), '*', 'job', f[1] or '', 'deliveries', deliveries,
+             'reason', reason, 'node', node)
+  drop(id, at, why)
 end
 """
 
-# KEYS: jobs stream, enqueue marker, then one pending counter per job
-# ARGV: '1' to enqueue only if the marker is new, then the jobs' JSON
-LUA_ENQUEUE = """
-if ARGV[1] == '1' then
-  if not redis.call('SET', KEYS[2], '1', 'NX') then return 0 end
+# Enqueue jobs, each at the end of the queue; with a marker, only if the marker is new
+# (enqueue_once). One ``jobs`` notice names their bots.
+# ARGV: 1 prefix, 2 the marker's key ('' for none), 3 notices kept, then for each job: its
+#       tournament, its match id, its seat bots (space-separated), its JSON
+LUA_ENQUEUE = "local P = ARGV[1]\n" + LUA_JOBS_PRELUDE + """
+if ARGV[2] ~= '' then
+  if not redis.call('SET', ARGV[2], '1', 'NX') then return 0 end
 end
-for i = 2, #ARGV do
-  redis.call('XADD', KEYS[1], '*', 'job', ARGV[i], 'deliveries', '0')
-  redis.call('INCR', KEYS[i + 1])
+local all = {}
+for i = 4, #ARGV, 4 do
+  local id = redis.call('INCR', key('jobs', 'seq'))
+  redis.call('HSET', key('job', id), 'job', ARGV[i + 3], 'tid', ARGV[i], 'match', ARGV[i + 1],
+             'bots', ARGV[i + 2], 'deliveries', 0)
+  redis.call('INCR', key('pending', ARGV[i]))
+  redis.call('SADD', key('jobs', 'of', ARGV[i]), id)
+  redis.call('HSET', BY_MATCH, ARGV[i + 1], id)
+  local bots = words(ARGV[i + 2])
+  make_ready(id, bots)
+  for _, b in ipairs(bots) do all[#all + 1] = b end
 end
+if #all > 0 then notice(ARGV[3], 'jobs', named(all)) end
 return 1
 """
 
-# KEYS: jobs stream.  ARGV: group, consumer, min idle (ms), start id, how many
-# Returns {next start id, {{id, fields, times delivered by the group}, ...}}
-LUA_RECLAIM = """
-local need = tonumber(ARGV[5])
-local start = ARGV[4]
-local out = {}
-repeat
-  local r = redis.call('XAUTOCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3], start, 'COUNT', need)
-  start = r[1]
-  for _, e in ipairs(r[2]) do
-    if type(e) == 'table' and type(e[2]) == 'table' then
-      local p = redis.call('XPENDING', KEYS[1], ARGV[1], e[1], e[1], 1)
-      local times = 1
-      if p[1] then times = p[1][4] end
-      out[#out + 1] = {e[1], e[2], times}
-      need = need - 1
+# Claim up to ``count`` jobs for a node, in one step:
+# 1. the leases run out (their node died or hung) go back to the queue, each at its place, or to
+#    the dead letters once delivered ``max deliveries`` times; a ``jobs`` notice names their bots;
+# 2. the jobs to take, first come first served: with mode 'seats', only the jobs whose bots all
+#    have free seats here (a bot at two seats needs two), looking at the first ``scan`` jobs
+#    waiting for each bot with a free seat; 'absent', the jobs of the bots named (they forfeit:
+#    no seat is needed); 'any', any job. A job whose tournament was cancelled, or whose result is
+#    written already, is dropped instead of taken.
+#    Before any of those, the jobs of the matches named in ARGV[11] (space-separated), if they wait:
+#    the node holds their records (it played them, then died before their results were written).
+# ARGV: 1 prefix, 2 node id, 3 lease (ms), 4 count, 5 max deliveries, 6 notices kept, 7 why a secret
+#       is revealed, 8 now (unix s, what the revealed time says), 9 mode, 10 scan, 11 the matches
+#       whose records the node holds ('' for none), then with 'seats' pairs (bot, free seats), with
+#       'absent' bot names
+# Returns {{{id, job JSON, delivery}, ...}, the earliest lease held (ms, server time; -1: none),
+#          server time (ms), dead-lettered, dropped, given back (leases run out)}
+LUA_CLAIM = "local P = ARGV[1]\n" + LUA_JOBS_PRELUDE + """
+local node, lease, count = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+local max_deliveries, kept, why, at = tonumber(ARGV[5]), ARGV[6], ARGV[7], ARGV[8]
+local mode, scan = ARGV[9], tonumber(ARGV[10])
+local now = now_ms()
+local dead, dropped, back = 0, 0, 0
+
+local back_bots = {}
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', LEASED, '-inf', now, 'LIMIT', 0, 100)) do
+  local f = redis.call('HMGET', key('job', id), 'bots', 'deliveries', 'owner')
+  redis.call('ZREM', LEASED, id)
+  if f[1] then
+    if tonumber(f[2]) >= max_deliveries then
+      dead_letter(id, 'max_deliveries', f[2], f[3] or '', at, why)
+      dead = dead + 1
+    else
+      redis.call('HDEL', key('job', id), 'owner', 'delivery')
+      local bots = words(f[1])
+      make_ready(id, bots)
+      for _, b in ipairs(bots) do back_bots[#back_bots + 1] = b end
+      back = back + 1
     end
   end
-until start == '0-0' or need <= 0
-return {start, out}
-"""
+end
+if back > 0 then notice(kept, 'jobs', named(back_bots)) end
 
-# Ack (and drop) one entry; with a reason, also add it to the dead-letter stream. The last job of
-# a tournament that has ended (its hash has ``ended_at``) going reveals its secret, in this step.
-# KEYS: jobs stream, the job's pending counter, dead-letter stream, the job's tournament hash
-# ARGV: group, entry id, reason or '', job JSON, deliveries, node id, now, why the secret is revealed
-LUA_DROP = """
-redis.pcall('XACK', KEYS[1], ARGV[1], ARGV[2])
-if redis.call('XDEL', KEYS[1], ARGV[2]) == 0 then return 0 end
-if redis.call('DECR', KEYS[2]) <= 0 then
-  redis.call('DEL', KEYS[2])
-  local ended = redis.call('HEXISTS', KEYS[4], 'ended_at') == 1
-  if ended and redis.call('HEXISTS', KEYS[4], 'revealed_at') == 0 then
-    redis.call('HSET', KEYS[4], 'revealed_at', ARGV[7], 'revealed_reason', ARGV[8])
+local out = {}
+local free = {}
+local function take(id, fields)
+  local j = key('job', id)
+  local f = fields or redis.call('HMGET', j, 'job', 'tid', 'match', 'bots', 'deliveries')
+  if not f[1] then return false end
+  if redis.call('HGET', key('tournament', f[2]), 'state') == 'cancelled'
+      or redis.call('EXISTS', key('result', f[3])) == 1 then
+    drop(id, at, why)
+    dropped = dropped + 1
+    return false
+  end
+  local delivery = tonumber(f[5]) + 1
+  if delivery > max_deliveries then
+    dead_letter(id, 'max_deliveries', f[5], node, at, why)
+    dead = dead + 1
+    return false
+  end
+  unready(id, words(f[4]))
+  redis.call('HSET', j, 'owner', node, 'delivery', delivery, 'deliveries', delivery)
+  redis.call('ZADD', LEASED, now + lease, id)
+  out[#out + 1] = {id, f[1], delivery}
+  return true
+end
+
+local function by_number(a, b) return tonumber(a) < tonumber(b) end
+
+for _, m in ipairs(words(ARGV[11])) do
+  local id = redis.call('HGET', BY_MATCH, m)
+  if #out < count and id and redis.call('ZSCORE', READY, id) then take(id) end
+end
+
+if count > #out then
+  if mode == 'any' then
+    repeat
+      local ids = redis.call('ZRANGE', READY, 0, count - #out - 1)
+      for _, id in ipairs(ids) do take(id) end
+    until #out >= count or #ids == 0
+  else
+    local seen, ids = {}, {}
+    if mode == 'seats' then
+      for i = 12, #ARGV, 2 do free[ARGV[i]] = tonumber(ARGV[i + 1]) end
+    end
+    local step = (mode == 'seats') and 2 or 1
+    for i = 12, #ARGV, step do
+      if mode ~= 'seats' or free[ARGV[i]] > 0 then
+        local n = scan
+        if mode ~= 'seats' then n = count end
+        for _, id in ipairs(redis.call('ZRANGE', key('jobs', 'ready', ARGV[i]), 0, n - 1)) do
+          if not seen[id] then seen[id] = true; ids[#ids + 1] = id end
+        end
+      end
+    end
+    table.sort(ids, by_number)
+    for _, id in ipairs(ids) do
+      if #out >= count then break end
+      local f = redis.call('HMGET', key('job', id), 'job', 'tid', 'match', 'bots', 'deliveries')
+      if f[1] then
+        local fits = true
+        local need = {}
+        if mode == 'seats' then
+          for _, b in ipairs(words(f[4])) do need[b] = (need[b] or 0) + 1 end
+          for b, n in pairs(need) do
+            if (free[b] or 0) < n then fits = false end
+          end
+        end
+        if fits and take(id, f) then
+          for b, n in pairs(need) do free[b] = free[b] - n end
+        end
+      end
+    end
   end
 end
-if ARGV[3] ~= '' then
-  redis.call('XADD', KEYS[3], '*', 'job', ARGV[4], 'deliveries', ARGV[5], 'reason', ARGV[3], 'node', ARGV[6])
+
+local first = redis.call('ZRANGE', LEASED, 0, 0, 'WITHSCORES')
+local next_expiry = -1
+if first[2] then next_expiry = tonumber(first[2]) end
+return {out, next_expiry, now, dead, dropped, back}
+"""
+
+# Remove a job for good (ack): its result is written. ARGV: 1 prefix, 2 job id, 3 now, 4 why a
+# secret is revealed. Returns the jobs of its tournament left (-1: it was gone already).
+LUA_DROP = "local P = ARGV[1]\n" + LUA_JOBS_PRELUDE + """
+return drop(ARGV[2], ARGV[3], ARGV[4])
+"""
+
+# Extend the leases still held: for each claim (job id, node id, delivery) 1 if that node still
+# holds that delivery of the job (its lease now runs ``lease`` ms from now), else 0.
+# ARGV: 1 prefix, 2 lease (ms), then the claims' triples
+LUA_RENEW = "local P = ARGV[1]\n" + LUA_JOBS_PRELUDE + """
+local until_ms = now_ms() + tonumber(ARGV[2])
+local out = {}
+for i = 3, #ARGV, 3 do
+  local f = redis.call('HMGET', key('job', ARGV[i]), 'owner', 'delivery')
+  if f[1] == ARGV[i + 1] and f[2] == ARGV[i + 2] then
+    redis.call('ZADD', LEASED, 'XX', until_ms, ARGV[i])
+    out[#out + 1] = 1
+  else
+    out[#out + 1] = 0
+  end
 end
+return out
+"""
+
+# Give a job back unplayed (its bots could not sit here after all, or a draining node): it waits
+# again at its place in the queue. A release is not a failed delivery: the job keeps the
+# deliveries that counted before this one. ARGV: 1 prefix, 2 notices kept, 3 job id, 4 node id,
+# 5 delivery. Returns 1, or 0 if the node no longer held it.
+LUA_RELEASE = "local P = ARGV[1]\n" + LUA_JOBS_PRELUDE + """
+local j = key('job', ARGV[3])
+local f = redis.call('HMGET', j, 'owner', 'delivery', 'bots')
+if f[1] ~= ARGV[4] or f[2] ~= ARGV[5] then return 0 end
+redis.call('ZREM', LEASED, ARGV[3])
+redis.call('HDEL', j, 'owner', 'delivery')
+redis.call('HSET', j, 'deliveries', tonumber(ARGV[5]) - 1)
+local bots = words(f[3])
+make_ready(ARGV[3], bots)
+notice(ARGV[2], 'jobs', named(bots))
 return 1
 """
 
-# KEYS: jobs stream.  ARGV: group, consumer, entry id, delivery
-LUA_RENEW = (
-    LUA_PRELUDE
-    + """
-if not owned(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4]) then return 0 end
-redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[3], 'JUSTID')
-return 1
+# The jobs of the stream an older version queued them in (``<prefix>:jobs``, a consumer group
+# ``<prefix>:referees``) move to the queue above, at most ARGV[3] at a time, in their order: the
+# waiting ones wait, the ones a node held wait again with the deliveries that counted (their node
+# is of the older version: stopped before this one started). Returns how many moved (0: none is
+# left, and the stream is gone).
+# ARGV: 1 prefix, 2 notices kept, 3 how many at most
+LUA_MIGRATE = "local P = ARGV[1]\n" + LUA_JOBS_PRELUDE + """
+local stream, group = P .. ':jobs', P .. ':referees'
+if redis.call('EXISTS', stream) == 0 then return 0 end
+if redis.call('TYPE', stream)['ok'] ~= 'stream' then return 0 end
+local times = {}
+local ok, pel = pcall(redis.call, 'XPENDING', stream, group, '-', '+', tonumber(ARGV[3]))
+if ok then
+  for _, p in ipairs(pel) do times[p[1]] = p[4] end
+end
+local entries = redis.call('XRANGE', stream, '-', '+', 'COUNT', tonumber(ARGV[3]))
+if #entries == 0 then
+  redis.call('DEL', stream)
+  return 0
+end
+local all = {}
+for _, e in ipairs(entries) do
+  local fields = {}
+  for i = 1, #e[2], 2 do fields[e[2][i]] = e[2][i + 1] end
+  local ok2, job = pcall(cjson.decode, fields['job'] or '')
+  if ok2 and type(job) == 'table' then
+    local bots = {}
+    if type(job['seats']) == 'table' then
+      bots = job['seats']
+    else
+      bots = {job['team0'], job['team1'], job['team0'], job['team1']}
+    end
+    local id = redis.call('INCR', key('jobs', 'seq'))
+    redis.call('HSET', key('job', id), 'job', fields['job'], 'tid', job['tournament_id'], 'match',
+               job['match_id'], 'bots', table.concat(bots, ' '),
+               'deliveries', tonumber(fields['deliveries'] or '0') + (times[e[1]] or 0))
+    redis.call('HSET', BY_MATCH, job['match_id'], id)
+    redis.call('SADD', key('jobs', 'of', job['tournament_id']), id)
+    make_ready(id, bots)
+    for _, b in ipairs(bots) do all[#all + 1] = b end
+  else
+    redis.call('XADD', key('jobs', 'dead'), '*', 'job', fields['job'] or '', 'deliveries', 0,
+               'reason', 'unreadable', 'node', '')
+  end
+  redis.call('XDEL', stream, e[1])
+end
+if #all > 0 then notice(ARGV[2], 'jobs', named(all)) end
+return #entries
 """
-)
-
-# Give the entry back unplayed: ack, delete, add again at the end of the stream.
-# A release is not a failed delivery: the entry is added with the deliveries that
-# counted before this one, so the next claim gets the same delivery number.
-# KEYS: jobs stream.  ARGV: group, consumer, entry id, delivery
-LUA_RELEASE = (
-    LUA_PRELUDE
-    + """
-local fields = owned(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
-if not fields then return 0 end
-redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
-redis.call('XDEL', KEYS[1], ARGV[3])
-redis.call('XADD', KEYS[1], '*', 'job', field(fields, 'job'), 'deliveries', tonumber(ARGV[4]) - 1)
-return 1
-"""
-)
 
 # Write a result once and count it in its pools (arena.queue.broker.RatingPlan): each pool's
 # Elo, pair counts and history. A mirror duplicate pair's first leg is kept until the second counts
@@ -135,9 +376,10 @@ return 1
 #       10 '1' if a is the pair's first bot (a quartet: '2' if R vs S is scored, else '1'),
 #       11 'game', 'leg' or 'quartet', 12 a's score (game), the leg's text (leg) or the table's
 #       part (quartet: arena.ratings.online.Part.to_text), 13 the summary's JSON, 14 the recent
-#       matches kept per bot, 15 the quartet's id ('' if none), 16.. the counted pools' names
-#       (n = #ARGV - 15; none for a mixed game)
-LUA_WRITE_RESULT = f"""
+#       matches kept per bot, 15 the quartet's id ('' if none), 16 the arena's key prefix, 17 the
+#       job to remove with it ('' for none: LUA_WRITE_RESULT below), 18 why a secret is revealed, 19
+#       now (unix s), 20.. the counted pools' names (n = #ARGV - 19; none for a mixed game)
+_WRITE_RESULT_BODY = f"""
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 if redis.call('HGET', KEYS[#KEYS], 'state') == 'cancelled' then return 2 end
 redis.call('SET', KEYS[1], ARGV[1])
@@ -263,10 +505,10 @@ local function rate(elo, hist, bot, rating)
   point(hist, bot, redis.call('HINCRBY', elo, '{GAMES_FIELD}' .. bot, 1), rating)
 end
 
-local counted = #ARGV - 15
+local counted = #ARGV - 19
 for i = 1, counted do
   local elo, pairs, hist = KEYS[7 + 3 * i], KEYS[8 + 3 * i], KEYS[9 + 3 * i]
-  redis.call('SADD', KEYS[3], ARGV[15 + i])
+  redis.call('SADD', KEYS[3], ARGV[19 + i])
   for _, g in ipairs(games) do
     local a, b, score = g[1], g[2], g[5]
     local ra = tonumber(redis.call('HGET', elo, '{RATING_FIELD}' .. a) or init)
@@ -295,6 +537,22 @@ for j = 10 + 3 * counted, #KEYS - 1 do
 end
 return 1
 """
+
+# The result script: the write above, and then (ARGV[17] names a job) the job's removal, in the
+# same step: a result written is never left with its job queued, nor its job gone without it. The
+# job goes whatever the write said (written, written before, or refused for its tournament was
+# cancelled). Returns {what the write said (0, 1 or 2), the jobs of the tournament left (-1: the
+# job was gone already or none was named)}.
+LUA_WRITE_RESULT = (
+    "local P = ARGV[16]\n" + LUA_JOBS_PRELUDE
+    + "local function write_result()\n" + _WRITE_RESULT_BODY + "\nend\n"
+    + """
+local written = write_result()
+local left = -1
+if ARGV[17] ~= '' then left = drop(ARGV[17], ARGV[19], ARGV[18]) end
+return {written, left}
+"""
+)
 
 # Summaries of results written by an older version, which kept none: appended to the
 # tournament's log only if it still has the length the caller saw (else 0: read and try again),
@@ -327,12 +585,13 @@ redis.call('RPUSH', KEYS[2], ARGV[2])
 return 1
 """
 
-# Moving from an open state to an ended one keeps when and why (``ended_at``, ``ended_reason``),
-# and reveals the secret at once (``revealed_at``, ``revealed_reason``) if none of its jobs is left;
-# else the drop of its last job does (LUA_DROP).
+# Moving from an open state to an ended one keeps when and why (``ended_at``, ``ended_reason``);
+# a cancel drops the tournament's waiting jobs there and then (those held are stopped by their nodes,
+# which drop them); and the secret is revealed at once (``revealed_at``, ``revealed_reason``) if none
+# of its jobs is left, else the drop of its last job does (LUA_DROP).
 # KEYS: tournament hash, its pending counter.  ARGV: new state, expected state or '', now, why it
-# ended, why its secret is revealed at once
-LUA_SET_STATE = """
+# ended, why its secret is revealed at once, the arena's prefix, the tournament's id
+LUA_SET_STATE = "local P = ARGV[6]\n" + LUA_JOBS_PRELUDE + """
 local cur = redis.call('HGET', KEYS[1], 'state')
 if not cur then return 0 end
 if ARGV[2] ~= '' and cur ~= ARGV[2] then return 0 end
@@ -340,7 +599,13 @@ redis.call('HSET', KEYS[1], 'state', ARGV[1])
 local open = {created = true, running = true}
 if open[cur] and not open[ARGV[1]] then
   redis.call('HSET', KEYS[1], 'ended_at', ARGV[3], 'ended_reason', ARGV[4])
-  if tonumber(redis.call('GET', KEYS[2]) or '0') <= 0 then
+  if ARGV[1] == 'cancelled' then
+    for _, id in ipairs(redis.call('SMEMBERS', key('jobs', 'of', ARGV[7]))) do
+      if redis.call('ZSCORE', READY, id) then drop(id, ARGV[3], ARGV[5]) end
+    end
+  end
+  local left = tonumber(redis.call('GET', KEYS[2]) or '0')
+  if left <= 0 and redis.call('HEXISTS', KEYS[1], 'revealed_at') == 0 then
     redis.call('HSET', KEYS[1], 'revealed_at', ARGV[3], 'revealed_reason', ARGV[5])
   end
 end

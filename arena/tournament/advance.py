@@ -79,6 +79,10 @@ class TournamentStore(Protocol):
 
     def list_tournaments(self) -> list[str]: ...
 
+    def tournament_states(self, ids: Sequence[str]) -> dict[str, TournamentState]:
+        """The states of the stored ones of ``ids``, in one read."""
+        ...
+
     def summaries(self, tournament_id: str, start: int = 0) -> list[ResultSummary]:
         """The tournament's result summaries in the order written, from the ``start``-th on."""
         ...
@@ -219,9 +223,14 @@ class Tournaments:
                                             expect=TournamentState.CREATED)
 
     def advance_open(self) -> None:
-        """Advance every tournament still open (a sweep that catches stages nobody enqueued)."""
-        for tournament_id in self.store.list_tournaments():
-            self.advance(tournament_id)
+        """Advance every tournament still open (a sweep that catches stages nobody enqueued): their
+        states in one read, then only the open ones, each in a few."""
+        ids = self.store.list_tournaments()
+        states = self.store.tournament_states(ids) if ids else {}
+        for tournament_id in ids:
+            state = states.get(tournament_id)
+            if state is not None and state.is_open:
+                self.advance(tournament_id)
 
     def cancel(self, tournament_id: str) -> None:
         """Stop a tournament: its queued matches are dropped unplayed, its running ones stopped

@@ -31,18 +31,9 @@ from tests.cluster.procs import (
 BOTS = {"rand-a": "random", "rand-b": "random", "heur-a": "heuristic", "heur-b": "heuristic"}
 
 
-def owned_jobs(client: Any, node_id: str) -> dict[str, str]:
-    """The jobs the node holds (Redis pending entries it owns): entry id -> match id."""
-    import json
-
-    k = Keys()
-    entries = client.xpending_range(k.jobs, k.group, min="-", max="+", count=1000, consumername=node_id)
-    out = {}
-    for e in entries:
-        found = client.xrange(k.jobs, e["message_id"], e["message_id"])
-        if found:
-            out[e["message_id"]] = json.loads(found[0][1]["job"])["match_id"]
-    return out
+def owned_jobs(broker: RedisBroker, node_id: str) -> dict[str, str]:
+    """The jobs the node holds: job id -> match id."""
+    return {c.handle: c.job.match_id for c in broker.held() if c.node_id == node_id}
 
 
 @pytest.mark.slow
@@ -73,14 +64,12 @@ def test_crash_of_a_node_mid_tournament_reclaims_its_matches_exactly_once(
         def victim_busy() -> bool:
             if client.scard(k.results_index("crash")) < 3:
                 return False
-            summary = client.xpending(k.jobs, k.group)
-            held = {c["name"]: int(c["pending"]) for c in summary.get("consumers") or []}
-            return held.get(victim.node_id, 0) > 0
+            return bool(owned_jobs(broker, victim.node_id))
 
         wait_for("the victim to hold a match after some results", victim_busy, 30, every=0.002)
         victim.kill()
         killed_at = time.monotonic()
-        orphans = set(owned_jobs(client, victim.node_id).values())
+        orphans = set(owned_jobs(broker, victim.node_id).values())
         assert orphans, "the victim held no match when killed"
         done_at_kill = {r.match_id for r in broker.results("crash")}
         if orphans - done_at_kill:  # they wait for the lease: the tournament cannot be over yet

@@ -4,7 +4,6 @@ played by another node; never both, and never left to wait for its lease.
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -32,14 +31,9 @@ LEASE = 60.0
 DRAIN = 0.1
 
 
-def held(client: Any, node_id: str) -> set[str]:
-    k = Keys()
-    ids = set()
-    for e in client.xpending_range(k.jobs, k.group, min="-", max="+", count=1000, consumername=node_id):
-        found = client.xrange(k.jobs, e["message_id"], e["message_id"])
-        if found:
-            ids.add(json.loads(found[0][1]["job"])["match_id"])
-    return ids
+def held(broker: RedisBroker, node_id: str) -> set[str]:
+    """The matches whose jobs the node holds."""
+    return {c.job.match_id for c in broker.held() if c.node_id == node_id}
 
 
 @pytest.mark.slow
@@ -66,7 +60,7 @@ def test_sigterm_drain_finishes_or_releases_each_match_exactly_once(
 
         def busy() -> set[str] | None:
             """What the node holds, once it has just claimed a match after some results are in."""
-            now = held(client, drained.node_id)
+            now = held(broker, drained.node_id)
             fresh = now - seen
             seen.update(now)
             if fresh and client.scard(k.results_index("drain")) >= 2:
@@ -80,7 +74,7 @@ def test_sigterm_drain_finishes_or_releases_each_match_exactly_once(
         assert drained.popen.returncode == 0, drained.text()
         log = drained.text()
         assert "draining" in log, log[-2000:]
-        assert held(client, drained.node_id) == set(), "the drained node left jobs claimed"
+        assert held(broker, drained.node_id) == set(), "the drained node left jobs claimed"
 
         wait_state(broker, "drain", "finished", timeout=LEASE / 2)
         finished_after = time.monotonic() - signalled

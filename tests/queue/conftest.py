@@ -74,7 +74,7 @@ class Store:
         return self.kind, str(self.path), self.prefix
 
     def stored_jobs(self) -> int:
-        """Jobs physically kept: the stream's length, or the jobs table's rows."""
+        """Jobs physically kept: the jobs' hashes, or the jobs table's rows."""
         if self.kind == "embedded":
             with sqlite3.connect(self.path) as db:
                 return int(db.execute("SELECT COUNT(*) FROM jobs").fetchone()[0])
@@ -84,7 +84,7 @@ class Store:
 
         client = redis.Redis.from_url(REDIS_URL)
         try:
-            return int(client.xlen(Keys(self.prefix).jobs))
+            return sum(1 for _ in client.scan_iter(match=Keys(self.prefix).job("*"), count=1000))
         finally:
             client.close()
 

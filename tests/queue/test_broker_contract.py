@@ -158,9 +158,9 @@ def test_release_makes_the_job_claimable_at_once(broker: Broker) -> None:
     [c] = broker.claim("n1", 1, 30.0)
     broker.release(c)
     assert broker.pending_count() == 2
-    # given back to the end of the queue; a release is not a failed delivery
+    # given back at its place in the queue (first come, first served); a release is not a failed delivery
     claims = broker.claim("n2", 5, 30.0)
-    assert [(x.job.match_id, x.delivery) for x in claims] == [("t1-m1", 1), ("t1-m0", 1)]
+    assert [(x.job.match_id, x.delivery) for x in claims] == [("t1-m0", 1), ("t1-m1", 1)]
     with pytest.raises(LeaseLost):
         broker.renew(c, 30.0)
 

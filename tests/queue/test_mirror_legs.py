@@ -61,6 +61,9 @@ class Watched:
     def tournament_ending(self, tournament_id: str) -> Ending:
         return self.broker.tournament_ending(tournament_id)
 
+    def tournament_states(self, ids: Sequence[str]) -> dict[str, TournamentState]:
+        return self.broker.tournament_states(ids)
+
     def list_tournaments(self) -> list[str]:
         return self.broker.list_tournaments()
 

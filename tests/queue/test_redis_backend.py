@@ -83,19 +83,34 @@ def test_a_redis_that_lost_the_arena_s_data_is_named_not_taken_for_an_empty_one(
         client.close()
 
 
-def test_a_flushed_stream_recreates_its_consumer_group() -> None:
+def test_the_queue_of_an_older_version_moves_in_with_its_deliveries() -> None:
+    """An older version kept its jobs in a stream read through a consumer group: a broker that opens on
+    it moves them into its queue, in their order, a job a node of the old version held with the
+    deliveries that counted, and removes the stream (its nodes are stopped first: DEPLOY)."""
     why = redis_unavailable()
     if why:
         pytest.skip(why)
     import redis
 
+    from arena.queue.keys import Keys
+
     prefix = f"test-arena-{uuid.uuid4().hex[:12]}"
-    client = redis.Redis.from_url(REDIS_URL)
+    k = Keys(prefix)
+    client = redis.Redis.from_url(REDIS_URL, decode_responses=True)
     try:
+        client.xgroup_create(k.jobs, k.group, id="0", mkstream=True)
+        for n in range(3):
+            client.xadd(k.jobs, {"job": job(n).to_json(), "deliveries": "1" if n == 2 else "0"})
+        client.xadd(k.jobs, {"job": "not a job", "deliveries": "0"})
+        client.xreadgroup(k.group, "old-node", {k.jobs: ">"}, count=1)  # job 0, held by an old node
+        client.incrby(k.pending("t1"), 3)
         with RedisBroker(REDIS_URL, prefix=prefix) as broker:
-            client.delete(broker.keys.jobs)  # the stream and its group are gone
-            broker.enqueue([job(0)])
-            assert [c.job for c in broker.claim("n1", 1, LEASE)] == [job(0)]
+            assert not client.exists(k.jobs)
+            claims = broker.claim("n1", 5, LEASE)
+            assert [(c.job, c.delivery) for c in claims] == [(job(0), 2), (job(1), 1), (job(2), 2)]
+            assert broker.pending_count("t1") == 3
+            assert [d for d in broker.dead_letters()] == []  # the unreadable entry: kept raw, unparsed
+            assert client.xlen(k.dead_letters) == 1
     finally:
         own = list(client.scan_iter(match=f"{prefix}:*"))
         if own:
