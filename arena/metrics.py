@@ -241,6 +241,12 @@ class NodeMetrics:
                                      "not connected here, or busy)")
         self.jobs_reclaimed = counter("queue_jobs_reclaimed_total",
                                       "Jobs this node claimed after another claim's lease was lost")
+        self.claim_calls = counter("queue_claim_calls_total",
+                                   "Claims this node asked the broker for (each for all its free slots at "
+                                   "once), whatever they gave")
+        self.leases_expired = counter("queue_leases_expired_total",
+                                      "Jobs this node's claims gave back to the queue because the lease of "
+                                      "the node that held them ran out")
         self.dead_letters = counter("queue_dead_letters_total", "Jobs this node moved to the dead letters")
         self.results_written = counter("results_written_total", "Match results this node wrote")
         self.results_duplicate = counter("results_duplicate_total",

@@ -24,7 +24,7 @@ from arena.node.bots import BrokerRegistryBackend, keep_current
 from arena.node.notices import NoticeWatcher
 from arena.node.rankings import MAX_LIMIT, Rankings
 from arena.node.service import ClusterArenaServicer
-from arena.node.worker import Worker, quiet, stop_on_cancel_notices
+from arena.node.worker import Worker, quiet, stop_on_cancel_notices, wake_on_jobs
 from arena.queue import Broker, BrokerError
 from arena.ratings.pools import TOURNAMENT_PREFIX
 from arena.records import TimeControl
@@ -62,7 +62,8 @@ class NodeSettings:
     capacity: int = 4
     lease_s: float = 30.0
     drain_s: float = 60.0
-    poll_s: float = 0.25
+    #: the longest the queue worker sleeps with no wake-up (a safety net: jobs wake it)
+    poll_s: float = 10.0
     heartbeat_s: float = 2.0
     replace_streams: bool = False
     node_id: str = ""
@@ -164,6 +165,7 @@ async def running_node(
                     absent_timeout_s=config.absent_timeout_s, cancel_check_s=config.cancel_check_s)
     arena.on_cancel = worker.stop_tournament  # the node that took a cancel stops its matches at once,
     stop_on_cancel_notices(watcher, worker, asyncio.get_running_loop())  # the others on its notice
+    wake_on_jobs(watcher, worker, asyncio.get_running_loop())  # jobs its bots can play came to wait
     worker_task = asyncio.create_task(worker.run(stop), name="worker")
     beat = asyncio.create_task(_heartbeat(node, broker, address, config.heartbeat_s), name="heartbeat")
     fields = {"event": "node_start", "node": node.node_id, "address": address}

@@ -192,7 +192,19 @@ class Node:
         #: what tells the world the node is draining (the gRPC edge adds its health service's)
         self.drain_hooks: list[Callable[[], Awaitable[None]]] = []
         self.draining = False
+        #: called on the loop when seats here may have freed: a bot's stream opened (with ""), a match
+        #: ended (with its id); the queue worker claims then (:meth:`free_seats` changed)
+        self.seat_hooks: list[Callable[[str], None]] = []
         self._remember_stored()
+
+    def free_seats(self) -> dict[str, int]:
+        """The free seats of each bot connected here now, by name (those with none left out): what a
+        job must fit to start here."""
+        return {link.name: free for link in self._hub.links.values() if (free := link.free_seats) > 0}
+
+    def _seats_changed(self, match_id: str = "") -> None:
+        for hook in self.seat_hooks:
+            hook(match_id)
 
     async def begin_drain(self) -> None:
         """The node takes no new work from now on: it says so (health NOT_SERVING), once."""
@@ -333,6 +345,7 @@ class Node:
         resumed = link.seats_in_use > 0
         stream_id = link.attach(writer, name=name or entry.name, version=version, concurrency=concurrency,
                                 token_sha256=current.token_sha256)
+        self._seats_changed()
         return link, stream_id, resumed
 
     def _status(self, entry: BotEntry) -> BotStatus:
@@ -480,6 +493,7 @@ class Node:
         finally:
             for link in links:
                 link.seats_in_use -= 1
+            self._seats_changed(live.match_id)
             record = live.runner.record
             try:
                 if record is not None and record.result.reason is not ResultReason.ABORTED:
@@ -569,6 +583,11 @@ class Node:
             return False
         live.task.cancel()
         return True
+
+    def latest_stored(self, count: int) -> list[str]:
+        """The ids of the ``count`` records stored here last (a look at the whole store: call it in a
+        thread)."""
+        return self._store.latest(count)
 
     def stored_record(self, match_id: str) -> MatchRecord | None:
         """The record of a match played to its end here, from the store (None if there is none)."""

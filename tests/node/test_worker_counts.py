@@ -12,7 +12,7 @@ import pytest
 
 from arena.edge.quietlog import RateLimit
 from arena.node.worker import Worker, quiet
-from arena.queue import Claim, EmbeddedBroker
+from arena.queue import Claim, ClaimBatch, EmbeddedBroker
 from arena.referee.node import Node, NodeConfig
 from arena.tournament import MatchJob
 from tests.referee.arena_helpers import arun
@@ -43,11 +43,11 @@ def test_reclaims_are_logged_once_per_ten_seconds_with_the_count_held_back(
     now = [1000.0]
     monkeypatch.setattr(quiet, "limit", RateLimit(clock=lambda: now[0]))  # nothing held from earlier tests
     with caplog.at_level(logging.WARNING, "arena.node"):
-        worker._count_claims([claim_of(f"m{i}", delivery=2) for i in range(50)])
+        worker._count_claims(ClaimBatch([claim_of(f"m{i}", delivery=2) for i in range(50)]))
         now[0] += 3
-        worker._count_claims([claim_of("m50", delivery=3)])
+        worker._count_claims(ClaimBatch([claim_of("m50", delivery=3)]))
         now[0] += 10
-        worker._count_claims([claim_of("m51", delivery=2), claim_of("m52", delivery=1)])
+        worker._count_claims(ClaimBatch([claim_of("m51", delivery=2), claim_of("m52", delivery=1)]))
     lines = [r.getMessage() for r in caplog.records if "reclaimed" in r.getMessage()]
     assert lines == ["match m0 reclaimed (delivery 2): a lease was lost",
                      "match m51 reclaimed (delivery 2): a lease was lost (50 more like it in the last 10 s)"]
