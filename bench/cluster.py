@@ -6,9 +6,9 @@ Usage (from the repository root)::
                             [--jobs batch|round-robin] [--redis-url URL] [--redis-db DB|auto]
                             [--skip-redis] [--skip-nodes] [--json]
 
-**Part 1, the queue.** One job's whole life in the queue, as a node lives it:
-``enqueue([job])``, ``claim(node, 1, lease)``, ``write_result(result)``, ``ack(claim)``, in a
-loop, on each backend:
+**Part 1, the queue.** One job's whole life in the queue, one at a time:
+``enqueue([job])``, ``claim(node, 1, lease)``, ``finish([(claim, result)])`` (the result written and
+the job removed in one step), in a loop, on each backend:
 
 * ``RedisBroker`` against ``--redis-url`` (default ``redis://127.0.0.1:6379/0``) under a key
   prefix of this run's own (``bench-cluster-<random>``); afterwards only the keys under that
@@ -23,9 +23,16 @@ one broker object (as a node's ``asyncio.to_thread`` calls do), each thread with
 id. The result written carries a real match record (``--deals`` coinche deals played by the
 engine, with latencies), so its bytes are a real result's. Rate: jobs done in a ``--seconds``
 window, best of ``--repeats`` windows after a short warm-up. Also printed: the mean time of each
-of the four calls (one client), the CPU per job of this process and of redis-server (``INFO
+of the three calls (one client), the CPU per job of this process and of redis-server (``INFO
 cpu``), what ``MatchResult.to_json`` alone costs, and the reference, the round trip of a Redis
 ``PING`` through redis-py: a job costs so many PINGs.
+
+Then a node's own path through Redis, counted (:func:`measure_round_trips`): a tournament's jobs
+enqueued 100 a stage, claimed 4 at a time (a node's free slots, its bots' seats given) and finished
+together (one pipeline), until none is left; the round trips (every request redis-py sends, a
+pipeline being one), Redis's commands and redis-server's CPU per job. Against the floor, the same
+scripts 10 jobs a call: ``round_trips_per_job`` (target: at most 2) and ``redis_cpu_vs_floor``
+(target: at most 1.5).
 
 **Part 2, the nodes.** Real processes, as a cluster runs on one machine:
 
@@ -239,7 +246,8 @@ def _job(match_id: str, deals: int) -> MatchJob:
 
 
 class QueueLoop:
-    """One client's loop: enqueue, claim, write the result, ack; counts jobs, times each call.
+    """One client's loop: enqueue, claim, then the result written and the job removed in one step
+    (``finish``); counts jobs, times each call.
 
     The jobs and results are of :data:`QUEUE_TOURNAMENT`, which :func:`queue_loops` stores in the broker
     first (``put_tournament``), as every job a node claims has its tournament stored."""
@@ -251,7 +259,7 @@ class QueueLoop:
         self.timed = timed
         self.jobs = 0
         self.k = 0
-        self.call_s = {"enqueue": 0.0, "claim": 0.0, "write_result": 0.0, "ack": 0.0}
+        self.call_s = {"enqueue": 0.0, "claim": 0.0, "finish": 0.0}
 
     def one(self) -> None:
         b, perf = self.broker, time.perf_counter
@@ -261,21 +269,14 @@ class QueueLoop:
         t1 = perf()
         claims = b.claim(self.node_id, 1, LEASE_S)
         t2 = perf()
-        w = a = 0.0
-        for c in claims:
-            t3 = perf()
-            b.write_result(replace(self.result, match_id=c.job.match_id, node_id=self.node_id))
-            t4 = perf()
-            b.ack(c)
-            t5 = perf()
-            w, a = w + t4 - t3, a + t5 - t4
-            self.jobs += 1
+        b.finish([(c, replace(self.result, match_id=c.job.match_id, node_id=self.node_id)) for c in claims])
+        t3 = perf()
+        self.jobs += len(claims)
         if self.timed:
             s = self.call_s
             s["enqueue"] += t1 - t0
             s["claim"] += t2 - t1
-            s["write_result"] += w
-            s["ack"] += a
+            s["finish"] += t3 - t2
 
     def run_until(self, stop: threading.Event) -> None:
         while not stop.is_set():
@@ -329,6 +330,99 @@ def measure_queue(name: str, broker: Broker, threads: int, seconds: float, repea
     return best
 
 
+@dataclass
+class RoundTrips:
+    """A node's path through the Redis queue, counted: round trips and redis-server CPU per job."""
+
+    #: jobs a claim asks for (a node's free slots), and so finished together at most
+    slots: int
+    jobs: int
+    round_trips_per_job: float
+    redis_commands_per_job: float
+    redis_cpu_us_per_job: float
+    #: the same scripts, 10 jobs a call (enqueue, claim and finish alike): the floor
+    floor_redis_cpu_us_per_job: float
+    floor_round_trips_per_job: float
+
+
+class _Counted:
+    """Counts the round trips of every redis-py connection of this process (a pipeline is one) while on."""
+
+    def __init__(self) -> None:
+        import redis.connection
+
+        self.n = 0
+        self._cls: Any = redis.connection.AbstractConnection
+        self._send: Any = self._cls.send_packed_command
+
+    def __enter__(self) -> _Counted:
+        send = self._send
+
+        def counted(conn: Any, command: Any, check_health: bool = True) -> None:
+            self.n += 1
+            send(conn, command, check_health)
+
+        self._cls.send_packed_command = counted
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._cls.send_packed_command = self._send
+
+
+def _redis_stats(url: str) -> tuple[float, float]:
+    """redis-server's CPU seconds (user + system) and its commands run so far."""
+    import redis
+
+    client = redis.Redis.from_url(url, decode_responses=True)
+    try:
+        cpu = client.info("cpu")
+        stats = client.info("commandstats")
+        return (float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"]),
+                float(sum(v["calls"] for v in stats.values())))
+    finally:
+        client.close()
+
+
+def measure_round_trips(url: str, result: MatchResult, jobs: int, slots: int = 4) -> RoundTrips:
+    """A node's path, on a Redis prefix of its own: a tournament's ``jobs`` enqueued in stages of 100
+    (one call each, as a tournament's stage is), claimed ``slots`` at a time (a node claims for all its
+    free slots at once) and finished together (their results written and jobs removed, one pipeline).
+    Then the floor: the same scripts, 10 jobs a call. The bots' seats are given, as a node gives them."""
+    from arena.queue.redis_broker import RedisBroker
+
+    def path(batch: int) -> tuple[int, float, float, float]:
+        seats = {BOTS[0]: 2 * batch, BOTS[1]: 2 * batch}  # a match seats each bot twice
+        prefix = f"bench-rt-{secrets.token_hex(6)}"
+        broker = RedisBroker(url, prefix=prefix)
+        try:
+            broker.put_tournament(queue_tournament(len(result.record.deals)))
+            broker.tournament_spec(QUEUE_TOURNAMENT)  # read once, as a node does at its first result
+            node, tag = f"n-{secrets.token_hex(3)}", secrets.token_hex(3)
+            done = 0
+            cpu0, calls0 = _redis_stats(url)
+            with _Counted() as rt:
+                for start in range(0, jobs, 100):
+                    broker.enqueue([_job(f"{tag}-{k}", len(result.record.deals))
+                                    for k in range(start, min(jobs, start + 100))])
+                    while claims := broker.claim(node, batch, LEASE_S, seats):
+                        broker.finish([(c, replace(result, match_id=c.job.match_id, node_id=node))
+                                       for c in claims])
+                        done += len(claims)
+            cpu1, calls1 = _redis_stats(url)
+            # the empty claim that ends each stage is counted: a node makes one when its seats free
+            per = max(1, done)
+            return done, rt.n / per, (calls1 - calls0 - 2) / per, (cpu1 - cpu0) / per
+        finally:
+            broker.close()
+            delete_prefix(url, prefix)
+
+    path(slots)  # warm-up: scripts loaded, connections open
+    n, rt, commands, cpu = path(slots)
+    _, floor_rt, _, floor_cpu = path(10)
+    return RoundTrips(slots, n, round(rt, 3), round(commands, 1), round(cpu * 1e6, 1),
+                      round(floor_cpu * 1e6, 1), round(floor_rt, 3))
+
+
 def redis_ping_us(url: str, n: int = 2000) -> float:
     import redis
 
@@ -376,10 +470,12 @@ def delete_prefix(url: str, prefix: str) -> int:
 
 def run_queue(
     args: argparse.Namespace, result: MatchResult, tmp: Path,
-) -> tuple[list[QueueResult], float | None]:
+) -> tuple[list[QueueResult], float | None, RoundTrips | None]:
     out: list[QueueResult] = []
     ping = None
+    trips = None
     if not args.skip_redis:
+        trips = measure_round_trips(args.redis_url, result, 400 if args.quick else 2000)
         from arena.queue.redis_broker import RedisBroker
 
         prefix = f"bench-cluster-{secrets.token_hex(6)}"
@@ -395,7 +491,7 @@ def run_queue(
     with EmbeddedBroker(tmp / "queue-bench.sqlite3") as eb:
         for threads in (1, THREADS):
             out.append(measure_queue("embedded", eb, threads, args.seconds, args.repeats, result))
-    return out, ping
+    return out, ping, trips
 
 
 # --------------------------------------------------------------------------- part 2: the nodes
@@ -545,6 +641,13 @@ class Cluster:
         self.runs = 0
         self.claimed = False
         self.foreign = False
+        #: the bots registered, those of them started (one process each), the seats each offers a node
+        self.bot_names: tuple[str, ...] = BOTS
+        self.playing: tuple[str, ...] = BOTS
+        self.concurrency = 2 * args.capacity
+        #: more `serve` options (part 3: --http, for the nodes' metrics), and each node's --http address
+        self.node_flags: list[str] = []
+        self.http: list[str] = []
 
     # ------------------------------------------------------------ the Redis database
     def _redis(self) -> Any:
@@ -625,11 +728,13 @@ class Cluster:
 
             self.broker = open_broker(self.url, None if self.url else self.data_dir)
             registry = BotRegistry(BrokerRegistryBackend(self.broker))
-            self.tokens = {name: registry.register(name)[1] for name in BOTS}
+            self.tokens = {name: registry.register(name)[1] for name in self.bot_names}
         argv: list[str]
         if a.poll is None:
-            argv = [sys.executable, "-m", "arena.cli", "serve", "--listen", address,
-                    "--capacity", str(a.capacity), "--drain", str(DRAIN_S),
+            http = f"127.0.0.1:{free_port()}"
+            self.http.append(http)
+            argv = [sys.executable, "-m", "arena.cli", "serve", "--listen", address, "--http", http,
+                    *self.node_flags, "--capacity", str(a.capacity), "--drain", str(DRAIN_S),
                     # generous time: a loaded 2-core machine must not turn slow answers into strikes
                     "--deadline", str(DEADLINE_S), "--time-bank", str(TIME_BANK_S), "--grace", str(GRACE_S)]
             argv += ["--redis", self.url] if self.url else []
@@ -645,9 +750,9 @@ class Cluster:
                  [proc])
 
     def start_bots(self) -> None:
-        for k, name in enumerate(BOTS):
+        for k, name in enumerate(self.playing):
             argv = [sys.executable, "-m", "belote_bot.bots.random", "--address", self.set.addresses[0],
-                    "--concurrency", str(2 * self.args.capacity),
+                    "--concurrency", str(self.concurrency),
                     "--name", name, "--seed", str(k), "--log-level", "WARNING"]
             self.set.bots.append(Proc.start(f"bot-{name}", argv, self.logs, BELOTE_TOKEN=self.tokens[name]))
 
@@ -658,7 +763,7 @@ class Cluster:
         def connected(address: str) -> bool:
             try:
                 with Remote(address) as remote:
-                    return {b.name for b in remote.list_bots() if b.connected} >= set(BOTS)
+                    return {b.name for b in remote.list_bots() if b.connected} >= set(self.playing)
             except Exception:
                 return False
 
@@ -819,6 +924,154 @@ def run_nodes(args: argparse.Namespace, tmp: Path) -> tuple[list[ClusterRun], li
         cluster.release_database()
 
 
+
+# --------------------------------------------------------------------------- part 3: the waiting queue
+#: part 3's bots: a round-robin of these has more matches than the nodes can seat at once
+WAIT_BOTS = tuple(f"w{i}" for i in range(1, 9))
+#: bots registered and never started: their jobs wait (connected nowhere) for the whole run
+GHOSTS = ("ghost-a", "ghost-b")
+#: the queue worker's counters a node's /metrics gives, by short name
+WORKER_COUNTERS = {"claimed": "belote_arena_queue_jobs_claimed_total",
+                   "released": "belote_arena_queue_jobs_released_total",
+                   "reclaimed": "belote_arena_queue_jobs_reclaimed_total",
+                   "claim_calls": "belote_arena_queue_claim_calls_total"}
+
+
+@dataclass
+class WaitingRun:
+    """Part 3: two nodes, a round-robin of eight bots with more matches than seats; jobs of absent bots."""
+
+    nodes: int
+    capacity: int
+    bots: int
+    #: seats each bot offers each node (a match takes two of each of its bots)
+    seats_per_node: int
+    matches: int
+    seconds: float
+    matches_per_s: float
+    #: jobs claimed (started or given back at once) per result written
+    claims_per_result: float
+    #: the broker's claim calls per result (n/a: a node that does not count them)
+    claim_calls_per_result: float | None
+    released: int
+    #: every command redis-server ran (INFO commandstats: the whole server) per result
+    redis_commands_per_result: float
+    redis_cpu_us_per_result: float
+    #: each node's CPU share (1.0: a core) idle, and then with only jobs of absent bots queued
+    idle_cpu_share: list[float]
+    waiting_cpu_share: list[float]
+    #: redis-server's commands per second, idle and then with only jobs of absent bots queued
+    idle_redis_calls_per_s: float
+    waiting_redis_calls_per_s: float
+    waiting_jobs: int
+
+
+def _scrape(http: str) -> dict[str, float]:
+    """The queue worker's counters of a node (:data:`WORKER_COUNTERS`), from its /metrics."""
+    import urllib.request
+
+    with urllib.request.urlopen(f"http://{http}/metrics", timeout=10) as reply:
+        text = reply.read().decode()
+    found: dict[str, float] = {}
+    for line in text.splitlines():
+        name, _, value = line.partition(" ")
+        for short, full in WORKER_COUNTERS.items():
+            if name == full:
+                found[short] = float(value)
+    return found
+
+
+def _redis_calls(cluster: Cluster) -> float:
+    """Commands redis-server has run since it started (INFO commandstats, every command summed)."""
+    r = cluster._redis()
+    try:
+        return float(sum(v["calls"] for v in r.info("commandstats").values()))
+    finally:
+        r.close()
+
+
+def run_waiting(args: argparse.Namespace, tmp: Path) -> WaitingRun:
+    """Part 3 (Redis only): two nodes, eight bots with two seats a node each (one match of a bot a node
+    at once), a round-robin of them (56 matches, 2 deals each; 1 in --quick) with 4 match slots a
+    node: more matches than seats, the arena's usual state. Then the nodes' CPU and Redis's calls with
+    only jobs of two registered bots never connected queued (their absent timeout far away), against
+    the same idle."""
+    wait_args = argparse.Namespace(**{**vars(args), "capacity": 4})
+    (tmp / "waiting").mkdir(exist_ok=True)
+    cluster = Cluster(wait_args, tmp / "waiting")
+    cluster.bot_names = (*WAIT_BOTS, *GHOSTS)
+    cluster.playing = WAIT_BOTS
+    cluster.concurrency = 2
+    cluster.node_flags = ["--absent-timeout", "3600"]
+    cluster.claim_database()
+    deals = 1 if args.quick else 2
+    try:
+        cluster.add_node()
+        cluster.add_node()
+        cluster.start_bots()
+        cluster.wait_bots()
+        broker = cluster.broker
+        assert broker is not None
+        cluster.check_alone()
+        spec = TournamentSpec.from_dict({
+            "tournament_id": f"bench-wait-{secrets.token_hex(3)}", "format": "round-robin",
+            "bots": list(WAIT_BOTS), "ruleset": RULESET, "deals": deals})
+        tid = spec.tournament_id
+        counts0 = [_scrape(h) for h in cluster.http]
+        calls0, redis0 = _redis_calls(cluster), cluster.redis_cpu()
+        t0 = time.perf_counter()
+        Tournaments(broker).create(spec)
+        matches = broker.pending_count(tid)
+        deadline = time.monotonic() + 120 + matches * 2.0
+        while broker.pending_count(tid) > 0:
+            for p in [*cluster.set.procs, *cluster.set.bots]:
+                p.check()
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"tournament {tid}: {broker.pending_count(tid)} jobs still pending")
+            time.sleep(POLL_S)
+        elapsed = time.perf_counter() - t0
+        calls1, redis1 = _redis_calls(cluster), cluster.redis_cpu()
+        counts1 = [_scrape(h) for h in cluster.http]
+        results = len(broker.results(tid))
+
+        def total(name: str) -> float | None:
+            if any(name not in c for c in counts1):
+                return None
+            return sum(c1[name] - c0.get(name, 0.0) for c0, c1 in zip(counts0, counts1, strict=True))
+
+        claimed, released = total("claimed") or 0.0, total("released") or 0.0
+        calls = total("claim_calls")
+        seconds = 1.0 if args.quick else 3.0
+
+        def watch() -> tuple[list[float], float]:
+            c0 = _redis_calls(cluster)
+            share = cluster.idle(seconds)
+            return share, (_redis_calls(cluster) - c0) / seconds
+
+        idle, idle_calls = watch()
+        ghosts = TournamentSpec.from_dict({
+            "tournament_id": f"bench-ghosts-{secrets.token_hex(3)}", "format": "round-robin",
+            "bots": list(GHOSTS), "ruleset": RULESET, "deals": 1, "rounds": 50 if args.quick else 300})
+        Tournaments(broker).create(ghosts)
+        waiting_jobs = broker.pending_count(ghosts.tournament_id)
+        time.sleep(0.5)  # the nodes hear of the jobs and look at them
+        waiting, waiting_calls = watch()
+        return WaitingRun(
+            nodes=len(cluster.set.procs), capacity=wait_args.capacity, bots=len(WAIT_BOTS),
+            seats_per_node=cluster.concurrency, matches=results, seconds=round(elapsed, 3),
+            matches_per_s=round(results / elapsed, 2),
+            claims_per_result=round((claimed + released) / max(1, results), 3),
+            claim_calls_per_result=None if calls is None else round(calls / max(1, results), 3),
+            released=int(released),
+            redis_commands_per_result=round((calls1 - calls0) / max(1, results), 1),
+            redis_cpu_us_per_result=round(((redis1 or 0.0) - (redis0 or 0.0)) / max(1, results) * 1e6, 1),
+            idle_cpu_share=idle, waiting_cpu_share=waiting, idle_redis_calls_per_s=round(idle_calls, 1),
+            waiting_redis_calls_per_s=round(waiting_calls, 1), waiting_jobs=waiting_jobs,
+        )
+    finally:
+        cluster.stop()
+        cluster.release_database()
+
 # --------------------------------------------------------------------------- main
 @dataclass
 class Results:
@@ -858,6 +1111,10 @@ class Results:
     #: the same from the summaries, read all at once (a process that starts), and read from the cursor
     advance_cold_us_per_result: float | None
     advance_warm_us_per_result: float | None
+    #: part 1's node path through Redis, counted (None: the embedded broker)
+    round_trips: RoundTrips | None
+    #: part 3, the waiting queue (None: skipped, or the embedded broker)
+    waiting: WaitingRun | None
     notes: list[str]
 
 
@@ -885,7 +1142,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         f"empty one of {AUTO_DBS[0]}-{AUTO_DBS[-1]}")
     p.add_argument("--skip-redis", action="store_true",
                    help="embedded broker only (the nodes share one sqlite file)")
-    p.add_argument("--skip-nodes", action="store_true", help="part 1 only (the queue)")
+    p.add_argument("--skip-nodes", action="store_true", help="no node runs (parts 2 and 3)")
+    p.add_argument("--skip-waiting", action="store_true",
+                   help="no part 3 (the waiting queue: two nodes, eight bots, more matches than seats)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     args = p.parse_args(argv)
     quick = args.quick
@@ -933,12 +1192,15 @@ def build(args: argparse.Namespace) -> Results:
     notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="bench-cluster-") as d:
         tmp = Path(d)
-        queue, ping = run_queue(args, result, tmp)
+        queue, ping, trips = run_queue(args, result, tmp)
         one_runs: list[ClusterRun] = []
         two_runs: list[ClusterRun] = []
         redis_db = None
+        waiting = None
         if not args.skip_nodes:
             one_runs, two_runs, redis_db = run_nodes(args, tmp)
+            if not args.skip_waiting and not args.skip_redis:
+                waiting = run_waiting(args, tmp)
     one = best_of(one_runs) if one_runs else None
     two = best_of(two_runs) if two_runs else None
     measured = proj = None
@@ -981,7 +1243,7 @@ def build(args: argparse.Namespace) -> Results:
         queue_ms_per_job=single.ms_per_job if single else None, node_cpu_ms_per_match=cpu_match,
         queue_share_of_match_cost=share, queue_cpu_share_of_match_cost=cpu_share,
         advance_us_per_result=advance, advance_cold_us_per_result=cold, advance_warm_us_per_result=warm,
-        notes=notes,
+        round_trips=trips, waiting=waiting, notes=notes,
     )
 
 
@@ -991,8 +1253,8 @@ def report(res: Results) -> None:
           f"({res.deals} {RULESET} deals each), best of {res.repeats}, {res.capacity} match slots a node")
     if res.redis_db is not None:
         print(f"nodes' Redis database: {res.redis_db} (flushed at the end)")
-    print(f"queue: one job = enqueue + claim + write_result ({res.result_bytes:,} B of result JSON; "
-          f"MatchResult.to_json alone takes {res.result_to_json_us:.0f} us) + ack")
+    print(f"queue: one job = enqueue + claim + finish (its result written, {res.result_bytes:,} B of JSON, "
+          f"and the job removed in one step; MatchResult.to_json alone takes {res.result_to_json_us:.0f} us)")
     if res.redis_ping_us is not None:
         print(f"{'':<2}reference: Redis PING round trip {res.redis_ping_us:.0f} us (redis-py, same machine)")
     for q in res.queue:
@@ -1009,6 +1271,13 @@ def report(res: Results) -> None:
         other = "" if q.other_load is None else f"; other processes {q.other_load:.2f} CPUs"
         print(f"{'':<4}CPU per job: this process {q.client_cpu_us_per_job:,.0f} us{server}; "
               f"windows {', '.join(f'{w:,.0f}' for w in q.windows)} jobs/s{other}")
+    t = res.round_trips
+    if t is not None:
+        print(f"{'':<2}a node's path ({t.jobs} jobs enqueued 100 a stage, claimed {t.slots} at a time, "
+              f"finished together): {t.round_trips_per_job:.2f} round trips, {t.redis_commands_per_job:.1f} "
+              f"Redis commands and {t.redis_cpu_us_per_job:.0f} us of redis-server CPU a job; the same "
+              f"scripts 10 jobs a call: {t.floor_round_trips_per_job:.2f} round trips, "
+              f"{t.floor_redis_cpu_us_per_job:.0f} us a job")
     for run, label in ((res.one_node, "1 node "), (res.two_nodes, "2 nodes")):
         if run is None:
             continue
@@ -1056,6 +1325,25 @@ def report(res: Results) -> None:
         print(f"queue ({res.backend}, 1 client, wall) {res.queue_ms_per_job:.3f} ms/job against node CPU "
               f"{res.node_cpu_ms_per_match:.1f} ms/match{cpu}")
         print(f"queue_share_of_match_cost={res.queue_share_of_match_cost:.4f}")
+    if t is not None:
+        print(f"round_trips_per_job={t.round_trips_per_job:.3f}")
+        print(f"redis_cpu_vs_floor={t.redis_cpu_us_per_job / max(1e-9, t.floor_redis_cpu_us_per_job):.3f}")
+    w = res.waiting
+    if w is not None:
+        calls = "n/a" if w.claim_calls_per_result is None else f"{w.claim_calls_per_result:.2f}"
+        print(f"waiting queue: {w.nodes} nodes x {w.capacity} slots, round-robin of {w.bots} bots with "
+              f"{w.seats_per_node} seats a node each: {w.matches} matches in {w.seconds:.2f} s "
+              f"({w.matches_per_s:.2f} matches/s); {w.released} jobs given back; claim calls {calls} "
+              "a result")
+        print(f"{'':<2}redis-server: {w.redis_commands_per_result:.1f} commands and "
+              f"{w.redis_cpu_us_per_result:,.0f} us CPU per result (whole server)")
+        idle = ", ".join(f"{x:.1%}" for x in w.idle_cpu_share)
+        wait = ", ".join(f"{x:.1%}" for x in w.waiting_cpu_share)
+        print(f"{'':<2}with {w.waiting_jobs} jobs of bots connected nowhere queued: nodes {wait} of a core "
+              f"(idle: {idle}); redis-server {w.waiting_redis_calls_per_s:,.0f} commands/s "
+              f"(idle: {w.idle_redis_calls_per_s:,.0f})")
+        print(f"redis_commands_per_result={w.redis_commands_per_result:.1f}")
+        print(f"claims_per_result={w.claims_per_result:.3f}")
 
 
 def node_main(plan_json: str) -> int:

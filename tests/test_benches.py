@@ -41,7 +41,7 @@ COVERED = {
 HELPERS = {"web_readers.py": "ratings.py"}
 #: the benches run here, each with the name its last line gives; ``slow``: more than ~8 s here
 QUICK = {
-    "cluster.py": ("queue_share_of_match_cost", True),
+    "cluster.py": ("claims_per_result", True),
     "engine.py": ("ratio_vs_colver", False),
     "hostile.py": ("ratio_worst", True),
     "referee.py": ("ratio_vs_raw_grpc", True),
@@ -126,10 +126,12 @@ def bench_module(name: str) -> Any:
 
 
 
-def test_a_job_of_the_queue_loop_is_its_four_calls_and_no_look_for_its_tournament() -> None:
+def test_a_job_of_the_queue_loop_is_three_scripts_and_no_look_for_its_tournament() -> None:
     """Before, the loop's jobs were of a tournament the store did not hold: every write_result looked
     for its spec again (HMGET) and then checked Redis still had the arena's data (GET), two round
-    trips a job that no node's job costs."""
+    trips a job that no node's job costs. Now a job is three scripts: enqueue, claim (the leases run
+    out, then the new jobs), and finish (the result written and the job removed at once); before
+    issue 18 it was five calls, XREADGROUP among them."""
     if redis_unavailable():
         pytest.skip(str(redis_unavailable()))
     from arena.queue.redis_broker import RedisBroker
@@ -145,9 +147,20 @@ def test_a_job_of_the_queue_loop_is_its_four_calls_and_no_look_for_its_tournamen
             for _ in range(3):
                 loop.one()
         assert loop.jobs == 4
-        # enqueue, claim (reclaim the stale ones, read new ones), write_result, ack: scripts and a read
-        assert set(commands) == {"EVALSHA", "XREADGROUP"}, commands
-        assert len(commands) == 3 * 5, commands
+        assert commands == ["EVALSHA"] * 3 * 3, commands
     finally:
         broker.close()
         cluster.delete_prefix(REDIS_URL, prefix)
+
+
+def test_a_node_s_path_through_redis_is_counted_in_round_trips_and_redis_cpu() -> None:
+    """The bench's node path (claims for 4 slots, results finished together) against its floor (10 at
+    a time): a node's two scripts a batch, so half a round trip a job, and the floor less."""
+    if redis_unavailable():
+        pytest.skip(str(redis_unavailable()))
+    cluster = bench_module("cluster")
+    trips = cluster.measure_round_trips(REDIS_URL, cluster.sample_result(1), 200)
+    assert trips.jobs == 200
+    assert 0.5 <= trips.round_trips_per_job <= 0.6  # claim + finish per 4 jobs, an enqueue per 100
+    assert trips.floor_round_trips_per_job < trips.round_trips_per_job
+    assert trips.redis_cpu_us_per_job > 0 and trips.floor_redis_cpu_us_per_job > 0
