@@ -73,7 +73,7 @@ import re
 import secrets
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 from typing import Any, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -114,6 +114,7 @@ from arena.queue.redis_scripts import (
     LUA_SET_STATE,
     LUA_WRITE_RESULT,
 )
+from arena.queue.sentinel import WAIT_TIMEOUT_S, SentinelSet, connect, replicated
 from arena.ratings import PairCount, counts_from_rows, history_points
 from arena.ratings.elo import INITIAL_RATING
 from arena.ratings.mixed import MixedGame, MixedRatings, MixedState
@@ -163,11 +164,22 @@ class RedisBroker(Broker):
         elo_k: float = 16.0,
         *,
         socket_timeout: float = 10.0,
+        sentinel: SentinelSet | None = None,
+        wait_replicas: int = 0,
+        wait_timeout_s: float = WAIT_TIMEOUT_S,
     ) -> None:
+        """On the server at ``url``, or on the primary the sentinels of ``sentinel`` name (``url``
+        is then unused). ``wait_replicas``: a result counts once that many replicas hold it
+        (:func:`~arena.queue.sentinel.replicated`), waiting ``wait_timeout_s`` at most."""
         if max_deliveries < 1:
             raise ValueError(f"max_deliveries must be at least 1, not {max_deliveries}")
+        if wait_replicas < 0 or wait_timeout_s <= 0:
+            raise ValueError(f"wait_replicas must be 0 or more and wait_timeout_s positive, not "
+                             f"{wait_replicas} and {wait_timeout_s}")
         super().__init__()
-        self.url = url
+        self.url = url if sentinel is None else sentinel.describe()
+        self.wait_replicas = wait_replicas
+        self.wait_timeout_s = wait_timeout_s
         self.keys = Keys(prefix)
         self.max_deliveries = max_deliveries
         self.elo_k = elo_k
@@ -176,8 +188,9 @@ class RedisBroker(Broker):
         #: every later read says so at once, without asking Redis (restart the node)
         self._lost = ""
         try:
-            self._redis = redis.Redis.from_url(
+            self._redis = connect(
                 url,
+                sentinel,
                 decode_responses=True,
                 socket_timeout=socket_timeout,
                 socket_connect_timeout=min(socket_timeout, 5.0),
@@ -441,12 +454,19 @@ class RedisBroker(Broker):
             plan.quartet[0] if plan.quartet else "",
             *plan.counted_pools,
         ]
-        with self._errors():
-            written = int(self._write_result(keys=keys, args=args))
+        with self._errors(), self._wait_replicas(f"match {result.match_id}'s result") as client:
+            written = int(self._write_result(keys=keys, args=args, client=client))
         if written == 2:
             raise TournamentCancelled(f"match {result.match_id}: tournament {result.tournament_id} was "
                                       "cancelled before its result was written: not recorded")
         return bool(written)
+
+    def _wait_replicas(self, what: str) -> AbstractContextManager[redis.Redis]:
+        """The client a result's write goes through: with ``wait_replicas``, one connection of its
+        own, and after the write WAIT for the replicas on it (:class:`~arena.queue.sentinel.NotReplicated`
+        if too few had it in time: the caller neither acks nor reports it; its job stays claimed, and
+        the claim that finds the result after the lease drops it)."""
+        return replicated(self._redis, self.wait_replicas, self.wait_timeout_s, what)
 
     def get_result_json(self, match_id: str) -> str | None:
         with self._reading():
