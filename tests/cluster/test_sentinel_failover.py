@@ -61,8 +61,8 @@ def test_failover_of_redis_mid_tournament_loses_no_result_and_counts_each_once(
         k = Keys()
         try:
             created = cli_json("tournament", "create", "--address", nodes[1].address,
-                               "--format", "round-robin", "--bots", ",".join(BOTS), "--ruleset", "coinche", "--deals", "3",
-                               "--rounds", "2", "--seed", "failover-seed", "--id", "failover")
+                               "--format", "round-robin", "--bots", ",".join(BOTS), "--ruleset", "coinche",
+                               "--deals", "3", "--rounds", "2", "--seed", "failover-seed", "--id", "failover")
             assert (created["tournament_id"], created["jobs"]) == ("failover", MATCHES)
 
             with rs.client(old) as primary:
@@ -102,7 +102,8 @@ def test_failover_of_redis_mid_tournament_loses_no_result_and_counts_each_once(
                 assert "lost the arena's data" not in n.text(), n.text()[-3000:]
             check_each_counted_once(nodes, results, recorded_before)
             reported = sum(map(len, recorded_before.values()))
-            print(f"primary killed {killed_at - began:.1f} s in, with {reported} results reported; replica promoted {promoted_s:.1f} s later; tournament finished "
+            print(f"primary killed {killed_at - began:.1f} s in, with {reported} results reported; replica "
+                  f"promoted {promoted_s:.1f} s later; tournament finished "
                   f"{finished_s:.1f} s after the kill; test {time.monotonic() - began:.1f} s")
         finally:
             broker.close()
