@@ -374,7 +374,8 @@ BAD_ARGUMENTS: dict[str, tuple[list[str], str]] = {
     "serve: a primary's name without sentinels": (["serve", "--redis-master", "arena"],
                                                   "--redis-master names the primary the sentinels know"),
     "serve: a Redis URL and sentinels": (
-        ["serve", "--redis", "redis://127.0.0.1:9/0", "--redis-sentinel", "127.0.0.1:9", "--redis-master", "a"],
+        ["serve", "--redis", "redis://127.0.0.1:9/0", "--redis-sentinel", "127.0.0.1:9",
+         "--redis-master", "a"],
         "--redis and --redis-sentinel: give one"),
     "serve: a sentinel port above 65535": (["serve", "--redis-sentinel", "h:70000", "--redis-master", "a"],
                                            "a sentinel's port is 1-65535"),
@@ -386,7 +387,8 @@ BAD_ARGUMENTS: dict[str, tuple[list[str], str]] = {
                                              "--redis-wait-replicas", "-1"],
                                             "--redis-wait-replicas must be a whole number from 0 to 16"),
     "serve: no time to wait for replicas": (["serve", "--redis", "redis://127.0.0.1:9/0",
-                                             "--redis-wait-timeout", "0"], "--redis-wait-timeout must be more"),
+                                             "--redis-wait-timeout", "0"],
+                                            "--redis-wait-timeout must be more"),
     "bot revoke: a bad name": (["bot", "revoke", "a b"], "bad bot name 'a b'"),
     "demo: no round": (["demo", "--rounds", "0"], "--rounds must be a whole number from 1 to 100"),
     "demo: too many rounds": (["demo", "--rounds", "101"], "--rounds must be a whole number from 1 to 100"),
@@ -685,7 +687,8 @@ def test_serve_takes_sentinels_from_the_environment_and_refuses_two_ways_to_redi
     data = ["--data-dir", str(tmp_path / "data")]
     monkeypatch.setenv("BELOTE_REDIS", "redis://127.0.0.1:9/0")
     monkeypatch.setenv("BELOTE_REDIS_SENTINEL", "127.0.0.1:9")
-    assert_one_error_line(*run(capsys, "serve", *data), "$BELOTE_REDIS and $BELOTE_REDIS_SENTINEL are both set")
+    assert_one_error_line(*run(capsys, "serve", *data),
+                          "$BELOTE_REDIS and $BELOTE_REDIS_SENTINEL are both set")
     monkeypatch.delenv("BELOTE_REDIS")
     assert_one_error_line(*run(capsys, "serve", *data), "--redis-sentinel needs --redis-master NAME")
     monkeypatch.setenv("BELOTE_REDIS_MASTER", "arena")

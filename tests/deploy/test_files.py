@@ -118,7 +118,8 @@ def test_compose_references_hold() -> None:
         assert any(m.endswith(":/data") and m.split(":")[0] in volumes for m in redis["volumes"])
         assert "ports" not in redis, "Redis is reached on the stack's network only"
     replica = services["redis-replica"]["command"]
-    assert replica[replica.index("--replicaof") + 1:replica.index("--replicaof") + 3] == ["redis-primary", "6379"]
+    at = replica.index("--replicaof")
+    assert replica[at + 1:at + 3] == ["redis-primary", "6379"]
     sentinels = sorted(s for s in services if s.startswith("sentinel-"))
     assert len(sentinels) == 3 and all("ports" not in services[s] for s in sentinels)
     conf = sentinel_conf()
