@@ -43,7 +43,8 @@ def hints(text: str) -> list[str]:
 
 BIN = Path(sys.executable).parent
 #: what the caller's environment must not lend the commands: they get what the line gives them
-UNSET = ("BELOTE_ADMIN_TOKEN", "BELOTE_TOKEN", "BELOTE_ADDRESS", "BELOTE_REDIS", "BELOTE_TLS_CA")
+UNSET = ("BELOTE_ADMIN_TOKEN", "BELOTE_TOKEN", "BELOTE_ADDRESS", "BELOTE_REDIS", "BELOTE_REDIS_SENTINEL",
+         "BELOTE_REDIS_MASTER", "BELOTE_TLS_CA")
 
 
 @dataclass

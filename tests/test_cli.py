@@ -369,6 +369,26 @@ BAD_ARGUMENTS: dict[str, tuple[list[str], str]] = {
                                  "--http-head-timeout must be more than 0"),
     "serve: no HTTP connection per address": (["serve", "--http-max-connections-per-address", "0"],
                                               "--http-max-connections-per-address must be a whole number"),
+    "serve: sentinels without the primary's name": (["serve", "--redis-sentinel", "127.0.0.1:9"],
+                                                     "--redis-sentinel needs --redis-master NAME"),
+    "serve: a primary's name without sentinels": (["serve", "--redis-master", "arena"],
+                                                  "--redis-master names the primary the sentinels know"),
+    "serve: a Redis URL and sentinels": (
+        ["serve", "--redis", "redis://127.0.0.1:9/0", "--redis-sentinel", "127.0.0.1:9",
+         "--redis-master", "a"],
+        "--redis and --redis-sentinel: give one"),
+    "serve: a sentinel port above 65535": (["serve", "--redis-sentinel", "h:70000", "--redis-master", "a"],
+                                           "a sentinel's port is 1-65535"),
+    "serve: a primary's name with a space": (["serve", "--redis-sentinel", "h:1", "--redis-master", "a b"],
+                                             "the primary's name must be 1 to 64"),
+    "serve: replicas waited for on the embedded queue": (["serve", "--redis-wait-replicas", "1"],
+                                                         "--redis-wait-replicas is for Redis with replicas"),
+    "serve: negative replicas waited for": (["serve", "--redis", "redis://127.0.0.1:9/0",
+                                             "--redis-wait-replicas", "-1"],
+                                            "--redis-wait-replicas must be a whole number from 0 to 16"),
+    "serve: no time to wait for replicas": (["serve", "--redis", "redis://127.0.0.1:9/0",
+                                             "--redis-wait-timeout", "0"],
+                                            "--redis-wait-timeout must be more"),
     "bot revoke: a bad name": (["bot", "revoke", "a b"], "bad bot name 'a b'"),
     "demo: no round": (["demo", "--rounds", "0"], "--rounds must be a whole number from 1 to 100"),
     "demo: too many rounds": (["demo", "--rounds", "101"], "--rounds must be a whole number from 1 to 100"),
@@ -659,6 +679,26 @@ def test_match_start_gives_up_on_a_bot_that_does_not_connect(
     assert code == 1 and out == ""
     assert err.count("waiting up to 0.5 s for it to connect") == 1, err  # the patched wait, not 10 s
     assert err.splitlines()[-1].startswith("error: FAILED_PRECONDITION: bot alpha is not connected"), err
+
+
+def test_serve_takes_sentinels_from_the_environment_and_refuses_two_ways_to_redis(
+    capsys: Capture, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    data = ["--data-dir", str(tmp_path / "data")]
+    monkeypatch.setenv("BELOTE_REDIS", "redis://127.0.0.1:9/0")
+    monkeypatch.setenv("BELOTE_REDIS_SENTINEL", "127.0.0.1:9")
+    assert_one_error_line(*run(capsys, "serve", *data),
+                          "$BELOTE_REDIS and $BELOTE_REDIS_SENTINEL are both set")
+    monkeypatch.delenv("BELOTE_REDIS")
+    assert_one_error_line(*run(capsys, "serve", *data), "--redis-sentinel needs --redis-master NAME")
+    monkeypatch.setenv("BELOTE_REDIS_MASTER", "arena")
+    # nothing answers there: the node stops at its queue, naming the sentinels it asked
+    code, _, err = run(capsys, "serve", "--listen", "127.0.0.1:0", *data)
+    assert code == 1
+    assert err.splitlines()[-1].startswith("error: no Redis at sentinel://127.0.0.1:9/arena: "), err
+    # a flag wins over the environment
+    code, _, err = run(capsys, "serve", "--listen", "127.0.0.1:0", "--redis", "redis://127.0.0.1:9/5", *data)
+    assert code == 1 and err.splitlines()[-1].startswith("error: no Redis at redis://127.0.0.1:9/5: "), err
 
 
 @pytest.mark.security

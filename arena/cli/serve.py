@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena.cli.checks import CliError, check_address, check_seconds, check_whole, one_line
 from arena.cli.dial import credential_flags
@@ -17,6 +17,9 @@ from arena.engine import Ruleset
 from arena.hints import DEFAULT_ADDRESS, DEFAULT_DATA_DIR
 from arena.records import MAX_DEALS
 from arena.tournament.spec import MAX_ROUNDS
+
+if TYPE_CHECKING:
+    from arena.queue.sentinel import SentinelSet
 
 # What serve may be given: the number of matches and strikes, the node's limits and its durations.
 MAX_CAPACITY = 1000
@@ -26,6 +29,8 @@ MAX_LIMIT = 1_000_000
 #: seconds: the most a decision's deadline may be, and every other duration
 MAX_DEADLINE = 600.0
 MAX_SECONDS = 3600.0
+#: the most replicas a result's write may wait for
+MAX_WAIT_REPLICAS = 16
 
 
 def check_serve(args: argparse.Namespace) -> None:
@@ -65,6 +70,45 @@ def check_serve(args: argparse.Namespace) -> None:
         check_whole(flag, value, 1, MAX_LIMIT)
     check_seconds("--http-head-timeout", args.http_head_timeout, MAX_DEADLINE, zero=False)
     check_http(args)
+    redis_target(args)
+
+
+def redis_target(args: argparse.Namespace) -> tuple[str | None, SentinelSet | None]:
+    """The Redis a node uses: a URL (``--redis``, else ``$BELOTE_REDIS``), or the sentinels that
+    name its primary (``--redis-sentinel`` and ``--redis-master``, else ``$BELOTE_REDIS_SENTINEL`` and
+    ``$BELOTE_REDIS_MASTER``); (None, None) for the embedded queue. A flag given wins over the
+    environment; two ways given at the same level are an error, not a guess."""
+    import os
+
+    check_whole("--redis-wait-replicas", args.redis_wait_replicas, 0, MAX_WAIT_REPLICAS)
+    check_seconds("--redis-wait-timeout", args.redis_wait_timeout, MAX_DEADLINE, zero=False)
+    url, sentinels = args.redis or None, args.redis_sentinel or None
+    if url and sentinels:
+        raise CliError("--redis and --redis-sentinel: give one (a Redis URL, or the sentinels that name "
+                       "the primary)")
+    if not url and not sentinels:
+        url = os.environ.get("BELOTE_REDIS") or None
+        sentinels = os.environ.get("BELOTE_REDIS_SENTINEL") or None
+        if url and sentinels:
+            raise CliError("$BELOTE_REDIS and $BELOTE_REDIS_SENTINEL are both set: unset one (or give "
+                           "--redis or --redis-sentinel)")
+    master = args.redis_master or os.environ.get("BELOTE_REDIS_MASTER") or ""
+    if not sentinels:
+        if args.redis_master:
+            raise CliError("--redis-master names the primary the sentinels know: give --redis-sentinel too")
+        if args.redis_wait_replicas and not url:
+            raise CliError("--redis-wait-replicas is for Redis with replicas (--redis or --redis-sentinel), "
+                           "not the embedded queue")
+        return url, None
+    if not master:
+        raise CliError("--redis-sentinel needs --redis-master NAME (or $BELOTE_REDIS_MASTER): the name "
+                       "the sentinels monitor the primary by")
+    from arena.queue.sentinel import SentinelSet
+
+    try:
+        return None, SentinelSet.parse(sentinels, master)
+    except ValueError as e:
+        raise CliError(f"--redis-sentinel/--redis-master: {e}") from None
 
 
 def check_http(args: argparse.Namespace) -> None:
@@ -142,12 +186,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
         tls_cert=None if args.tls_cert is None else Path(args.tls_cert),
         tls_key=None if args.tls_key is None else Path(args.tls_key),
     )
-    url = _redis_url(args)
+    url, sentinel = redis_target(args)
     log = logging.getLogger("arena.node")
-    log.info("queue: %s", _queue_named(url, data), extra={"event": "queue",
-                                                         "queue": "redis" if url else "embedded"})
+    queue_at = sentinel.describe() if sentinel else url
+    log.info("queue: %s", _queue_named(queue_at, data), extra={"event": "queue",
+                                                              "queue": "redis" if queue_at else "embedded"})
+    if queue_at and args.redis_wait_replicas:
+        log.info("a result counts once %d replica(s) hold it (waiting %g s at most)",
+                 args.redis_wait_replicas, args.redis_wait_timeout)
     with one_line(BrokerError):
-        broker = open_broker(url, data)
+        broker = open_broker(url, data, sentinel=sentinel, wait_replicas=args.redis_wait_replicas,
+                             wait_timeout_s=args.redis_wait_timeout)
     log.info("admin credential in %s; bot registration: %s; reads: %s", where, args.registration,
              "need a credential" if args.private_reads else "public")
     beside = None
@@ -188,13 +237,6 @@ def _queue_named(url: str | None, data: Path | None) -> str:
     return f"embedded, in {data / DATABASE_NAME}" if data else "embedded, in memory (no --data-dir)"
 
 
-def _redis_url(args: argparse.Namespace) -> str | None:
-    import os
-
-    url: str | None = getattr(args, "redis", None) or os.environ.get("BELOTE_REDIS") or None
-    return url
-
-
 def cmd_demo(args: argparse.Namespace) -> int:
     from arena.demo import main as demo_main
 
@@ -217,6 +259,18 @@ def add_serve(sub: Any) -> None:
     v.add_argument("--grace", type=float, default=10.0, help="seconds a disconnected bot keeps its seats")
     v.add_argument("--redis", metavar="URL", help="share jobs and results through Redis "
                    "(default: $BELOTE_REDIS, else an embedded queue in --data-dir)")
+    v.add_argument("--redis-sentinel", metavar="HOST:PORT,...",
+                   help="or through the Redis primary these sentinels name, following it when they fail "
+                        "over to a replica (default: $BELOTE_REDIS_SENTINEL); needs --redis-master")
+    v.add_argument("--redis-master", metavar="NAME",
+                   help="the name the sentinels monitor the primary by (default: $BELOTE_REDIS_MASTER)")
+    v.add_argument("--redis-wait-replicas", type=int, default=0, metavar="N",
+                   help="a result counts (its job acked, its match reported, its tournament moved on) once "
+                        "N replicas hold it, so that a failover cannot roll it back; 0: at once, for a "
+                        "Redis without replicas (default: %(default)s)")
+    v.add_argument("--redis-wait-timeout", type=float, default=1.0, metavar="SECONDS",
+                   help="how long a result's write waits for those replicas; then it is not counted yet, "
+                        "and the claim that finds it after its lease drops the job (default: %(default)s)")
     v.add_argument("--advertise", default="", help="the address bots use for this node (host:port)")
     v.add_argument("--capacity", type=int, default=4, help="matches this node plays at once")
     v.add_argument("--lease", type=float, default=30.0, help="seconds a claimed job is held between renewals")

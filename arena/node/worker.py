@@ -63,6 +63,7 @@ from arena.queue import (
     Claim,
     ClaimBatch,
     Finished,
+    NotReplicated,
     Write,
 )
 from arena.records import MatchEnd, MatchRecord, ResultReason, SeatBot
@@ -436,6 +437,12 @@ class Worker:
                                            "match_id": job.match_id, "node": self.node.node_id})
             if job.tournament_id and await self._stage_may_end(job.tournament_id, done):
                 await asyncio.to_thread(self.tournaments.advance, job.tournament_id)
+        except NotReplicated as e:
+            # written with its job's removal, on the primary alone: a failover now would roll both back
+            # (the job then comes back held here, and is played again after its lease)
+            log.warning("match %s: %s (not reported: its tournament moves on at the next sweep)",
+                        job.match_id, e, extra={"event": "result_not_replicated", "match_id": job.match_id,
+                                                "node": self.node.node_id})
         except (BrokerError, NodeError) as e:
             log.error("match %s: %s (the job stays claimed; another node will replay it)",
                       job.match_id, e)

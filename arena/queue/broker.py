@@ -113,11 +113,35 @@ JOBS_NOTICE = "jobs"
 #: what a ``jobs`` notice says when it names no bot: any node may look
 ANY_BOT = "*"
 
-__all__ = ["ANY_BOT", "BOT_MATCHES_KEPT", "BOT_NOTICE", "CANCEL_NOTICE", "JOBS_NOTICE", "MIXED_BATCH",
-           "NOTICES_KEPT", "NOTICES_READ", "SCAN_PER_BOT", "Broker", "BrokerDataLost", "BrokerError",
-           "BrokerUnavailable", "Claim", "ClaimBatch", "Finished", "LeaseLost", "Notice", "NoticeBatch",
-           "RatingPlan", "TournamentCancelled", "Write", "quartet_game_id", "rating_plan",
-           "stored_tournament", "summary_of"]
+__all__ = [
+    "ANY_BOT",
+    "BOT_MATCHES_KEPT",
+    "BOT_NOTICE",
+    "CANCEL_NOTICE",
+    "JOBS_NOTICE",
+    "MIXED_BATCH",
+    "NOTICES_KEPT",
+    "NOTICES_READ",
+    "SCAN_PER_BOT",
+    "Broker",
+    "BrokerDataLost",
+    "BrokerError",
+    "BrokerUnavailable",
+    "Claim",
+    "ClaimBatch",
+    "Finished",
+    "LeaseLost",
+    "NotReplicated",
+    "Notice",
+    "NoticeBatch",
+    "RatingPlan",
+    "TournamentCancelled",
+    "Write",
+    "quartet_game_id",
+    "rating_plan",
+    "stored_tournament",
+    "summary_of",
+]
 
 #: the jobs a claim with seats looks at, at most, among those waiting for each bot with a free seat
 #: (the first ones: first come, first served): a job behind that many of a bot's that cannot sit
@@ -139,6 +163,11 @@ class BrokerDataLost(BrokerError):
 
 class BrokerUnavailable(BrokerError):
     """The backend cannot be reached (no Redis at the URL, an unreadable sqlite file)."""
+
+
+class NotReplicated(BrokerUnavailable):
+    """A write is on the primary but not yet on as many replicas as asked for: not to be counted yet
+    (a failover now could roll it back). Nothing is undone: the write stays, and replicates later."""
 
 
 class TournamentCancelled(BrokerError):

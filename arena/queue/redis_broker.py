@@ -79,7 +79,7 @@ import re
 import secrets
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 from typing import Any, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -125,6 +125,7 @@ from arena.queue.redis_scripts import (
     LUA_SET_STATE,
     LUA_WRITE_RESULT,
 )
+from arena.queue.sentinel import WAIT_TIMEOUT_S, SentinelSet, connect, replicated
 from arena.ratings import PairCount, counts_from_rows, history_points
 from arena.ratings.elo import INITIAL_RATING
 from arena.ratings.mixed import MixedGame, MixedRatings, MixedState
@@ -177,11 +178,22 @@ class RedisBroker(Broker):
         elo_k: float = 16.0,
         *,
         socket_timeout: float = 10.0,
+        sentinel: SentinelSet | None = None,
+        wait_replicas: int = 0,
+        wait_timeout_s: float = WAIT_TIMEOUT_S,
     ) -> None:
+        """On the server at ``url``, or on the primary the sentinels of ``sentinel`` name (``url``
+        is then unused). ``wait_replicas``: a result counts once that many replicas hold it
+        (:func:`~arena.queue.sentinel.replicated`), waiting ``wait_timeout_s`` at most."""
         if max_deliveries < 1:
             raise ValueError(f"max_deliveries must be at least 1, not {max_deliveries}")
+        if wait_replicas < 0 or wait_timeout_s <= 0:
+            raise ValueError(f"wait_replicas must be 0 or more and wait_timeout_s positive, not "
+                             f"{wait_replicas} and {wait_timeout_s}")
         super().__init__()
-        self.url = url
+        self.url = url if sentinel is None else sentinel.describe()
+        self.wait_replicas = wait_replicas
+        self.wait_timeout_s = wait_timeout_s
         self.keys = Keys(prefix)
         self.max_deliveries = max_deliveries
         self.elo_k = elo_k
@@ -190,8 +202,9 @@ class RedisBroker(Broker):
         #: every later read says so at once, without asking Redis (restart the node)
         self._lost = ""
         try:
-            self._redis = redis.Redis.from_url(
+            self._redis = connect(
                 url,
+                sentinel,
                 decode_responses=True,
                 socket_timeout=socket_timeout,
                 socket_connect_timeout=min(socket_timeout, 5.0),
@@ -433,8 +446,8 @@ class RedisBroker(Broker):
 
     def write_result(self, result: MatchResult) -> bool:
         keys, args = self._result_call(result, "")
-        with self._errors():
-            written, _ = self._write_result(keys=keys, args=args)
+        with self._errors(), self._wait_replicas(f"match {result.match_id}'s result") as client:
+            written, _ = self._write_result(keys=keys, args=args, client=client)
         if int(written) == 2:
             raise TournamentCancelled(f"match {result.match_id}: tournament {result.tournament_id} was "
                                       "cancelled before its result was written: not recorded")
@@ -444,30 +457,43 @@ class RedisBroker(Broker):
         if not done:
             return []
         calls = [self._result_call(result, claim.handle) for claim, result in done]
-        with self._errors():
-            replies = self._scripts(self._write_result, calls)
+        more = f" and {len(done) - 1} more" if len(done) > 1 else ""
+        what = f"match {done[0][1].match_id}'s result{more}"
+        with self._errors(), self._wait_replicas(what) as client:
+            replies = self._scripts(self._write_result, calls, client)
         return [Finished(claim, _WRITES[int(written)], int(left))
                 for (claim, _), (written, left) in zip(done, replies, strict=True)]
 
-    def _scripts(self, script: Any, calls: Sequence[tuple[Sequence[str], Sequence[Any]]]) -> list[Any]:
-        """Run ``script`` once per call (keys, args), all in one pipeline: one round trip. (redis-py's own
-        pipelining of scripts asks the server whether it has them first, a round trip more each time:
-        here a script the server lost is loaded once, and the calls that found it missing run again.)"""
+    def _scripts(self, script: Any, calls: Sequence[tuple[Sequence[str], Sequence[Any]]],
+                 client: redis.Redis) -> list[Any]:
+        """Run ``script`` once per call (keys, args), all in one pipeline of ``client``: one round trip.
+        (redis-py's own pipelining of scripts asks the server whether it has them first, a round trip
+        more each time: here a script the server lost is loaded once, and the calls that found it
+        missing run again.)"""
         if len(calls) == 1:
             keys, args = calls[0]
-            return [script(keys=list(keys), args=list(args))]
-        pipe = self._redis.pipeline(transaction=False)
+            return [script(keys=list(keys), args=list(args), client=client)]
+        pipe = client.pipeline(transaction=False)
         for keys, args in calls:
             pipe.evalsha(script.sha, len(keys), *keys, *args)
         replies = pipe.execute(raise_on_error=False)
         missing = [i for i, r in enumerate(replies) if isinstance(r, redis.exceptions.NoScriptError)]
         for i in missing:
             keys, args = calls[i]
-            replies[i] = script(keys=list(keys), args=list(args))  # loads it, then runs it
+            replies[i] = script(keys=list(keys), args=list(args), client=client)  # loads it, then runs it
         for r in replies:
             if isinstance(r, Exception):
                 raise r
         return list(replies)
+
+    def _wait_replicas(self, what: str) -> AbstractContextManager[redis.Redis]:
+        """The client a result's write goes through: with ``wait_replicas``, one connection of its
+        own, and after the write WAIT for the replicas on it (:class:`~arena.queue.sentinel.NotReplicated`
+        if too few had it in time: the result is written and its job removed on the primary, but the
+        node neither reports it nor advances its tournament (the advance sweep does, later); if a
+        failover rolls the write back, the job comes back with it, still held by this node, and is
+        played again once its lease runs out)."""
+        return replicated(self._redis, self.wait_replicas, self.wait_timeout_s, what)
 
     def get_result_json(self, match_id: str) -> str | None:
         with self._reading():

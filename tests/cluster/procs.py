@@ -52,7 +52,8 @@ ADMIN_TOKEN = f"adm_tests_{secrets.token_urlsafe(18)}"
 def child_env(**extra: str) -> dict[str, str]:
     """The environment of every child: unbuffered, no $BELOTE_REDIS of the caller's, the tests'
     admin credential."""
-    env = {k: v for k, v in os.environ.items() if k not in ("BELOTE_REDIS", "BELOTE_TOKEN", "BELOTE_ADDRESS")}
+    env = {k: v for k, v in os.environ.items() if k not in (
+        "BELOTE_REDIS", "BELOTE_REDIS_SENTINEL", "BELOTE_REDIS_MASTER", "BELOTE_TOKEN", "BELOTE_ADDRESS")}
     env["PYTHONUNBUFFERED"] = "1"
     env["BELOTE_ADMIN_TOKEN"] = ADMIN_TOKEN
     env.update(extra)

@@ -110,14 +110,29 @@ def test_compose_references_hold() -> None:
         build = svc.get("build")
         if build:
             assert (DEPLOY / build["context"] / build["dockerfile"]).is_file()
-    redis = services["redis"]
-    command = redis["command"]
-    assert "--appendonly" in command and command[command.index("--appendonly") + 1] == "yes"
-    assert any(m.endswith(":/data") for m in redis["volumes"])
-    assert "ports" not in redis, "Redis is reached on the stack's network only"
+    for name in ("redis-primary", "redis-replica"):
+        redis = services[name]
+        command = redis["command"]
+        assert "--appendonly" in command and command[command.index("--appendonly") + 1] == "yes"
+        assert command[command.index("--replica-announce-ip") + 1] == name  # found by name, not address
+        assert any(m.endswith(":/data") and m.split(":")[0] in volumes for m in redis["volumes"])
+        assert "ports" not in redis, "Redis is reached on the stack's network only"
+    replica = services["redis-replica"]["command"]
+    at = replica.index("--replicaof")
+    assert replica[at + 1:at + 3] == ["redis-primary", "6379"]
+    sentinels = sorted(s for s in services if s.startswith("sentinel-"))
+    assert len(sentinels) == 3 and all("ports" not in services[s] for s in sentinels)
+    conf = sentinel_conf()
+    host, port, quorum = conf["monitor"][1:]
+    assert (host, port) == ("redis-primary", "6379") and int(quorum) == len(sentinels) // 2 + 1
+    assert conf["resolve-hostnames"] == conf["announce-hostnames"] == ["yes"]
     for node in ("node-1", "node-2"):
         cmd = services[node]["command"]
-        assert cmd[cmd.index("--redis") + 1] == "redis://redis:6379/0"
+        assert "--redis" not in cmd
+        assert cmd[cmd.index("--redis-sentinel") + 1].split(",") == [f"{s}:26379" for s in sentinels]
+        assert cmd[cmd.index("--redis-master") + 1] == conf["monitor"][0]
+        assert int(cmd[cmd.index("--redis-wait-replicas") + 1]) == 1  # the stack has one replica
+        assert set(sentinels) | {"redis-replica"} <= set(services[node]["depends_on"])
         assert cmd[cmd.index("--http") + 1] == "0.0.0.0:8080"
         assert cmd[cmd.index("--admin-token-file") + 1] == "/secrets/admin.token"
         drain = float(cmd[cmd.index("--drain") + 1])
@@ -127,6 +142,24 @@ def test_compose_references_hold() -> None:
         for port in svc.get("ports", []):
             assert port.startswith("127.0.0.1:"), f"{port}: published on loopback only"
     assert {"prometheus", "grafana", "setup", "tournaments"} <= set(services)
+
+
+def sentinel_conf() -> dict[str, list[str]]:
+    """The compose stack's sentinel configuration: each ``sentinel`` line's words after its name."""
+    out: dict[str, list[str]] = {}
+    for line in (DEPLOY / "redis" / "sentinel.conf").read_text(encoding="utf-8").splitlines():
+        words = line.split()
+        if len(words) > 2 and words[0] == "sentinel":
+            out[words[1]] = words[2:]
+    return out
+
+
+def test_the_sentinels_fail_over_soon_and_not_on_a_hiccup() -> None:
+    conf = sentinel_conf()
+    master = conf["monitor"][0]
+    down_after = conf["down-after-milliseconds"]
+    assert down_after[0] == master and 1000 <= int(down_after[1]) <= 30000
+    assert conf["failover-timeout"][0] == master and int(conf["failover-timeout"][1]) >= int(down_after[1])
 
 
 def _compose_command() -> list[str] | None:

@@ -155,6 +155,8 @@ def test_the_node_reads_config_and_the_admin_secret_by_reference() -> None:
         for var in re.findall(r"\$\((\w+)\)", a):
             assert var in defined, f"{a}: ${var} is defined nowhere"
     assert config["data"]["BELOTE_REDIS"].startswith("redis://")
+    # one way to Redis: serve refuses $BELOTE_REDIS beside $BELOTE_REDIS_SENTINEL
+    assert not {"BELOTE_REDIS_SENTINEL", "BELOTE_REDIS_MASTER"} & set(config["data"])
     volumes = {v["name"]: v for v in node()["spec"]["template"]["spec"]["volumes"]}
     token_file = flag(c["args"], "--admin-token-file")
     (mount,) = [m for m in c["volumeMounts"] if token_file.startswith(m["mountPath"] + "/")]
