@@ -929,7 +929,7 @@ def run_nodes(args: argparse.Namespace, tmp: Path) -> tuple[list[ClusterRun], li
 #: part 3's bots: a round-robin of these has more matches than the nodes can seat at once
 WAIT_BOTS = tuple(f"w{i}" for i in range(1, 9))
 #: bots registered and never started: their jobs wait (connected nowhere) for the whole run
-GHOSTS = ("ghost-a", "ghost-b")
+GHOSTS = ("ghost-a", "ghost-b", "ghost-c", "ghost-d")
 #: the queue worker's counters a node's /metrics gives, by short name
 WORKER_COUNTERS = {"claimed": "belote_arena_queue_jobs_claimed_total",
                    "released": "belote_arena_queue_jobs_released_total",
@@ -1051,7 +1051,7 @@ def run_waiting(args: argparse.Namespace, tmp: Path) -> WaitingRun:
         idle, idle_calls = watch()
         ghosts = TournamentSpec.from_dict({
             "tournament_id": f"bench-ghosts-{secrets.token_hex(3)}", "format": "round-robin",
-            "bots": list(GHOSTS), "ruleset": RULESET, "deals": 1, "rounds": 50 if args.quick else 300})
+            "bots": list(GHOSTS), "ruleset": RULESET, "deals": 1, "rounds": 10 if args.quick else 50})
         Tournaments(broker).create(ghosts)
         waiting_jobs = broker.pending_count(ghosts.tournament_id)
         time.sleep(0.5)  # the nodes hear of the jobs and look at them
