@@ -265,12 +265,13 @@ def add_serve(sub: Any) -> None:
     v.add_argument("--redis-master", metavar="NAME",
                    help="the name the sentinels monitor the primary by (default: $BELOTE_REDIS_MASTER)")
     v.add_argument("--redis-wait-replicas", type=int, default=0, metavar="N",
-                   help="a result counts (its job acked, its match reported, its tournament moved on) once "
-                        "N replicas hold it, so that a failover cannot roll it back; 0: at once, for a "
-                        "Redis without replicas (default: %(default)s)")
+                   help="a result counts (its match reported, its tournament moved on) once N replicas "
+                        "hold it, so that a failover cannot roll it back; 0: at once, for a Redis without "
+                        "replicas (default: %(default)s)")
     v.add_argument("--redis-wait-timeout", type=float, default=1.0, metavar="SECONDS",
-                   help="how long a result's write waits for those replicas; then it is not counted yet, "
-                        "and the claim that finds it after its lease drops the job (default: %(default)s)")
+                   help="how long a result's write waits for those replicas; then it stays written but "
+                        "is not reported, and its tournament moves on at the next sweep "
+                        "(default: %(default)s)")
     v.add_argument("--advertise", default="", help="the address bots use for this node (host:port)")
     v.add_argument("--capacity", type=int, default=4, help="matches this node plays at once")
     v.add_argument("--lease", type=float, default=30.0, help="seconds a claimed job is held between renewals")

@@ -386,16 +386,16 @@ class Worker:
                 deals=job.deals, match_id=job.match_id, seats=job.seats,
             )
         except SeatingError as e:
-            # its bots are not here (or not yet, or busy): another node, or a later claim, seats
-            # them; unless a bot has been connected to no node for too long: then it forfeits
+            # its bots had free seats here when it was claimed, and lost them since (a bot gone, a
+            # match an admin started): another node, or a later claim, seats them; unless a bot has
+            # been connected to no node for too long: then it forfeits
             absent = await self._long_absent(job)
             if absent:
                 task = asyncio.create_task(self._finish(claim, self._absent_forfeit(job, absent)),
                                            name=f"job-{job.match_id}")
                 self.running[job.match_id] = Running(claim, task)
                 return 1
-            log.debug("releasing %s: %s", job.match_id, e)
-            await self._release(claim)
+            await self._release(claim, str(e))
             return 0
         except InvalidArgument as e:
             # a job no node can ever play: keep it claimed so that its lease expires and
@@ -403,8 +403,7 @@ class Worker:
             log.error("job %s cannot be played: %s (it will be dead-lettered)", job.match_id, e)
             return 0
         except NodeError as e:
-            quiet.warning("cannot start", "cannot start %s now: %s", job.match_id, e)
-            await self._release(claim)
+            await self._release(claim, f"cannot start it now: {e}")
             return 0
         task = asyncio.create_task(self._finish(claim), name=f"job-{job.match_id}")
         self.running[job.match_id] = Running(claim, task)
@@ -472,7 +471,7 @@ class Worker:
             batch, self._finishing = self._finishing[:FINISH_BATCH], self._finishing[FINISH_BATCH:]
             try:
                 done = await asyncio.to_thread(self.broker.finish, [(c, r) for c, r, _ in batch])
-            except BrokerError as e:
+            except Exception as e:  # a broker's error, or a bug: each waiter hears it, none hangs
                 for _, _, future in batch:
                     if not future.done():
                         future.set_exception(e)
@@ -526,11 +525,15 @@ class Worker:
             ),
         )
 
-    async def _release(self, claim: Claim) -> None:
+    async def _release(self, claim: Claim, why: str) -> None:
+        """Give ``claim``'s job back to the queue, unplayed; logged as any problem that repeats."""
         try:
             await asyncio.to_thread(self.broker.release, claim)
             self.released += 1
             self.metrics.jobs_released.inc()
+            quiet.warning("released", "match %s given back to the queue: %s", claim.job.match_id, why,
+                          extra={"event": "job_released", "match_id": claim.job.match_id,
+                                 "node": self.node.node_id})
         except BrokerError as e:
             quiet.warning("release", "release of %s failed: %s (its lease will expire)",
                           claim.job.match_id, e)
@@ -572,7 +575,7 @@ class Worker:
             self.node.cancel_match(match_id)  # the match stops unrecorded...
         await asyncio.gather(*(r.task for _, r in leftovers), return_exceptions=True)
         for _, r in leftovers:
-            await self._release(r.claim)  # ...then, and only then, goes back to the queue
+            await self._release(r.claim, "the node drained")  # ...then, and only then, goes back
 
 
 def wake_on_jobs(watcher: NoticeWatcher, worker: Worker, loop: asyncio.AbstractEventLoop) -> None:

@@ -11,18 +11,17 @@ to whichever replica the sentinels promoted. The blocking read of the notices
 What a failover may lose. Replication is asynchronous, and in order: a
 promoted replica holds every write up to some point of the old primary's
 history and none after it, the state of a moment that really was. Each step of
-the queue is one script (a result, its index, its ratings and its summary in
-one; the job's ack in a later one), so that state is consistent: the writes
-after that point are gone together. In particular a result lost with the old
-primary takes its job's ack with it, since the ack came later: the job is back
-in the stream, still held by the node that claimed it (the claim's delivery
-time and every renewal before the point are replicated), and after its lease
-any node claims it again: the node that played it writes the same result
-again from its data folder, another plays it again from its seed (the same
-deals; the bots may decide otherwise). Nothing is counted twice, no job is
-lost; but a result that was announced may be replaced by another.
-:func:`wait_replicas` closes that gap for results: the node does not log,
-ack, announce or build on a result until ``replicas`` replicas hold it.
+the queue is one script (a result, its index, its ratings, its summary and its
+job's removal in one), so that state is consistent: the writes after that point
+are gone together. In particular a result lost with the old primary takes its
+job's removal with it: the job is back in the queue, still held by the node
+that claimed it (the claim and every renewal before the point are replicated),
+and after its lease it waits again and a node claims it: the node that played
+it writes the same result again from its data folder, another plays it again
+from its seed (the same deals; the bots may decide otherwise). Nothing is
+counted twice, no job is lost; but a result that was announced may be replaced
+by another. :func:`replicated` closes that gap for results: the node does not
+log, announce or build on a result until ``replicas`` replicas hold it.
 
 The arena's epoch mark (:meth:`RedisBroker.check_data
 <arena.queue.redis_broker.RedisBroker.check_data>`) is set once, at the first

@@ -28,10 +28,15 @@ def worker(tmp_path: Path) -> Worker:
     return Worker(Node(NodeConfig(node_id="n1")), EmbeddedBroker(tmp_path / "queue.sqlite3"))
 
 
-def test_a_claim_whose_bots_are_not_here_counts_as_given_back_not_as_claimed(worker: Worker) -> None:
+def test_a_claim_whose_bots_are_not_here_counts_as_given_back_not_as_claimed(
+        worker: Worker, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(quiet, "limit", RateLimit())  # nothing held from earlier tests
     worker.broker.enqueue([claim_of("m1").job])
     [claim] = worker.broker.claim("n1", 1, 30.0)
-    started = arun(worker._start(claim))  # alpha and beta are connected nowhere, and not for long
+    with caplog.at_level(logging.WARNING, "arena.node"):
+        started = arun(worker._start(claim))  # alpha and beta are connected nowhere, and not for long
+    assert [r.getMessage() for r in caplog.records if "given back" in r.getMessage()] == [
+        "match m1 given back to the queue: no bot with id or name 'alpha'"]
     assert started == 0 and worker.released == 1
     assert worker.broker.claim("n1", 1, 30.0)[0].job.match_id == "m1"  # given back: claimable again
     assert worker.metrics.jobs_claimed._value.get() == 0

@@ -12,56 +12,32 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 from belote_bot import RandomBot, run_async
 
 from arena.node.run import NodeSettings, RunningNode, running_node
-from arena.queue import Broker, EmbeddedBroker
+from arena.queue import Broker
 from arena.records import ResultReason
 from arena.tournament import MatchJob
-from tests.queue.conftest import REDIS_URL, redis_unavailable
+from tests.queue.conftest import BACKENDS, Store, redis_unavailable
+from tests.referee.arena_helpers import until
 
 #: the worker's safety look, as `serve` has it: a test that passes in well under this was woken
 POLL_S = 10.0
 
 
-@pytest.fixture(params=["embedded", "redis"])
+@pytest.fixture(params=BACKENDS)
 def broker(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Broker]:
-    if request.param == "embedded":
-        b: Broker = EmbeddedBroker(tmp_path / "queue.sqlite3")
-        yield b
-        b.close()
-        return
-    why = redis_unavailable()
-    if why:
+    if request.param == "redis" and (why := redis_unavailable()):
         pytest.skip(why)
-    import redis
-
-    from arena.queue.redis_broker import RedisBroker
-
-    prefix = f"test-wait-{uuid.uuid4().hex[:12]}"
-    b = RedisBroker(REDIS_URL, prefix=prefix)
-    yield b
-    b.close()
-    client = redis.Redis.from_url(REDIS_URL)
+    store = Store(request.param, tmp_path / "queue.sqlite3", f"test-wait-{uuid.uuid4().hex[:12]}")
     try:
-        own = list(client.scan_iter(match=f"{prefix}:*"))
-        if own:
-            client.delete(*own)
+        yield store.open()
     finally:
-        client.close()
-
-
-async def until(what: str, check: Callable[[], bool], timeout: float) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not check():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        await asyncio.sleep(0.02)
+        store.cleanup()
 
 
 @contextlib.asynccontextmanager
@@ -81,7 +57,7 @@ async def node_with_bots(broker: Broker, bots: dict[str, int], *, connected: tup
                     tasks.append(asyncio.create_task(
                         run_async(RandomBot(i), running.address, token, seats, name=name, stop=stop_bots)))
             want = set(bots if connected is None else connected)
-            await until("the bots connected", lambda: want <= set(running.node.connected_bots()), 15)
+            await until(lambda: want <= set(running.node.connected_bots()), 15, "the bots connected")
             yield running
         finally:
             stop_bots.set()
@@ -119,7 +95,7 @@ def test_a_job_enqueued_starts_at_once_though_the_node_looks_only_every_ten_seco
             loop = asyncio.get_running_loop()
             t0 = loop.time()
             await asyncio.to_thread(broker.enqueue, [job(0, "rand-a", "rand-b")])
-            await until("the result", lambda: broker.get_result("w-m0") is not None, 5)
+            await until(lambda: broker.get_result("w-m0") is not None, 5, "the result")
             assert loop.time() - t0 < POLL_S / 2  # the broker's notice woke it, not its look
             assert counter(running, "claim_calls") - looks <= 2  # the job's, and the freed seats' after
 
@@ -134,7 +110,7 @@ def test_a_job_waiting_for_a_busy_bot_starts_when_its_seat_frees_and_nothing_is_
         async with node_with_bots(broker, {"rand-a": 2, "rand-b": 2}) as running:
             calls0 = counter(running, "claim_calls")
             await asyncio.to_thread(broker.enqueue, [job(n, "rand-a", "rand-b") for n in range(6)])
-            await until("six results", lambda: len(broker.results("w")) == 6, 30)
+            await until(lambda: len(broker.results("w")) == 6, 30, "six results")
             assert counter(running, "jobs_released") == 0 and counter(running, "jobs_claimed") == 6
             assert counter(running, "claim_calls") - calls0 <= 6 + 2  # one a freed seat, give or take
 
@@ -147,7 +123,7 @@ def test_a_bot_away_from_every_node_forfeits_its_waiting_jobs_after_the_absent_t
         async with node_with_bots(broker, {"here": 4, "ghost": 2}, connected=("here",),
                                   absent_timeout_s=1.0) as running:
             await asyncio.to_thread(broker.enqueue, [job(n, "here", "ghost") for n in range(3)])
-            await until("three forfeits", lambda: len(broker.results("w")) == 3, 15)
+            await until(lambda: len(broker.results("w")) == 3, 15, "three forfeits")
             results = broker.results("w")
             assert {r.reason for r in results} == {ResultReason.FORFEIT}
             assert {r.winner for r in results} == {0}  # "here" wins them all

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -13,28 +14,21 @@ from arena.queue.keys import Keys
 from arena.queue.redis_broker import RedisBroker
 from arena.tournament import TournamentState
 from tests.factories import tournament_spec
-from tests.queue.conftest import REDIS_URL, redis_unavailable
+from tests.queue.conftest import Store, redis_unavailable
 from tests.queue.test_broker_contract import job, result
 
 
 @pytest.fixture
-def broker() -> Iterator[RedisBroker]:
-    why = redis_unavailable()
-    if why:
+def broker(tmp_path: Path) -> Iterator[RedisBroker]:
+    if why := redis_unavailable():
         pytest.skip(why)
-    import redis
-
-    prefix = f"test-keys-{uuid.uuid4().hex[:12]}"
-    b = RedisBroker(REDIS_URL, prefix=prefix)
-    yield b
-    b.close()
-    client = redis.Redis.from_url(REDIS_URL)
+    store = Store("redis", tmp_path / "unused.sqlite3", f"test-keys-{uuid.uuid4().hex[:12]}")
     try:
-        own = list(client.scan_iter(match=f"{prefix}:*"))
-        if own:
-            client.delete(*own)
+        broker = store.open()
+        assert isinstance(broker, RedisBroker)
+        yield broker
     finally:
-        client.close()
+        store.cleanup()
 
 
 def keys_now(broker: RedisBroker) -> set[str]:
