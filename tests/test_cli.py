@@ -692,12 +692,20 @@ def test_serve_takes_sentinels_from_the_environment_and_refuses_two_ways_to_redi
     monkeypatch.delenv("BELOTE_REDIS")
     assert_one_error_line(*run(capsys, "serve", *data), "--redis-sentinel needs --redis-master NAME")
     monkeypatch.setenv("BELOTE_REDIS_MASTER", "arena")
+
+    def serve(*argv: str) -> tuple[int, str]:
+        """A node that goes as far as its queue (and its logging set up): in a process of its own, so
+        that its log handler, on a stderr this test captures, does not outlive the test."""
+        done = subprocess.run([belote_arena(), "serve", "--listen", "127.0.0.1:0", *data, *argv],
+                              capture_output=True, text=True, timeout=60, check=False)
+        return done.returncode, done.stderr
+
     # nothing answers there: the node stops at its queue, naming the sentinels it asked
-    code, _, err = run(capsys, "serve", "--listen", "127.0.0.1:0", *data)
+    code, err = serve()
     assert code == 1
     assert err.splitlines()[-1].startswith("error: no Redis at sentinel://127.0.0.1:9/arena: "), err
     # a flag wins over the environment
-    code, _, err = run(capsys, "serve", "--listen", "127.0.0.1:0", "--redis", "redis://127.0.0.1:9/5", *data)
+    code, err = serve("--redis", "redis://127.0.0.1:9/5")
     assert code == 1 and err.splitlines()[-1].startswith("error: no Redis at redis://127.0.0.1:9/5: "), err
 
 
