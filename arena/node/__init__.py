@@ -6,3 +6,13 @@ queue (:mod:`arena.queue`) that the referee can seat, plays them, writes
 their results once and advances their tournaments (:mod:`arena.tournament`).
 This is the one package that imports both the referee and the queue.
 """
+
+#: match slots a node has by default (``serve --capacity``). A node's slots wait on its bots: each match
+#: waits a bot round trip per decision, and the node works some 0.2 ms of CPU per decision (bench/scale.py,
+#: bench/cluster.py), so a slot with bots of a 10 ms round trip keeps about 2% of a core busy: 4 slots
+#: (the default before) left a node at under a tenth of a core and slots, not CPU, bounding it. 16 keep
+#: such a node near a third of a core, leave headroom for bots that answer faster (a node bound by its
+#: CPU only makes each decision wait its turn: 16 x 0.2 ms, nothing beside the 1 s deadline), and cost
+#: Redis little (it feeds some 1,700 such matches a second a core, whichever nodes play them). README,
+#: "Capacity", says how to choose it from the bots' round trip.
+DEFAULT_CAPACITY = 16
