@@ -693,4 +693,4 @@ def test_serve_s_default_capacity_is_the_node_s() -> None:
 
     args = build_parser().parse_args(["serve"])
     assert args.capacity == DEFAULT_CAPACITY == NodeSettings().capacity
-    assert Worker.__init__.__kwdefaults__["capacity"] == DEFAULT_CAPACITY
+    assert (Worker.__init__.__kwdefaults__ or {}).get("capacity") == DEFAULT_CAPACITY
