@@ -89,6 +89,8 @@ def _load_cluster() -> Any:
 
 cluster: Any = _load_cluster()
 
+from arena.tournament.spec import MAX_ROUNDS  # noqa: E402  (after the checkout is on sys.path)
+
 BOT_FLAG = "--as-bot"
 #: what a node's idle load is compared with: one core of Redis (it runs commands on one thread)
 TARGET_NODES_PER_CORE = 100
@@ -315,9 +317,11 @@ def start_own_redis(logs: Path) -> tuple[Any, str]:
 
 
 def one_run(c: ScaleCluster, n: int, args: argparse.Namespace, res: Results) -> Run:
-    """Play ``matches-per-slot x n x capacity`` matches on the cluster's ``n`` nodes; the run's figures."""
-    matches = args.matches_per_slot * n * args.capacity
-    matches += matches % 2  # a round-robin of two bots plays both seatings
+    """Play ``matches-per-slot x n x capacity`` matches (at most 200: one two-bot round-robin) on the
+    cluster's ``n`` nodes; the run's figures."""
+    # a round-robin of two bots plays both seatings, and has at most MAX_ROUNDS rounds
+    matches = min(args.matches_per_slot * n * args.capacity, 2 * MAX_ROUNDS)
+    matches += matches % 2
     self0 = time.process_time()
     run = c.play(matches)
     own_bench = time.process_time() - self0
@@ -554,12 +558,13 @@ def main(argv: list[str] | None = None) -> int:
         print("redis-py is not installed (pip install redis)", file=sys.stderr)
         return 2
     from arena.queue import BrokerError
+    from arena.tournament import TournamentError
 
     cluster.POLL_S = 0.05  # the bench's wait for a run's end: its polls are counted and taken out
     try:
         with tempfile.TemporaryDirectory(prefix="bench-scale-") as d:
             res = build(args, Path(d))
-    except (BrokerError, RuntimeError, subprocess.SubprocessError, OSError) as e:
+    except (BrokerError, TournamentError, RuntimeError, subprocess.SubprocessError, OSError) as e:
         print(f"bench/scale.py: {e}", file=sys.stderr)
         return 1
     if args.json:
