@@ -45,6 +45,7 @@ QUICK = {
     "engine.py": ("ratio_vs_colver", False),
     "hostile.py": ("ratio_worst", True),
     "referee.py": ("ratio_vs_raw_grpc", True),
+    "scale.py": ("nodes_per_redis_core", True),
     "sdk_act.py": ("ratio", False),
     "soak.py": ("fds_growth", False),
 }
@@ -97,8 +98,8 @@ def test_the_quick_bench_runs_and_ends_with_its_figure(bench: str) -> None:
     """soak.py: before, its bots never connected (``--token=T`` read as ``--token-file``) and its
     StartMatch had no admin credential; cluster.py: before, its default ``--jobs batch`` crashed
     reading the progress of a tournament that is not stored."""
-    if bench == "cluster.py" and redis_unavailable():
-        pytest.skip(str(redis_unavailable()))  # its default brokers: Redis, then the embedded one
+    if bench in ("cluster.py", "scale.py") and redis_unavailable():
+        pytest.skip(str(redis_unavailable()))  # cluster.py: Redis, then the embedded broker; scale.py: Redis
     name, _ = last_figure(bench)
     assert name == QUICK[bench][0]
 

@@ -729,3 +729,16 @@ def test_serve_logs_which_queue_it_uses_never_the_redis_password(tmp_path: Path)
     assert "arena.node: queue: Redis at redis://:***@127.0.0.1:9/3, its keys under belote-arena:" in logged
     logged = serve("redis://127.0.0.1:9/0?password=s3cret-pw", "env")
     assert "arena.node: queue: Redis at redis://127.0.0.1:9/0?password=***, its keys under" in logged
+
+
+def test_serve_s_default_capacity_is_the_node_s() -> None:
+    """``serve --capacity`` gives its default as a number (replay and selfplay must not load arena.node
+    to build the parser): it must be the node's own default, DEFAULT_CAPACITY, whose comment says why."""
+    from arena.cli import build_parser
+    from arena.node import DEFAULT_CAPACITY
+    from arena.node.run import NodeSettings
+    from arena.node.worker import Worker
+
+    args = build_parser().parse_args(["serve"])
+    assert args.capacity == DEFAULT_CAPACITY == NodeSettings().capacity
+    assert (Worker.__init__.__kwdefaults__ or {}).get("capacity") == DEFAULT_CAPACITY

@@ -273,7 +273,10 @@ def add_serve(sub: Any) -> None:
                         "is not reported, and its tournament moves on at the next sweep "
                         "(default: %(default)s)")
     v.add_argument("--advertise", default="", help="the address bots use for this node (host:port)")
-    v.add_argument("--capacity", type=int, default=4, help="matches this node plays at once")
+    # arena.node.DEFAULT_CAPACITY, why 16 (not imported: replay and selfplay must not load arena.node)
+    v.add_argument("--capacity", type=int, default=16,
+                   help="matches this node plays at once (default: %(default)s; README, Capacity: slots "
+                        "x the bots' round trip bound a node, not its CPU)")
     v.add_argument("--lease", type=float, default=30.0, help="seconds a claimed job is held between renewals")
     v.add_argument("--drain", type=float, default=60.0,
                    help="on SIGTERM, seconds running matches may take to finish before being requeued")

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from arena.datadir import private_dir
 from arena.edge.tls import TlsError, server_credentials
+from arena.node import DEFAULT_CAPACITY
 from arena.node.bots import BrokerRegistryBackend, keep_current
 from arena.node.notices import NoticeWatcher
 from arena.node.rankings import MAX_LIMIT, Rankings
@@ -59,7 +60,7 @@ class NodeSettings:
     advertise: str = ""
     data_dir: Path | None = None
     time: TimeControl = field(default_factory=TimeControl)
-    capacity: int = 4
+    capacity: int = DEFAULT_CAPACITY
     lease_s: float = 30.0
     drain_s: float = 60.0
     #: the longest the queue worker sleeps with no wake-up (a safety net: jobs wake it)

@@ -53,6 +53,7 @@ import time
 from dataclasses import dataclass, field
 
 from arena.edge.quietlog import QuietLog
+from arena.node import DEFAULT_CAPACITY
 from arena.node.notices import NoticeWatcher
 from arena.queue import (
     ANY_BOT,
@@ -94,7 +95,7 @@ class Running:
 
 class Worker:
     def __init__(
-        self, node: Node, broker: Broker, *, capacity: int = 4, lease_s: float = 30.0,
+        self, node: Node, broker: Broker, *, capacity: int = DEFAULT_CAPACITY, lease_s: float = 30.0,
         poll_s: float = 10.0, drain_s: float = 60.0, tournaments: Tournaments | None = None,
         absent_timeout_s: float = 600.0, absent_check_s: float | None = None, cancel_check_s: float = 1.0,
     ) -> None:
