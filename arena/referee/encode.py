@@ -82,16 +82,37 @@ class _Packed:
 
 
 class DealEncoder:
-    """The serialized observations of one deal, for any seat, at any point of the deal."""
+    """The serialized observations of one deal, for any seat, at any point of the deal.
 
-    __slots__ = ("_bids", "_plays", "_tail", "_tail_key", "_winners_count", "_winners_data", "deal")
+    Most fields change a few times a deal at most (the phase, the contract, the declarations,
+    the trick points, the bids once the play starts): each run of them is kept serialized with
+    the values it was made from, and made again when one of those changed.
+    """
+
+    __slots__ = ("_bids", "_bids_count", "_bids_data", "_contract", "_contract_key", "_decl", "_decl_shown",
+                 "_head",
+                 "_plays", "_points", "_points_key", "_tail", "_tail_key", "_winners_count",
+                 "_winners_data", "deal")
 
     def __init__(self, deal: Deal) -> None:
         self.deal = deal
+        #: seat, dealer and phase fields, by (seat, phase)
+        self._head: dict[tuple[int, object], bytes] = {}
+        #: retourne and bids fields, for that many bids
         self._bids = _Packed()
+        self._bids_count = -1
+        self._bids_data = b""
         self._plays = _Packed()
         self._winners_count = 0
         self._winners_data = b""
+        #: trump, taker, contract and multiplier fields, for those values
+        self._contract_key: tuple[int, int, int, int] | None = None
+        self._contract = b""
+        self._points_key: tuple[int, int] | None = None
+        self._points = b""
+        #: shown melds and declarations team, once shown
+        self._decl_shown = False
+        self._decl = b""
         #: the last fields (match score, held, deal index), for the arguments they were made from
         self._tail_key: tuple[tuple[int, int], int, int] | None = None
         self._tail = b""
@@ -108,53 +129,72 @@ class DealEncoder:
     def observation(self, seat: int, match_score: tuple[int, int], held: int, deal_index: int) -> bytes:
         """Seat ``seat``'s Observation, serialized: what ``observation_to_proto`` gives, as bytes."""
         deal = self.deal
-        hand = deal.hands[seat]
         small = _SMALL
-        parts = [
-            _SEAT + small[seat] if seat else b"",
-            _DEALER + small[deal.dealer] if deal.dealer else b"",
-            _PHASE_BYTES.get(deal.phase, _PHASE_OVER),
-            _HAND + hand.to_bytes(4, "little") if hand else b"",
-        ]
-        if deal.retourne >= 0:
-            parts.append(_RETOURNE + small[deal.retourne])
-        data = self._bids.update(deal.bids)
-        if data:
-            parts += (_BIDS, varint(len(data)), data)
+        phase = deal.phase
+        head = self._head.get((seat, phase))
+        if head is None:
+            head = self._head[(seat, phase)] = b"".join((
+                _SEAT + small[seat] if seat else b"", _DEALER + small[deal.dealer] if deal.dealer else b"",
+                _PHASE_BYTES.get(phase, _PHASE_OVER)))
+        hand = deal.hands[seat]
+        parts = [head, _HAND + hand.to_bytes(4, "little") if hand else b""]
+        bids = deal.bids
+        if len(bids) != self._bids_count or bids is not self._bids.source:
+            data = self._bids.update(bids)
+            self._bids_count = len(bids)
+            self._bids_data = b"".join((
+                _RETOURNE + small[deal.retourne] if deal.retourne >= 0 else b"",
+                _BIDS + varint(len(data)) + data if data else b""))
+        parts.append(self._bids_data)
         data = self._plays.update(deal.plays)
         if data:
             parts += (_PLAYS, varint(len(data)), data)
-        data = self._trick_winners() if deal.tricks else b""
-        if data:
+        if deal.tricks:
+            data = self._trick_winners()
             parts += (_WINNERS, varint(len(data)), data)
-        if deal.trump >= 0:
-            parts.append(_TRUMP + small[deal.trump])
-        if deal.taker >= 0:
-            parts.append(_TAKER + small[deal.taker])
-        contract = deal.contract_value
-        if contract:
-            parts.append(_CONTRACT + varint(contract))
-        if deal.multiplier:
-            parts.append(_MULTIPLIER + varint(deal.multiplier))
+        key = (deal.trump, deal.taker, deal.contract_value, deal.multiplier)
+        if key != self._contract_key:
+            self._contract_key = key
+            trump, taker, contract, multiplier = key
+            self._contract = b"".join((
+                _TRUMP + small[trump] if trump >= 0 else b"", _TAKER + small[taker] if taker >= 0 else b"",
+                _uint(_CONTRACT, contract), _uint(_MULTIPLIER, multiplier)))
+        parts.append(self._contract)
         points = deal.trick_points
-        data = varint(points[0]) + varint(points[1])
-        parts += (_POINTS, small[len(data)], data)
-        team = deal.decl_team if deal.decl_shown else None
-        if team is not None:
-            melds = [0, 0, 0, 0]
-            for s in range(4):
-                if s & 1 == team:
-                    for m in deal.declared[s]:
-                        melds[s] |= m.mask
-            parts.append(_MELDS + b"\x10" + b"".join([_fixed32(m) for m in melds]))
-            parts.append(_DECL_TEAM + varint(team))
-        key = (match_score, held, deal_index)
-        if key != self._tail_key:
-            self._tail_key = key
+        pkey = (points[0], points[1])
+        if pkey != self._points_key:
+            self._points_key = pkey
+            data = varint(pkey[0]) + varint(pkey[1])
+            self._points = _POINTS + small[len(data)] + data
+        parts.append(self._points)
+        if deal.decl_shown != self._decl_shown:
+            self._decl_shown = deal.decl_shown
+            self._decl = self._declarations()
+        parts.append(self._decl)
+        tkey = (match_score, held, deal_index)
+        if tkey != self._tail_key:
+            self._tail_key = tkey
             score = varint(max(0, match_score[0])) + varint(max(0, match_score[1]))
             self._tail = _packed(_MATCH_SCORE, score) + _uint(_HELD, held) + _uint(_DEAL_INDEX, deal_index)
         parts.append(self._tail)
         return b"".join(parts)
+
+    def _declarations(self) -> bytes:
+        """The shown melds and the declarations team, once they are shown (nothing before)."""
+        deal = self.deal
+        team = deal.decl_team if deal.decl_shown else None
+        if team is None:
+            return b""
+        melds = [0, 0, 0, 0]
+        for s in range(4):
+            if s & 1 == team:
+                for m in deal.declared[s]:
+                    melds[s] |= m.mask
+        return _MELDS + b"\x10" + b"".join([_fixed32(m) for m in melds]) + _DECL_TEAM + varint(team)
+
+
+#: ActionRequest's seat field, by seat (absent for seat 0)
+_SEAT_FIELDS = (b"", _REQ_SEAT + b"\x01", _REQ_SEAT + b"\x02", _REQ_SEAT + b"\x03")
 
 
 def request_head(match_id: str) -> bytes:
@@ -166,9 +206,11 @@ def request_head(match_id: str) -> bytes:
 def action_request(request_id: int, head: bytes, seat: int, legal: list[int], deadline_ms: int,
                    time_bank_ms: int, last_round_trip_us: int, observation: bytes) -> bytes:
     """A serialized ActionRequest (``head``: :func:`request_head`; ``observation``: serialized)."""
+    # one byte each, most often (cards without words, and bids): bytes() packs them at once
+    packed = bytes(legal) if legal and max(legal) < 0x80 else b"".join([varint(a) for a in legal])
     return b"".join((
-        _uint(_REQUEST_ID, request_id), head, _uint(_REQ_SEAT, seat),
+        _uint(_REQUEST_ID, request_id), head, _SEAT_FIELDS[seat],
         _OBSERVATION, varint(len(observation)), observation,
-        _packed(_LEGAL, b"".join([varint(a) for a in legal])),
+        _LEGAL + varint(len(packed)) + packed if packed else b"",
         _uint(_DEADLINE, deadline_ms), _uint(_BANK, time_bank_ms), _uint(_RTT, last_round_trip_us),
     ))
