@@ -3,11 +3,14 @@ formats an illegal one for its strike, so a flood of distinct numbers must not g
 
 from __future__ import annotations
 
+import pytest
+
 from arena.engine import actions
 from arena.engine.actions import BELOTE_WORD, format_action, parse_action
 from arena.engine.cards import CARD_TEXTS, CARDS
 
 
+@pytest.mark.reliability
 def test_remembered_texts_are_the_texts_and_stay_bounded() -> None:
     first = {a: format_action(a) for a in (0, 31, 5 | BELOTE_WORD)}
     for n in range(20_000):  # distinct numbers, as a hostile bot's answers could be

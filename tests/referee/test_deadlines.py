@@ -31,8 +31,11 @@ def test_each_limit_expires_at_its_own_time_in_order_or_not(timeouts: list[float
     """In order they share the timer; one that ends before a limit already kept gets its own."""
     got = asyncio.run(expiry(Deadlines(), timeouts))
     for timeout, at in zip(timeouts, got, strict=True):
-        # the loop's timers round to a millisecond; the slack after is a busy machine's
-        assert timeout - 0.002 <= at < timeout + 0.05, (timeouts, got)
+        # the loop's timers round to a millisecond; the slack after is a busy machine's (what matters
+        # here: none expires before its time, each in its own order)
+        assert timeout - 0.002 <= at < timeout + 0.5, (timeouts, got)
+    order = sorted(range(len(timeouts)), key=timeouts.__getitem__)
+    assert sorted(range(len(got)), key=got.__getitem__) == order
 
 
 def test_answered_requests_leave_nothing_and_the_timer_moves_on_to_the_next_limit() -> None:
@@ -52,7 +55,7 @@ def test_answered_requests_leave_nothing_and_the_timer_moves_on_to_the_next_limi
 
     pending, waited = asyncio.run(main())
     assert pending == 0
-    assert 0.078 <= waited < 0.13
+    assert 0.078 <= waited < 0.6
 
 
 def test_a_request_answered_in_time_is_not_failed_by_the_sweep_of_an_earlier_limit() -> None:
@@ -70,7 +73,7 @@ def test_a_request_answered_in_time_is_not_failed_by_the_sweep_of_an_earlier_lim
 
         link.attach(write, name="b", version="", concurrency=4)
         first = asyncio.ensure_future(hub.ask_encoded(link, 1, b"", 0.03))
-        second = asyncio.ensure_future(hub.ask_encoded(link, 2, b"", 0.2))
+        second = asyncio.ensure_future(hub.ask_encoded(link, 2, b"", 5.0))
         await asyncio.sleep(0.08)
         link.resolve(2, 7)
         outcome = "answered"
