@@ -364,7 +364,7 @@ class Deadlines:
     of its own, so each expires at its own time, as before.
     """
 
-    __slots__ = ("_armed_at", "_last", "_next_key", "_ordered", "_timer")
+    __slots__ = ("_armed_at", "_last", "_loop", "_next_key", "_ordered", "_timer")
 
     def __init__(self) -> None:
         #: (end, future) of the limits that end in insertion order, by key
@@ -373,10 +373,14 @@ class Deadlines:
         self._next_key = 0
         self._timer: asyncio.TimerHandle | None = None
         self._armed_at = 0.0
+        #: the event loop of the limits kept (and of the timer)
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def add(self, fut: asyncio.Future[int], timeout: float) -> int | asyncio.TimerHandle:
         """``fut`` fails with :class:`BotTimeout` in ``timeout`` seconds; what :meth:`remove` takes."""
         loop = fut.get_loop()
+        if loop is not self._loop:  # another event loop (a node started again): its own limits
+            self._start(loop)
         end = loop.time() + timeout
         if end < self._last:  # ends before one already kept: its own timer
             return loop.call_at(end, _expire, fut)
@@ -393,6 +397,15 @@ class Deadlines:
             self._ordered.pop(key, None)
         else:
             key.cancel()
+
+    def _start(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Keep the limits of ``loop`` from now on: those of an earlier loop have no one left to
+        wake (its futures are its own), and its timer no longer fires."""
+        if self._timer is not None:
+            self._timer.cancel()
+        self._loop, self._timer = loop, None
+        self._ordered = {}
+        self._last = float("-inf")
 
     def _arm(self, loop: asyncio.AbstractEventLoop, end: float) -> None:
         self._armed_at = end

@@ -84,3 +84,22 @@ def test_a_request_answered_in_time_is_not_failed_by_the_sweep_of_an_earlier_lim
         return outcome, await second
 
     assert asyncio.run(main()) == ("timeout", 7)
+
+
+def test_a_hub_used_again_in_another_event_loop_still_times_its_requests_out() -> None:
+    """The first loop ends with a timer armed that never fired: the second gets a timer of its own."""
+    deadlines = Deadlines()
+
+    async def ask(timeout: float) -> str:
+        fut = asyncio.get_running_loop().create_future()
+        deadlines.add(fut, timeout)
+        try:
+            return str(await asyncio.wait_for(fut, 2.0))
+        except BotTimeout:
+            return "timeout"
+
+    async def abandoned() -> None:
+        deadlines.add(asyncio.get_running_loop().create_future(), 0.01)  # the loop ends before it
+
+    asyncio.run(abandoned())
+    assert asyncio.run(ask(0.05)) == "timeout"
