@@ -3,10 +3,11 @@
 Usage (from the repository root)::
 
     python bench/referee.py [--quick] [--seconds S] [--repeats K] [--matches M] [--streams N] [--deals D]
-                            [--ruleset NAME] [--sdk-bots] [--no-pin] [--half all|raw|mux|referee] [--json]
+                            [--ruleset NAME] [--sdk-bots] [--no-pin] [--half all|raw|mux|referee|floor]
+                            [--batch B] [--json]
 
 ``--quick`` (what CI runs: ``tests/test_benches.py``) is ``--seconds 0.5 --repeats 1 --deals 2``
-with a 0.3 s warm-up: the three measures in about 8 s; options given with it win.
+with a 0.3 s warm-up: the four measures in about 5-10 s; options given with it win.
 
 Each measure runs a server in this process and its clients in a child process
 (``multiprocessing``, "spawn"), the same layout for all, so that clients and server
@@ -34,13 +35,24 @@ never share one core:
   ``--matches`` matches kept running (a new one starts as soon as one ends; team 0
   is bot 0; ``--deals`` deals each, ``--ruleset`` rules). The requests pending for a
   bot at the same moment go out in one message (``action_requests``).
+* **floor** (the target's reference, run after the referee): what grpc.aio costs for the
+  referee's traffic at its own batching, and nothing more. As many streams as the referee has
+  (two, one per bot, each on its own channel); each message carries as many requests on average
+  as the referee's did in this run (its requests over the messages its bots answered: ``--batch``
+  to set it), the referee's own requests and the events that rode on them, assembled beforehand
+  as the referee assembles them; one message in flight per stream. The server writes bytes through
+  the node's pass-through serializer and parses each answer with the real ``ConnectRequest``
+  parser (reading every reply's id and action): real protobuf where the node must parse, bytes
+  where the node writes bytes, so the floor does exactly the gRPC and protobuf work any referee
+  must do per message. The referee's messages that carry no request (match start and end,
+  end-of-deal flushes) are not in the floor: they are the referee's own cost.
 
 Also printed: the referee's own CPU per decision without gRPC (the in-memory
 matches above, timed, each message serialized as for gRPC) and how many messages
 it sends per decision there (request batches, plus the end-of-deal flushes and match
 start/end), and for the real node how many messages it sent and received per decision.
 
-The clients are the same code for all three (unless ``--sdk-bots``): each stream
+The clients are the same code for all four (unless ``--sdk-bots``): each stream
 sends its Hello, then reads, and answers each action request at once on the same
 stream with the *instant* choice: the first legal action, except in the bidding
 while nobody has bid, where it is the first one after pass (classic: take; coinche:
@@ -71,8 +83,10 @@ Measured at the server, the same way for all:
 uvloop is used in both processes when installed (the server through
 ``arena.referee.serve.install_uvloop``). With two CPUs or more the server process is
 pinned to one CPU and the clients to the others (``--no-pin``: left to the OS).
-The last line is ``ratio_vs_raw_grpc=R``, referee decisions/s over raw round trips/s;
-the target is R >= 0.85. Default run: about 35 s.
+The line before the last is ``node_cpu_vs_floor=F``, the referee's server CPU per decision
+over the floor's, the least of each one's windows (target F <= 2.0, issue 18); the last is
+``ratio_vs_raw_grpc=R``, referee decisions/s over raw round trips/s (target R >= 0.85).
+Default run: about 45 s.
 """
 
 from __future__ import annotations
@@ -102,6 +116,8 @@ from arena.engine import Ruleset  # noqa: E402
 from arena.engine.actions import PASS  # noqa: E402
 
 TARGET_RATIO = 0.85
+#: the referee's CPU per decision at most this many times the floor's (issue 18)
+TARGET_CPU_VS_FLOOR = 2.0
 WARMUP_S = 1.0
 #: what ``arena.referee.service.start_server`` gives its server
 SERVER_OPTIONS: list[tuple[str, Any]] = [
@@ -257,6 +273,12 @@ class HalfResult:
     def best(self) -> Window:
         return max(self.windows, key=lambda w: w.rate_per_s)
 
+    @property
+    def least_cpu_us(self) -> float:
+        """The server's CPU per round trip or decision, the least of the windows: another process
+        on the machine only adds to it (caches, migrations), never takes from it."""
+        return min(w.server_cpu_us for w in self.windows)
+
 
 def pct(sorted_values: Sequence[int], q: float) -> float:
     """The ``q`` quantile (linear interpolation) of sorted values, rounded to 0.1."""
@@ -314,6 +336,9 @@ class Sample:
 
     #: the action requests of the first round, serialized ConnectResponses with their events
     requests: list[bytes]
+    #: the same requests as parts: (the framed public events that rode in front of it, the
+    #: serialized ActionRequest), from which the floor assembles batches like the referee's
+    parts: list[tuple[bytes, bytes]]
     events_per_request: float
     request_bytes: float
     reply_bytes: float
@@ -328,12 +353,14 @@ async def in_memory(rules: Ruleset, matches: int, rounds: int = 3) -> Sample:
     over in-memory links: each link writes the serialized messages it would give gRPC, and each
     request is answered at once with the instant choice. The first round's requests are kept; the
     others are timed (without the time spent parsing the messages to answer them)."""
+    from arena.referee import wire
     from arena.referee.runner import MatchRunner, MatchSpec, Seat
     from arena.referee.sessions import BotLink, Hub
 
     hub = Hub()
     links = [hub.link(f"bot-{i}", f"instant{i}") for i in range(2)]
     requests: list[bytes] = []
+    parts: list[tuple[bytes, bytes]] = []
     replies: list[int] = []
     keep = True
     counts = {"requests": 0, "messages": 0, "events": 0}
@@ -361,6 +388,9 @@ async def in_memory(rules: Ruleset, matches: int, rounds: int = 3) -> Sample:
                         requests.append(bpb.ConnectResponse(
                             events=msg.events if i == 0 else (), action_request=req).SerializeToString())
                 replies.extend(_reply(req).ByteSize() for req in reqs)
+                events = b"".join(wire.event_field(e.SerializeToString()) for e in msg.events)
+                parts.extend((events if i == 0 else b"", req.SerializeToString())
+                             for i, req in enumerate(reqs))
             for req in reqs:
                 loop.call_soon(link.resolve, req.request_id, instant_action(req))
         return write
@@ -385,7 +415,7 @@ async def in_memory(rules: Ruleset, matches: int, rounds: int = 3) -> Sample:
     cpu = time.process_time() - cpu0 - parsing[0]
     decided = counts["requests"] - before["requests"]
     return Sample(
-        requests, counts["events"] / kept, sum(map(len, requests)) / kept, sum(replies) / kept,
+        requests, parts, counts["events"] / kept, sum(map(len, requests)) / kept, sum(replies) / kept,
         (counts["messages"] - before["messages"]) / decided, cpu / decided * 1e6,
     )
 
@@ -514,6 +544,99 @@ async def run_raw(args: argparse.Namespace, sample: Sample, cpus: list[int] | No
                       {"streams": len(hellos), "channels": CHANNELS, "in_flight": args.streams})
 
 
+# --------------------------------------------------------------------------- the floor
+def floor_batches(parts: Sequence[tuple[bytes, bytes]], batch: float, offset: int) -> list[bytes]:
+    """The referee's requests (from ``offset`` on, cyclically) assembled as it assembles them: each
+    message a batch of ``batch`` requests on average (sizes ``floor(batch)`` and ``ceil(batch)``,
+    spread evenly), the events that rode on them in front (:mod:`arena.referee.wire`)."""
+    from arena.referee import wire
+
+    n = len(parts)
+    ordered = [parts[(offset + i) % n] for i in range(n)]
+    out: list[bytes] = []
+    j = i = 0
+    while i < n:
+        size = max(1, int((j + 1) * batch) - int(j * batch))
+        chunk = ordered[i:i + size]
+        out.append(b"".join([events for events, _ in chunk]
+                            + wire.requests_fields([request for _, request in chunk])))
+        i += size
+        j += 1
+    return out
+
+
+class Floor:
+    """``BotService.Connect`` at grpc.aio's floor for the referee's traffic: per stream, it writes
+    a message of the referee's requests (bytes assembled beforehand, written through the same
+    pass-through serializer as the node's), reads the bot's answer (parsed by the real
+    ``ConnectRequest`` parser, as the node must, each reply's id and action read), and writes the
+    next: what any referee must do per message, and nothing else."""
+
+    def __init__(self, sample: Sample, batch: float) -> None:
+        self.sample = sample
+        self.batch = batch
+        self.streams = 0
+        self.decisions = 0
+        self.stopping = False
+
+    async def Connect(self, request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        hello = await context.read()
+        if not isinstance(hello, bpb.ConnectRequest):
+            return
+        msgs = floor_batches(self.sample.parts, self.batch, self.streams * 7)
+        self.streams += 1
+        n, i = len(msgs), 0
+        read, write = context.read, context.write
+        while not self.stopping:
+            await write(msgs[i])
+            i = i + 1 if i + 1 < n else 0
+            reply = await read()
+            if not isinstance(reply, bpb.ConnectRequest):
+                return
+            answered = 0
+            for r in reply.action_replies:
+                answered += r.action >= 0 and r.request_id >= 0
+            if reply.HasField("action_reply"):
+                answered += 1
+            self.decisions += answered
+
+
+async def run_floor(args: argparse.Namespace, sample: Sample, cpus: list[int] | None,
+                    batch: float) -> HalfResult:
+    """The floor: :class:`Floor` over the referee's number of streams (one per bot, each on its own
+    channel), ``batch`` requests per message."""
+    from arena.edge.guard import receive_cap
+    from arena.referee.limits import Limits
+
+    servicer = Floor(sample, batch)
+    cap = receive_cap(Limits().max_concurrency)
+    server = grpc.aio.server(options=[*SERVER_OPTIONS, ("grpc.max_receive_message_length", cap),
+                                      ("grpc.http2.lookahead_bytes", cap), ("grpc.http2.bdp_probe", 0)])
+    handlers: dict[str, grpc.RpcMethodHandler[bpb.ConnectRequest, bytes]] = {
+        "Connect": grpc.stream_stream_rpc_method_handler(
+            servicer.Connect, request_deserializer=bpb.ConnectRequest.FromString, response_serializer=None),
+    }
+    name = bpb.DESCRIPTOR.services_by_name["BotService"].full_name
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, handlers),))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    hellos = [("", f"floor-{i}", max(1, round(batch))) for i in range(CHANNELS)]
+    plan = ClientPlan(f"127.0.0.1:{port}", hellos, cpus=cpus)
+    try:
+        with ClientProcess(plan) as child:
+            await wait_until(lambda: servicer.streams == len(hellos), 30, "the floor's streams", child.proc)
+            await asyncio.sleep(args.warmup)
+            windows = await measure_windows(lambda: servicer.decisions, args.seconds, args.repeats,
+                                            child.proc.pid)
+            servicer.stopping = True
+            await server.stop(0.2)
+    finally:
+        servicer.stopping = True
+        await server.stop(0.2)
+    return HalfResult("floor", max(w.rate_per_s for w in windows), windows, float("nan"), float("nan"), 0,
+                      {"streams": len(hellos), "requests_per_message": round(batch, 2)})
+
+
 # --------------------------------------------------------------------------- half (b): the referee
 async def run_referee(args: argparse.Namespace, cpus: list[int] | None) -> HalfResult:
     from arena.records import MatchRecord, ResultReason, TimeControl
@@ -586,6 +709,9 @@ async def run_referee(args: argparse.Namespace, cpus: list[int] | None) -> HalfR
         "decisions_in_records": len(decisions(every)), "strikes": strikes,
         "messages_sent_per_decision": round(sent / max(1, requests), 3),
         "messages_received_per_decision": round(received / max(1, requests), 3),
+        # the bots answer each message of requests in one message: requests per message that has any
+        "requests_per_message": round(requests / max(1, received), 3),
+        "writes_without_request": round(1 - received / max(1, sent), 3),
     })
 
 
@@ -610,10 +736,14 @@ class Results:
     raw: HalfResult | None
     raw_mux: HalfResult | None
     referee: HalfResult | None
+    floor: HalfResult | None
     #: raw server CPU per round trip over referee server CPU per decision (best windows), for information
     cpu_ratio_vs_raw_grpc: float | None
     ratio_vs_raw_grpc: float | None
+    #: the referee's server CPU per decision over the floor's (the least of each one's windows)
+    node_cpu_vs_floor: float | None
     target_ratio: float = TARGET_RATIO
+    target_cpu_vs_floor: float = TARGET_CPU_VS_FLOOR
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -630,8 +760,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--ruleset", default="classic", help="referee preset (classic)")
     p.add_argument("--sdk-bots", action="store_true", help="run the referee's bots through belote_bot")
     p.add_argument("--no-pin", action="store_true", help="do not pin the server and the clients to CPUs")
-    p.add_argument("--half", choices=("all", "raw", "mux", "referee"), default="all",
-                   help="run one measure only, e.g. to profile it (default: all three)")
+    p.add_argument("--half", choices=("all", "raw", "mux", "referee", "floor"), default="all",
+                   help="run one measure only, e.g. to profile it (default: all four)")
+    p.add_argument("--batch", type=float, default=None,
+                   help="floor: requests per message (default: the referee's, as measured in the same "
+                        "run; 4 when the referee is not run)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     args = p.parse_args(argv)
     if args.seconds is None:
@@ -648,6 +781,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
             p.error(f"--{name} must be at least 1")
     if args.seconds <= 0:
         p.error("--seconds must be positive")
+    if args.batch is not None and args.batch < 1:
+        p.error("--batch must be at least 1")
     try:
         Ruleset.from_spec(args.ruleset)
     except Exception as e:
@@ -672,10 +807,14 @@ async def run_async(args: argparse.Namespace, cpus: int, server_cpus: list[int] 
     raw = await run_raw(args, sample, client_cpus) if args.half in ("all", "raw") else None
     mux = await run_raw(args, sample, client_cpus, mux=True) if args.half in ("all", "mux") else None
     ref = await run_referee(args, client_cpus) if args.half in ("all", "referee") else None
-    ratio = cpu_ratio = None
+    batch = args.batch or (ref.extra["requests_per_message"] if ref is not None else 4.0)
+    floor = await run_floor(args, sample, client_cpus, batch) if args.half in ("all", "floor") else None
+    ratio = cpu_ratio = vs_floor = None
     if raw is not None and ref is not None:
         ratio = round(ref.rate_per_s / raw.rate_per_s, 3)
         cpu_ratio = round(raw.best.server_cpu_us / ref.best.server_cpu_us, 3)
+    if floor is not None and ref is not None:
+        vs_floor = round(ref.least_cpu_us / floor.least_cpu_us, 3)
     return Results(
         python=platform.python_version(), grpcio=grpc.__version__, uvloop=with_uvloop, cpus=cpus,
         server_cpus=server_cpus, client_cpus=client_cpus, seconds=args.seconds, warmup_s=args.warmup,
@@ -684,7 +823,8 @@ async def run_async(args: argparse.Namespace, cpus: int, server_cpus: list[int] 
         reply_bytes=round(sample.reply_bytes, 1),
         messages_per_decision=round(sample.messages_per_decision, 3),
         referee_in_memory_us=round(sample.in_memory_us, 1),
-        raw=raw, raw_mux=mux, referee=ref, cpu_ratio_vs_raw_grpc=cpu_ratio, ratio_vs_raw_grpc=ratio,
+        raw=raw, raw_mux=mux, referee=ref, floor=floor, cpu_ratio_vs_raw_grpc=cpu_ratio,
+        ratio_vs_raw_grpc=ratio, node_cpu_vs_floor=vs_floor,
     )
 
 
@@ -700,12 +840,15 @@ def report(res: Results) -> None:
     print(f"referee work without gRPC (runner, rules, protobuf, sessions over in-memory links): "
           f"{res.referee_in_memory_us:.1f} us CPU per decision")
     for half, unit in ((res.raw, "round trips/s"), (res.raw_mux, "round trips/s"),
-                       (res.referee, "decisions/s")):
+                       (res.referee, "decisions/s"), (res.floor, "decisions/s")):
         if half is None:
             continue
         x = half.extra
         if half is res.raw:
             what = f"{x['streams']} streams over {x['channels']} channels, 1 round trip in flight each"
+        elif half is res.floor:
+            what = (f"{x['streams']} streams, one per channel, {x['requests_per_message']:.2f} requests "
+                    "per message as the referee's, one message in flight each")
         elif half is res.raw_mux:
             what = (f"info: {x['in_flight']} round trips in flight over {x['streams']} streams, "
                     "as the referee multiplexes its bots' seats")
@@ -715,13 +858,24 @@ def report(res: Results) -> None:
                     f"{x['decisions_measured']} latencies from {x['matches_measured']} records; "
                     f"{x['requests_sent']} requests, {x['decisions_in_records']} decisions in all records, "
                     f"{x['strikes']} strikes; {x['messages_sent_per_decision']:.2f} messages sent and "
-                    f"{x['messages_received_per_decision']:.2f} received per decision")
+                    f"{x['messages_received_per_decision']:.2f} received per decision, "
+                    f"{x['requests_per_message']:.2f} requests per message that has any, "
+                    f"{x['writes_without_request']:.0%} of the writes without a request")
         best = half.best
         client = "?" if best.client_cpu is None else f"{best.client_cpu:.0%}"
-        print(f"{half.name:<10}{half.rate_per_s:>9,.0f} {unit:<14} p50 {half.p50_us:>6,.0f} us  "
-              f"p99 {half.p99_us:>6,.0f} us  server CPU {best.server_cpu_us:>4.0f} us each")
+        lat = "" if half is res.floor else f"p50 {half.p50_us:>6,.0f} us  p99 {half.p99_us:>6,.0f} us  "
+        print(f"{half.name:<10}{half.rate_per_s:>9,.0f} {unit:<14} {lat}"
+              f"server CPU {best.server_cpu_us:>5.1f} us each")
         print(f"{'':<10}({what}; windows {', '.join(f'{w.rate_per_s:,.0f}' for w in half.windows)}; "
               f"best window: server process {best.server_cpu:.0%} CPU, clients {client})")
+    if res.node_cpu_vs_floor is not None:
+        verdict = "met" if res.node_cpu_vs_floor <= res.target_cpu_vs_floor else "NOT met"
+        assert res.referee is not None and res.floor is not None
+        print(f"referee CPU per decision {res.referee.least_cpu_us:.1f} us, floor "
+              f"{res.floor.least_cpu_us:.1f} us (the least of each one's windows)")
+        print(f"target node_cpu_vs_floor <= {res.target_cpu_vs_floor:g} (referee CPU per decision over "
+              f"the floor's): {verdict}")
+    print(f"node_cpu_vs_floor={'n/a' if res.node_cpu_vs_floor is None else f'{res.node_cpu_vs_floor:.3f}'}")
     if res.ratio_vs_raw_grpc is None:
         print("ratio_vs_raw_grpc=n/a")
         return

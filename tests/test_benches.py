@@ -49,6 +49,10 @@ QUICK = {
     "sdk_act.py": ("ratio", False),
     "soak.py": ("fds_growth", False),
 }
+#: the figures a quick bench prints before its last line, by bench (issue 18: the referee's CPU against
+#: grpc.aio's floor, next to its ratio against raw gRPC; the queue's round trips and Redis CPU)
+ALSO = {"referee.py": ("node_cpu_vs_floor",),
+        "cluster.py": ("round_trips_per_job", "redis_cpu_vs_floor", "redis_commands_per_result")}
 #: a figure line: ``name=value``, the value a number, or ``n/a`` when a side is missing (colver)
 FIGURE = re.compile(r"^(?P<name>[a-z][a-z0-9_.]*)=(?P<value>-?\d+(\.\d+)?|n/a)$")
 
@@ -80,8 +84,8 @@ def test_every_bench_has_a_quick_mode() -> None:
         assert '"--quick"' in (BENCH / bench).read_text(encoding="utf-8"), f"bench/{bench} has no --quick"
 
 
-def last_figure(bench: str, *args: str) -> tuple[str, str]:
-    """Run ``bench/<bench> --quick [args]``; its last line's (name, value)."""
+def quick_figures(bench: str, *args: str) -> list[tuple[str, str]]:
+    """Run ``bench/<bench> --quick [args]``; the (name, value) of its figure lines, the last line's last."""
     done = subprocess.run([sys.executable, str(BENCH / bench), "--quick", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, f"bench/{bench} --quick exited {done.returncode}:\n{done.stderr[-4000:]}"
@@ -89,7 +93,7 @@ def last_figure(bench: str, *args: str) -> tuple[str, str]:
     assert lines, f"bench/{bench} --quick printed nothing"
     figure = FIGURE.match(lines[-1])
     assert figure, f"bench/{bench} --quick: the last line is not name=value: {lines[-1]!r}"
-    return figure["name"], figure["value"]
+    return [(m["name"], m["value"]) for m in map(FIGURE.match, lines) if m]
 
 
 @pytest.mark.parametrize("bench", [pytest.param(b, marks=[pytest.mark.slow] if slow else [])
@@ -100,8 +104,10 @@ def test_the_quick_bench_runs_and_ends_with_its_figure(bench: str) -> None:
     reading the progress of a tournament that is not stored."""
     if bench in ("cluster.py", "scale.py") and redis_unavailable():
         pytest.skip(str(redis_unavailable()))  # cluster.py: Redis, then the embedded broker; scale.py: Redis
-    name, _ = last_figure(bench)
-    assert name == QUICK[bench][0]
+    figures = quick_figures(bench)
+    assert figures[-1][0] == QUICK[bench][0]
+    for also in ALSO.get(bench, ()):
+        assert dict(figures).get(also, "n/a") != "n/a", f"bench/{bench} --quick printed no {also}=: {figures}"
 
 
 def test_the_soak_bench_watches_every_match_within_the_node_s_replays_per_address() -> None:

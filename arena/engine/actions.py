@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from arena.engine.cards import CARDS, SUITS, Card
+from arena.engine.cards import CARD_TEXTS, SUITS, Card
 from arena.engine.errors import ActionError, CardError, shown
 
 # Final: the compiled build inlines these numbers (see cards.py)
@@ -80,7 +80,23 @@ def decl_counts(code: int) -> tuple[int, int, int, int]:
     return (code & 3, code >> 2 & 3, code >> 4 & 3, code >> 6 & 3)
 
 
+#: the texts of the actions formatted so far: records write every bid and card played. Bounded: a
+#: bot's answer may be any number, and the referee formats an illegal one for its strike
+_TEXTS: dict[int, str] = {}
+_TEXTS_KEPT: Final = 4096
+
+
 def format_action(action: int) -> str:
+    """The text of ``action`` ("pass", "80H", "JH belote", ...), remembered for the next time."""
+    text = _TEXTS.get(action)
+    if text is None:
+        text = _format_action(action)
+        if len(_TEXTS) < _TEXTS_KEPT:
+            _TEXTS[action] = text
+    return text
+
+
+def _format_action(action: int) -> str:
     if action >= BID:
         if action == PASS:
             return "pass"
@@ -97,7 +113,7 @@ def format_action(action: int) -> str:
         value = bid_value(action)
         suit = SUITS[bid_suit(action)]
         return f"capot{suit}" if value == CAPOT_VALUE else f"{value}{suit}"
-    words = [str(CARDS[action & CARD_FIELD])]
+    words = [CARD_TEXTS[action & CARD_FIELD]]
     if action & BELOTE_WORD:
         words.append("belote")
     if action & REBELOTE_WORD:

@@ -125,6 +125,8 @@ class Card(int):
 
 
 CARDS: Final[tuple[Card, ...]] = tuple(int.__new__(Card, i) for i in range(32))
+#: the text of each card ("7S" ... "AC"), made once: records and outcomes write every card played
+CARD_TEXTS: Final[tuple[str, ...]] = tuple(RANKS[i & 7] + SUITS[i >> 3] for i in range(32))
 
 
 def mask_of(cards: Iterable[int]) -> int:
@@ -167,7 +169,7 @@ def parse_cards(texts: Iterable[str] | str) -> list[Card]:
 
 
 def format_cards(mask: int) -> str:
-    return " ".join(str(c) for c in cards_of(mask))
+    return " ".join([CARD_TEXTS[c] for c in cards_of(mask)])
 
 
 def card_value(card: int, trump: int) -> int:

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
 from arena.engine.actions import format_action, parse_action
-from arena.engine.cards import CARDS, Card, format_cards, mask_of, parse_cards, python_class
+from arena.engine.cards import CARD_TEXTS, Card, format_cards, mask_of, parse_cards, python_class
 from arena.engine.deal import PACKETS, Deal
 from arena.engine.errors import EngineError, IllegalActionError, RecordError, shown
 from arena.engine.match import Match
@@ -55,14 +55,14 @@ def deal_record(deal: Deal, *, with_ruleset: bool = True) -> DealRecord:
         rec["ruleset"] = deal.rules.to_spec()
     rec["dealer"] = deal.dealer
     if deal.retourne >= 0:
-        rec["retourne"] = str(CARDS[deal.retourne])
+        rec["retourne"] = CARD_TEXTS[deal.retourne]
     # the hands as the play starts; before it (or thrown in) the hands as dealt
     hands = deal.initial_hands if any(deal.initial_hands) else deal.hands
     rec["hands"] = [format_cards(h).split() for h in hands]
     rec["bids"] = [format_action(a) for a in deal.bids]
     rec["plays"] = [format_action(a) for a in deal.plays]
     if deal.deck is not None:
-        rec["deck"] = [str(CARDS[c]) for c in deal.deck]
+        rec["deck"] = [CARD_TEXTS[c] for c in deal.deck]
     if deal.packets is not None:
         rec["packets"] = list(deal.packets)
     return rec

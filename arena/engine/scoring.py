@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from arena.engine.actions import CAPOT_VALUE
-from arena.engine.cards import CARDS, SUITS, python_class
+from arena.engine.cards import CARD_TEXTS, SUITS, python_class
 from arena.engine.deal import Deal
 
 BELOTE_POINTS: Final = 20
@@ -49,7 +49,7 @@ class DealOutcome:
             "trump": SUITS[self.trump],
             "made": self.made,
             "tricks": [
-                {"leader": leader, "cards": [str(CARDS[c]) for c in cards], "winner": winner}
+                {"leader": leader, "cards": [CARD_TEXTS[c] for c in cards], "winner": winner}
                 for leader, cards, winner in self.tricks
             ],
             "card_points": list(self.card_points),

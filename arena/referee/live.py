@@ -98,8 +98,8 @@ class LiveMatch:
         history: list[bytes] = []
         signal = _Signal()
 
-        def publish(event: pb.PublicEvent) -> None:
-            history.append(event.SerializeToString())
+        def publish(event: bytes) -> None:  # serialized by the runner, once for bots and watchers
+            history.append(event)
             signal.wake()
 
         self.runner = MatchRunner(hub, spec, publish=publish, metrics=metrics, node_id=node_id)

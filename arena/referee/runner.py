@@ -41,7 +41,8 @@ from arena.records import (
     TimeControl,
 )
 from arena.referee import wire
-from arena.referee.convert import STRIKE_REASONS, observation_to_proto, result_to_proto, ruleset_to_proto
+from arena.referee.convert import STRIKE_REASONS, result_to_proto, ruleset_to_proto
+from arena.referee.encode import DealEncoder, action_request, request_head
 from arena.referee.sessions import BotDisconnected, BotLink, BotTimeout, Hub
 
 __all__ = ["MatchRunner", "MatchSpec", "Seat", "TimeControl", "fallback_action"]
@@ -74,7 +75,8 @@ def fallback_action(deal: Deal, legal: list[int]) -> int:
     return min((a & 31 for a in legal), key=lambda c: (card_value(c, trump), card_strength(c, trump)))
 
 
-Publisher = Callable[[pb.PublicEvent], None]
+#: takes each public event of the match, serialized (once for the bots and the watchers)
+Publisher = Callable[[bytes], None]
 
 
 class MatchRunner:
@@ -103,15 +105,34 @@ class MatchRunner:
         self._started = time.perf_counter()  # the offsets run on the monotonic clock from the start
         self._forfeit: tuple[int, str] | None = None  # (seat, why)
         self._forfeit_winner: int | None = None
+        #: the match id field of every ActionRequest of the match, serialized once
+        self._request_head = request_head(spec.match_id)
+        #: the serialized match id and deal index of the deal's events, and that deal's index
+        self._event_head = b""
+        self._event_head_index = -1
 
     # --------------------------------------------------------------- events
     def _event(self, deal_index: int, **kind: Any) -> None:
         ev = pb.PublicEvent(match_id=self.spec.match_id, deal_index=deal_index, **kind)
-        framed = wire.event_field(ev.SerializeToString())  # once for every link of the match
+        self._queue_event(ev.SerializeToString())
+
+    def _queue_event(self, data: bytes) -> None:
+        """A serialized PublicEvent, framed once for every link of the match, to the bots and the
+        watchers."""
+        framed = wire.event_field(data)
         for link in self._links:
             link.queue_event(framed)
         if self._publish is not None:
-            self._publish(ev)
+            self._publish(data)
+
+    def _action_played(self, deal_index: int, seat: int, action: int) -> None:
+        """The event of an action played: the match's head of a deal's events (match id, deal
+        index) and the ActionPlayed of (seat, action), both serialized once and remembered."""
+        if deal_index != self._event_head_index:
+            self._event_head_index = deal_index
+            self._event_head = pb.PublicEvent(match_id=self.spec.match_id,
+                                              deal_index=deal_index).SerializeToString()
+        self._queue_event(self._event_head + action_played_field(seat, action))
 
     def _flush(self) -> None:
         for link in self._links:
@@ -196,12 +217,12 @@ class MatchRunner:
         asked = self._asked[-1]
         names = [s.name for s in self.spec.seats]
         count = self.metrics.decisions.decision if self.metrics is not None else None
+        # the seat's observation, serialized by hand from the deal as it grows (see arena.referee.encode)
+        encoder = DealEncoder(deal)
         while not deal.is_over:
             seat = deal.to_act
-            obs, legal = observation_to_proto(
-                deal, seat, match_score=score, held=match.held, deal_index=index,
-            )
-            action, latency_us = await self._decide(deal, seat, obs, legal, index)
+            obs = encoder.observation(seat, score, match.held, index)
+            action, latency_us = await self._decide(deal, seat, obs, deal.legal_actions(), index)
             # counted before the forfeit's return: the decision that forfeits (a last strike, a seat
             # away past the grace) was asked too, and its strike counts (strikes / decisions <= 1)
             if count is not None:
@@ -214,7 +235,7 @@ class MatchRunner:
             shown_before = deal.decl_shown
             deal.apply_unchecked(action)
             # sub-messages given as dicts are built in place (a message would be copied)
-            self._event(index, action_played={"seat": seat, "action": action, "text": action_text(action)})
+            self._action_played(index, seat, action)
             if len(deal.tricks) > tricks_before:
                 leader, cards, winner = deal.tricks[-1]
                 self._event(index, trick_completed={"leader": leader, "cards": cards, "winner": winner})
@@ -226,13 +247,13 @@ class MatchRunner:
                 ))
 
     async def _decide(
-        self, deal: Deal, seat: int, obs: pb.Observation, legal: list[int], index: int,
+        self, deal: Deal, seat: int, observation: bytes, legal: list[int], index: int,
     ) -> tuple[int, int]:
-        """The seat's action and its latency in microseconds (-1 for a fallback)."""
+        """The seat's action and its latency in microseconds (-1 for a fallback); ``observation``
+        is the seat's, serialized."""
         spec = self.spec
         tc = spec.time
         link = spec.seats[seat].link
-        observation: bytes | None = None
         self._asked_at = self._elapsed_ms()
         while True:
             if not link.connected:
@@ -240,20 +261,13 @@ class MatchRunner:
                 if fallback is not None:
                     return fallback
                 continue  # it came back: ask it
-            if observation is None:  # serialized once, framed into each request for it
-                observation = wire.observation_field(obs.SerializeToString())
             rid = self.hub.next_request_id()
-            request = bpb.ActionRequest(
-                request_id=rid, match_id=spec.match_id, seat=seat,
-                legal_actions=legal, deadline_ms=int(tc.deadline * 1000),
-                time_bank_ms=int(self._bank[seat] * 1000), last_round_trip_us=self._rtt_us[seat],
-            )
+            request = action_request(rid, self._request_head, seat, legal, int(tc.deadline * 1000),
+                                     int(self._bank[seat] * 1000), self._rtt_us[seat], observation)
             start = time.perf_counter()
             self._asked_at = int((start - self._started) * 1000)
             try:
-                # the request's bytes and its observation's: ActionRequest(observation=obs, ...)
-                action = await self.hub.ask_encoded(link, rid, request.SerializeToString() + observation,
-                                                    tc.deadline + self._bank[seat])
+                action = await self.hub.ask_encoded(link, rid, request, tc.deadline + self._bank[seat])
                 break
             except BotTimeout:
                 self._bank[seat] = 0.0
@@ -387,6 +401,22 @@ def action_text(action: int) -> str:
     if text is None:
         text = _ACTION_TEXTS[action] = format_action(action)
     return text
+
+
+#: the ``action_played`` fields of PublicEvents, by (seat, action): the same few hundred again and again
+_ACTION_PLAYED: dict[tuple[int, int], bytes] = {}
+_ACTION_PLAYED_TAG = pb.PublicEvent.DESCRIPTOR.fields_by_name["action_played"].number << 3 | 2
+
+
+def action_played_field(seat: int, action: int) -> bytes:
+    """The serialized ``PublicEvent.action_played`` field of ``seat`` playing ``action`` (its text
+    included), made once per (seat, action)."""
+    key = (seat, action)
+    data = _ACTION_PLAYED.get(key)
+    if data is None:
+        played = pb.ActionPlayed(seat=seat, action=action, text=action_text(action)).SerializeToString()
+        data = _ACTION_PLAYED[key] = wire.field(_ACTION_PLAYED_TAG, played)
+    return data
 
 
 def _safe_format(action: int) -> str:

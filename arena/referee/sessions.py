@@ -350,6 +350,86 @@ class BotLink:
         return True
 
 
+class Deadlines:
+    """The time limits of the pending requests, with one timer for them all.
+
+    A timer per request (``loop.call_later`` and its cancel) cost about 2 us a
+    decision. The limits come in the order they end, nearly always (each is the
+    deadline and the seat's time bank from the moment of asking, and a bank only
+    shrinks when a bot is late): those are kept in that order, in a dict (a
+    request answered is removed in O(1)), and one timer is armed at the earliest.
+    When it fires, every limit up to the time it was armed for expires: the
+    event loop has decided that time has come, as it would have for each
+    request's own timer. A limit that ends before one already kept gets a timer
+    of its own, so each expires at its own time, as before.
+    """
+
+    __slots__ = ("_armed_at", "_last", "_loop", "_next_key", "_ordered", "_timer")
+
+    def __init__(self) -> None:
+        #: (end, future) of the limits that end in insertion order, by key
+        self._ordered: dict[int, tuple[float, asyncio.Future[int]]] = {}
+        self._last = float("-inf")
+        self._next_key = 0
+        self._timer: asyncio.TimerHandle | None = None
+        self._armed_at = 0.0
+        #: the event loop of the limits kept (and of the timer)
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def add(self, fut: asyncio.Future[int], timeout: float) -> int | asyncio.TimerHandle:
+        """``fut`` fails with :class:`BotTimeout` in ``timeout`` seconds; what :meth:`remove` takes."""
+        loop = fut.get_loop()
+        if loop is not self._loop:  # another event loop (a node started again): its own limits
+            self._start(loop)
+        end = loop.time() + timeout
+        if end < self._last:  # ends before one already kept: its own timer
+            return loop.call_at(end, _expire, fut)
+        self._last = end
+        key = self._next_key = self._next_key + 1
+        self._ordered[key] = (end, fut)
+        if self._timer is None:
+            self._arm(loop, end)
+        return key
+
+    def remove(self, key: int | asyncio.TimerHandle) -> None:
+        """The request was answered (or given up): its limit no longer counts."""
+        if isinstance(key, int):
+            self._ordered.pop(key, None)
+        else:
+            key.cancel()
+
+    def _start(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Keep the limits of ``loop`` from now on: those of an earlier loop have no one left to
+        wake (its futures are its own), and its timer no longer fires."""
+        if self._timer is not None:
+            self._timer.cancel()
+        self._loop, self._timer = loop, None
+        self._ordered = {}
+        self._last = float("-inf")
+
+    def _arm(self, loop: asyncio.AbstractEventLoop, end: float) -> None:
+        self._armed_at = end
+        self._timer = loop.call_at(end, self._fire, loop)
+
+    def _fire(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._timer = None
+        due = self._armed_at
+        ordered = self._ordered
+        while ordered:
+            key = next(iter(ordered))
+            end, fut = ordered[key]
+            if end > due:
+                self._arm(loop, end)
+                return
+            del ordered[key]
+            _expire(fut)
+
+    @property
+    def pending(self) -> int:
+        """The limits kept in order (not those with a timer of their own)."""
+        return len(self._ordered)
+
+
 class Hub:
     """Every bot link of this node, by bot id."""
 
@@ -357,6 +437,7 @@ class Hub:
         self.links: dict[str, BotLink] = {}
         self.write_timeout = write_timeout
         self._next_request = 0
+        self.deadlines = Deadlines()
 
     def link(self, bot_id: str, name: str) -> BotLink:
         link = self.links.get(bot_id)
@@ -387,12 +468,13 @@ class Hub:
         if not link.connected:
             raise BotDisconnected()
         fut = link.expect(request_id)
-        handle = fut.get_loop().call_later(timeout, _expire, fut)
+        deadlines = self.deadlines
+        key = deadlines.add(fut, timeout)
         try:
             link.post_request(request)
             return await fut
         finally:
-            handle.cancel()
+            deadlines.remove(key)
             link.forget(request_id)
 
 

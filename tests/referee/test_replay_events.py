@@ -95,7 +95,9 @@ async def play_in_memory(
     clock = TimeControl(deadline=0.005, time_bank=0.0, max_strikes=max_strikes, grace=1.0)
     published: list[gpb.PublicEvent] = []
     spec = MatchSpec(f"m-{seed:012x}", rules, seed, seats, time=clock)
-    record = await MatchRunner(hub, spec, publish=published.append).run()
+    # the runner publishes each event serialized (as it queues it for the bots)
+    record = await MatchRunner(hub, spec, publish=lambda data: published.append(
+        gpb.PublicEvent.FromString(data))).run()
     for link, stream in zip(links, streams, strict=True):
         link.detach(stream)
     return published, record
