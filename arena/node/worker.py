@@ -123,6 +123,8 @@ class Worker:
         self._wake = asyncio.Event()
         #: when (monotonic) the earliest lease held anywhere runs out, as the last claim said
         self._lease_due: float | None = None
+        #: when (monotonic) this node last asked the broker for jobs
+        self._looked = float("-inf")
         self._failures = 0
         #: matches whose records this node holds and whose results are not written (it died between
         #: the two): claimed whatever the seats, until ``_kept_until`` (monotonic)
@@ -233,9 +235,15 @@ class Worker:
         seats = self.node.free_seats() if free > 0 else {}
         kept = self._kept if loop.time() < self._kept_until else []
         count = free if seats or kept else 0
-        due = self._lease_due is not None and loop.time() >= self._lease_due
+        now = loop.time()
+        # a lease may have run out: the one the last claim named, or, when it named none, any taken
+        # since (looked at every poll_s: a job held by a node that died is given back even where no
+        # node has a seat for it, so that its bots' absence is seen and it forfeits)
+        due = (now >= self._lease_due if self._lease_due is not None
+               else now - self._looked >= self.poll_s)
         if count == 0 and not due:
             return self._until_due(loop)  # nothing this node could start: only a lease may need it
+        self._looked = now
         try:
             batch = await asyncio.to_thread(self.broker.claim_batch, self.node.node_id, count,
                                             self.lease_s, seats, matches=kept)

@@ -131,3 +131,19 @@ def test_a_bot_away_from_every_node_forfeits_its_waiting_jobs_after_the_absent_t
             assert broker.pending_count("w") == 0
 
     asyncio.run(asyncio.wait_for(main(), 40))
+
+
+def test_a_job_held_by_a_dead_node_whose_bots_are_away_is_given_back_and_forfeited(broker: Broker) -> None:
+    """No node has a seat for its bots, so no claim of seats would ever come: the node's look every
+    poll_s gives the dead node's job back once its lease runs out, and the absent sweep forfeits it."""
+    async def main() -> None:
+        async with node_with_bots(broker, {"ghost-a": 2, "ghost-b": 2}, connected=(), poll_s=0.5,
+                                  absent_timeout_s=1.0):
+            await asyncio.to_thread(broker.enqueue, [job(0, "ghost-a", "ghost-b")])
+            [dead] = await asyncio.to_thread(broker.claim, "dead-node", 1, 0.3)
+            await until(lambda: broker.get_result("w-m0") is not None, 15, "the forfeit")
+            done = broker.get_result("w-m0")
+            assert done is not None and done.reason is ResultReason.FORFEIT and done.winner is None
+            assert broker.pending_count("w") == 0 and dead.node_id == "dead-node"
+
+    asyncio.run(asyncio.wait_for(main(), 40))
