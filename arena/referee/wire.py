@@ -15,6 +15,8 @@ from __future__ import annotations
 from belote.arena.v1 import bot_service_pb2 as bpb
 from google.protobuf.descriptor import Descriptor
 
+from arena.referee.encode import varint
+
 _LENGTH_DELIMITED = 2
 
 
@@ -38,12 +40,7 @@ def head(tag: int, size: int) -> bytes:
     """The tag and length (a varint) of a length-delimited field of ``size`` bytes."""
     if size < 0x80:
         return bytes((tag, size))
-    out = bytearray((tag,))
-    while size >= 0x80:
-        out.append(size & 0x7F | 0x80)
-        size >>= 7
-    out.append(size)
-    return bytes(out)
+    return bytes((tag,)) + varint(size)
 
 
 def field(tag: int, data: bytes) -> bytes:
