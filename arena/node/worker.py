@@ -317,10 +317,11 @@ class Worker:
     async def _advance_loop(self) -> None:
         """Advance every open tournament now and then, whatever the matches just played here.
 
-        A node that wrote a result and died before advancing its tournament
-        leaves the next round unqueued; the job it never acked is dropped by
-        whichever node claims it next (its result exists). This sweep catches
-        that: enqueueing a stage is idempotent, so any node may do it.
+        A node that wrote a result (its job removed with it) and died before
+        advancing its tournament leaves the next round unqueued; so does a
+        result not yet on the replicas (``--redis-wait-replicas``), which its
+        node does not build on. This sweep catches both: enqueueing a stage is
+        idempotent, so any node may do it.
         """
         while True:
             await asyncio.sleep(max(1.0, self.lease_s / 3))
