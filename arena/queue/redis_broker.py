@@ -112,14 +112,14 @@ from arena.queue.broker import (
 from arena.queue.keys import DEFAULT_PREFIX, GAMES_FIELD, MIXED_APPLIED, RATING_FIELD, Keys
 from arena.queue.redis_scripts import (
     LUA_ADD_BOT,
+    LUA_ADD_OCCURRENCE,
     LUA_ADD_SUMMARIES,
     LUA_CLAIM,
+    LUA_DELETE_SCHEDULE,
     LUA_DROP,
     LUA_ENQUEUE,
     LUA_MIGRATE,
     LUA_NOTICE,
-    LUA_ADD_OCCURRENCE,
-    LUA_DELETE_SCHEDULE,
     LUA_PUT_SCHEDULE,
     LUA_PUT_TOURNAMENT,
     LUA_RELEASE,
@@ -734,7 +734,8 @@ class RedisBroker(Broker):
                                               args=[schedule_id]))
 
     def add_occurrence(self, schedule_id: str, text: str, at: int, spec: TournamentSpec) -> bool:
-        keys = [self.keys.schedule(schedule_id), self.keys.tournament(spec.tournament_id), self.keys.tournaments]
+        keys = [self.keys.schedule(schedule_id), self.keys.tournament(spec.tournament_id),
+                self.keys.tournaments]
         args = [text, str(int(at)), json.dumps(spec.to_dict(), sort_keys=True), spec.tournament_id]
         with self._errors():
             return bool(self._add_occurrence(keys=keys, args=args))

@@ -259,7 +259,7 @@ class Schedules:
         if not self.store.put_schedule(schedule.schedule_id, schedule.to_json()):
             raise ScheduleExists(f"schedule {schedule.schedule_id} exists")
 
-    def list(self) -> list[Stored]:
+    def stored(self) -> list[Stored]:
         """Every schedule this node can read, by id (one it cannot, stored by a newer version, is left
         out)."""
         out = []
@@ -290,7 +290,10 @@ class Schedules:
                     continue  # a newer version's: that version's nodes run it
                 due = schedule.latest_due(when)
                 if due is not None and due > last:
-                    spec = schedule.spec_for(due)
+                    try:
+                        spec = schedule.spec_for(due)
+                    except TournamentError:
+                        continue  # options this version refuses (checked when it was made): skipped
                     if self.store.add_occurrence(schedule.schedule_id, text, due, spec):
                         made.append(spec.tournament_id)
                 following = schedule.next_after(when)

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from arena.queue.broker import Broker
-from arena.tournament import TournamentState, Tournaments
+from arena.tournament import Tournaments, TournamentState
 from arena.tournament.schedule import Schedule, ScheduleExists, Schedules, UnknownSchedule
 from tests.queue import procs
 from tests.queue.conftest import Store
@@ -30,11 +30,11 @@ def test_a_schedule_is_stored_listed_and_cancelled(broker: Broker) -> None:
     schedules.create(s)
     with pytest.raises(ScheduleExists):
         schedules.create(nightly())
-    [stored] = schedules.list()
+    [stored] = schedules.stored()
     assert stored.schedule == s and stored.last == 0
     assert s.first == T0 + 2 * 3600  # 02:00 of the day it was made, still ahead
     schedules.cancel("nightly")
-    assert schedules.list() == []
+    assert schedules.stored() == []
     with pytest.raises(UnknownSchedule):
         schedules.cancel("nightly")
 
@@ -56,7 +56,7 @@ def test_the_latest_occurrence_due_is_made_once_and_never_an_older_one(broker: B
     spec, state = tours._get("nightly@20260104T020000Z")
     assert state is TournamentState.CREATED and spec.bots == ("alpha", "beta", "gamma") and spec.deals == 2
     assert spec.unrated_reason == "" and len(spec.seed) == 64
-    assert schedules.list()[0].last == s.first + 3 * 86_400
+    assert schedules.stored()[0].last == s.first + 3 * 86_400
 
 
 def test_without_at_the_first_occurrence_is_at_once(broker: Broker) -> None:
@@ -90,7 +90,7 @@ def test_a_tournament_id_taken_is_not_overwritten(broker: Broker) -> None:
     schedules.create(nightly())
     assert schedules.run_due(s.first)[0] == []
     assert broker.get_tournament(tid) == before
-    assert schedules.list()[0].last == s.first
+    assert schedules.stored()[0].last == s.first
 
 
 def test_concurrent_nodes_threads_make_each_occurrence_once(broker: Broker) -> None:
