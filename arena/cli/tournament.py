@@ -32,6 +32,10 @@ if TYPE_CHECKING:  # the command line imports grpc only when one of these comman
 
 
 def check_create(args: argparse.Namespace) -> None:
+    from arena.tournament.schedule import ScheduleError, check_bots_text
+
+    with one_line(ScheduleError):
+        check_bots_text(args.bots)  # @ladder:POOL: not yet
     for bot in args.bots.split(","):
         if bot.strip():
             check_bot_name("--bots", bot.strip())
@@ -48,7 +52,8 @@ def check_status(args: argparse.Namespace) -> None:
             f"--interval must be more than 0 and up to 3600 seconds, not {args.interval:g}")
 
 
-def create(args: argparse.Namespace) -> int:
+def spec_message(args: argparse.Namespace) -> apb.TournamentSpec:
+    """The tournament the options describe, as ArenaService takes it (checked first)."""
     from belote.arena.v1 import arena_service_pb2 as apb
 
     check_create(args)
@@ -63,6 +68,11 @@ def create(args: argparse.Namespace) -> int:
     if args.format == "sprt":
         spec.sprt.CopyFrom(apb.SprtOptions(elo0=args.elo0, elo1=args.elo1, alpha=args.alpha, beta=args.beta,
                                            batch_pairs=args.batch_pairs, max_pairs=args.max_pairs))
+    return spec
+
+
+def create(args: argparse.Namespace) -> int:
+    spec = spec_message(args)
     reply = call(args, "CreateTournament", spec=spec)
     out = {"tournament_id": reply.tournament_id, "jobs": reply.jobs_queued, "commitment": reply.commitment,
            "unrated_reason": reply.unrated_reason, "duplicate_note": reply.duplicate_note}
@@ -201,6 +211,73 @@ def list_(args: argparse.Namespace) -> int:
     return 0
 
 
+def _every_text(every_s: int) -> str:
+    for unit, size in (("d", 86_400), ("h", 3600), ("m", 60)):
+        if every_s % size == 0:
+            return f"{every_s // size}{unit}"
+    return f"{every_s}s"
+
+
+def schedule_json(msg: apb.Schedule) -> dict[str, Any]:
+    from arena.tournament.schedule import iso
+
+    return {"schedule_id": msg.schedule_id, "format": msg.spec.format, "bots": list(msg.spec.bots),
+            "every_s": msg.every_s, "every": _every_text(msg.every_s), "at": msg.at or None,
+            "next_at": msg.next_at, "next": iso(msg.next_at), "created_at": msg.created_at,
+            "last_at": msg.last_at or None, "last_tournament_id": msg.last_tournament_id or None}
+
+
+def schedule(args: argparse.Namespace) -> int:
+    """``tournament schedule``: store a schedule (with ``list`` or ``cancel``: those)."""
+    from arena.tournament.schedule import ScheduleError, parse_at, parse_every
+
+    missing = [flag for flag, value in (("--every", args.every), ("--format", args.format),
+                                        ("--bots", args.bots)) if value is None]
+    if missing:
+        raise CliError(f"tournament schedule needs {', '.join(missing)} "
+                       "(or: tournament schedule list, tournament schedule cancel ID)")
+    with one_line(ScheduleError):
+        every_s = parse_every(args.every)
+        if args.at:
+            parse_at(args.at)
+    spec = spec_message(args)
+    spec.tournament_id = ""
+    reply = call(args, "CreateSchedule", schedule_id=args.id, spec=spec, every_s=every_s, at=args.at or "")
+    out = schedule_json(reply.schedule)
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    when = f"at {out['at']} UTC " if out["at"] else ""
+    print(f"schedule {out['schedule_id']}: {out['format']} of {', '.join(out['bots'])}, every "
+          f"{out['every']} {when}(UTC); next occurrence {out['next']}")
+    print(f"each occurrence is the tournament {out['schedule_id']}@YYYYMMDDTHHMMSSZ; list them: "
+          f"{belote_arena(args, 'tournament', 'list')}")
+    return 0
+
+
+def schedule_list(args: argparse.Namespace) -> int:
+    rows = [schedule_json(s) for s in call(args, "ListSchedules").schedules]
+    if args.json:
+        print(json.dumps(rows))
+        return 0
+    if not rows:
+        print("no schedule")
+    for r in rows:
+        at = f" at {r['at']}" if r["at"] else ""
+        print(f"{r['schedule_id']:24} {r['format']:12} every {r['every']}{at}, next {r['next']}, "
+              f"last {r['last_tournament_id'] or 'none yet'}")
+    return 0
+
+
+def schedule_cancel(args: argparse.Namespace) -> int:
+    call(args, "CancelSchedule", schedule_id=args.id)
+    if args.json:
+        print(json.dumps({"schedule_id": args.id, "cancelled": True}))
+    else:
+        print(f"schedule {args.id} cancelled: no more occurrences (the tournaments it made stay)")
+    return 0
+
+
 def verify(args: argparse.Namespace) -> int:
     """Check a finished tournament's deals against the commitment it published when it was created."""
     from arena.records import MatchRecord
@@ -309,10 +386,42 @@ def add_tournament(sub: Any) -> None:
     tsub = t.add_subparsers(dest="tournament_command", required=True)
 
     c = tsub.add_parser("create", help="queue a tournament")
-    c.add_argument("--format", required=True,
+    _tournament_options(c, required=True)
+    c.add_argument("--id", default="", help="the tournament id (default: generated)")
+    cluster_flags(c)
+    c.set_defaults(func=create)
+
+    sc = tsub.add_parser("schedule", help="make a tournament every --every (UTC), exactly once a time "
+                                          "across the cluster; or list or cancel schedules")
+    sc.add_argument("--every", help="the period: a whole number and s, m, h or d (24h; a minute at least "
+                                    "unless the nodes allow less)")
+    sc.add_argument("--at", help="HH:MM, UTC: the occurrences fall at that time of day (plus whole periods); "
+                                 "default: from now, the first at once")
+    _tournament_options(sc, required=False)
+    sc.add_argument("--id", default="", help="the schedule id (default: generated); each occurrence's "
+                                             "tournament is ID@YYYYMMDDTHHMMSSZ")
+    cluster_flags(sc)
+    sc.set_defaults(func=schedule)
+    scsub = sc.add_subparsers(dest="schedule_command", required=False)
+    sl = scsub.add_parser("list", help="every schedule, its next occurrence and its last tournament")
+    cluster_flags(sl)
+    sl.set_defaults(func=schedule_list)
+    sx = scsub.add_parser("cancel", help="no more occurrences of a schedule (its tournaments stay)")
+    sx.add_argument("id")
+    cluster_flags(sx)
+    sx.set_defaults(func=schedule_cancel)
+
+    _add_tournament_parsers(tsub)
+
+
+def _tournament_options(c: argparse.ArgumentParser, *, required: bool) -> None:
+    """The options of a tournament, ``tournament create``'s and ``tournament schedule``'s."""
+    c.add_argument("--format", required=required,
                    choices=["round-robin", "gauntlet", "swiss", "knockout", "sprt", "partners"],
                    help="partners: 4+ bots at tables of four, partnerships rotating each round")
-    c.add_argument("--bots", required=True, help="bot names, comma separated (sprt: candidate,baseline)")
+    c.add_argument("--bots", required=required,
+                   help="bot names, comma separated (sprt: candidate,baseline; a schedule's @ladder:POOL, a "
+                        "pool's opted-in bots at each occurrence, comes with the ladder)")
     c.add_argument("--candidate", help="gauntlet: the bot that meets the field")
     c.add_argument("--ruleset", default="classic", help="a preset or a JSON ruleset object")
     c.add_argument("--deals", type=int, help="a fixed number of deals per match")
@@ -329,16 +438,15 @@ def add_tournament(sub: Any) -> None:
     c.add_argument("--seed", default="",
                    help="for tests and reproductions: the deals are then known in advance and the "
                         "tournament is unrated (default: a fresh random secret)")
-    c.add_argument("--id", default="", help="the tournament id (default: generated)")
     c.add_argument("--elo0", type=float, default=0.0)
     c.add_argument("--elo1", type=float, default=5.0)
     c.add_argument("--alpha", type=float, default=0.05)
     c.add_argument("--beta", type=float, default=0.05)
     c.add_argument("--batch-pairs", type=int, default=16)
     c.add_argument("--max-pairs", type=int, default=1000)
-    cluster_flags(c)
-    c.set_defaults(func=create)
 
+
+def _add_tournament_parsers(tsub: Any) -> None:
     s = tsub.add_parser("status", help="progress and standings")
     s.add_argument("id")
     s.add_argument("--watch", action="store_true", help="a progress bar until it is over")

@@ -24,9 +24,10 @@ from arena.node import DEFAULT_CAPACITY
 from arena.node.bots import BrokerRegistryBackend, keep_current
 from arena.node.notices import NoticeWatcher
 from arena.node.rankings import MAX_LIMIT, Rankings
+from arena.node.schedules import ScheduleLoop
 from arena.node.service import ClusterArenaServicer
 from arena.node.worker import Worker, quiet, stop_on_cancel_notices, wake_on_jobs
-from arena.queue import Broker, BrokerError
+from arena.queue import SCHEDULE_NOTICE, Broker, BrokerError
 from arena.ratings.pools import TOURNAMENT_PREFIX
 from arena.records import TimeControl
 from arena.referee.access import AccessPolicy
@@ -37,6 +38,7 @@ from arena.referee.service import start_server, stop_server
 from arena.referee.store import MatchStore
 from arena.tournament import Tournaments
 from arena.tournament.jobs import record_of_result
+from arena.tournament.schedule import MIN_EVERY_S
 
 log = logging.getLogger("arena.node")
 
@@ -81,6 +83,9 @@ class NodeSettings:
     #: a tournament cancelled through another node stops on the cancel's notice, within milliseconds,
     #: or within about this if the notice was missed
     cancel_check_s: float = 1.0
+    #: the shortest period a tournament schedule may have (``tournament schedule --every``): a minute,
+    #: so that a typo does not fill the queue with tournaments; tests run with seconds
+    schedule_min_every_s: int = MIN_EVERY_S
     #: TLS for the gRPC port: the server's certificate (PEM, with any intermediates) and its key;
     #: both or neither (neither: plaintext, for loopback)
     tls_cert: Path | None = None
@@ -103,6 +108,8 @@ class RunningNode:
     rankings: Rankings
     #: the node's reader of the broker's notices (another kind of notice: ``notices.on(kind, ...)``)
     notices: NoticeWatcher
+    #: the node's schedule thread (the tournaments it made: ``schedules.made``)
+    schedules: ScheduleLoop
     #: what must outlive the drain (the web pages: live views and /metrics while matches finish);
     #: closed once the running matches are done, before the gRPC server stops
     until_drained: contextlib.AsyncExitStack = field(default_factory=contextlib.AsyncExitStack)
@@ -165,6 +172,12 @@ async def running_node(
                     poll_s=config.poll_s, drain_s=config.drain_s, tournaments=tournaments,
                     absent_timeout_s=config.absent_timeout_s, cancel_check_s=config.cancel_check_s)
     arena.on_cancel = worker.stop_tournament  # the node that took a cancel stops its matches at once,
+    schedule_loop = ScheduleLoop(broker, tournaments, name=f"schedules-{node.node_id}")
+    arena.min_every_s = config.schedule_min_every_s
+    arena.on_schedule = schedule_loop.wake  # a schedule made or cancelled here: read again at once
+    watcher.on(SCHEDULE_NOTICE, schedule_loop.wake)  # ...and through another node, on its notice
+    watcher.on_gap(schedule_loop.wake)
+    schedule_loop.start()
     stop_on_cancel_notices(watcher, worker, asyncio.get_running_loop())  # the others on its notice
     wake_on_jobs(watcher, worker, asyncio.get_running_loop())  # jobs its bots can play came to wait
     worker_task = asyncio.create_task(worker.run(stop), name="worker")
@@ -172,11 +185,12 @@ async def running_node(
     fields = {"event": "node_start", "node": node.node_id, "address": address}
     log.info("node %s serving on %s (advertised %s, %s), %d match slots", node.node_id, config.listen,
              address, "TLS" if credentials else "plaintext", config.capacity, extra=fields)
-    running = RunningNode(node, worker, tournaments, address, port, rankings, watcher)
+    running = RunningNode(node, worker, tournaments, address, port, rankings, watcher, schedule_loop)
     try:
         yield running
     finally:
         await node.begin_drain()  # health says NOT_SERVING while the matches drain
+        await asyncio.to_thread(schedule_loop.stop)
         stop.set()
         with contextlib.suppress(Exception):
             await worker_task  # drains: each running match finishes or is released

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -34,7 +35,7 @@ from arena.engine.dealing import commitment
 from arena.engine.rules import spec_from_text
 from arena.node.rankings import BadRequest, Rankings, UnknownPool
 from arena.node.seals import seal, sealed_among, still_sealed
-from arena.queue import CANCEL_NOTICE, Broker, BrokerError
+from arena.queue import CANCEL_NOTICE, SCHEDULE_NOTICE, Broker, BrokerError
 from arena.ratings.leaderboard import Leaderboard
 from arena.records import ResultReason
 from arena.referee.arena_service import RECENT_MATCHES, ArenaServicer, summary_to_proto
@@ -61,6 +62,16 @@ from arena.tournament.audit import (
     audit_tournament,
 )
 from arena.tournament.detection import DEFAULT_MARGIN_MS, MAX_MARGIN_MS
+from arena.tournament.schedule import (
+    MIN_EVERY_S,
+    NO_LADDER,
+    Schedule,
+    ScheduleError,
+    ScheduleExists,
+    Schedules,
+    Stored,
+    UnknownSchedule,
+)
 from arena.tournament.summary import ResultSummary
 from arena.tournament.tables import is_duplicate_match, sealed_reason
 
@@ -81,6 +92,11 @@ class ClusterArenaServicer(ArenaServicer):
         #: running matches of it at once (the worker's ``stop_tournament``; the other nodes stop theirs
         #: on the cancel's notice, or within their check interval if they miss it)
         self.on_cancel: Callable[[str], object] | None = None
+        self.schedules = Schedules(broker)
+        #: the shortest period a schedule may have (NodeSettings.schedule_min_every_s)
+        self.min_every_s = MIN_EVERY_S
+        #: called once a schedule is made or cancelled through this node (its schedule loop's wake)
+        self.on_schedule: Callable[[], object] | None = None
         #: one audit at a time on this node, and what earlier audits worked out
         self._auditing = asyncio.Lock()
         self._audits = AnalysisCache()
@@ -89,9 +105,9 @@ class ClusterArenaServicer(ArenaServicer):
         """``call(*args)`` on the queue, in a thread; its errors become statuses."""
         try:
             return await asyncio.to_thread(call, *args)
-        except UnknownTournament as e:
+        except (UnknownTournament, UnknownSchedule) as e:
             await abort(context, NotFound(str(e)))
-        except TournamentExists as e:
+        except (TournamentExists, ScheduleExists) as e:
             await context.abort(grpc.StatusCode.ALREADY_EXISTS, str(e))
         except (TournamentError, EngineError) as e:
             await abort(context, InvalidArgument(str(e)))
@@ -284,6 +300,60 @@ class ClusterArenaServicer(ArenaServicer):
         await self._queue(context, self.tournaments.advance, request.tournament_id)
         return apb.ResumeTournamentResponse(tournament=await self._status(context, request.tournament_id))
 
+    # ---------------------------------------------------------- schedules
+    async def CreateSchedule(
+        self, request: apb.CreateScheduleRequest, context: Context,
+    ) -> apb.CreateScheduleResponse:
+        await self.admin(context, "scheduling tournaments")
+        try:
+            schedule = self._schedule_of(request)
+            await self._check_bots(schedule.spec_for(schedule.first))
+        except (TournamentError, EngineError) as e:
+            await abort(context, InvalidArgument(str(e)))
+        except EDGE_ERRORS as e:
+            await abort(context, e)
+        await self._queue(context, self.schedules.create, schedule)
+        await self._schedule_changed(schedule.schedule_id)
+        return apb.CreateScheduleResponse(schedule=schedule_to_proto(Stored(schedule, 0)))
+
+    def _schedule_of(self, msg: apb.CreateScheduleRequest) -> Schedule:
+        if msg.ladder:
+            raise ScheduleError(NO_LADDER)
+        if not self.min_every_s <= msg.every_s:
+            raise ScheduleError(f"every_s must be at least {self.min_every_s} seconds on this cluster's "
+                                f"nodes, not {msg.every_s}")
+        spec = self._spec_of(msg.spec)  # checks the options as CreateTournament does
+        options = {k: v for k, v in spec.to_dict().items()
+                   if k not in ("tournament_id", "bots", "seed", "unrated_reason")}
+        return Schedule.make(msg.schedule_id or f"s-{secrets.token_hex(4)}", msg.every_s, msg.at, spec.bots,
+                             options, seed=msg.spec.seed)
+
+    async def _schedule_changed(self, schedule_id: str) -> None:
+        """This node's schedule loop reads the schedules again at once, the others on the notice (or
+        within their rescan, if it is lost)."""
+        if self.on_schedule is not None:
+            self.on_schedule()
+        try:
+            await asyncio.to_thread(self.broker.publish_notice, SCHEDULE_NOTICE, schedule_id)
+        except BrokerError as e:
+            quiet.warning(("schedule notice",), "the other nodes were not told of schedule %s at once "
+                          "(they read the schedules within a minute): %s", schedule_id[:80], e)
+
+    async def ListSchedules(
+        self, request: apb.ListSchedulesRequest, context: Context,
+    ) -> apb.ListSchedulesResponse:
+        await self.reader(context)
+        stored = await self._queue(context, self.schedules.stored)
+        return apb.ListSchedulesResponse(schedules=[schedule_to_proto(s) for s in stored])
+
+    async def CancelSchedule(
+        self, request: apb.CancelScheduleRequest, context: Context,
+    ) -> apb.CancelScheduleResponse:
+        await self.admin(context, "cancelling a schedule")
+        await self._queue(context, self.schedules.cancel, request.schedule_id)
+        await self._schedule_changed(request.schedule_id)
+        return apb.CancelScheduleResponse()
+
     async def AuditTournament(
         self, request: apb.AuditTournamentRequest, context: Context,
     ) -> apb.AuditTournamentResponse:
@@ -329,6 +399,18 @@ def audit_to_proto(tournament_id: str, done: TournamentAudit) -> apb.AuditTourna
         if b.p_value is not None:
             row.p_value = b.p_value
     return reply
+
+
+def schedule_to_proto(stored: Stored, now: float | None = None) -> apb.Schedule:
+    """A schedule as anyone may see it: its seed left out, its next occurrence from ``now``."""
+    s = stored.schedule
+    spec = s.spec_for(stored.last or s.first, fresh="-")
+    msg = apb.Schedule(schedule_id=s.schedule_id, spec=spec_to_proto(spec), every_s=s.every_s, at=s.at,
+                       next_at=s.next_after(time.time() if now is None else now), last_at=stored.last,
+                       last_tournament_id=s.tournament_id(stored.last) if stored.last else "",
+                       created_at=s.created_at)
+    msg.spec.tournament_id = ""
+    return msg
 
 
 def duplicate_mode(msg: apb.TournamentSpec) -> str:

@@ -69,6 +69,10 @@ from the store), and never a secret. Kinds in use:
   catches a notice lost meanwhile); every node stops its running matches of
   that tournament at once (:meth:`arena.node.worker.Worker.stop_tournament`).
 
+- :data:`SCHEDULE_NOTICE` (``data``: the schedule's id): a schedule was made or
+  cancelled; every node's schedule loop reads the schedules again (it also reads
+  them at least every minute, for a notice lost).
+
 Another kind is one more word and a handler on the node's
 :class:`~arena.node.notices.NoticeWatcher`: ``publish_notice("tournament",
 tournament_id)``, say, for "re-read this tournament".
@@ -106,6 +110,9 @@ NOTICES_READ = 1000
 BOT_NOTICE = "bot"
 #: the kind of notice that says a tournament was cancelled (``data``: its id)
 CANCEL_NOTICE = "cancel"
+#: the kind of notice that says a schedule was made or cancelled (``data``: its id): each node's
+#: schedule loop reads the schedules again
+SCHEDULE_NOTICE = "schedule"
 #: the kind of notice that says jobs wait in the queue that were not waiting a moment ago (enqueued,
 #: given back, or their lease ran out): ``data``, their bots' names, space-separated, or ``*``
 #: (too many to name); a node that can seat one of them claims at once
@@ -123,6 +130,7 @@ __all__ = [
     "NOTICES_KEPT",
     "NOTICES_READ",
     "SCAN_PER_BOT",
+    "SCHEDULE_NOTICE",
     "Broker",
     "BrokerDataLost",
     "BrokerError",
@@ -586,6 +594,27 @@ class Broker(abc.ABC):
     @abc.abstractmethod
     def pending_count(self, tournament_id: str | None = None) -> int:
         """Jobs enqueued or claimed and not yet acked (all tournaments if None)."""
+
+    # scheduled tournaments (arena.tournament.schedule): with tournament_states, its ScheduleStore
+    @abc.abstractmethod
+    def put_schedule(self, schedule_id: str, text: str) -> bool:
+        """Store a schedule's JSON under its id; False if the id is taken."""
+
+    @abc.abstractmethod
+    def schedules(self) -> list[tuple[str, str, int]]:
+        """Every schedule: its id, its JSON and its last occurrence made (unix seconds, 0: none), in one
+        read (an admin's few: the nodes read them all at each occurrence)."""
+
+    @abc.abstractmethod
+    def delete_schedule(self, schedule_id: str) -> bool:
+        """Forget the schedule (its tournaments stay); False if there was none."""
+
+    @abc.abstractmethod
+    def add_occurrence(self, schedule_id: str, text: str, at: int, spec: TournamentSpec) -> bool:
+        """In one atomic step: if the schedule stored under ``schedule_id`` is ``text`` still (not
+        cancelled, nor made again since), its last occurrence is before ``at``, and no tournament has
+        ``spec``'s id, store ``spec`` as :meth:`put_tournament` does and ``at`` as the schedule's last
+        occurrence; True if this call did (exactly one of any number of nodes asking at once)."""
 
     # the cluster: live nodes (for the bots' discovery) and the shared bot registry
     @abc.abstractmethod

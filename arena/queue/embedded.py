@@ -198,6 +198,11 @@ CREATE TABLE IF NOT EXISTS tournament_endings (  -- a tournament that ended: whe
     revealed_at REAL,
     revealed_reason TEXT
 );
+CREATE TABLE IF NOT EXISTS schedules (          -- scheduled tournaments (arena.tournament.schedule)
+    id TEXT PRIMARY KEY,
+    spec TEXT NOT NULL,                         -- the schedule's JSON
+    last INTEGER NOT NULL DEFAULT 0             -- its last occurrence made (unix seconds, 0: none)
+);
 CREATE TABLE IF NOT EXISTS enqueue_markers (
     key TEXT PRIMARY KEY,
     at REAL NOT NULL
@@ -913,6 +918,33 @@ class EmbeddedBroker(Broker):
     # tournaments
     def put_tournament(self, spec: TournamentSpec) -> bool:
         with self._errors(), self._tx() as db:
+            cur = db.execute(
+                "INSERT OR IGNORE INTO tournaments (id, spec, state) VALUES (?, ?, ?)",
+                (spec.tournament_id, json.dumps(spec.to_dict(), sort_keys=True), TournamentState.CREATED),
+            )
+            return cur.rowcount == 1
+
+    # scheduled tournaments
+    def put_schedule(self, schedule_id: str, text: str) -> bool:
+        with self._errors(), self._tx() as db:
+            cur = db.execute("INSERT OR IGNORE INTO schedules (id, spec) VALUES (?, ?)", (schedule_id, text))
+            return cur.rowcount == 1
+
+    def schedules(self) -> list[tuple[str, str, int]]:
+        with self._errors(), self._tx(write=False) as db:
+            rows = db.execute("SELECT id, spec, last FROM schedules ORDER BY id").fetchall()
+        return [(str(sid), str(text), int(last)) for sid, text, last in rows]
+
+    def delete_schedule(self, schedule_id: str) -> bool:
+        with self._errors(), self._tx() as db:
+            return db.execute("DELETE FROM schedules WHERE id = ?", (schedule_id,)).rowcount == 1
+
+    def add_occurrence(self, schedule_id: str, text: str, at: int, spec: TournamentSpec) -> bool:
+        with self._errors(), self._tx() as db:  # BEGIN IMMEDIATE: one writer of the file at a time
+            row = db.execute("SELECT spec, last FROM schedules WHERE id = ?", (schedule_id,)).fetchone()
+            if row is None or row[0] != text or int(row[1]) >= at:
+                return False
+            db.execute("UPDATE schedules SET last = ? WHERE id = ?", (int(at), schedule_id))
             cur = db.execute(
                 "INSERT OR IGNORE INTO tournaments (id, spec, state) VALUES (?, ?, ?)",
                 (spec.tournament_id, json.dumps(spec.to_dict(), sort_keys=True), TournamentState.CREATED),

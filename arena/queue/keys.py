@@ -39,6 +39,9 @@ With the default prefix ``belote-arena`` the keys are::
                                         ``ended_reason``, and once its secret was revealed, ``revealed_at``
                                         and ``revealed_reason``
     belote-arena:tournaments            list of tournament ids, in creation order
+    belote-arena:schedule:<id>          hash: ``spec`` (a schedule's JSON) and ``last`` (its last
+                                        occurrence made, unix seconds)
+    belote-arena:schedules              set of the schedules' ids
     belote-arena:once:<key>             enqueue-once marker
     belote-arena:node:<id>              a live node's address (expires with its heartbeat)
     belote-arena:nodes                  set of node ids that sent a heartbeat
@@ -180,6 +183,14 @@ class Keys:
     @property
     def tournaments(self) -> str:
         return self._key("tournaments")
+
+    # scheduled tournaments
+    def schedule(self, schedule_id: str) -> str:
+        return self._key("schedule", schedule_id)
+
+    @property
+    def schedules(self) -> str:
+        return self._key("schedules")
 
     # the cluster
     def node(self, node_id: str) -> str:

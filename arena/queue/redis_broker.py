@@ -112,12 +112,15 @@ from arena.queue.broker import (
 from arena.queue.keys import DEFAULT_PREFIX, GAMES_FIELD, MIXED_APPLIED, RATING_FIELD, Keys
 from arena.queue.redis_scripts import (
     LUA_ADD_BOT,
+    LUA_ADD_OCCURRENCE,
     LUA_ADD_SUMMARIES,
     LUA_CLAIM,
+    LUA_DELETE_SCHEDULE,
     LUA_DROP,
     LUA_ENQUEUE,
     LUA_MIGRATE,
     LUA_NOTICE,
+    LUA_PUT_SCHEDULE,
     LUA_PUT_TOURNAMENT,
     LUA_RELEASE,
     LUA_RENEW,
@@ -220,6 +223,9 @@ class RedisBroker(Broker):
         self._release = r.register_script(LUA_RELEASE)
         self._write_result = r.register_script(LUA_WRITE_RESULT)
         self._put_tournament = r.register_script(LUA_PUT_TOURNAMENT)
+        self._put_schedule = r.register_script(LUA_PUT_SCHEDULE)
+        self._delete_schedule = r.register_script(LUA_DELETE_SCHEDULE)
+        self._add_occurrence = r.register_script(LUA_ADD_OCCURRENCE)
         self._set_state = r.register_script(LUA_SET_STATE)
         self._add_summaries = r.register_script(LUA_ADD_SUMMARIES)
         self._notice = r.register_script(LUA_NOTICE)
@@ -705,6 +711,34 @@ class RedisBroker(Broker):
         args = [json.dumps(spec.to_dict(), sort_keys=True), spec.tournament_id]
         with self._errors():
             return bool(self._put_tournament(keys=keys, args=args))
+
+    # scheduled tournaments
+    def put_schedule(self, schedule_id: str, text: str) -> bool:
+        with self._errors():
+            return bool(self._put_schedule(keys=[self.keys.schedule(schedule_id), self.keys.schedules],
+                                           args=[text, schedule_id]))
+
+    def schedules(self) -> list[tuple[str, str, int]]:
+        with self._reading():
+            ids = sorted(cast("set[str]", self._redis.smembers(self.keys.schedules)))
+            pipe = self._redis.pipeline(transaction=False)
+            for sid in ids:
+                pipe.hmget(self.keys.schedule(sid), ["spec", "last"])
+            rows = cast("list[list[str | None]]", pipe.execute()) if ids else []
+        return [(sid, text, int(last or 0)) for sid, (text, last) in zip(ids, rows, strict=True)
+                if text is not None]
+
+    def delete_schedule(self, schedule_id: str) -> bool:
+        with self._errors():
+            return bool(self._delete_schedule(keys=[self.keys.schedule(schedule_id), self.keys.schedules],
+                                              args=[schedule_id]))
+
+    def add_occurrence(self, schedule_id: str, text: str, at: int, spec: TournamentSpec) -> bool:
+        keys = [self.keys.schedule(schedule_id), self.keys.tournament(spec.tournament_id),
+                self.keys.tournaments]
+        args = [text, str(int(at)), json.dumps(spec.to_dict(), sort_keys=True), spec.tournament_id]
+        with self._errors():
+            return bool(self._add_occurrence(keys=keys, args=args))
 
     def get_tournament(self, tournament_id: str) -> tuple[TournamentSpec, TournamentState] | None:
         with self._reading():

@@ -585,6 +585,35 @@ redis.call('RPUSH', KEYS[2], ARGV[2])
 return 1
 """
 
+# KEYS: schedule hash, schedules set.  ARGV: schedule JSON, schedule id
+LUA_PUT_SCHEDULE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'spec', ARGV[1], 'last', '0')
+redis.call('SADD', KEYS[2], ARGV[2])
+return 1
+"""
+
+# KEYS: schedule hash, schedules set.  ARGV: schedule id
+LUA_DELETE_SCHEDULE = """
+redis.call('SREM', KEYS[2], ARGV[1])
+return redis.call('DEL', KEYS[1])
+"""
+
+# One occurrence of a schedule, made once whoever asks (arena.tournament.schedule): the schedule is
+# the one the caller read, its last occurrence is earlier, the tournament's id is free.
+# KEYS: schedule hash, tournament hash, tournaments list.
+# ARGV: the schedule's JSON as read, the occurrence (unix seconds), the tournament's spec JSON, its id
+LUA_ADD_OCCURRENCE = """
+local stored = redis.call('HMGET', KEYS[1], 'spec', 'last')
+if stored[1] ~= ARGV[1] then return 0 end
+if tonumber(stored[2] or '0') >= tonumber(ARGV[2]) then return 0 end
+redis.call('HSET', KEYS[1], 'last', ARGV[2])
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+redis.call('HSET', KEYS[2], 'spec', ARGV[3], 'state', 'created')
+redis.call('RPUSH', KEYS[3], ARGV[4])
+return 1
+"""
+
 # Moving from an open state to an ended one keeps when and why (``ended_at``, ``ended_reason``);
 # a cancel drops the tournament's waiting jobs there and then (those held are stopped by their nodes,
 # which drop them); and the secret is revealed at once (``revealed_at``, ``revealed_reason``) if none

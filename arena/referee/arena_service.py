@@ -387,3 +387,18 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
         self, request: apb.AuditTournamentRequest, context: Context,
     ) -> apb.AuditTournamentResponse:
         await self._no_queue(context)
+
+    async def CreateSchedule(
+        self, request: apb.CreateScheduleRequest, context: Context,
+    ) -> apb.CreateScheduleResponse:
+        await self._no_queue(context)
+
+    async def ListSchedules(
+        self, request: apb.ListSchedulesRequest, context: Context,
+    ) -> apb.ListSchedulesResponse:
+        await self._no_queue(context)
+
+    async def CancelSchedule(
+        self, request: apb.CancelScheduleRequest, context: Context,
+    ) -> apb.CancelScheduleResponse:
+        await self._no_queue(context)

@@ -172,6 +172,11 @@ async def every_arena_call(address: str, calls: Calls) -> tuple[str, str]:
             tournament_id="t-cancelled", format="round-robin", bots=["alpha", "beta"], deals=1)))
         await admin.CancelTournament(apb.CancelTournamentRequest(tournament_id="t-cancelled"))
         await code_of(anyone.GetLeaderboard(apb.GetLeaderboardRequest()))
+        await admin.CreateSchedule(apb.CreateScheduleRequest(schedule_id="s-loop", every_s=86_400, at="03:00",
+                                                             spec=apb.TournamentSpec(format="round-robin",
+                                                                                     bots=["alpha", "beta"])))
+        await anyone.ListSchedules(apb.ListSchedulesRequest())
+        await admin.CancelSchedule(apb.CancelScheduleRequest(schedule_id="s-loop"))
         return started.match_id, "t-loop"
 
 

@@ -49,3 +49,15 @@ def apply_mixed(spec: tuple[str, str, str], pool: str, start: Any, out: Any) -> 
         out.put(broker.apply_mixed(pool))
     finally:
         broker.close()
+
+
+def run_schedules(spec: tuple[str, str, str], now: float, start: Any, out: Any) -> None:
+    """Wait for the others, make the schedules' occurrences due at ``now``, report the ids made here."""
+    from arena.tournament.schedule import Schedules
+
+    broker = open_store(spec)
+    try:
+        start.wait(30)
+        out.put(Schedules(broker).run_due(now)[0])
+    finally:
+        broker.close()

@@ -1132,6 +1132,190 @@ class ResumeTournamentResponse(_message.Message):
 Global___ResumeTournamentResponse: _TypeAlias = ResumeTournamentResponse  # noqa: Y015
 
 @_typing.final
+class CreateScheduleRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SCHEDULE_ID_FIELD_NUMBER: _builtins.int
+    SPEC_FIELD_NUMBER: _builtins.int
+    EVERY_S_FIELD_NUMBER: _builtins.int
+    AT_FIELD_NUMBER: _builtins.int
+    LADDER_FIELD_NUMBER: _builtins.int
+    schedule_id: _builtins.str
+    """Empty: generated. 1 to 96 letters, digits, "_", ".", ":" or "-". Each
+    occurrence's tournament is "<schedule_id>@<YYYYMMDDTHHMMSSZ>" (UTC).
+    """
+    every_s: _builtins.int
+    """The period, in seconds; the node refuses one under its minimum (a minute
+    by default).
+    """
+    at: _builtins.str
+    """"HH:MM" (UTC): occurrences at that time of day plus whole periods, the
+    first the next from now; empty: from now, the first at once.
+    """
+    ladder: _builtins.str
+    """A pool whose ladder's opted-in bots play each occurrence, in place of the
+    spec's bots: refused until the ladder exists.
+    """
+    @_builtins.property
+    def spec(self) -> Global___TournamentSpec:
+        """The tournament of each occurrence (its tournament_id is not used). Its
+        seed, if given, makes every occurrence's deals known in advance (each
+        one's derived from it) and the occurrences unrated.
+        """
+
+    def __init__(
+        self,
+        *,
+        schedule_id: _builtins.str = ...,
+        spec: Global___TournamentSpec | None = ...,
+        every_s: _builtins.int = ...,
+        at: _builtins.str = ...,
+        ladder: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["spec", b"spec"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["at", b"at", "every_s", b"every_s", "ladder", b"ladder", "schedule_id", b"schedule_id", "spec", b"spec"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateScheduleRequest: _TypeAlias = CreateScheduleRequest  # noqa: Y015
+
+@_typing.final
+class Schedule(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SCHEDULE_ID_FIELD_NUMBER: _builtins.int
+    SPEC_FIELD_NUMBER: _builtins.int
+    EVERY_S_FIELD_NUMBER: _builtins.int
+    AT_FIELD_NUMBER: _builtins.int
+    NEXT_AT_FIELD_NUMBER: _builtins.int
+    LAST_AT_FIELD_NUMBER: _builtins.int
+    LAST_TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    schedule_id: _builtins.str
+    every_s: _builtins.int
+    at: _builtins.str
+    next_at: _builtins.int
+    """The next occurrence (unix seconds, UTC)."""
+    last_at: _builtins.int
+    """The last occurrence made (0: none yet), and its tournament."""
+    last_tournament_id: _builtins.str
+    created_at: _builtins.int
+    """When it was made (unix seconds)."""
+    @_builtins.property
+    def spec(self) -> Global___TournamentSpec:
+        """Its occurrences' tournament, its seed left out."""
+
+    def __init__(
+        self,
+        *,
+        schedule_id: _builtins.str = ...,
+        spec: Global___TournamentSpec | None = ...,
+        every_s: _builtins.int = ...,
+        at: _builtins.str = ...,
+        next_at: _builtins.int = ...,
+        last_at: _builtins.int = ...,
+        last_tournament_id: _builtins.str = ...,
+        created_at: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["spec", b"spec"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["at", b"at", "created_at", b"created_at", "every_s", b"every_s", "last_at", b"last_at", "last_tournament_id", b"last_tournament_id", "next_at", b"next_at", "schedule_id", b"schedule_id", "spec", b"spec"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Schedule: _TypeAlias = Schedule  # noqa: Y015
+
+@_typing.final
+class CreateScheduleResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SCHEDULE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def schedule(self) -> Global___Schedule: ...
+    def __init__(
+        self,
+        *,
+        schedule: Global___Schedule | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["schedule", b"schedule"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["schedule", b"schedule"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateScheduleResponse: _TypeAlias = CreateScheduleResponse  # noqa: Y015
+
+@_typing.final
+class ListSchedulesRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListSchedulesRequest: _TypeAlias = ListSchedulesRequest  # noqa: Y015
+
+@_typing.final
+class ListSchedulesResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SCHEDULES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def schedules(self) -> _containers.RepeatedCompositeFieldContainer[Global___Schedule]: ...
+    def __init__(
+        self,
+        *,
+        schedules: _abc.Iterable[Global___Schedule] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["schedules", b"schedules"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListSchedulesResponse: _TypeAlias = ListSchedulesResponse  # noqa: Y015
+
+@_typing.final
+class CancelScheduleRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SCHEDULE_ID_FIELD_NUMBER: _builtins.int
+    schedule_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        schedule_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["schedule_id", b"schedule_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CancelScheduleRequest: _TypeAlias = CancelScheduleRequest  # noqa: Y015
+
+@_typing.final
+class CancelScheduleResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CancelScheduleResponse: _TypeAlias = CancelScheduleResponse  # noqa: Y015
+
+@_typing.final
 class AuditTournamentRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

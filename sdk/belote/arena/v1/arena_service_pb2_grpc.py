@@ -129,6 +129,21 @@ class ArenaServiceStub:
                 request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.AuditTournamentRequest.SerializeToString,
                 response_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.AuditTournamentResponse.FromString,
                 _registered_method=True)
+        self.CreateSchedule = channel.unary_unary(
+                '/belote.arena.v1.ArenaService/CreateSchedule',
+                request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.CreateScheduleRequest.SerializeToString,
+                response_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.CreateScheduleResponse.FromString,
+                _registered_method=True)
+        self.ListSchedules = channel.unary_unary(
+                '/belote.arena.v1.ArenaService/ListSchedules',
+                request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.ListSchedulesRequest.SerializeToString,
+                response_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.ListSchedulesResponse.FromString,
+                _registered_method=True)
+        self.CancelSchedule = channel.unary_unary(
+                '/belote.arena.v1.ArenaService/CancelSchedule',
+                request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.CancelScheduleRequest.SerializeToString,
+                response_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.CancelScheduleResponse.FromString,
+                _registered_method=True)
         self.GetLeaderboard = channel.unary_unary(
                 '/belote.arena.v1.ArenaService/GetLeaderboard',
                 request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.GetLeaderboardRequest.SerializeToString,
@@ -282,6 +297,28 @@ class ArenaServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CreateSchedule(self, request, context):
+        """A tournament made again and again (admin): one every every_s seconds, each
+        occurrence made once across the cluster by whichever node wakes first; an
+        occurrence no node was up for is made late, the latest one only.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListSchedules(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CancelSchedule(self, request, context):
+        """No more occurrences (admin); the tournaments made stay.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetLeaderboard(self, request, context):
         """The ranking of a rating pool: Bradley-Terry maximum likelihood with 95%
         intervals and the likelihood of superiority over the next bot, or the
@@ -386,6 +423,21 @@ def add_ArenaServiceServicer_to_server(servicer, server):
                     servicer.AuditTournament,
                     request_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.AuditTournamentRequest.FromString,
                     response_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.AuditTournamentResponse.SerializeToString,
+            ),
+            'CreateSchedule': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateSchedule,
+                    request_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.CreateScheduleRequest.FromString,
+                    response_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.CreateScheduleResponse.SerializeToString,
+            ),
+            'ListSchedules': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListSchedules,
+                    request_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.ListSchedulesRequest.FromString,
+                    response_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.ListSchedulesResponse.SerializeToString,
+            ),
+            'CancelSchedule': grpc.unary_unary_rpc_method_handler(
+                    servicer.CancelSchedule,
+                    request_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.CancelScheduleRequest.FromString,
+                    response_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.CancelScheduleResponse.SerializeToString,
             ),
             'GetLeaderboard': grpc.unary_unary_rpc_method_handler(
                     servicer.GetLeaderboard,
@@ -867,6 +919,87 @@ class ArenaService:
             '/belote.arena.v1.ArenaService/AuditTournament',
             belote_dot_arena_dot_v1_dot_arena__service__pb2.AuditTournamentRequest.SerializeToString,
             belote_dot_arena_dot_v1_dot_arena__service__pb2.AuditTournamentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateSchedule(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/belote.arena.v1.ArenaService/CreateSchedule',
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.CreateScheduleRequest.SerializeToString,
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.CreateScheduleResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListSchedules(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/belote.arena.v1.ArenaService/ListSchedules',
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.ListSchedulesRequest.SerializeToString,
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.ListSchedulesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CancelSchedule(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/belote.arena.v1.ArenaService/CancelSchedule',
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.CancelScheduleRequest.SerializeToString,
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.CancelScheduleResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -92,6 +92,14 @@ class ArenaServiceStub:
     max_deals deals, in a child process of the node; one audit at a time per
     node (RESOURCE_EXHAUSTED while one runs).
     """
+    CreateSchedule: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.CreateScheduleRequest, _arena_service_pb2.CreateScheduleResponse]
+    """A tournament made again and again (admin): one every every_s seconds, each
+    occurrence made once across the cluster by whichever node wakes first; an
+    occurrence no node was up for is made late, the latest one only.
+    """
+    ListSchedules: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.ListSchedulesRequest, _arena_service_pb2.ListSchedulesResponse]
+    CancelSchedule: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.CancelScheduleRequest, _arena_service_pb2.CancelScheduleResponse]
+    """No more occurrences (admin); the tournaments made stay."""
     GetLeaderboard: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.GetLeaderboardRequest, _arena_service_pb2.GetLeaderboardResponse]
     """The ranking of a rating pool: Bradley-Terry maximum likelihood with 95%
     intervals and the likelihood of superiority over the next bot, or the
@@ -166,6 +174,14 @@ class ArenaServiceAsyncStub(ArenaServiceStub):
     max_deals deals, in a child process of the node; one audit at a time per
     node (RESOURCE_EXHAUSTED while one runs).
     """
+    CreateSchedule: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.CreateScheduleRequest, _arena_service_pb2.CreateScheduleResponse]  # type: ignore[assignment]
+    """A tournament made again and again (admin): one every every_s seconds, each
+    occurrence made once across the cluster by whichever node wakes first; an
+    occurrence no node was up for is made late, the latest one only.
+    """
+    ListSchedules: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.ListSchedulesRequest, _arena_service_pb2.ListSchedulesResponse]  # type: ignore[assignment]
+    CancelSchedule: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.CancelScheduleRequest, _arena_service_pb2.CancelScheduleResponse]  # type: ignore[assignment]
+    """No more occurrences (admin); the tournaments made stay."""
     GetLeaderboard: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.GetLeaderboardRequest, _arena_service_pb2.GetLeaderboardResponse]  # type: ignore[assignment]
     """The ranking of a rating pool: Bradley-Terry maximum likelihood with 95%
     intervals and the likelihood of superiority over the next bot, or the
@@ -339,6 +355,32 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
         max_deals deals, in a child process of the node; one audit at a time per
         node (RESOURCE_EXHAUSTED while one runs).
         """
+
+    @_abc_1.abstractmethod
+    def CreateSchedule(
+        self,
+        request: _arena_service_pb2.CreateScheduleRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.CreateScheduleResponse, _abc.Awaitable[_arena_service_pb2.CreateScheduleResponse]]:
+        """A tournament made again and again (admin): one every every_s seconds, each
+        occurrence made once across the cluster by whichever node wakes first; an
+        occurrence no node was up for is made late, the latest one only.
+        """
+
+    @_abc_1.abstractmethod
+    def ListSchedules(
+        self,
+        request: _arena_service_pb2.ListSchedulesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.ListSchedulesResponse, _abc.Awaitable[_arena_service_pb2.ListSchedulesResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def CancelSchedule(
+        self,
+        request: _arena_service_pb2.CancelScheduleRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.CancelScheduleResponse, _abc.Awaitable[_arena_service_pb2.CancelScheduleResponse]]:
+        """No more occurrences (admin); the tournaments made stay."""
 
     @_abc_1.abstractmethod
     def GetLeaderboard(

@@ -1,0 +1,301 @@
+"""Scheduled tournaments: one tournament every ``every`` seconds, made by whichever node wakes first.
+
+A :class:`Schedule` is stored once (its JSON) and never changes; a cancel
+deletes it. Its *occurrences* are the times ``anchor + k * every`` (whole
+UTC seconds) from its creation on: with ``--at HH:MM`` the anchor is that
+time of the day it was made (so the first occurrence is the next one from
+then), without it the anchor is the moment it was made (the first occurrence
+is at once).
+
+Each occurrence is one tournament, whose id is the schedule's and the
+occurrence's time (``nightly@20250101T020000Z``): every node that wakes for it
+tries to create that tournament, and the store does it once
+(:meth:`ScheduleStore.add_occurrence`: in one atomic step it checks that the
+schedule is still the one stored, that no occurrence as late was made yet,
+and that the id is free; then it stores the tournament and the occurrence's
+time as the schedule's last). Nodes that wake at once, a node that dies
+mid-way and another that takes over, a node whose clock is behind: one
+tournament, never an older occurrence after a newer one.
+
+Missed occurrences (no node up at their time): when a node comes back, only
+the latest one missed is made, late, not the backlog; a nightly tournament
+that missed a week is played once, not seven times in a row.
+
+The bots are a *selector*, stored as an object: ``{"names": [...]}`` (the
+only kind so far); the bots of a pool's ladder, read at each occurrence, is
+to be another kind (``@ladder:POOL`` on the command line), refused until the
+ladder exists. A node that reads a kind it does not know skips that schedule.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import secrets
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from arena.tournament.spec import TournamentError, TournamentSpec
+
+#: the shortest period a node accepts by default (a node's setting: tests run with seconds)
+MIN_EVERY_S = 60
+#: the longest period: a year
+MAX_EVERY_S = 366 * 86_400
+#: how ``--bots`` names a pool's ladder (not there yet: refused)
+LADDER_PREFIX = "@ladder:"
+#: why ``@ladder:POOL`` is refused for now
+NO_LADDER = ("the ladder is not there yet: a schedule takes an explicit list of bots for now "
+             "(@ladder:POOL comes with the ladder)")
+#: the longest schedule id (its occurrences' ids add 17 characters, under the tournaments' 128)
+MAX_ID = 96
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,95}")
+_EVERY = re.compile(r"([0-9]{1,9})([smhd])")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400}
+_AT = re.compile(r"([0-9]{2}):([0-9]{2})")
+#: the options of a tournament a schedule keeps (its id, bots and seed are the occurrence's)
+_SPEC_KEYS = ("format", "candidate", "ruleset", "deals", "target", "duplicate", "rounds", "sprt")
+#: why an occurrence made from a seed given by a person is not rated
+GIVEN_SEED = "its seed was given by the caller, so its deals were known in advance"
+
+
+class ScheduleError(TournamentError):
+    """A schedule that cannot be: a bad period, time, id or bots."""
+
+
+class UnknownSchedule(ScheduleError):
+    """No schedule with that id in the store."""
+
+
+class ScheduleExists(ScheduleError):
+    """A schedule with that id is already in the store."""
+
+
+def parse_every(text: str) -> int:
+    """``90s``, ``15m``, ``24h``, ``7d``: the period in seconds (its bounds are the node's to check)."""
+    m = _EVERY.fullmatch(text.strip())
+    if m is None:
+        raise ScheduleError(f"--every is a whole number and a unit, s, m, h or d (24h, 30m), "
+                            f"not {text[:32]!r}")
+    every = int(m.group(1)) * _UNITS[m.group(2)]
+    if not 1 <= every <= MAX_EVERY_S:
+        raise ScheduleError(f"--every must be from 1s to {MAX_EVERY_S // 86_400}d, not {text[:32]!r}")
+    return every
+
+
+def parse_at(text: str) -> tuple[int, int]:
+    """``HH:MM`` (UTC): the hour and minute."""
+    m = _AT.fullmatch(text.strip())
+    if m is None or int(m.group(1)) > 23 or int(m.group(2)) > 59:
+        raise ScheduleError(f"--at is a UTC time HH:MM (02:00), not {text[:32]!r}")
+    return int(m.group(1)), int(m.group(2))
+
+
+def check_bots_text(text: str) -> None:
+    """Refuse what ``--bots`` may say later but not yet (``@ladder:POOL``)."""
+    if text.strip().startswith(LADDER_PREFIX) or text.strip().startswith("@"):
+        raise ScheduleError(NO_LADDER)
+
+
+def stamp(at: int) -> str:
+    """An occurrence's time as its tournament id ends: ``20250101T020000Z``."""
+    return datetime.fromtimestamp(at, UTC).strftime("%Y%m%dT%H%M%SZ")
+
+
+def iso(at: int) -> str:
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+@dataclass(frozen=True)
+class BotSelector:
+    """Which bots an occurrence plays: a list of names (the only kind so far; a pool's ladder next)."""
+
+    names: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"names": list(self.names)}
+
+    @classmethod
+    def from_dict(cls, data: object) -> BotSelector:
+        if not isinstance(data, dict) or set(data) != {"names"} or not isinstance(data["names"], list):
+            raise ScheduleError(f"a bot selector this node does not know: {json.dumps(data)[:80]}")
+        return cls(tuple(str(n) for n in data["names"]))
+
+    def bots(self) -> list[str]:
+        """The bots of an occurrence now (a ladder's would be read from the store)."""
+        return list(self.names)
+
+
+@dataclass(frozen=True)
+class Schedule:
+    schedule_id: str
+    every_s: int
+    #: an occurrence (unix seconds); every other is this plus a whole number of periods
+    anchor: int
+    #: when it was made: no occurrence before this
+    created_at: int
+    bots: BotSelector
+    #: the tournament options (TournamentSpec's dict without its id, bots and seed)
+    options: dict[str, Any] = field(default_factory=dict)
+    #: a seed given by the caller (tests, reproductions): each occurrence's is derived from it, and
+    #: those occurrences are unrated; "" (the rule): each occurrence draws fresh randomness
+    seed: str = ""
+    #: ``HH:MM`` as asked ("": from its creation)
+    at: str = ""
+
+    def __post_init__(self) -> None:
+        if not _ID.fullmatch(self.schedule_id):
+            raise ScheduleError(f"a schedule id is 1-{MAX_ID} letters, digits or _ . : - (starting with "
+                                f"a letter or digit), not {self.schedule_id[:40]!r}")
+        if not 1 <= self.every_s <= MAX_EVERY_S:
+            raise ScheduleError(f"every_s must be from 1 to {MAX_EVERY_S}, not {self.every_s}")
+
+    @classmethod
+    def make(cls, schedule_id: str, every_s: int, at: str, bots: Sequence[str], options: dict[str, Any],
+             seed: str = "", now: float | None = None) -> Schedule:
+        """A new schedule made at ``now`` (default: the clock), its options checked by building the
+        tournament of its first occurrence."""
+        made = int(now if now is not None else time.time())
+        anchor = made
+        if at:
+            hour, minute = parse_at(at)
+            day = datetime.fromtimestamp(made, UTC).replace(hour=hour, minute=minute, second=0, microsecond=0)
+            anchor = int(day.timestamp())
+        options = {k: v for k, v in options.items() if k in _SPEC_KEYS}
+        schedule = cls(schedule_id, every_s, anchor, made, BotSelector(tuple(bots)), options, seed, at)
+        schedule.spec_for(schedule.first)  # a bad option is refused now, not at each occurrence
+        return schedule
+
+    @property
+    def first(self) -> int:
+        """The first occurrence: the first at or after its creation."""
+        k = -((self.anchor - self.created_at) // self.every_s)  # ceil((created - anchor) / every)
+        return self.anchor + k * self.every_s
+
+    def latest_due(self, now: float) -> int | None:
+        """The latest occurrence at or before ``now`` (None: the first is still ahead)."""
+        if now < self.first:
+            return None
+        return self.first + int((now - self.first) // self.every_s) * self.every_s
+
+    def next_after(self, now: float) -> int:
+        """The first occurrence after ``now``."""
+        due = self.latest_due(now)
+        return self.first if due is None else due + self.every_s
+
+    def tournament_id(self, at: int) -> str:
+        return f"{self.schedule_id}@{stamp(at)}"
+
+    def spec_for(self, at: int, fresh: str = "") -> TournamentSpec:
+        """The tournament of the occurrence at ``at``, with the secret ``fresh`` (default: new
+        randomness; with a given seed, one derived from it and the occurrence)."""
+        tid = self.tournament_id(at)
+        data = dict(self.options, tournament_id=tid, bots=self.bots.bots())
+        if self.seed:
+            data["seed"] = hashlib.sha256(f"{self.seed}/{tid}".encode()).hexdigest()
+            data["unrated_reason"] = GIVEN_SEED
+        else:
+            data["seed"] = fresh or secrets.token_hex(32)
+        return TournamentSpec.from_dict(data)
+
+    def to_json(self) -> str:
+        return json.dumps({"schedule_id": self.schedule_id, "every_s": self.every_s, "anchor": self.anchor,
+                           "created_at": self.created_at, "bots": self.bots.to_dict(),
+                           "options": self.options, "seed": self.seed, "at": self.at}, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> Schedule:
+        try:
+            d = json.loads(text)
+            return cls(str(d["schedule_id"]), int(d["every_s"]), int(d["anchor"]), int(d["created_at"]),
+                       BotSelector.from_dict(d["bots"]), dict(d.get("options", {})), str(d.get("seed", "")),
+                       str(d.get("at", "")))
+        except (ValueError, KeyError, TypeError) as e:
+            raise ScheduleError(f"a schedule stored unreadable: {e}") from None
+
+
+class ScheduleStore(Protocol):
+    """What schedules need of the queue (both brokers keep it)."""
+
+    def put_schedule(self, schedule_id: str, text: str) -> bool:
+        """Store a schedule's JSON under its id; False if the id is taken."""
+        ...
+
+    def schedules(self) -> list[tuple[str, str, int]]:
+        """Every schedule: its id, its JSON, and its last occurrence made (0: none), in one read."""
+        ...
+
+    def delete_schedule(self, schedule_id: str) -> bool:
+        """Forget the schedule (its tournaments stay); False if there was none."""
+        ...
+
+    def add_occurrence(self, schedule_id: str, text: str, at: int, spec: TournamentSpec) -> bool:
+        """In one atomic step: if the schedule stored under ``schedule_id`` is ``text`` still, its last
+        occurrence is before ``at`` and no tournament has ``spec``'s id, store ``spec`` (state
+        ``created``) and ``at`` as its last occurrence; True if this call did."""
+        ...
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A schedule as stored, with its last occurrence made (0: none yet)."""
+
+    schedule: Schedule
+    last: int
+
+
+class Schedules:
+    """The schedules of one store: made, listed and cancelled by an admin; run by every node."""
+
+    def __init__(self, store: ScheduleStore) -> None:
+        self.store = store
+        self._lock = threading.Lock()  # one run at a time in this process
+
+    def create(self, schedule: Schedule) -> None:
+        if not self.store.put_schedule(schedule.schedule_id, schedule.to_json()):
+            raise ScheduleExists(f"schedule {schedule.schedule_id} exists")
+
+    def stored(self) -> list[Stored]:
+        """Every schedule this node can read, by id (one it cannot, stored by a newer version, is left
+        out)."""
+        out = []
+        for _, text, last in sorted(self.store.schedules()):
+            try:
+                out.append(Stored(Schedule.from_json(text), last))
+            except ScheduleError:
+                continue
+        return out
+
+    def cancel(self, schedule_id: str) -> None:
+        """No more occurrences (the tournaments made stay as they are)."""
+        if not self.store.delete_schedule(schedule_id):
+            raise UnknownSchedule(f"no schedule {schedule_id!r}")
+
+    def run_due(self, now: float | None = None) -> tuple[list[str], float | None]:
+        """Make each schedule's latest occurrence due and not made yet (once, whichever node asks);
+        the ids of the tournaments this call made, and when the next occurrence is (None: no
+        schedule). The caller advances the tournaments made (their first stage)."""
+        when = time.time() if now is None else now
+        made: list[str] = []
+        wake: float | None = None
+        with self._lock:
+            for _, text, last in self.store.schedules():
+                try:
+                    schedule = Schedule.from_json(text)
+                except ScheduleError:
+                    continue  # a newer version's: that version's nodes run it
+                due = schedule.latest_due(when)
+                if due is not None and due > last:
+                    try:
+                        spec = schedule.spec_for(due)
+                    except TournamentError:
+                        continue  # options this version refuses (checked when it was made): skipped
+                    if self.store.add_occurrence(schedule.schedule_id, text, due, spec):
+                        made.append(spec.tournament_id)
+                following = schedule.next_after(when)
+                wake = following if wake is None else min(wake, following)
+        return made, wake

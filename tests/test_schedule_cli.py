@@ -1,0 +1,138 @@
+"""`belote-arena tournament schedule`: through a node, with the admin credential, on the embedded queue."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+
+import pytest
+from belote.arena.v1 import arena_service_pb2 as apb
+
+from arena.cli import main
+from arena.credentials import ADMIN_ENV
+from arena.remote import Remote, RemoteError
+from tests.cli_node import ADMIN, node_with_bots
+from tests.referee.arena_helpers import until
+
+Capsys = pytest.CaptureFixture[str]
+
+
+def run(capsys: Capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def admin(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ADMIN_ENV, ADMIN)
+
+
+def test_a_schedule_is_made_listed_and_cancelled(tmp_path: Path, capsys: Capsys, admin: None) -> None:
+    with node_with_bots(tmp_path) as node:
+        a = node.address
+        code, out, err = run(capsys, "tournament", "schedule", "--every", "24h", "--at", "02:00", "--format",
+                             "swiss", "--bots", "a,b,c", "--deals", "1", "--id", "nightly", "--address", a,
+                             "--json")
+        assert code == 0, err
+        made = json.loads(out)
+        assert (made["schedule_id"], made["every"], made["at"], made["bots"]) == ("nightly", "1d", "02:00",
+                                                                                  ["a", "b", "c"])
+        assert made["next_at"] % 86_400 == 2 * 3600 and 0 < made["next_at"] - time.time() <= 86_400
+        # without --at: from now, its first occurrence made at once by the node's schedule loop
+        code, out, err = run(capsys, "tournament", "schedule", "--every", "1h", "--format", "round-robin",
+                             "--bots", "a,b", "--deals", "1", "--id", "hourly", "--address", a)
+        assert code == 0 and out.startswith("schedule hourly: round-robin of a, b, every 1h"), err
+
+        def hourly_made() -> bool:
+            rows = json.loads(run(capsys, "tournament", "list", "--address", a, "--json")[1])
+            return any(r["tournament_id"].startswith("hourly@") for r in rows)
+
+        asyncio.run(until(hourly_made, 10, "the first occurrence"))
+        rows = json.loads(run(capsys, "tournament", "schedule", "list", "--address", a, "--json")[1])
+        assert [r["schedule_id"] for r in rows] == ["hourly", "nightly"]
+        assert rows[0]["last_tournament_id"].startswith("hourly@") and rows[1]["last_tournament_id"] is None
+        code, out, _ = run(capsys, "tournament", "schedule", "list", "--address", a)
+        assert code == 0 and "nightly" in out and "every 1d at 02:00" in out
+        assert run(capsys, "tournament", "schedule", "cancel", "nightly", "--address", a)[0] == 0
+        code, _, err = run(capsys, "tournament", "schedule", "cancel", "nightly", "--address", a)
+        assert code == 1 and "NOT_FOUND" in err and "no schedule 'nightly'" in err
+        assert len(err.splitlines()) == 1
+        code, _, err = run(capsys, "tournament", "schedule", "--every", "1h", "--format", "round-robin",
+                           "--bots", "a,b", "--id", "hourly", "--address", a)
+        assert code == 1 and "ALREADY_EXISTS" in err and len(err.splitlines()) == 1
+        rows = json.loads(run(capsys, "tournament", "schedule", "list", "--address", a, "--json")[1])
+        assert [r["schedule_id"] for r in rows] == ["hourly"]
+
+
+BAD_SCHEDULE = {
+    "no period": ([], "tournament schedule needs --every"),
+    "a period with no unit": (["--every", "24"], "--every is a whole number and a unit"),
+    "a zero period": (["--every", "0s"], "--every must be from 1s"),
+    "a period over a year": (["--every", "400d"], "--every must be from 1s to 366d"),
+    "a time out of the day": (["--every", "1h", "--at", "24:00"], "--at is a UTC time HH:MM"),
+    "a time with seconds": (["--every", "1h", "--at", "02:00:00"], "--at is a UTC time HH:MM"),
+    "the ladder": (["--every", "1h", "--bots", "@ladder:main"], "the ladder is not there yet"),
+    "a bad bot name": (["--every", "1h", "--bots", "a,../b"], "bad bot name '../b' in --bots"),
+}
+
+
+@pytest.mark.security
+@pytest.mark.parametrize(("args", "message"), BAD_SCHEDULE.values(), ids=BAD_SCHEDULE.keys())
+def test_a_bad_schedule_argument_is_one_error_line(
+    tmp_path: Path, capsys: Capsys, args: list[str], message: str,
+) -> None:
+    # nothing listens there: an argument that reached the node would fail otherwise
+    bots = [] if "--bots" in args else ["--bots", "alpha,beta"]
+    code, out, err = run(capsys, "tournament", "schedule", "--format", "round-robin", *bots,
+                         "--address", "127.0.0.1:9", "--data-dir", str(tmp_path), *args)
+    assert (code, out) == (1, "")
+    [line] = err.splitlines()
+    assert line.startswith("error: ") and message in line, line
+
+
+@pytest.mark.security
+def test_the_node_refuses_a_period_under_its_minimum_and_the_ladder(
+    tmp_path: Path, capsys: Capsys, admin: None,
+) -> None:
+    with node_with_bots(tmp_path) as node:
+        code, _, err = run(capsys, "tournament", "schedule", "--every", "30s", "--format", "round-robin",
+                           "--bots", "a,b", "--address", node.address)
+        assert code == 1 and len(err.splitlines()) == 1
+        assert "INVALID_ARGUMENT: every_s must be at least 60 seconds" in err, err
+        code, _, err = run(capsys, "tournament", "schedule", "--every", "1h", "--format", "round-robin",
+                           "--bots", "a,ghost", "--address", node.address)
+        assert code == 1 and "no bot named ghost: register it first" in err
+        spec = apb.TournamentSpec(format="round-robin", bots=["a", "b"])
+        with Remote(node.address, ADMIN) as remote, pytest.raises(RemoteError, match="ladder is not there"):
+            remote.call("CreateSchedule", apb.CreateScheduleRequest(spec=spec, every_s=3600, ladder="main"))
+        rows = json.loads(run(capsys, "tournament", "schedule", "list", "--address", node.address,
+                              "--json")[1])
+    assert rows == []
+
+
+@pytest.mark.security
+def test_making_and_cancelling_a_schedule_need_the_admin_credential(
+    tmp_path: Path, capsys: Capsys, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with node_with_bots(tmp_path) as node:
+        a = node.address
+        monkeypatch.setenv(ADMIN_ENV, ADMIN)
+        assert run(capsys, "tournament", "schedule", "--every", "1d", "--at", "03:00", "--format",
+                   "round-robin", "--bots", "a,b", "--id", "kept", "--address", a)[0] == 0
+        monkeypatch.setenv(ADMIN_ENV, node.tokens["a"])  # a bot's token is a credential, not an admin's
+        code, _, err = run(capsys, "tournament", "schedule", "--every", "1d", "--format", "round-robin",
+                           "--bots", "a,b", "--address", a)
+        assert code == 1 and err.startswith("error: PERMISSION_DENIED"), err
+        code, _, err = run(capsys, "tournament", "schedule", "cancel", "kept", "--address", a)
+        assert code == 1 and err.startswith("error: PERMISSION_DENIED"), err
+        monkeypatch.delenv(ADMIN_ENV)
+        code, _, err = run(capsys, "tournament", "schedule", "cancel", "kept", "--address", a,
+                           "--data-dir", str(tmp_path / "elsewhere"))
+        assert code == 1 and err.startswith("error: UNAUTHENTICATED: cancelling a schedule needs the admin")
+        # reading them needs no credential (as the tournaments' list)
+        rows = json.loads(run(capsys, "tournament", "schedule", "list", "--address", a, "--json",
+                              "--data-dir", str(tmp_path / "elsewhere"))[1])
+    assert [r["schedule_id"] for r in rows] == ["kept"]
