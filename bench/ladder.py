@@ -1,4 +1,4 @@
-"""Ladder matchmaking: the games until the ranking is known, matchmaking against random and round-robin pairing.
+"""Ladder matchmaking: the games until the ranking is known, against random and round-robin pairing.
 
 Usage (from the repository root)::
 
@@ -6,9 +6,9 @@ Usage (from the repository root)::
 
 ``--quick`` is ``--seeds 3`` (about 10 s here): what ``tests/test_benches.py`` runs.
 
-The pool: ``--bots`` bots (30) of true strength drawn from N(1500, S), S ``--spread`` (200), on the Elo scale, the
-simulated pool of the rating tests (:mod:`arena.ratings.simulation`: Bradley-Terry outcomes, 10% of
-the games between equals drawn). The ladder plays in rounds: every bot has one match's free seats
+The pool: ``--bots`` bots (30) of true strength drawn from N(1500, S), S ``--spread`` (200), on the
+Elo scale, the simulated pool of the rating tests (:mod:`arena.ratings.simulation`: Bradley-Terry
+outcomes, 10% of the games between equals drawn). The ladder plays in rounds: every bot has one match's free seats
 (2), a round's pairings are made, played, and the Bradley-Terry fit of the pool is made again.
 Three ways to pair:
 
@@ -66,7 +66,7 @@ Pairing = Callable[[Counts], list[tuple[int, int]]]
 
 
 # --------------------------------------------------------------------------- the ways of pairing
-def matchmaking(bots: int, seed: int, rules: Rules = Rules()) -> tuple[Pairing, dict[str, int]]:
+def matchmaking(bots: int, seed: int, rules: Rules | None = None) -> tuple[Pairing, dict[str, int]]:
     """The matchmaking's pairing, and the longest wait and repeat it showed (filled as it runs)."""
     names = bot_names(bots)
     index = {bot: i for i, bot in enumerate(names)}
@@ -76,7 +76,7 @@ def matchmaking(bots: int, seed: int, rules: Rules = Rules()) -> tuple[Pairing, 
 
     def pairing(counts: Counts) -> list[tuple[int, int]]:
         fairness = state["fairness"]
-        result = pick(counts, {bot: 2 for bot in names}, fairness, rng, rules)
+        result = pick(counts, {bot: 2 for bot in names}, fairness, rng, rules or Rules())
         state["fairness"] = result.fairness
         seen["max_wait"] = max([seen["max_wait"], *result.fairness.waited.values()])
         seen["max_picks"] = max(seen["max_picks"], len(result.picks))
@@ -218,24 +218,28 @@ def run(args: argparse.Namespace) -> Results:
         median_matchmaking=med(mm), median_random=med(rnd), median_round_robin=med(rr),
         newcomer_matchmaking=new_mm, newcomer_random=new_rnd,
         newcomer_median_matchmaking=med(new_mm), newcomer_median_random=med(new_rnd),
-        bound_ratio_vs_random=round(med(bounds), 2), max_wait=max_wait, seconds=round(time.perf_counter() - t0, 1),
+        bound_ratio_vs_random=round(med(bounds), 2), max_wait=max_wait,
+        seconds=round(time.perf_counter() - t0, 1),
         games_ratio_vs_random=round(med(rnd) / med(mm), 2),
         games_ratio_vs_round_robin=round(med(rr) / med(mm), 2),
     )
 
 
 def report(res: Results) -> None:
-    print(f"ladder bench: {res.bots} bots of strength N(1500, {res.spread:g}), {res.seeds} seeds, one match a bot a round; "
+    print(f"ladder bench: {res.bots} bots of strength N(1500, {res.spread:g}), {res.seeds} seeds, "
+          "one match a bot a round; "
           f"converged: Spearman >= {SPEARMAN} and mean 95% interval <= {MEAN_WIDTH:g} Elo ({res.seconds} s)")
     for label, games, median in (("matchmaking", res.games_matchmaking, res.median_matchmaking),
                                  ("random pairing", res.games_random, res.median_random),
                                  ("round-robin", res.games_round_robin, res.median_round_robin)):
         print(f"  {label:<16} median {median:>8,.0f} games  ({', '.join(f'{g:,}' for g in games)})")
     print(f"  matchmaking's longest wait: {res.max_wait} picks (bound {Rules().max_wait})")
-    print(f"newcomer in a ladder of {res.bots} settled by {res.settle} games a bot, its games to ±{NEWCOMER_HALF:g}:")
+    print(f"newcomer in a ladder of {res.bots} settled by {res.settle} games a bot, "
+          f"its games to ±{NEWCOMER_HALF:g}:")
     print(f"  matchmaking      median {res.newcomer_median_matchmaking:>8,.0f}  "
           f"({', '.join(map(str, res.newcomer_matchmaking))})")
-    print(f"  random pairing   median {res.newcomer_median_random:>8,.0f}  ({', '.join(map(str, res.newcomer_random))})")
+    print(f"  random pairing   median {res.newcomer_median_random:>8,.0f}  "
+          f"({', '.join(map(str, res.newcomer_random))})")
     print(f"  information bound: no pairing beats random by more than {res.bound_ratio_vs_random:.2f} "
           "(a game between equals is worth 1/4, random pairs' games their mean p (1 - p))")
     verdict = "met" if res.games_ratio_vs_random >= res.target_ratio else "NOT met"
@@ -257,7 +261,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--spread", type=float, default=200.0,
                    help="the standard deviation of the true strengths, Elo (200, as the rating tests)")
     p.add_argument("--seeds", type=int, default=None, help="pools and runs, the medians over them (9)")
-    p.add_argument("--settle", type=int, default=300, help="round-robin games a bot before the newcomer (300)")
+    p.add_argument("--settle", type=int, default=300, help="round-robin games a bot, then the newcomer (300)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     args = p.parse_args(argv)
     if args.seeds is None:

@@ -104,12 +104,13 @@ class Why:
     waited: int = 0
 
     def text(self, a: str, b: str) -> str:
-        pair = (f"{a} ({self.rating_a:.0f} ±{self.half_a:.0f}) v {b} ({self.rating_b:.0f} ±{self.half_b:.0f}), "
-                f"expected score {self.expected_a:.2f}")
+        pair = (f"{a} ({self.rating_a:.0f} ±{self.half_a:.0f}) v {b} ({self.rating_b:.0f} "
+                f"±{self.half_b:.0f}), expected score {self.expected_a:.2f}")
         if self.rule == "waited":
             return (f"{pair}: {a} had waited {self.waited} picks; of its allowed partners, {b}'s game "
                     f"narrows the pool's intervals most ({self.narrows:.1f} Elo in all)")
-        return f"{pair}: of the pairs open, this game narrows the pool's intervals most ({self.narrows:.1f} Elo in all)"
+        return (f"{pair}: of the pairs open, this game narrows the pool's intervals most "
+                f"({self.narrows:.1f} Elo in all)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +175,8 @@ def _frozen(recent: Mapping[str, list[str]]) -> dict[str, tuple[str, ...]]:
     return {bot: tuple(opponents) for bot, opponents in recent.items() if opponents}
 
 
-def _allowed(model: _Model, open_: list[str], recent: Mapping[str, list[str]], rules: Rules) -> NDArray[np.bool_]:
+def _allowed(model: _Model, open_: list[str], recent: Mapping[str, list[str]],
+             rules: Rules) -> NDArray[np.bool_]:
     """The pairs (indices into ``model.available``) with the seats and within the repeat rule."""
     m = len(model.available)
     ok = np.zeros((m, m), dtype=bool)
@@ -192,7 +194,8 @@ def _allowed(model: _Model, open_: list[str], recent: Mapping[str, list[str]], r
 
 def _forced(model: _Model, open_: list[str], waited: Mapping[str, int], allowed: NDArray[np.bool_],
             rules: Rules, rng: random.Random) -> tuple[int, int] | None:
-    """The pair the waits force, the longest-waiting bot first, or None when no wait is pressing."""
+    """The pair the waits force, the longest-waiting bot (with an allowed partner) first, or None when no
+    wait is pressing."""
     queue = sorted(open_, key=lambda bot: (-waited[bot], bot))
     if not any(waited[bot] + k + 1 >= rules.max_wait for k, bot in enumerate(queue)):
         return None
@@ -201,7 +204,8 @@ def _forced(model: _Model, open_: list[str], waited: Mapping[str, int], allowed:
         if allowed[i].any():
             row = np.zeros_like(allowed)
             row[i] = allowed[i]
-            return _best(model.gain(row), rng)
+            first, second = _best(model.gain(row), rng)
+            return (first, second) if first == i else (second, first)  # the bot that waited first
     return None
 
 
@@ -239,8 +243,10 @@ class _Model:
         self.h = (ca * self.weight) @ ca.T  # h[i, j] = sum_k weight_k C_ki C_kj
 
     def expected(self) -> Floats:
+        """``p[i, j]``: available bot ``i``'s expected score against ``j`` at the fitted ratings."""
         r = self.ratings[self.columns]
-        return 1.0 / (1.0 + 10.0 ** ((r[None, :] - r[:, None]) / 400.0))
+        p: Floats = 1.0 / (1.0 + 10.0 ** ((r[None, :] - r[:, None]) / 400.0))
+        return p
 
     def gain(self, allowed: NDArray[np.bool_]) -> Floats:
         """Per pair of available bots, the narrowing of the sum of the 95% widths by its game; -inf where
@@ -251,8 +257,8 @@ class _Model:
         spread = hd[:, None] + hd[None, :] - 2.0 * self.h
         p = self.expected()
         w = p * (1.0 - p) / ELO_PER_NAT**2
-        gain = w * spread / (1.0 + w * q)
-        return np.where(allowed, gain, -np.inf)
+        gain: Floats = np.where(allowed, w * spread / (1.0 + w * q), -np.inf)
+        return gain
 
     def why(self, i: int, j: int, rule: Literal["information", "waited"], waited: int) -> Why:
         everything = np.ones((len(self.available),) * 2, dtype=bool)

@@ -29,14 +29,15 @@ def bot_names(n: int) -> list[str]:
     return [f"bot{i:04d}" for i in range(n)]
 
 
-def play_league(strengths: Floats, games_per_bot: int, rng: np.random.Generator) -> dict[tuple[str, str], PairCount]:
+def play_league(strengths: Floats, games_per_bot: int,
+                rng: np.random.Generator) -> dict[tuple[str, str], PairCount]:
     """The pair counts of ``len(strengths) * games_per_bot / 2`` games between random pairs of bots."""
     n = len(strengths)
     return play_games(strengths, n * games_per_bot // 2, rng)
 
 
 def play_games(strengths: Floats, games: int, rng: np.random.Generator) -> dict[tuple[str, str], PairCount]:
-    """The pair counts of ``games`` games between pairs of bots drawn uniformly (never a bot against itself)."""
+    """The pair counts of ``games`` games between pairs drawn uniformly (never a bot against itself)."""
     n = len(strengths)
     a = rng.integers(0, n, games)
     b = rng.integers(0, n - 1, games)
@@ -68,7 +69,8 @@ def play_pairs(strengths: Floats, a: NDArray[np.int64] | Sequence[int], b: NDArr
         i, j = divmod(k, n)
         w, d = int(wins[k]), int(draws[k])
         old = counts.get((names[i], names[j]), PairCount())
-        counts[names[i], names[j]] = PairCount(old.wins + w, old.draws + d, old.losses + int(played[k]) - w - d)
+        losses = int(played[k]) - w - d
+        counts[names[i], names[j]] = PairCount(old.wins + w, old.draws + d, old.losses + losses)
 
 
 def centred(strengths: Floats) -> Floats:
