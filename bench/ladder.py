@@ -8,8 +8,9 @@ Usage (from the repository root)::
 
 The pool: ``--bots`` bots (30) of true strength drawn from N(1500, S), S ``--spread`` (200), on the
 Elo scale, the simulated pool of the rating tests (:mod:`arena.ratings.simulation`: Bradley-Terry
-outcomes, 10% of the games between equals drawn). The ladder plays in rounds: every bot has one match's free seats
-(2), a round's pairings are made, played, and the Bradley-Terry fit of the pool is made again.
+outcomes, 10% of the games between equals drawn). The ladder plays in rounds: every bot has one
+match's free seats (2), a round's pairings are made, played, and the Bradley-Terry fit of the pool is
+made again.
 Three ways to pair:
 
 - ``matchmaking``: :func:`arena.ratings.matchmaking.pick` (default :class:`Rules`), its fairness
