@@ -58,13 +58,13 @@ sys.path[:0] = [str(HERE.parent), str(HERE)]  # run from a checkout
 
 from arena.ratings.bt import PairArrays, fit_arrays  # noqa: E402
 from arena.ratings.leaderboard import leaderboard  # noqa: E402
-from tests.ratings.league import bot_names, play_games  # noqa: E402
+from arena.ratings.simulation import bot_names, play_games  # noqa: E402
 
 TARGET_S = 1.0
 
 
 # --------------------------------------------------------------------------- the pool
-# the pool's games are the simulated leagues' of the rating tests (tests/ratings/league.py)
+# the pool's games are the simulated leagues' of the rating tests (arena/ratings/simulation.py)
 pool_counts = play_games
 
 

@@ -44,6 +44,7 @@ QUICK = {
     "cluster.py": ("claims_per_result", True),
     "engine.py": ("ratio_vs_colver", False),
     "hostile.py": ("ratio_worst", True),
+    "ladder.py": ("games_ratio_vs_random", False),
     "referee.py": ("ratio_vs_raw_grpc", True),
     "scale.py": ("nodes_per_redis_core", True),
     "sdk_act.py": ("ratio", False),
