@@ -53,7 +53,7 @@ import secrets
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from arena.edge.quietlog import QuietLog
@@ -205,6 +205,14 @@ class Ladders:
                             self.broker.pending_count(ladder_id(pool)), self.broker.pool_ratings(pool))
 
 
+def rules_for(rules: Rules, bots: int) -> Rules:
+    """``rules`` with the repeat window narrowed for ``bots`` available: a bot whose last ``window``
+    pairings hold ``max_repeats`` of each of its ``bots - 1`` opponents has no partner left, ever (its
+    window slides only when it plays), so the window stays below ``max_repeats * (bots - 1)``."""
+    window = max(1, min(rules.window, rules.max_repeats * (bots - 1) - 1))
+    return rules if window == rules.window else replace(rules, window=window)
+
+
 def ladder_job(setting: LadderSetting, a: str, b: str, node_id: str = "") -> MatchJob:
     """A ladder match of ``a`` (seats 0 and 2) against ``b``: its own id and a fresh seed."""
     tid = ladder_id(setting.pool)
@@ -342,7 +350,11 @@ class LadderLoop:
         if len(here) < 2:
             return 0
         counts: dict[tuple[str, str], PairCount] = self.broker.pair_counts(pool)
-        picks = pick(counts, here, self._fairness.get(pool, Fairness()), self._rng, self.rules, limit=room)
+        rules = rules_for(self.rules, len(here))
+        before = self._fairness.get(pool, Fairness())
+        recent = {bot: opponents[-rules.window:] for bot, opponents in before.recent.items()}
+        kept = Fairness(before.waited, recent)
+        picks = pick(counts, here, kept, self._rng, rules, limit=room)
         self._fairness[pool] = picks.fairness
         jobs = [ladder_job(setting, p.a, p.b, self.node_id) for p in picks.picks]
         if not jobs:
