@@ -22,12 +22,13 @@ from arena.datadir import private_dir
 from arena.edge.tls import TlsError, server_credentials
 from arena.node import DEFAULT_CAPACITY
 from arena.node.bots import BrokerRegistryBackend, keep_current
+from arena.node.ladder import DEFAULT_SHARE, Capacity, LadderLoop
 from arena.node.notices import NoticeWatcher
 from arena.node.rankings import MAX_LIMIT, Rankings
 from arena.node.schedules import ScheduleLoop
 from arena.node.service import ClusterArenaServicer
 from arena.node.worker import Worker, quiet, stop_on_cancel_notices, wake_on_jobs
-from arena.queue import SCHEDULE_NOTICE, Broker, BrokerError
+from arena.queue import LADDER_NOTICE, SCHEDULE_NOTICE, Broker, BrokerError
 from arena.ratings.pools import TOURNAMENT_PREFIX
 from arena.records import TimeControl
 from arena.referee.access import AccessPolicy
@@ -86,6 +87,8 @@ class NodeSettings:
     #: the shortest period a tournament schedule may have (``tournament schedule --every``): a minute,
     #: so that a typo does not fill the queue with tournaments; tests run with seconds
     schedule_min_every_s: int = MIN_EVERY_S
+    #: the share of the match slots the ladder may fill (``--ladder-share``; see arena.node.ladder)
+    ladder_share: float = DEFAULT_SHARE
     #: TLS for the gRPC port: the server's certificate (PEM, with any intermediates) and its key;
     #: both or neither (neither: plaintext, for loopback)
     tls_cert: Path | None = None
@@ -110,6 +113,8 @@ class RunningNode:
     notices: NoticeWatcher
     #: the node's schedule thread (the tournaments it made: ``schedules.made``)
     schedules: ScheduleLoop
+    #: the node's ladder thread (the matches it enqueued: ``ladder.enqueued``)
+    ladder: LadderLoop
     #: what must outlive the drain (the web pages: live views and /metrics while matches finish);
     #: closed once the running matches are done, before the gRPC server stops
     until_drained: contextlib.AsyncExitStack = field(default_factory=contextlib.AsyncExitStack)
@@ -178,6 +183,17 @@ async def running_node(
     watcher.on(SCHEDULE_NOTICE, schedule_loop.wake)  # ...and through another node, on its notice
     watcher.on_gap(schedule_loop.wake)
     schedule_loop.start()
+    def capacity() -> Capacity:  # read on the loop (the ladder thread calls it through on_loop)
+        return Capacity(node.free_seats(), worker.capacity, frozenset(worker.running))
+
+    ladder_loop = LadderLoop(broker, LadderLoop.on_loop(asyncio.get_running_loop(), capacity),
+                             node_id=node.node_id, share=config.ladder_share, name=f"ladder-{node.node_id}")
+    arena.on_ladder = ladder_loop.wake  # a ladder changed through this node: look again at once
+    watcher.on(LADDER_NOTICE, ladder_loop.wake)  # ...and through another node, on its notice
+    watcher.on_gap(ladder_loop.wake)
+    node.seat_hooks.append(ladder_loop.wake)  # a bot connected, a match ended: seats to pair
+    worker.done_hooks.append(ladder_loop.wake)  # a match's result written: a ladder slot may be free
+    ladder_loop.start()
     stop_on_cancel_notices(watcher, worker, asyncio.get_running_loop())  # the others on its notice
     wake_on_jobs(watcher, worker, asyncio.get_running_loop())  # jobs its bots can play came to wait
     worker_task = asyncio.create_task(worker.run(stop), name="worker")
@@ -185,12 +201,14 @@ async def running_node(
     fields = {"event": "node_start", "node": node.node_id, "address": address}
     log.info("node %s serving on %s (advertised %s, %s), %d match slots", node.node_id, config.listen,
              address, "TLS" if credentials else "plaintext", config.capacity, extra=fields)
-    running = RunningNode(node, worker, tournaments, address, port, rankings, watcher, schedule_loop)
+    running = RunningNode(node, worker, tournaments, address, port, rankings, watcher, schedule_loop,
+                          ladder_loop)
     try:
         yield running
     finally:
         await node.begin_drain()  # health says NOT_SERVING while the matches drain
         await asyncio.to_thread(schedule_loop.stop)
+        await asyncio.to_thread(ladder_loop.stop)
         stop.set()
         with contextlib.suppress(Exception):
             await worker_task  # drains: each running match finishes or is released

@@ -97,6 +97,8 @@ class ClusterArenaServicer(ArenaServicer):
         self.min_every_s = MIN_EVERY_S
         #: called once a schedule is made or cancelled through this node (its schedule loop's wake)
         self.on_schedule: Callable[[], object] | None = None
+        #: called once a ladder is changed through this node (its ladder loop's wake)
+        self.on_ladder: Callable[[], object] | None = None
         #: one audit at a time on this node, and what earlier audits worked out
         self._auditing = asyncio.Lock()
         self._audits = AnalysisCache()

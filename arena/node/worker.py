@@ -50,6 +50,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from arena.edge.quietlog import QuietLog
@@ -117,6 +118,9 @@ class Worker:
         #: how often the states of the running matches' tournaments are read (a cancel's bound)
         self.cancel_check_s = cancel_check_s
         self.running: dict[str, Running] = {}
+        #: called (on the loop) with each job whose match is over here, written or not, once its slot
+        #: is free (the ladder loop looks again: :mod:`arena.node.ladder`)
+        self.done_hooks: list[Callable[[MatchJob], None]] = []
         self.completed = 0
         self.released = 0
         #: set when what the node can start may have changed: a seat freed, jobs came, a slot freed
@@ -458,6 +462,8 @@ class Worker:
         finally:
             self.running.pop(job.match_id, None)
             self.wake()  # a slot is free
+            for hook in self.done_hooks:
+                hook(job)
 
     async def _stage_may_end(self, tournament_id: str, done: Finished) -> bool:
         """Whether the tournament may have more to enqueue, or be over, now that ``done`` is written:

@@ -73,6 +73,10 @@ from the store), and never a secret. Kinds in use:
   cancelled; every node's schedule loop reads the schedules again (it also reads
   them at least every minute, for a notice lost).
 
+- :data:`LADDER_NOTICE` (``data``: the pool): a pool's ladder was started or
+  stopped, or a bot joined or left it; every node's ladder loop reads the
+  ladders again (also at least every minute, for a notice lost).
+
 Another kind is one more word and a handler on the node's
 :class:`~arena.node.notices.NoticeWatcher`: ``publish_notice("tournament",
 tournament_id)``, say, for "re-read this tournament".
@@ -88,7 +92,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Self
 
-from arena.ratings import PairCount, pools_of, tournament_pool
+from arena.ratings import PairCount, ladder_pool, pools_of, tournament_pool
 from arena.ratings.counts import pair_key
 from arena.ratings.mixed import MixedGame, MixedState, team_of
 from arena.ratings.online import HISTORY_EVERY, HISTORY_MAX, Leg, Part
@@ -113,6 +117,9 @@ CANCEL_NOTICE = "cancel"
 #: the kind of notice that says a schedule was made or cancelled (``data``: its id): each node's
 #: schedule loop reads the schedules again
 SCHEDULE_NOTICE = "schedule"
+#: the kind of notice that says a pool's ladder changed (``data``: the pool): each node's ladder loop
+#: reads the ladders again
+LADDER_NOTICE = "ladder"
 #: the kind of notice that says jobs wait in the queue that were not waiting a moment ago (enqueued,
 #: given back, or their lease ran out): ``data``, their bots' names, space-separated, or ``*``
 #: (too many to name); a node that can seat one of them claims at once
@@ -126,6 +133,7 @@ __all__ = [
     "BOT_NOTICE",
     "CANCEL_NOTICE",
     "JOBS_NOTICE",
+    "LADDER_NOTICE",
     "MIXED_BATCH",
     "NOTICES_KEPT",
     "NOTICES_READ",
@@ -307,10 +315,14 @@ class RatingPlan:
 
 def rating_plan(result: MatchResult, spec: TournamentSpec | None) -> RatingPlan:
     """The plan for ``result`` of the tournament ``spec`` (None: a tournament the store does not
-    hold, whose results count in their tournament's own pool only)."""
+    hold, whose results count in their tournament's own pool only, or a pool's ladder, whose results
+    count in that pool)."""
     tid = result.tournament_id
-    if spec is None:
-        pools: tuple[str, ...] = (tournament_pool(tid),)
+    ladder = ladder_pool(tid)
+    if spec is None and ladder is not None:
+        pools: tuple[str, ...] = (ladder,)  # a ladder match: its pool's game (arena.ratings.pools)
+    elif spec is None:
+        pools = (tournament_pool(tid),)
     else:
         pools = pools_of(tid, spec.ruleset.to_spec(), rated=spec.unrated_reason == "")
     # partners that are different bots are not one player of Bradley-Terry and the Elo: openskill
@@ -378,6 +390,8 @@ class Broker(abc.ABC):
 
     def _spec(self, tid: str) -> TournamentSpec | None:
         """The tournament's spec, read from the store once per process (None: not stored)."""
+        if ladder_pool(tid) is not None:
+            return None  # a ladder's matches: no tournament holds them (no read for each result)
         with self._specs_lock:
             spec = self._specs.get(tid)
         if spec is None:
@@ -615,6 +629,28 @@ class Broker(abc.ABC):
         cancelled, nor made again since), its last occurrence is before ``at``, and no tournament has
         ``spec``'s id, store ``spec`` as :meth:`put_tournament` does and ``at`` as the schedule's last
         occurrence; True if this call did (exactly one of any number of nodes asking at once)."""
+
+    # the ladders (arena.tournament.ladder): a setting per pool and the bots opted in
+    @abc.abstractmethod
+    def put_ladder(self, pool: str, text: str) -> None:
+        """Store the pool's ladder setting (its JSON), replacing the one stored: every node's ladder loop
+        follows it."""
+
+    @abc.abstractmethod
+    def ladders(self) -> dict[str, str]:
+        """Every pool's ladder setting (pool -> JSON), in one read (a few pools: one a ruleset preset)."""
+
+    @abc.abstractmethod
+    def ladder_add(self, pool: str, bot: str) -> bool:
+        """Opt ``bot`` in to the pool's ladder; False if it was in already."""
+
+    @abc.abstractmethod
+    def ladder_remove(self, pool: str, bot: str) -> bool:
+        """Take ``bot`` out of the pool's ladder; False if it was not in."""
+
+    @abc.abstractmethod
+    def ladder_bots(self, pool: str) -> list[str]:
+        """The bots opted in to the pool's ladder, sorted, in one read."""
 
     # the cluster: live nodes (for the bots' discovery) and the shared bot registry
     @abc.abstractmethod

@@ -203,6 +203,15 @@ CREATE TABLE IF NOT EXISTS schedules (          -- scheduled tournaments (arena.
     spec TEXT NOT NULL,                         -- the schedule's JSON
     last INTEGER NOT NULL DEFAULT 0             -- its last occurrence made (unix seconds, 0: none)
 );
+CREATE TABLE IF NOT EXISTS ladders (            -- a pool's ladder (arena.tournament.ladder)
+    pool TEXT PRIMARY KEY,
+    setting TEXT NOT NULL                       -- its JSON
+);
+CREATE TABLE IF NOT EXISTS ladder_bots (        -- the bots opted in to a pool's ladder
+    pool TEXT NOT NULL,
+    bot TEXT NOT NULL,
+    PRIMARY KEY (pool, bot)
+);
 CREATE TABLE IF NOT EXISTS enqueue_markers (
     key TEXT PRIMARY KEY,
     at REAL NOT NULL
@@ -938,6 +947,32 @@ class EmbeddedBroker(Broker):
     def delete_schedule(self, schedule_id: str) -> bool:
         with self._errors(), self._tx() as db:
             return db.execute("DELETE FROM schedules WHERE id = ?", (schedule_id,)).rowcount == 1
+
+    # the ladders
+    def put_ladder(self, pool: str, text: str) -> None:
+        with self._errors(), self._tx() as db:
+            db.execute("INSERT INTO ladders (pool, setting) VALUES (?, ?) "
+                       "ON CONFLICT (pool) DO UPDATE SET setting = excluded.setting", (pool, text))
+
+    def ladders(self) -> dict[str, str]:
+        with self._errors(), self._tx(write=False) as db:
+            rows = db.execute("SELECT pool, setting FROM ladders ORDER BY pool").fetchall()
+        return {str(pool): str(text) for pool, text in rows}
+
+    def ladder_add(self, pool: str, bot: str) -> bool:
+        with self._errors(), self._tx() as db:
+            cur = db.execute("INSERT OR IGNORE INTO ladder_bots (pool, bot) VALUES (?, ?)", (pool, bot))
+            return cur.rowcount == 1
+
+    def ladder_remove(self, pool: str, bot: str) -> bool:
+        with self._errors(), self._tx() as db:
+            cur = db.execute("DELETE FROM ladder_bots WHERE pool = ? AND bot = ?", (pool, bot))
+            return cur.rowcount == 1
+
+    def ladder_bots(self, pool: str) -> list[str]:
+        with self._errors(), self._tx(write=False) as db:
+            rows = db.execute("SELECT bot FROM ladder_bots WHERE pool = ? ORDER BY bot", (pool,)).fetchall()
+        return [str(bot) for (bot,) in rows]
 
     def add_occurrence(self, schedule_id: str, text: str, at: int, spec: TournamentSpec) -> bool:
         with self._errors(), self._tx() as db:  # BEGIN IMMEDIATE: one writer of the file at a time

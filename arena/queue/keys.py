@@ -42,6 +42,8 @@ With the default prefix ``belote-arena`` the keys are::
     belote-arena:schedule:<id>          hash: ``spec`` (a schedule's JSON) and ``last`` (its last
                                         occurrence made, unix seconds)
     belote-arena:schedules              set of the schedules' ids
+    belote-arena:ladders                hash: pool -> its ladder's setting (JSON)
+    belote-arena:ladder:bots:<pool>     set of the bots opted in to the pool's ladder
     belote-arena:once:<key>             enqueue-once marker
     belote-arena:node:<id>              a live node's address (expires with its heartbeat)
     belote-arena:nodes                  set of node ids that sent a heartbeat
@@ -191,6 +193,14 @@ class Keys:
     @property
     def schedules(self) -> str:
         return self._key("schedules")
+
+    # the ladders
+    @property
+    def ladders(self) -> str:
+        return self._key("ladders")
+
+    def ladder_bots(self, pool: str) -> str:
+        return self._key("ladder", "bots", pool)
 
     # the cluster
     def node(self, node_id: str) -> str:

@@ -733,6 +733,27 @@ class RedisBroker(Broker):
             return bool(self._delete_schedule(keys=[self.keys.schedule(schedule_id), self.keys.schedules],
                                               args=[schedule_id]))
 
+    # the ladders
+    def put_ladder(self, pool: str, text: str) -> None:
+        with self._errors():
+            self._redis.hset(self.keys.ladders, pool, text)
+
+    def ladders(self) -> dict[str, str]:
+        with self._reading():
+            return dict(cast("dict[str, str]", self._redis.hgetall(self.keys.ladders)))
+
+    def ladder_add(self, pool: str, bot: str) -> bool:
+        with self._errors():
+            return bool(self._redis.sadd(self.keys.ladder_bots(pool), bot))
+
+    def ladder_remove(self, pool: str, bot: str) -> bool:
+        with self._errors():
+            return bool(self._redis.srem(self.keys.ladder_bots(pool), bot))
+
+    def ladder_bots(self, pool: str) -> list[str]:
+        with self._reading():
+            return sorted(cast("set[str]", self._redis.smembers(self.keys.ladder_bots(pool))))
+
     def add_occurrence(self, schedule_id: str, text: str, at: int, spec: TournamentSpec) -> bool:
         keys = [self.keys.schedule(schedule_id), self.keys.tournament(spec.tournament_id),
                 self.keys.tournaments]

@@ -17,12 +17,21 @@ from arena.ratings.online import (
     history_points,
     quartet_scores,
 )
-from arena.ratings.pools import TOURNAMENT_PREFIX, pools_of, preset_pool, tournament_pool
+from arena.ratings.pools import (
+    LADDER_PREFIX,
+    TOURNAMENT_PREFIX,
+    ladder_id,
+    ladder_pool,
+    pools_of,
+    preset_pool,
+    tournament_pool,
+)
 
 __all__ = [
     "HISTORY_EVERY",
     "HISTORY_MAX",
     "INITIAL_RATING",
+    "LADDER_PREFIX",
     "TOURNAMENT_PREFIX",
     "Leg",
     "PairCount",
@@ -34,6 +43,8 @@ __all__ = [
     "elo_update",
     "expected_score",
     "history_points",
+    "ladder_id",
+    "ladder_pool",
     "pair_key",
     "pools_of",
     "preset_pool",

@@ -39,6 +39,9 @@ MAX_BOTS = 256
 MAX_ROUNDS = 100
 MAX_PAIRS = 100_000
 
+#: the ladders' matches carry this tournament id prefix (arena.ratings.pools.LADDER_PREFIX, which
+#: this layer cannot import): no tournament may take it
+RESERVED_PREFIX = "ladder:"
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}")
 
 
@@ -160,6 +163,9 @@ class TournamentSpec:
                 f"tournament_id must be 1-128 letters, digits or _ . : @ - (starting with a letter "
                 f"or digit), not {tid!r}"
             )
+        if tid.startswith(RESERVED_PREFIX):
+            raise TournamentError(f"tournament ids starting with {RESERVED_PREFIX!r} are the ladders' "
+                                  f"(their matches' results count in the pool): not {tid!r}")
         if self.format not in FORMATS:
             raise TournamentError(f"format must be one of {', '.join(FORMATS)}, not {self.format!r}")
         self._check_bots()

@@ -1,0 +1,385 @@
+"""A ladder per rating pool: the opted-in bots keep playing rated matches, without a tournament.
+
+**The setting** (:class:`LadderSetting`) lives in the broker, one per pool
+(:meth:`~arena.queue.Broker.put_ladder`): on or off, and the match format,
+so every node of a cluster follows it and it survives restarts. The bots opted
+in are a set per pool in the broker too. Each change publishes a
+:data:`~arena.queue.LADDER_NOTICE` of the pool, on which every node's
+:class:`LadderLoop` looks again at once. A pool's ladder is that of a ruleset
+preset (``coinche``, ``classic``...): its matches are played under the preset.
+
+**The format.** Plain matches of ``deals`` deals: each ladder match is its own
+deals, seen from one seat by each bot. Mirror duplicate (the same two bots see
+both sides of a deal) is never used between bots of different owners: a bot
+that remembers would exploit it. Field duplicate across tables (the same
+deals at two tables of four different bots) is not there yet: :func:`check_duplicate`
+refuses it with that reason.
+
+**The matches** are ordinary match jobs: the queue carries them, the worker
+plays them, their result is written exactly once with its rating update. Their
+tournament id is the pool's :func:`~arena.ratings.ladder_id`
+(``ladder:coinche``), which no tournament can take, and
+:func:`~arena.queue.broker.rating_plan` counts such a result in that pool
+(online Elo, pair counts for Bradley-Terry). Each match's seed is fresh
+randomness drawn by the node that makes it, so the result is rated.
+
+**The loop** (:class:`LadderLoop`, one thread per node, its broker calls never
+on the event loop): for each pool whose ladder is on, it pairs the opted-in
+bots connected to *this* node with free seats, with
+:func:`arena.ratings.matchmaking.pick` (the pair that most narrows the pool's
+intervals, within the fairness bounds), and enqueues those matches. A bot
+connected nowhere here is never paired, so nothing waits in the queue for an
+absent bot; the worker of this node, woken by the jobs' notice, claims them at
+once. It wakes when seats change here (a match ended, a bot connected), on a
+ladder notice, and at least every :data:`RESCAN_S`; never a fast poll.
+
+**Tournaments keep priority.** A node gives the ladder at most ``share`` of its
+match slots (:data:`DEFAULT_SHARE`, a half), so the other half is always free
+for tournament matches that come; and it never pairs a bot that has a job
+waiting in the queue (a tournament's match, which then takes the bot's next
+free seat). A ladder match already running when a tournament's match for the
+same bot arrives is not stopped: the tournament's match waits for the bot's
+seat at most that one ladder match, which is why the ladder plays short
+matches (a few deals) by default.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+import secrets
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from arena.edge.quietlog import QuietLog
+from arena.engine.rules import PRESETS
+from arena.queue import LADDER_NOTICE, Broker, BrokerError
+from arena.ratings import ladder_id
+from arena.ratings.counts import PairCount
+from arena.ratings.matchmaking import Fairness, Rules, pick
+from arena.records import MAX_DEALS
+from arena.tournament import MatchJob
+
+log = logging.getLogger("arena.node")
+
+#: the share of a node's match slots the ladder may fill: a half, so that a tournament created while
+#: the ladder runs finds half the node's slots free at once (its matches start without waiting for a
+#: ladder match to end), while an idle arena still keeps its bots playing at half its capacity
+DEFAULT_SHARE = 0.5
+#: the deals of a ladder match when the admin does not say: short, so that a tournament's match that
+#: needs one of its bots waits for at most a few deals
+DEFAULT_DEALS = 8
+#: the longest the loop sleeps without a wake-up (a notice lost: a ladder started elsewhere)
+RESCAN_S = 60.0
+#: how long it waits before trying again after the broker failed
+RETRY_S = 5.0
+#: a ladder match this node enqueued and never saw written (dead-lettered after node deaths) stops
+#: counting against its ladder slots after this long
+FORGET_S = 3600.0
+#: the matchmaking's fairness bounds (its defaults: a match seats each bot at both places of its side)
+RULES = Rules()
+#: why field duplicate is refused for now
+NO_FIELD = ("the ladder plays plain matches for now: field duplicate across tables (four different "
+            "bots) is not there yet, and mirror duplicate (two bots seeing both sides of a deal) is "
+            "never used between bots of different owners")
+
+
+class LadderError(ValueError):
+    """A ladder setting or request that cannot be: an unknown pool, bad deals, a duplicate asked."""
+
+
+def check_pool(pool: str) -> str:
+    """The pool, if a ladder can run on it: a ruleset preset's pool."""
+    if pool not in PRESETS:
+        raise LadderError(f"a ladder runs on a ruleset preset's pool, one of {', '.join(PRESETS)}, "
+                          f"not {pool[:64]!r}")
+    return pool
+
+
+def check_duplicate(duplicate: str) -> str:
+    """The duplicate mode, if the ladder plays it: none for now (:data:`NO_FIELD`)."""
+    if duplicate:
+        raise LadderError(NO_FIELD)
+    return duplicate
+
+
+@dataclass(frozen=True)
+class LadderSetting:
+    """A pool's ladder: on or off, and the matches it plays."""
+
+    pool: str
+    on: bool = False
+    deals: int = DEFAULT_DEALS
+    #: "" (plain matches): the only mode so far (:func:`check_duplicate`)
+    duplicate: str = ""
+
+    def __post_init__(self) -> None:
+        check_pool(self.pool)
+        deals = self.deals
+        if isinstance(deals, bool) or not isinstance(deals, int) or not 1 <= deals <= MAX_DEALS:
+            raise LadderError(f"deals must be a whole number from 1 to {MAX_DEALS}, not {self.deals!r}")
+        check_duplicate(self.duplicate)
+
+    def to_json(self) -> str:
+        return json.dumps({"on": self.on, "deals": self.deals, "duplicate": self.duplicate},
+                          sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, pool: str, text: str) -> LadderSetting:
+        try:
+            data: Any = json.loads(text)
+            return cls(pool, on=bool(data["on"]), deals=data["deals"], duplicate=data.get("duplicate", ""))
+        except (ValueError, KeyError, TypeError) as e:
+            raise LadderError(f"the ladder of {pool[:64]!r} is stored unreadable: {e}") from None
+
+
+@dataclass(frozen=True)
+class LadderStatus:
+    """What ``ladder status`` shows of a pool."""
+
+    setting: LadderSetting
+    bots: list[str]
+    #: the pool's ladder matches queued or played now, across the cluster
+    in_progress: int
+    #: the pool's online Elo per bot: (rating, games)
+    ratings: dict[str, tuple[float, int]]
+
+
+class Ladders:
+    """The admin's side: start, stop, opt bots in and out, read a pool's status. Blocking broker calls
+    (from a thread, never the event loop). Each change publishes a ladder notice of its pool."""
+
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+
+    def setting(self, pool: str) -> LadderSetting:
+        """The pool's setting (off, at the defaults, when none is stored)."""
+        check_pool(pool)
+        text = self.broker.ladders().get(pool)
+        return LadderSetting(pool) if text is None else LadderSetting.from_json(pool, text)
+
+    def settings(self) -> dict[str, LadderSetting]:
+        """Every stored setting, in one read; one stored unreadable is left out (and logged)."""
+        out: dict[str, LadderSetting] = {}
+        for pool, text in self.broker.ladders().items():
+            try:
+                out[pool] = LadderSetting.from_json(pool, text)
+            except LadderError as e:
+                log.warning("%s", e)
+        return out
+
+    def start(self, pool: str, deals: int = DEFAULT_DEALS, duplicate: str = "") -> LadderSetting:
+        setting = LadderSetting(pool, on=True, deals=deals, duplicate=duplicate)
+        self.broker.put_ladder(pool, setting.to_json())
+        self.broker.publish_notice(LADDER_NOTICE, pool)
+        return setting
+
+    def stop(self, pool: str) -> LadderSetting:
+        """Turn it off (its format and bots are kept); the matches queued or running are played out."""
+        setting = LadderSetting(pool, on=False, deals=self.setting(pool).deals)
+        self.broker.put_ladder(pool, setting.to_json())
+        self.broker.publish_notice(LADDER_NOTICE, pool)
+        return setting
+
+    def add(self, pool: str, bot: str) -> bool:
+        added = self.broker.ladder_add(check_pool(pool), bot)
+        if added:
+            self.broker.publish_notice(LADDER_NOTICE, pool)
+        return added
+
+    def remove(self, pool: str, bot: str) -> bool:
+        """Take ``bot`` out: it is paired no more (its matches queued or running are played out)."""
+        removed = self.broker.ladder_remove(check_pool(pool), bot)
+        if removed:
+            self.broker.publish_notice(LADDER_NOTICE, pool)
+        return removed
+
+    def status(self, pool: str) -> LadderStatus:
+        setting = self.setting(pool)
+        return LadderStatus(setting, self.broker.ladder_bots(pool),
+                            self.broker.pending_count(ladder_id(pool)), self.broker.pool_ratings(pool))
+
+
+def rules_for(rules: Rules, bots: int) -> Rules:
+    """``rules`` with the repeat window narrowed for ``bots`` available: a bot whose last ``window``
+    pairings hold ``max_repeats`` of each of its ``bots - 1`` opponents has no partner left, ever (its
+    window slides only when it plays), so the window stays below ``max_repeats * (bots - 1)``."""
+    window = max(1, min(rules.window, rules.max_repeats * (bots - 1) - 1))
+    return rules if window == rules.window else replace(rules, window=window)
+
+
+def ladder_job(setting: LadderSetting, a: str, b: str, node_id: str = "") -> MatchJob:
+    """A ladder match of ``a`` (seats 0 and 2) against ``b``: its own id and a fresh seed."""
+    tid = ladder_id(setting.pool)
+    tag = f"{node_id}." if node_id else ""
+    return MatchJob(match_id=f"{tid}:{tag}{secrets.token_hex(8)}", tournament_id=tid, team0=a, team1=b,
+                    ruleset=setting.pool, seed=secrets.token_hex(32), deals=setting.deals,
+                    tags={"format": "ladder"})
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """What a node can give the ladder now, read on its event loop."""
+
+    #: the free seats of each bot connected here
+    free_seats: Mapping[str, int]
+    #: the node's match slots and those its matches fill
+    slots: int
+    running: frozenset[str] = frozenset()
+
+
+@dataclass
+class _Sent:
+    pool: str
+    bots: tuple[str, str]
+    at: float = field(default_factory=time.monotonic)
+
+
+class LadderLoop:
+    """A node's ladder thread (:meth:`start`, :meth:`wake` on a change, :meth:`stop`).
+
+    ``capacity()`` gives the node's :class:`Capacity` now: it is called from this thread and must
+    read the node on its own event loop (:meth:`on_loop` makes one that does)."""
+
+    def __init__(self, broker: Broker, capacity: Any, *, node_id: str = "", share: float = DEFAULT_SHARE,
+                 rules: Rules = RULES, rescan_s: float = RESCAN_S, name: str = "ladder") -> None:
+        if not 0.0 <= share <= 1.0:
+            raise LadderError(f"the ladder share is from 0 to 1, not {share}")
+        self.broker = broker
+        self.ladders = Ladders(broker)
+        self.capacity = capacity
+        self.node_id = node_id
+        self.share = share
+        self.rules = rules
+        self.rescan_s = rescan_s
+        self.name = name
+        #: the ladder matches this node enqueued whose result it has not seen written yet
+        self.sent: dict[str, _Sent] = {}
+        #: how many ladder matches this node enqueued, in all
+        self.enqueued = 0
+        self._fairness: dict[str, Fairness] = {}
+        self._rng = random.Random(secrets.randbits(64))
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._quiet = QuietLog(log)
+
+    @staticmethod
+    def on_loop(loop: asyncio.AbstractEventLoop, read: Any) -> Any:
+        """A ``capacity()`` that runs ``read()`` (which returns a :class:`Capacity`) on ``loop``."""
+        async def run() -> Capacity:
+            result: Capacity = read()
+            return result
+
+        def capacity() -> Capacity:
+            return asyncio.run_coroutine_threadsafe(run(), loop).result(10.0)
+
+        return capacity
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+        self._thread.start()
+
+    def wake(self, *_: object) -> None:
+        """Look again now (seats changed here, or a ladder changed)."""
+        self._wake.set()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop the thread (blocking: from a thread, not the event loop)."""
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def slots(self, capacity: Capacity) -> int:
+        """The ladder's slots on this node: ``share`` of its match slots, rounded down."""
+        return int(self.share * capacity.slots + 1e-9)
+
+    def run_once(self) -> float:
+        """Enqueue the ladder matches this node can start now; how long to sleep before the next look."""
+        try:
+            settings = {pool: s for pool, s in self.ladders.settings().items() if s.on}
+            self._forget_done()
+            if not settings:
+                return self.rescan_s
+            capacity = self.capacity()
+            room = self.slots(capacity) - len(self.sent)
+            free_slots = capacity.slots - len(capacity.running) - sum(
+                1 for mid in self.sent if mid not in capacity.running)
+            room = min(room, free_slots)
+            if room <= 0:
+                return self.rescan_s
+            seats = self._free_seats(capacity)
+            if not seats:
+                return self.rescan_s
+            busy = self.broker.waiting_bots()  # a job waits for them (a tournament's): not paired
+            for _, setting in sorted(settings.items()):
+                if room <= 0:
+                    break
+                room -= self._fill(setting, seats, busy, room)
+        except BrokerError as e:
+            self._quiet.warning("ladder", "the ladder could not read or enqueue: %s", e)
+            return RETRY_S
+        except Exception:  # a thread that dies stops the ladder for good: log and go on
+            log.exception("the ladder loop failed")
+            return RETRY_S
+        return self.rescan_s
+
+    def _free_seats(self, capacity: Capacity) -> dict[str, int]:
+        """The free seats of the bots here, less those the ladder matches enqueued and not yet running
+        here will take."""
+        seats = dict(capacity.free_seats)
+        for mid, sent in self.sent.items():
+            if mid not in capacity.running:
+                for bot in sent.bots:
+                    if bot in seats:
+                        seats[bot] -= self.rules.seats_per_match
+        return {bot: n for bot, n in seats.items() if n > 0}
+
+    def _fill(self, setting: LadderSetting, seats: dict[str, int], busy: set[str], room: int) -> int:
+        """Pick and enqueue up to ``room`` matches of the pool among its bots in ``seats`` (taking their
+        seats from it); how many were enqueued."""
+        pool = setting.pool
+        opted = set(self.broker.ladder_bots(pool))
+        here = {bot: n for bot, n in seats.items() if bot in opted and bot not in busy}
+        if len(here) < 2:
+            return 0
+        counts: dict[tuple[str, str], PairCount] = self.broker.pair_counts(pool)
+        rules = rules_for(self.rules, len(here))
+        before = self._fairness.get(pool, Fairness())
+        recent = {bot: opponents[-rules.window:] for bot, opponents in before.recent.items()}
+        kept = Fairness(before.waited, recent)
+        picks = pick(counts, here, kept, self._rng, rules, limit=room)
+        self._fairness[pool] = picks.fairness
+        jobs = [ladder_job(setting, p.a, p.b, self.node_id) for p in picks.picks]
+        if not jobs:
+            return 0
+        self.broker.enqueue(jobs)
+        for p, job in zip(picks.picks, jobs, strict=True):
+            self.sent[job.match_id] = _Sent(pool, (p.a, p.b))
+            for bot in (p.a, p.b):
+                seats[bot] = seats.get(bot, 0) - self.rules.seats_per_match
+            log.info("ladder %s: %s", pool, p.reason(),
+                     extra={"event": "ladder_match", "pool": pool, "match": job.match_id})
+        self.enqueued += len(jobs)
+        return len(jobs)
+
+    def _forget_done(self) -> None:
+        """Drop from :attr:`sent` the matches whose result is written (one read), and those too old."""
+        if not self.sent:
+            return
+        done = self.broker.results_written(list(self.sent))
+        now = time.monotonic()
+        for mid in [m for m, s in self.sent.items() if m in done or now - s.at > FORGET_S]:
+            del self.sent[mid]
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.clear()  # before the reads: a change after them wakes the wait below
+            wait = self.run_once()
+            self._wake.wait(wait)
