@@ -393,36 +393,49 @@ class ClusterArenaServicer(ArenaServicer):
     async def AddLadderBot(
         self, request: apb.AddLadderBotRequest, context: Context,
     ) -> apb.AddLadderBotResponse:
-        await self.admin(context, "opting a bot in to a ladder")
-        await self._queue(context, check_pool, request.pool)  # before the bot: the first thing wrong
-        await self._check_ladder_bot(context, request.bot)
-        added = await self._queue(context, self.ladders.add, request.pool, request.bot)
-        if added:
-            self._ladder_changed()
+        await self.admin(context, "opting bots in to a ladder")
+        await self._queue(context, check_pool, request.pool)  # before the bots: the first thing wrong
+        bots = await self._ladder_bots(context, request.bots)
+        unknown, revoked = [], []
+        for name, entry in zip(bots, await self.node.find_bots(bots), strict=True):
+            if entry is None:
+                unknown.append(name)
+            elif entry.revoked:
+                revoked.append(name)
+        if unknown:  # none added: a typo does not leave the others half done
+            await abort(context, NotFound(f"no bot named {', '.join(unknown)}: register it first"))
+        if revoked:
+            await abort(context, InvalidArgument(f"bot {', '.join(revoked)} is revoked"))
+        added = await self._queue(context, self._each, self.ladders.add, request.pool, bots)
         return apb.AddLadderBotResponse(added=added,
                                         ladder=await self._queue(context, self._ladder, request.pool))
 
     async def RemoveLadderBot(
         self, request: apb.RemoveLadderBotRequest, context: Context,
     ) -> apb.RemoveLadderBotResponse:
-        await self.admin(context, "taking a bot out of a ladder")
-        if not valid_bot_name(request.bot):  # a revoked or unknown one may be taken out: its name only
-            await abort(context, InvalidArgument(f"bad bot name {request.bot[:80]!r}: {BOT_NAME_RULE}"))
-        removed = await self._queue(context, self.ladders.remove, request.pool, request.bot)
-        if removed:
-            self._ladder_changed()
+        await self.admin(context, "taking bots out of a ladder")
+        await self._queue(context, check_pool, request.pool)
+        bots = await self._ladder_bots(context, request.bots)  # unknown or revoked: taken out all the same
+        removed = await self._queue(context, self._each, self.ladders.remove, request.pool, bots)
         return apb.RemoveLadderBotResponse(removed=removed,
                                            ladder=await self._queue(context, self._ladder, request.pool))
 
-    async def _check_ladder_bot(self, context: Context, bot: str) -> None:
-        """A bot may join a ladder if it is registered and not revoked."""
-        if not valid_bot_name(bot):
-            await abort(context, InvalidArgument(f"bad bot name {bot[:80]!r}: {BOT_NAME_RULE}"))
-        [entry] = await self.node.find_bots([bot])
-        if entry is None:
-            await abort(context, NotFound(f"no bot named {bot}: register it first"))
-        elif entry.revoked:
-            await abort(context, InvalidArgument(f"bot {bot} is revoked"))
+    async def _ladder_bots(self, context: Context, names: Sequence[str]) -> list[str]:
+        """The names of a request, each once, each a valid bot name; at least one."""
+        if not names:
+            await abort(context, InvalidArgument("name at least one bot"))
+        bad = next((n for n in names if not valid_bot_name(n)), None)
+        if bad is not None:
+            await abort(context, InvalidArgument(f"bad bot name {bad[:80]!r}: {BOT_NAME_RULE}"))
+        return list(dict.fromkeys(names))
+
+    def _each(self, change: Callable[[str, str], bool], pool: str, bots: list[str]) -> list[str]:
+        """``change(pool, bot)`` for each bot (blocking: from a thread); those it changed. This node's
+        ladder loop looks again at once if any."""
+        changed = [bot for bot in bots if change(pool, bot)]
+        if changed:
+            self._ladder_changed()
+        return changed
 
     def _ladder_changed(self) -> None:
         """This node's ladder loop looks again at once; the others were told by the ladder's notice,

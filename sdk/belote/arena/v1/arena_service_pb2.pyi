@@ -1364,7 +1364,7 @@ class StartLadderRequest(_message.Message):
     DEALS_FIELD_NUMBER: _builtins.int
     pool: _builtins.str
     deals: _builtins.int
-    """The deals of each match (0: 8; at most the node's limit of a match)."""
+    """The deals of each match (0: 8; at most 1,000)."""
     def __init__(
         self,
         *,
@@ -1530,19 +1530,21 @@ class AddLadderBotRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     POOL_FIELD_NUMBER: _builtins.int
-    BOT_FIELD_NUMBER: _builtins.int
+    BOTS_FIELD_NUMBER: _builtins.int
     pool: _builtins.str
-    bot: _builtins.str
-    """A registered bot, not revoked."""
+    @_builtins.property
+    def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Registered bots, none revoked: all are checked before any is added."""
+
     def __init__(
         self,
         *,
         pool: _builtins.str = ...,
-        bot: _builtins.str = ...,
+        bots: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "pool", b"pool"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "pool", b"pool"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1554,14 +1556,16 @@ class AddLadderBotResponse(_message.Message):
 
     ADDED_FIELD_NUMBER: _builtins.int
     LADDER_FIELD_NUMBER: _builtins.int
-    added: _builtins.bool
-    """False: it was in already."""
+    @_builtins.property
+    def added(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Those that were not in yet."""
+
     @_builtins.property
     def ladder(self) -> Global___Ladder: ...
     def __init__(
         self,
         *,
-        added: _builtins.bool = ...,
+        added: _abc.Iterable[_builtins.str] | None = ...,
         ladder: Global___Ladder | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["ladder", b"ladder"]  # noqa: Y015
@@ -1577,18 +1581,19 @@ class RemoveLadderBotRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     POOL_FIELD_NUMBER: _builtins.int
-    BOT_FIELD_NUMBER: _builtins.int
+    BOTS_FIELD_NUMBER: _builtins.int
     pool: _builtins.str
-    bot: _builtins.str
+    @_builtins.property
+    def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     def __init__(
         self,
         *,
         pool: _builtins.str = ...,
-        bot: _builtins.str = ...,
+        bots: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "pool", b"pool"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "pool", b"pool"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1600,14 +1605,16 @@ class RemoveLadderBotResponse(_message.Message):
 
     REMOVED_FIELD_NUMBER: _builtins.int
     LADDER_FIELD_NUMBER: _builtins.int
-    removed: _builtins.bool
-    """False: it was not in."""
+    @_builtins.property
+    def removed(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Those that were in."""
+
     @_builtins.property
     def ladder(self) -> Global___Ladder: ...
     def __init__(
         self,
         *,
-        removed: _builtins.bool = ...,
+        removed: _abc.Iterable[_builtins.str] | None = ...,
         ladder: Global___Ladder | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["ladder", b"ladder"]  # noqa: Y015

@@ -383,7 +383,7 @@ class ArenaServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def AddLadderBot(self, request, context):
-        """Opt a registered bot in to a pool's ladder, or take one out (admin).
+        """Opt registered bots in to a pool's ladder, or take bots out (admin).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -117,7 +117,7 @@ class ArenaServiceStub:
     ListLadders: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.ListLaddersRequest, _arena_service_pb2.ListLaddersResponse]
     """Every ladder stored (started once, or with bots)."""
     AddLadderBot: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.AddLadderBotRequest, _arena_service_pb2.AddLadderBotResponse]
-    """Opt a registered bot in to a pool's ladder, or take one out (admin)."""
+    """Opt registered bots in to a pool's ladder, or take bots out (admin)."""
     RemoveLadderBot: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.RemoveLadderBotRequest, _arena_service_pb2.RemoveLadderBotResponse]
     GetLeaderboard: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.GetLeaderboardRequest, _arena_service_pb2.GetLeaderboardResponse]
     """The ranking of a rating pool: Bradley-Terry maximum likelihood with 95%
@@ -218,7 +218,7 @@ class ArenaServiceAsyncStub(ArenaServiceStub):
     ListLadders: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.ListLaddersRequest, _arena_service_pb2.ListLaddersResponse]  # type: ignore[assignment]
     """Every ladder stored (started once, or with bots)."""
     AddLadderBot: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.AddLadderBotRequest, _arena_service_pb2.AddLadderBotResponse]  # type: ignore[assignment]
-    """Opt a registered bot in to a pool's ladder, or take one out (admin)."""
+    """Opt registered bots in to a pool's ladder, or take bots out (admin)."""
     RemoveLadderBot: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.RemoveLadderBotRequest, _arena_service_pb2.RemoveLadderBotResponse]  # type: ignore[assignment]
     GetLeaderboard: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.GetLeaderboardRequest, _arena_service_pb2.GetLeaderboardResponse]  # type: ignore[assignment]
     """The ranking of a rating pool: Bradley-Terry maximum likelihood with 95%
@@ -466,7 +466,7 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _arena_service_pb2.AddLadderBotRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_arena_service_pb2.AddLadderBotResponse, _abc.Awaitable[_arena_service_pb2.AddLadderBotResponse]]:
-        """Opt a registered bot in to a pool's ladder, or take one out (admin)."""
+        """Opt registered bots in to a pool's ladder, or take bots out (admin)."""
 
     @_abc_1.abstractmethod
     def RemoveLadderBot(
