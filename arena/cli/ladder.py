@@ -44,7 +44,8 @@ def ladder_json(msg: apb.Ladder) -> dict[str, Any]:
 
 def describe(ladder: dict[str, Any]) -> str:
     """One line: the ladder's state, its matches and its bots."""
-    state = f"on, matches of {ladder['deals']} deals" if ladder["on"] else "off"
+    deals = ladder["deals"]
+    state = f"on, matches of {deals} deal{'' if deals == 1 else 's'}" if ladder["on"] else "off"
     bots = ladder["bots"]
     who = f"{len(bots)} bot{'' if len(bots) == 1 else 's'}" + (f": {', '.join(bots)}" if bots else "")
     return f"ladder {ladder['pool']}: {state}, {ladder['in_progress']} matches in progress; {who}"
