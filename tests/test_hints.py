@@ -67,6 +67,15 @@ def test_every_hint_a_command_prints_runs_as_printed(tmp_path: Path) -> None:
         assert "cancelled" in sh.run(status).ok().out
         ran.append(status)
 
+        # a ladder: add suggests start (it is off), start suggests status, stop suggests starting again
+        [start] = hints(sh.run(f"belote-arena ladder add --pool coinche heuristic random-b {given}").ok().out)
+        assert start == f"belote-arena ladder start --pool coinche {given}", start
+        [follow_ladder] = hints(sh.run(start).ok().out)
+        assert "ladder coinche: on" in sh.run(follow_ladder).ok().out
+        [again] = hints(sh.run(f"belote-arena ladder stop --pool coinche {given}").ok().out)
+        assert "ladder coinche: on, matches of 8 deals" in sh.run(again).ok().out
+        ran += [start, follow_ladder, again]
+
         [replay] = hints(sh.run("belote-arena selfplay --deals 1 --record 'a match.json'").ok().out)
         assert replay == "belote-arena replay 'a match.json'"
         assert "match: " in sh.run(replay).ok().out
@@ -85,4 +94,4 @@ def test_every_hint_a_command_prints_runs_as_printed(tmp_path: Path) -> None:
 
         for name, bot in bots.items():
             assert bot.alive(), f"{name}: {bot.output()}"
-    assert len(ran) == 9 and len(set(ran)) == 8  # the two admin-token hints are the same line
+    assert len(ran) == 12 and len(set(ran)) == 11  # the two admin-token hints are the same line

@@ -3,8 +3,9 @@
 Each command group has a module of its own: :mod:`~arena.cli.records` (``replay``,
 ``selfplay``), :mod:`~arena.cli.serve` (``serve``, ``demo``), :mod:`~arena.cli.bots` (``bot``,
 ``admin``), :mod:`~arena.cli.matches` (``match``), :mod:`~arena.cli.tournament`
-(``tournament``, ``verify``) and :mod:`~arena.cli.rankings` (``rankings``); they share
-:mod:`~arena.cli.checks` (bad input, one line) and :mod:`~arena.cli.dial` (reaching a node).
+(``tournament``, ``verify``), :mod:`~arena.cli.rankings` (``rankings``) and :mod:`~arena.cli.ladder`
+(``ladder``); they share :mod:`~arena.cli.checks` (bad input, one line) and :mod:`~arena.cli.dial`
+(reaching a node).
 
 Exit codes: 0 success; 1 bad input (a malformed or illegal record, an unknown
 ruleset); 2 a usage error. Bad input prints one ``error:`` line, never a
@@ -18,7 +19,7 @@ import sys
 from collections.abc import Sequence
 
 # replay and selfplay need the engine alone: every other command imports what it needs itself
-from arena.cli import bots, matches, rankings, records, serve, tournament
+from arena.cli import bots, ladder, matches, rankings, records, serve, tournament
 from arena.cli.checks import CliError
 from arena.engine import EngineError
 
@@ -40,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     bots.add_admin(sub)
     tournament.add_verify(sub)
     rankings.add_rankings(sub)
+    ladder.add_ladder(sub)
     return p
 
 

@@ -40,6 +40,8 @@ def check_serve(args: argparse.Namespace) -> None:
     if args.advertise:
         check_address("--advertise", args.advertise, any_port=False)
     check_whole("--capacity", args.capacity, 1, MAX_CAPACITY)
+    if not 0 <= args.ladder_share <= 1:  # NaN fails too
+        raise CliError(f"--ladder-share must be from 0 to 1, not {args.ladder_share:g}")
     check_whole("--max-strikes", args.max_strikes, 1, MAX_STRIKES)
     check_seconds("--deadline", args.deadline, MAX_DEADLINE, zero=False)
     check_seconds("--time-bank", args.time_bank, MAX_SECONDS, zero=True)
@@ -180,6 +182,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                     read_burst_per_peer=args.read_burst_per_address, send_timeout=args.send_timeout)
     settings = NodeSettings(
         listen=args.listen, advertise=args.advertise, data_dir=data, time=tc, capacity=args.capacity,
+        ladder_share=args.ladder_share,
         lease_s=args.lease, drain_s=args.drain, replace_streams=args.replace_streams, access=access,
         limits=limits,
         absent_timeout_s=args.absent_timeout,
@@ -277,6 +280,10 @@ def add_serve(sub: Any) -> None:
     v.add_argument("--capacity", type=int, default=16,
                    help="matches this node plays at once (default: %(default)s; README, Capacity: slots "
                         "x the bots' round trip bound a node, not its CPU)")
+    v.add_argument("--ladder-share", type=float, default=0.5,
+                   help="the share of the match slots the pools' ladders may fill, from 0 (none) to 1 "
+                        "(default: %(default)s: the rest is kept free for tournaments, whose matches then "
+                        "start at once)")
     v.add_argument("--lease", type=float, default=30.0, help="seconds a claimed job is held between renewals")
     v.add_argument("--drain", type=float, default=60.0,
                    help="on SIGTERM, seconds running matches may take to finish before being requeued")

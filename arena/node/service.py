@@ -32,12 +32,14 @@ from belote.arena.v1 import arena_service_pb2 as apb
 from arena.edge.quietlog import quiet
 from arena.engine import EngineError
 from arena.engine.dealing import commitment
-from arena.engine.rules import spec_from_text
+from arena.engine.rules import PRESETS, spec_from_text
+from arena.node.ladder import DEFAULT_DEALS, LadderError, Ladders, LadderSetting, check_pool
 from arena.node.rankings import BadRequest, Rankings, UnknownPool
 from arena.node.seals import seal, sealed_among, still_sealed
 from arena.queue import CANCEL_NOTICE, SCHEDULE_NOTICE, Broker, BrokerError
+from arena.ratings import ladder_id
 from arena.ratings.leaderboard import Leaderboard
-from arena.records import ResultReason
+from arena.records import BOT_NAME_RULE, ResultReason, valid_bot_name
 from arena.referee.arena_service import RECENT_MATCHES, ArenaServicer, summary_to_proto
 from arena.referee.calls import EDGE_ERRORS, Context, abort
 from arena.referee.live import MatchState, MatchSummary
@@ -99,6 +101,7 @@ class ClusterArenaServicer(ArenaServicer):
         self.on_schedule: Callable[[], object] | None = None
         #: called once a ladder is changed through this node (its ladder loop's wake)
         self.on_ladder: Callable[[], object] | None = None
+        self.ladders = Ladders(broker)
         #: one audit at a time on this node, and what earlier audits worked out
         self._auditing = asyncio.Lock()
         self._audits = AnalysisCache()
@@ -111,7 +114,7 @@ class ClusterArenaServicer(ArenaServicer):
             await abort(context, NotFound(str(e)))
         except (TournamentExists, ScheduleExists) as e:
             await context.abort(grpc.StatusCode.ALREADY_EXISTS, str(e))
-        except (TournamentError, EngineError) as e:
+        except (TournamentError, EngineError, LadderError) as e:
             await abort(context, InvalidArgument(str(e)))
         except UnknownPool as e:
             await abort(context, NotFound(str(e)))
@@ -355,6 +358,115 @@ class ClusterArenaServicer(ArenaServicer):
         await self._queue(context, self.schedules.cancel, request.schedule_id)
         await self._schedule_changed(request.schedule_id)
         return apb.CancelScheduleResponse()
+
+    # ------------------------------------------------------------ ladders
+    async def StartLadder(
+        self, request: apb.StartLadderRequest, context: Context,
+    ) -> apb.StartLadderResponse:
+        await self.admin(context, "starting a ladder")
+        await self._queue(context, self.ladders.start, request.pool, request.deals or DEFAULT_DEALS)
+        self._ladder_changed()
+        return apb.StartLadderResponse(ladder=await self._queue(context, self._ladder, request.pool))
+
+    async def StopLadder(
+        self, request: apb.StopLadderRequest, context: Context,
+    ) -> apb.StopLadderResponse:
+        await self.admin(context, "stopping a ladder")
+        await self._queue(context, self.ladders.stop, request.pool)
+        self._ladder_changed()
+        return apb.StopLadderResponse(ladder=await self._queue(context, self._ladder, request.pool))
+
+    async def GetLadder(
+        self, request: apb.GetLadderRequest, context: Context,
+    ) -> apb.GetLadderResponse:
+        await self.reader(context)
+        ladder = await self._queue(context, self._ladder, request.pool)
+        board, pools = await self._queue(context, self._standings, request.pool, request.limit)
+        return apb.GetLadderResponse(ladder=ladder, standings=leaderboard_to_proto(board, pools))
+
+    async def ListLadders(
+        self, request: apb.ListLaddersRequest, context: Context,
+    ) -> apb.ListLaddersResponse:
+        await self.reader(context)
+        return apb.ListLaddersResponse(ladders=await self._queue(context, self._all_ladders))
+
+    async def AddLadderBot(
+        self, request: apb.AddLadderBotRequest, context: Context,
+    ) -> apb.AddLadderBotResponse:
+        await self.admin(context, "opting bots in to a ladder")
+        await self._queue(context, check_pool, request.pool)  # before the bots: the first thing wrong
+        bots = await self._ladder_bots(context, request.bots)
+        unknown, revoked = [], []
+        for name, entry in zip(bots, await self.node.find_bots(bots), strict=True):
+            if entry is None:
+                unknown.append(name)
+            elif entry.revoked:
+                revoked.append(name)
+        if unknown:  # none added: a typo does not leave the others half done
+            await abort(context, NotFound(f"no bot named {', '.join(unknown)}: register it first"))
+        if revoked:
+            await abort(context, InvalidArgument(f"bot {', '.join(revoked)} is revoked"))
+        added = await self._queue(context, self._each, self.ladders.add, request.pool, bots)
+        return apb.AddLadderBotResponse(added=added,
+                                        ladder=await self._queue(context, self._ladder, request.pool))
+
+    async def RemoveLadderBot(
+        self, request: apb.RemoveLadderBotRequest, context: Context,
+    ) -> apb.RemoveLadderBotResponse:
+        await self.admin(context, "taking bots out of a ladder")
+        await self._queue(context, check_pool, request.pool)
+        bots = await self._ladder_bots(context, request.bots)  # unknown or revoked: taken out all the same
+        removed = await self._queue(context, self._each, self.ladders.remove, request.pool, bots)
+        return apb.RemoveLadderBotResponse(removed=removed,
+                                           ladder=await self._queue(context, self._ladder, request.pool))
+
+    async def _ladder_bots(self, context: Context, names: Sequence[str]) -> list[str]:
+        """The names of a request, each once, each a valid bot name; at least one."""
+        if not names:
+            await abort(context, InvalidArgument("name at least one bot"))
+        bad = next((n for n in names if not valid_bot_name(n)), None)
+        if bad is not None:
+            await abort(context, InvalidArgument(f"bad bot name {bad[:80]!r}: {BOT_NAME_RULE}"))
+        return list(dict.fromkeys(names))
+
+    def _each(self, change: Callable[[str, str], bool], pool: str, bots: list[str]) -> list[str]:
+        """``change(pool, bot)`` for each bot (blocking: from a thread); those it changed. This node's
+        ladder loop looks again at once if any."""
+        changed = [bot for bot in bots if change(pool, bot)]
+        if changed:
+            self._ladder_changed()
+        return changed
+
+    def _ladder_changed(self) -> None:
+        """This node's ladder loop looks again at once; the others were told by the ladder's notice,
+        which :class:`Ladders` published with the change (else they look within a minute)."""
+        if self.on_ladder is not None:
+            self.on_ladder()
+
+    def _ladder(self, pool: str, setting: LadderSetting | None = None) -> apb.Ladder:
+        """A pool's ladder as the RPCs give it: three reads (blocking: from a thread)."""
+        setting = setting or self.ladders.setting(pool)
+        return apb.Ladder(pool=pool, on=setting.on, deals=setting.deals, bots=self.broker.ladder_bots(pool),
+                          in_progress=self.broker.pending_count(ladder_id(pool)))
+
+    def _all_ladders(self) -> list[apb.Ladder]:
+        """Every preset pool with a ladder stored or bots opted in (a read per preset: a fixed few)."""
+        settings = self.ladders.settings()
+        out = []
+        for pool in sorted(PRESETS):
+            ladder = self._ladder(pool, settings.get(pool, LadderSetting(pool)))
+            if pool in settings or ladder.bots:
+                out.append(ladder)
+        return out
+
+    def _standings(self, pool: str, limit: int) -> tuple[Leaderboard, list[str]]:
+        """The pool's leaderboard page (empty before its first rated game) and every pool."""
+        check_pool(pool)
+        try:
+            board = self.rankings.leaderboard(pool, "bt", 0, limit)
+        except UnknownPool:
+            board = Leaderboard(pool=pool, method="bt", total=0, offset=0, entries=())
+        return board, self.rankings.pools()
 
     async def AuditTournament(
         self, request: apb.AuditTournamentRequest, context: Context,

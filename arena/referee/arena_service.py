@@ -402,3 +402,33 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
         self, request: apb.CancelScheduleRequest, context: Context,
     ) -> apb.CancelScheduleResponse:
         await self._no_queue(context)
+
+    async def StartLadder(
+        self, request: apb.StartLadderRequest, context: Context,
+    ) -> apb.StartLadderResponse:
+        await self._no_queue(context)
+
+    async def StopLadder(
+        self, request: apb.StopLadderRequest, context: Context,
+    ) -> apb.StopLadderResponse:
+        await self._no_queue(context)
+
+    async def GetLadder(
+        self, request: apb.GetLadderRequest, context: Context,
+    ) -> apb.GetLadderResponse:
+        await self._no_queue(context)
+
+    async def ListLadders(
+        self, request: apb.ListLaddersRequest, context: Context,
+    ) -> apb.ListLaddersResponse:
+        await self._no_queue(context)
+
+    async def AddLadderBot(
+        self, request: apb.AddLadderBotRequest, context: Context,
+    ) -> apb.AddLadderBotResponse:
+        await self._no_queue(context)
+
+    async def RemoveLadderBot(
+        self, request: apb.RemoveLadderBotRequest, context: Context,
+    ) -> apb.RemoveLadderBotResponse:
+        await self._no_queue(context)

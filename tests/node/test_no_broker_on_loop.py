@@ -177,6 +177,12 @@ async def every_arena_call(address: str, calls: Calls) -> tuple[str, str]:
                                                                                      bots=["alpha", "beta"])))
         await anyone.ListSchedules(apb.ListSchedulesRequest())
         await admin.CancelSchedule(apb.CancelScheduleRequest(schedule_id="s-loop"))
+        await admin.StartLadder(apb.StartLadderRequest(pool="coinche", deals=1))
+        await admin.AddLadderBot(apb.AddLadderBotRequest(pool="coinche", bots=["alpha"]))
+        await anyone.GetLadder(apb.GetLadderRequest(pool="coinche"))
+        await anyone.ListLadders(apb.ListLaddersRequest())
+        await admin.RemoveLadderBot(apb.RemoveLadderBotRequest(pool="coinche", bots=["alpha"]))
+        await admin.StopLadder(apb.StopLadderRequest(pool="coinche"))
         return started.match_id, "t-loop"
 
 

@@ -95,7 +95,8 @@ def test_reflection_describes_the_methods_of_the_services() -> None:
         "RegisterBot", "RotateBotToken", "RevokeBot", "CreateInvite", "ListBots", "StartMatch", "CancelMatch",
         "ListMatches", "GetMatch", "GetMatchRecord", "WatchMatch", "CreateTournament", "GetTournament",
         "ListTournaments", "CancelTournament", "ResumeTournament", "GetLeaderboard", "GetBot",
-        "AuditTournament", "CreateSchedule", "ListSchedules", "CancelSchedule",
+        "AuditTournament", "CreateSchedule", "ListSchedules", "CancelSchedule", "StartLadder", "StopLadder",
+        "GetLadder", "ListLadders", "AddLadderBot", "RemoveLadderBot",
     }
 
 
@@ -191,7 +192,8 @@ def test_health_list_gives_each_services_status_and_not_serving_once_draining() 
 #: the methods a node alone answers UNIMPLEMENTED: a queue's (docs/protocol.md, ArenaService)
 QUEUE_ONLY = frozenset(f"/{ARENA_SERVICE}/{m}" for m in (
     "CreateTournament", "GetTournament", "ListTournaments", "CancelTournament", "ResumeTournament",
-    "GetLeaderboard", "AuditTournament", "CreateSchedule", "ListSchedules", "CancelSchedule"))
+    "GetLeaderboard", "AuditTournament", "CreateSchedule", "ListSchedules", "CancelSchedule", "StartLadder",
+    "StopLadder", "GetLadder", "ListLadders", "AddLadderBot", "RemoveLadderBot"))
 
 
 async def advertised_unary_codes(address: str, admin_token: str) -> dict[str, grpc.StatusCode]:

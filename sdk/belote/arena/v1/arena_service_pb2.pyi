@@ -1316,6 +1316,316 @@ class CancelScheduleResponse(_message.Message):
 Global___CancelScheduleResponse: _TypeAlias = CancelScheduleResponse  # noqa: Y015
 
 @_typing.final
+class Ladder(_message.Message):
+    """A pool's ladder."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POOL_FIELD_NUMBER: _builtins.int
+    ON_FIELD_NUMBER: _builtins.int
+    DEALS_FIELD_NUMBER: _builtins.int
+    BOTS_FIELD_NUMBER: _builtins.int
+    IN_PROGRESS_FIELD_NUMBER: _builtins.int
+    pool: _builtins.str
+    """A ruleset preset ("classic", "coinche", ...): its matches are played
+    under it and rated in its pool.
+    """
+    on: _builtins.bool
+    deals: _builtins.int
+    """The deals of each ladder match."""
+    in_progress: _builtins.int
+    """Its matches queued or being played now, across the cluster."""
+    @_builtins.property
+    def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The bots opted in, sorted."""
+
+    def __init__(
+        self,
+        *,
+        pool: _builtins.str = ...,
+        on: _builtins.bool = ...,
+        deals: _builtins.int = ...,
+        bots: _abc.Iterable[_builtins.str] | None = ...,
+        in_progress: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "deals", b"deals", "in_progress", b"in_progress", "on", b"on", "pool", b"pool"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Ladder: _TypeAlias = Ladder  # noqa: Y015
+
+@_typing.final
+class StartLadderRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POOL_FIELD_NUMBER: _builtins.int
+    DEALS_FIELD_NUMBER: _builtins.int
+    pool: _builtins.str
+    deals: _builtins.int
+    """The deals of each match (0: 8; at most 1,000)."""
+    def __init__(
+        self,
+        *,
+        pool: _builtins.str = ...,
+        deals: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deals", b"deals", "pool", b"pool"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StartLadderRequest: _TypeAlias = StartLadderRequest  # noqa: Y015
+
+@_typing.final
+class StartLadderResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LADDER_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def ladder(self) -> Global___Ladder: ...
+    def __init__(
+        self,
+        *,
+        ladder: Global___Ladder | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["ladder", b"ladder"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ladder", b"ladder"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StartLadderResponse: _TypeAlias = StartLadderResponse  # noqa: Y015
+
+@_typing.final
+class StopLadderRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POOL_FIELD_NUMBER: _builtins.int
+    pool: _builtins.str
+    def __init__(
+        self,
+        *,
+        pool: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["pool", b"pool"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StopLadderRequest: _TypeAlias = StopLadderRequest  # noqa: Y015
+
+@_typing.final
+class StopLadderResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LADDER_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def ladder(self) -> Global___Ladder: ...
+    def __init__(
+        self,
+        *,
+        ladder: Global___Ladder | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["ladder", b"ladder"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ladder", b"ladder"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StopLadderResponse: _TypeAlias = StopLadderResponse  # noqa: Y015
+
+@_typing.final
+class GetLadderRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POOL_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    pool: _builtins.str
+    limit: _builtins.int
+    """The standings' page, as GetLeaderboard's (0: 50; at most 200)."""
+    def __init__(
+        self,
+        *,
+        pool: _builtins.str = ...,
+        limit: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["limit", b"limit", "pool", b"pool"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetLadderRequest: _TypeAlias = GetLadderRequest  # noqa: Y015
+
+@_typing.final
+class GetLadderResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LADDER_FIELD_NUMBER: _builtins.int
+    STANDINGS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def ladder(self) -> Global___Ladder: ...
+    @_builtins.property
+    def standings(self) -> Global___GetLeaderboardResponse:
+        """The pool's Bradley-Terry ranking with 95% intervals (ladder matches and
+        the pool's rated tournaments alike); no entries before its first rated
+        game.
+        """
+
+    def __init__(
+        self,
+        *,
+        ladder: Global___Ladder | None = ...,
+        standings: Global___GetLeaderboardResponse | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["ladder", b"ladder", "standings", b"standings"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ladder", b"ladder", "standings", b"standings"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetLadderResponse: _TypeAlias = GetLadderResponse  # noqa: Y015
+
+@_typing.final
+class ListLaddersRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListLaddersRequest: _TypeAlias = ListLaddersRequest  # noqa: Y015
+
+@_typing.final
+class ListLaddersResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LADDERS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def ladders(self) -> _containers.RepeatedCompositeFieldContainer[Global___Ladder]: ...
+    def __init__(
+        self,
+        *,
+        ladders: _abc.Iterable[Global___Ladder] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ladders", b"ladders"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListLaddersResponse: _TypeAlias = ListLaddersResponse  # noqa: Y015
+
+@_typing.final
+class AddLadderBotRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POOL_FIELD_NUMBER: _builtins.int
+    BOTS_FIELD_NUMBER: _builtins.int
+    pool: _builtins.str
+    @_builtins.property
+    def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Registered bots, none revoked: all are checked before any is added."""
+
+    def __init__(
+        self,
+        *,
+        pool: _builtins.str = ...,
+        bots: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "pool", b"pool"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AddLadderBotRequest: _TypeAlias = AddLadderBotRequest  # noqa: Y015
+
+@_typing.final
+class AddLadderBotResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ADDED_FIELD_NUMBER: _builtins.int
+    LADDER_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def added(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Those that were not in yet."""
+
+    @_builtins.property
+    def ladder(self) -> Global___Ladder: ...
+    def __init__(
+        self,
+        *,
+        added: _abc.Iterable[_builtins.str] | None = ...,
+        ladder: Global___Ladder | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["ladder", b"ladder"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["added", b"added", "ladder", b"ladder"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AddLadderBotResponse: _TypeAlias = AddLadderBotResponse  # noqa: Y015
+
+@_typing.final
+class RemoveLadderBotRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POOL_FIELD_NUMBER: _builtins.int
+    BOTS_FIELD_NUMBER: _builtins.int
+    pool: _builtins.str
+    @_builtins.property
+    def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        pool: _builtins.str = ...,
+        bots: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "pool", b"pool"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RemoveLadderBotRequest: _TypeAlias = RemoveLadderBotRequest  # noqa: Y015
+
+@_typing.final
+class RemoveLadderBotResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REMOVED_FIELD_NUMBER: _builtins.int
+    LADDER_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def removed(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Those that were in."""
+
+    @_builtins.property
+    def ladder(self) -> Global___Ladder: ...
+    def __init__(
+        self,
+        *,
+        removed: _abc.Iterable[_builtins.str] | None = ...,
+        ladder: Global___Ladder | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["ladder", b"ladder"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ladder", b"ladder", "removed", b"removed"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RemoveLadderBotResponse: _TypeAlias = RemoveLadderBotResponse  # noqa: Y015
+
+@_typing.final
 class AuditTournamentRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

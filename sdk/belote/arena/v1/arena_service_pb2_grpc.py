@@ -144,6 +144,36 @@ class ArenaServiceStub:
                 request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.CancelScheduleRequest.SerializeToString,
                 response_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.CancelScheduleResponse.FromString,
                 _registered_method=True)
+        self.StartLadder = channel.unary_unary(
+                '/belote.arena.v1.ArenaService/StartLadder',
+                request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.StartLadderRequest.SerializeToString,
+                response_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.StartLadderResponse.FromString,
+                _registered_method=True)
+        self.StopLadder = channel.unary_unary(
+                '/belote.arena.v1.ArenaService/StopLadder',
+                request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.StopLadderRequest.SerializeToString,
+                response_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.StopLadderResponse.FromString,
+                _registered_method=True)
+        self.GetLadder = channel.unary_unary(
+                '/belote.arena.v1.ArenaService/GetLadder',
+                request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.GetLadderRequest.SerializeToString,
+                response_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.GetLadderResponse.FromString,
+                _registered_method=True)
+        self.ListLadders = channel.unary_unary(
+                '/belote.arena.v1.ArenaService/ListLadders',
+                request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.ListLaddersRequest.SerializeToString,
+                response_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.ListLaddersResponse.FromString,
+                _registered_method=True)
+        self.AddLadderBot = channel.unary_unary(
+                '/belote.arena.v1.ArenaService/AddLadderBot',
+                request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.AddLadderBotRequest.SerializeToString,
+                response_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.AddLadderBotResponse.FromString,
+                _registered_method=True)
+        self.RemoveLadderBot = channel.unary_unary(
+                '/belote.arena.v1.ArenaService/RemoveLadderBot',
+                request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.RemoveLadderBotRequest.SerializeToString,
+                response_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.RemoveLadderBotResponse.FromString,
+                _registered_method=True)
         self.GetLeaderboard = channel.unary_unary(
                 '/belote.arena.v1.ArenaService/GetLeaderboard',
                 request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.GetLeaderboardRequest.SerializeToString,
@@ -319,6 +349,52 @@ class ArenaServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def StartLadder(self, request, context):
+        """A ruleset preset's pool's ladder (admin): its opted-in bots connected to
+        a node keep playing rated matches of deals deals there, with no
+        tournament, in at most a share of the node's match slots (tournaments keep
+        the others). Starting a ladder started sets its deals.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def StopLadder(self, request, context):
+        """No more ladder matches in the pool (admin); those queued or running are
+        played out, the bots and the deals kept.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetLadder(self, request, context):
+        """A pool's ladder: its setting, its bots, its matches in progress, and the
+        pool's standings as GetLeaderboard gives them.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListLadders(self, request, context):
+        """Every ladder stored (started once, or with bots).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AddLadderBot(self, request, context):
+        """Opt registered bots in to a pool's ladder, or take bots out (admin).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RemoveLadderBot(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetLeaderboard(self, request, context):
         """The ranking of a rating pool: Bradley-Terry maximum likelihood with 95%
         intervals and the likelihood of superiority over the next bot, or the
@@ -438,6 +514,36 @@ def add_ArenaServiceServicer_to_server(servicer, server):
                     servicer.CancelSchedule,
                     request_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.CancelScheduleRequest.FromString,
                     response_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.CancelScheduleResponse.SerializeToString,
+            ),
+            'StartLadder': grpc.unary_unary_rpc_method_handler(
+                    servicer.StartLadder,
+                    request_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.StartLadderRequest.FromString,
+                    response_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.StartLadderResponse.SerializeToString,
+            ),
+            'StopLadder': grpc.unary_unary_rpc_method_handler(
+                    servicer.StopLadder,
+                    request_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.StopLadderRequest.FromString,
+                    response_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.StopLadderResponse.SerializeToString,
+            ),
+            'GetLadder': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetLadder,
+                    request_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.GetLadderRequest.FromString,
+                    response_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.GetLadderResponse.SerializeToString,
+            ),
+            'ListLadders': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListLadders,
+                    request_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.ListLaddersRequest.FromString,
+                    response_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.ListLaddersResponse.SerializeToString,
+            ),
+            'AddLadderBot': grpc.unary_unary_rpc_method_handler(
+                    servicer.AddLadderBot,
+                    request_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.AddLadderBotRequest.FromString,
+                    response_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.AddLadderBotResponse.SerializeToString,
+            ),
+            'RemoveLadderBot': grpc.unary_unary_rpc_method_handler(
+                    servicer.RemoveLadderBot,
+                    request_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.RemoveLadderBotRequest.FromString,
+                    response_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.RemoveLadderBotResponse.SerializeToString,
             ),
             'GetLeaderboard': grpc.unary_unary_rpc_method_handler(
                     servicer.GetLeaderboard,
@@ -1000,6 +1106,168 @@ class ArenaService:
             '/belote.arena.v1.ArenaService/CancelSchedule',
             belote_dot_arena_dot_v1_dot_arena__service__pb2.CancelScheduleRequest.SerializeToString,
             belote_dot_arena_dot_v1_dot_arena__service__pb2.CancelScheduleResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StartLadder(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/belote.arena.v1.ArenaService/StartLadder',
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.StartLadderRequest.SerializeToString,
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.StartLadderResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StopLadder(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/belote.arena.v1.ArenaService/StopLadder',
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.StopLadderRequest.SerializeToString,
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.StopLadderResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetLadder(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/belote.arena.v1.ArenaService/GetLadder',
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.GetLadderRequest.SerializeToString,
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.GetLadderResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListLadders(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/belote.arena.v1.ArenaService/ListLadders',
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.ListLaddersRequest.SerializeToString,
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.ListLaddersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AddLadderBot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/belote.arena.v1.ArenaService/AddLadderBot',
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.AddLadderBotRequest.SerializeToString,
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.AddLadderBotResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RemoveLadderBot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/belote.arena.v1.ArenaService/RemoveLadderBot',
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.RemoveLadderBotRequest.SerializeToString,
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.RemoveLadderBotResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -100,6 +100,25 @@ class ArenaServiceStub:
     ListSchedules: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.ListSchedulesRequest, _arena_service_pb2.ListSchedulesResponse]
     CancelSchedule: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.CancelScheduleRequest, _arena_service_pb2.CancelScheduleResponse]
     """No more occurrences (admin); the tournaments made stay."""
+    StartLadder: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.StartLadderRequest, _arena_service_pb2.StartLadderResponse]
+    """A ruleset preset's pool's ladder (admin): its opted-in bots connected to
+    a node keep playing rated matches of deals deals there, with no
+    tournament, in at most a share of the node's match slots (tournaments keep
+    the others). Starting a ladder started sets its deals.
+    """
+    StopLadder: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.StopLadderRequest, _arena_service_pb2.StopLadderResponse]
+    """No more ladder matches in the pool (admin); those queued or running are
+    played out, the bots and the deals kept.
+    """
+    GetLadder: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.GetLadderRequest, _arena_service_pb2.GetLadderResponse]
+    """A pool's ladder: its setting, its bots, its matches in progress, and the
+    pool's standings as GetLeaderboard gives them.
+    """
+    ListLadders: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.ListLaddersRequest, _arena_service_pb2.ListLaddersResponse]
+    """Every ladder stored (started once, or with bots)."""
+    AddLadderBot: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.AddLadderBotRequest, _arena_service_pb2.AddLadderBotResponse]
+    """Opt registered bots in to a pool's ladder, or take bots out (admin)."""
+    RemoveLadderBot: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.RemoveLadderBotRequest, _arena_service_pb2.RemoveLadderBotResponse]
     GetLeaderboard: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.GetLeaderboardRequest, _arena_service_pb2.GetLeaderboardResponse]
     """The ranking of a rating pool: Bradley-Terry maximum likelihood with 95%
     intervals and the likelihood of superiority over the next bot, or the
@@ -182,6 +201,25 @@ class ArenaServiceAsyncStub(ArenaServiceStub):
     ListSchedules: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.ListSchedulesRequest, _arena_service_pb2.ListSchedulesResponse]  # type: ignore[assignment]
     CancelSchedule: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.CancelScheduleRequest, _arena_service_pb2.CancelScheduleResponse]  # type: ignore[assignment]
     """No more occurrences (admin); the tournaments made stay."""
+    StartLadder: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.StartLadderRequest, _arena_service_pb2.StartLadderResponse]  # type: ignore[assignment]
+    """A ruleset preset's pool's ladder (admin): its opted-in bots connected to
+    a node keep playing rated matches of deals deals there, with no
+    tournament, in at most a share of the node's match slots (tournaments keep
+    the others). Starting a ladder started sets its deals.
+    """
+    StopLadder: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.StopLadderRequest, _arena_service_pb2.StopLadderResponse]  # type: ignore[assignment]
+    """No more ladder matches in the pool (admin); those queued or running are
+    played out, the bots and the deals kept.
+    """
+    GetLadder: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.GetLadderRequest, _arena_service_pb2.GetLadderResponse]  # type: ignore[assignment]
+    """A pool's ladder: its setting, its bots, its matches in progress, and the
+    pool's standings as GetLeaderboard gives them.
+    """
+    ListLadders: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.ListLaddersRequest, _arena_service_pb2.ListLaddersResponse]  # type: ignore[assignment]
+    """Every ladder stored (started once, or with bots)."""
+    AddLadderBot: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.AddLadderBotRequest, _arena_service_pb2.AddLadderBotResponse]  # type: ignore[assignment]
+    """Opt registered bots in to a pool's ladder, or take bots out (admin)."""
+    RemoveLadderBot: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.RemoveLadderBotRequest, _arena_service_pb2.RemoveLadderBotResponse]  # type: ignore[assignment]
     GetLeaderboard: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.GetLeaderboardRequest, _arena_service_pb2.GetLeaderboardResponse]  # type: ignore[assignment]
     """The ranking of a rating pool: Bradley-Terry maximum likelihood with 95%
     intervals and the likelihood of superiority over the next bot, or the
@@ -381,6 +419,61 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_arena_service_pb2.CancelScheduleResponse, _abc.Awaitable[_arena_service_pb2.CancelScheduleResponse]]:
         """No more occurrences (admin); the tournaments made stay."""
+
+    @_abc_1.abstractmethod
+    def StartLadder(
+        self,
+        request: _arena_service_pb2.StartLadderRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.StartLadderResponse, _abc.Awaitable[_arena_service_pb2.StartLadderResponse]]:
+        """A ruleset preset's pool's ladder (admin): its opted-in bots connected to
+        a node keep playing rated matches of deals deals there, with no
+        tournament, in at most a share of the node's match slots (tournaments keep
+        the others). Starting a ladder started sets its deals.
+        """
+
+    @_abc_1.abstractmethod
+    def StopLadder(
+        self,
+        request: _arena_service_pb2.StopLadderRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.StopLadderResponse, _abc.Awaitable[_arena_service_pb2.StopLadderResponse]]:
+        """No more ladder matches in the pool (admin); those queued or running are
+        played out, the bots and the deals kept.
+        """
+
+    @_abc_1.abstractmethod
+    def GetLadder(
+        self,
+        request: _arena_service_pb2.GetLadderRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.GetLadderResponse, _abc.Awaitable[_arena_service_pb2.GetLadderResponse]]:
+        """A pool's ladder: its setting, its bots, its matches in progress, and the
+        pool's standings as GetLeaderboard gives them.
+        """
+
+    @_abc_1.abstractmethod
+    def ListLadders(
+        self,
+        request: _arena_service_pb2.ListLaddersRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.ListLaddersResponse, _abc.Awaitable[_arena_service_pb2.ListLaddersResponse]]:
+        """Every ladder stored (started once, or with bots)."""
+
+    @_abc_1.abstractmethod
+    def AddLadderBot(
+        self,
+        request: _arena_service_pb2.AddLadderBotRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.AddLadderBotResponse, _abc.Awaitable[_arena_service_pb2.AddLadderBotResponse]]:
+        """Opt registered bots in to a pool's ladder, or take bots out (admin)."""
+
+    @_abc_1.abstractmethod
+    def RemoveLadderBot(
+        self,
+        request: _arena_service_pb2.RemoveLadderBotRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.RemoveLadderBotResponse, _abc.Awaitable[_arena_service_pb2.RemoveLadderBotResponse]]: ...
 
     @_abc_1.abstractmethod
     def GetLeaderboard(
