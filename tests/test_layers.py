@@ -68,8 +68,11 @@ ALLOWED: dict[str, set[str]] = {
     "arena.cli.tournament": {"arena.records", "arena.tournament", "arena.remote", "arena.hints",
                              "arena.cli.checks", "arena.cli.dial", "belote"},
     "arena.cli.rankings": {"arena.cli.checks", "arena.cli.dial", "belote"},
+    "arena.cli.ladder": {"arena.engine", "arena.records", "arena.hints", "arena.cli.checks", "arena.cli.dial",
+                         "arena.cli.rankings", "belote"},
     "arena.cli": {"arena.engine", "arena.cli.checks", "arena.cli.records", "arena.cli.serve",
-                  "arena.cli.bots", "arena.cli.matches", "arena.cli.tournament", "arena.cli.rankings"},
+                  "arena.cli.bots", "arena.cli.matches", "arena.cli.tournament", "arena.cli.rankings",
+                  "arena.cli.ladder"},
     "belote_bot": {"arena.engine", "belote"},
 }
 #: third-party packages that a part must not load at all

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -117,7 +118,9 @@ def test_a_rated_tournament_ranks_its_bots_with_intervals_in_its_preset_and_its_
             assert await asyncio.to_thread(cli_main, argv) == 0
             text = capsys.readouterr().out
             assert "Bradley-Terry" in text and "95% interval" in text
-            assert text.index(board.entries[0].bot) < text.index(board.entries[2].bot)
+            # each bot's row by its rank and whole name ("weak" is also the start of "weak-b")
+            rows = {m.group(2): int(m.group(1)) for m in re.finditer(r"^(\d+)\s+(\S+)\s", text, re.M)}
+            assert rows[board.entries[0].bot] < rows[board.entries[2].bot]
             assert await asyncio.to_thread(cli_main, ["rankings", "--address", running.address,
                                                       "--tournament", "league", "--json",
                                                       "--data-dir", str(tmp_path)]) == 0
