@@ -58,9 +58,11 @@ from typing import Any
 
 from arena.edge.quietlog import QuietLog
 from arena.engine.rules import PRESETS
+from arena.node.rankings import Rankings, UnknownPool
 from arena.queue import LADDER_NOTICE, Broker, BrokerError
 from arena.ratings import ladder_id
 from arena.ratings.counts import PairCount
+from arena.ratings.leaderboard import Leaderboard
 from arena.ratings.matchmaking import Fairness, Rules, pick
 from arena.records import MAX_DEALS
 from arena.tournament import MatchJob
@@ -150,6 +152,27 @@ class LadderStatus:
     ratings: dict[str, tuple[float, int]]
 
 
+@dataclass(frozen=True)
+class LadderView:
+    """A pool's ladder as anyone may read it (GetLadder, ListLadders, the web's ladder pages)."""
+
+    setting: LadderSetting
+    #: the bots opted in, by name
+    bots: list[str]
+    #: the pool's ladder matches queued or played now, across the cluster
+    in_progress: int
+
+
+def ladder_standings(rankings: Rankings, pool: str, offset: int, limit: int) -> Leaderboard:
+    """A preset pool's Bradley-Terry leaderboard page, with intervals, as the ladder shows it: an empty
+    one before its first rated game (a ladder just started has none yet). Blocking: from a thread."""
+    check_pool(pool)
+    try:
+        return rankings.leaderboard(pool, "bt", offset, limit)
+    except UnknownPool:
+        return Leaderboard(pool=pool, method="bt", total=0, offset=offset, entries=())
+
+
 class Ladders:
     """The admin's side: start, stop, opt bots in and out, read a pool's status. Blocking broker calls
     (from a thread, never the event loop). Each change publishes a ladder notice of its pool."""
@@ -198,6 +221,23 @@ class Ladders:
         if removed:
             self.broker.publish_notice(LADDER_NOTICE, pool)
         return removed
+
+    def view(self, pool: str, setting: LadderSetting | None = None) -> LadderView:
+        """The pool's ladder as the RPCs and the web pages show it: its setting (``setting`` if the
+        caller read it already), its bots, its matches in progress. Three reads at most."""
+        setting = setting or self.setting(pool)
+        return LadderView(setting, self.broker.ladder_bots(pool), self.broker.pending_count(ladder_id(pool)))
+
+    def views(self) -> list[LadderView]:
+        """Every preset pool with a ladder stored or bots opted in, by pool: a read per preset (a fixed
+        few), whatever is stored."""
+        settings = self.settings()
+        out = []
+        for pool in sorted(PRESETS):
+            view = self.view(pool, settings.get(pool, LadderSetting(pool)))
+            if pool in settings or view.bots:
+                out.append(view)
+        return out
 
     def status(self, pool: str) -> LadderStatus:
         setting = self.setting(pool)
