@@ -215,3 +215,22 @@ def events(site: Site, match_id: str, timeout: float = 60.0) -> list[tuple[str, 
                     break
                 name, data = "message", ""
     return out
+
+
+def wait_standings(site: Site, pool: str, bots: int, timeout: float = 90.0) -> dict[str, Any]:
+    """The ladder of ``pool`` once its standings rank ``bots`` bots, each with two games or more."""
+    deadline = time.monotonic() + timeout
+    while True:
+        _, ladder = get(site, f"/api/v1/ladders/{pool}")
+        entries = ladder["standings"]["entries"]
+        if len(entries) == bots and all(e["games"] >= 2 for e in entries):
+            return dict(ladder)
+        assert time.monotonic() < deadline, f"the ladder of {pool} ranked {entries} after {timeout} s"
+        time.sleep(0.2)
+
+
+def nightly(schedule_id: str, bots: Sequence[str], seed: str = "") -> Schedule:
+    """A schedule of a daily round-robin whose first occurrence is about two hours ahead."""
+    at = time.gmtime(time.time() + 2 * 3600)
+    return Schedule.make(schedule_id, 86_400, f"{at.tm_hour:02d}:{at.tm_min:02d}", list(bots),
+                         {"format": "round-robin", "ruleset": "coinche", "deals": 2}, seed=seed)

@@ -10,37 +10,16 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from belote_bot import HeuristicBot, RandomBot
 
-from arena.tournament.schedule import Schedule
-from tests.web.site import Site, get
+from tests.web.site import Site, get, nightly, wait_standings
 
 POOL = "coinche"
 LADDER_BOTS = ("alpha", "beta", "gamma")
 #: the seed a person gave the schedule: no answer may show it
 SCHEDULE_SEED = "a-seed-nobody-may-read-7f3a"
-
-
-def wait_standings(site: Site, pool: str, bots: int, timeout: float = 90.0) -> dict[str, Any]:
-    """The ladder of ``pool`` once its standings rank ``bots`` bots, each with two games or more."""
-    deadline = time.monotonic() + timeout
-    while True:
-        _, ladder = get(site, f"/api/v1/ladders/{pool}")
-        entries = ladder["standings"]["entries"]
-        if len(entries) == bots and all(e["games"] >= 2 for e in entries):
-            return dict(ladder)
-        assert time.monotonic() < deadline, f"the ladder of {pool} ranked {entries} after {timeout} s"
-        time.sleep(0.2)
-
-
-def nightly(schedule_id: str, seed: str = "") -> Schedule:
-    """A schedule of a daily round-robin whose first occurrence is about two hours ahead."""
-    at = time.gmtime(time.time() + 2 * 3600)
-    return Schedule.make(schedule_id, 86_400, f"{at.tm_hour:02d}:{at.tm_min:02d}", list(LADDER_BOTS),
-                         {"format": "round-robin", "ruleset": "coinche", "deals": 2}, seed=seed)
 
 
 @pytest.fixture(scope="module")
@@ -54,8 +33,8 @@ def site() -> Iterator[Site]:
             s.start_ladder(POOL, LADDER_BOTS, deals=1)
             wait_standings(s, POOL, len(LADDER_BOTS))
             s.stop_ladder(POOL)
-            s.add_schedule(nightly("nightly"))
-            s.add_schedule(nightly("given", seed=SCHEDULE_SEED))
+            s.add_schedule(nightly("nightly", LADDER_BOTS))
+            s.add_schedule(nightly("given", LADDER_BOTS, seed=SCHEDULE_SEED))
             yield s
         finally:
             s.close()
