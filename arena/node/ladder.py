@@ -52,7 +52,7 @@ import random
 import secrets
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -287,7 +287,8 @@ class LadderLoop:
     read the node on its own event loop (:meth:`on_loop` makes one that does)."""
 
     def __init__(self, broker: Broker, capacity: Any, *, node_id: str = "", share: float = DEFAULT_SHARE,
-                 rules: Rules = RULES, rescan_s: float = RESCAN_S, name: str = "ladder") -> None:
+                 rules: Rules = RULES, rescan_s: float = RESCAN_S, name: str = "ladder",
+                 counted: Callable[[str, int], None] | None = None) -> None:
         if not 0.0 <= share <= 1.0:
             raise LadderError(f"the ladder share is from 0 to 1, not {share}")
         self.broker = broker
@@ -302,6 +303,8 @@ class LadderLoop:
         self.sent: dict[str, _Sent] = {}
         #: how many ladder matches this node enqueued, in all
         self.enqueued = 0
+        #: told the pool and the number of each batch enqueued (the node's metrics count them)
+        self.counted = counted
         self._fairness: dict[str, Fairness] = {}
         self._rng = random.Random(secrets.randbits(64))
         self._wake = threading.Event()
@@ -407,6 +410,8 @@ class LadderLoop:
             log.info("ladder %s: %s", pool, p.reason(),
                      extra={"event": "ladder_match", "pool": pool, "match": job.match_id})
         self.enqueued += len(jobs)
+        if self.counted is not None:
+            self.counted(pool, len(jobs))
         return len(jobs)
 
     def _forget_done(self) -> None:

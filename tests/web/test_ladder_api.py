@@ -5,6 +5,7 @@ occurrence and never their seed."""
 
 from __future__ import annotations
 
+import re
 import tempfile
 import time
 import urllib.request
@@ -122,3 +123,15 @@ def test_the_schedules_show_their_next_occurrence_and_never_their_seed(site: Sit
 def get_text(site: Site, path: str) -> str:
     with urllib.request.urlopen(site.url + path, timeout=30) as reply:
         return str(reply.read().decode())
+
+
+def test_the_node_counts_the_ladder_matches_it_enqueued_by_pool(site: Site) -> None:
+    assert site.running is not None
+    with urllib.request.urlopen(site.url + "/metrics", timeout=30) as reply:
+        text = reply.read().decode()
+    found = re.search(r'^belote_arena_ladder_matches_total\{pool="coinche"\} ([0-9.e+]+)$', text, re.M)
+    assert found is not None, "no ladder_matches_total of the coinche pool"
+    # the ladder is stopped (the fixture's and each test's end): the count no longer moves
+    enqueued = site.running.ladder.enqueued
+    assert enqueued > 0 and float(found.group(1)) == enqueued
+    assert 'belote_arena_ladder_matches_total{pool="classic"}' not in text
