@@ -249,6 +249,9 @@ class NodeMetrics:
                                       "the node that held them ran out")
         self.dead_letters = counter("queue_dead_letters_total", "Jobs this node moved to the dead letters")
         self.results_written = counter("results_written_total", "Match results this node wrote")
+        self.ladder_matches = counter("ladder_matches_total",
+                                      "Ladder matches this node enqueued, by pool (its ladder thread pairs "
+                                      "the bots connected here)", ("pool",))
         self.results_duplicate = counter("results_duplicate_total",
                                          "Match results refused as already written (the exactly-once guard)")
         # node

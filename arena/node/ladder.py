@@ -52,15 +52,17 @@ import random
 import secrets
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from arena.edge.quietlog import QuietLog
 from arena.engine.rules import PRESETS
+from arena.node.rankings import Rankings, UnknownPool
 from arena.queue import LADDER_NOTICE, Broker, BrokerError
 from arena.ratings import ladder_id
 from arena.ratings.counts import PairCount
+from arena.ratings.leaderboard import Leaderboard
 from arena.ratings.matchmaking import Fairness, Rules, pick
 from arena.records import MAX_DEALS
 from arena.tournament import MatchJob
@@ -150,6 +152,27 @@ class LadderStatus:
     ratings: dict[str, tuple[float, int]]
 
 
+@dataclass(frozen=True)
+class LadderView:
+    """A pool's ladder as anyone may read it (GetLadder, ListLadders, the web's ladder pages)."""
+
+    setting: LadderSetting
+    #: the bots opted in, by name
+    bots: list[str]
+    #: the pool's ladder matches queued or played now, across the cluster
+    in_progress: int
+
+
+def ladder_standings(rankings: Rankings, pool: str, offset: int, limit: int) -> Leaderboard:
+    """A preset pool's Bradley-Terry leaderboard page, with intervals, as the ladder shows it: an empty
+    one before its first rated game (a ladder just started has none yet). Blocking: from a thread."""
+    check_pool(pool)
+    try:
+        return rankings.leaderboard(pool, "bt", offset, limit)
+    except UnknownPool:
+        return Leaderboard(pool=pool, method="bt", total=0, offset=offset, entries=())
+
+
 class Ladders:
     """The admin's side: start, stop, opt bots in and out, read a pool's status. Blocking broker calls
     (from a thread, never the event loop). Each change publishes a ladder notice of its pool."""
@@ -199,6 +222,23 @@ class Ladders:
             self.broker.publish_notice(LADDER_NOTICE, pool)
         return removed
 
+    def view(self, pool: str, setting: LadderSetting | None = None) -> LadderView:
+        """The pool's ladder as the RPCs and the web pages show it: its setting (``setting`` if the
+        caller read it already), its bots, its matches in progress. Three reads at most."""
+        setting = setting or self.setting(pool)
+        return LadderView(setting, self.broker.ladder_bots(pool), self.broker.pending_count(ladder_id(pool)))
+
+    def views(self) -> list[LadderView]:
+        """Every preset pool with a ladder stored or bots opted in, by pool: a read per preset (a fixed
+        few), whatever is stored."""
+        settings = self.settings()
+        out = []
+        for pool in sorted(PRESETS):
+            view = self.view(pool, settings.get(pool, LadderSetting(pool)))
+            if pool in settings or view.bots:
+                out.append(view)
+        return out
+
     def status(self, pool: str) -> LadderStatus:
         setting = self.setting(pool)
         return LadderStatus(setting, self.broker.ladder_bots(pool),
@@ -247,7 +287,8 @@ class LadderLoop:
     read the node on its own event loop (:meth:`on_loop` makes one that does)."""
 
     def __init__(self, broker: Broker, capacity: Any, *, node_id: str = "", share: float = DEFAULT_SHARE,
-                 rules: Rules = RULES, rescan_s: float = RESCAN_S, name: str = "ladder") -> None:
+                 rules: Rules = RULES, rescan_s: float = RESCAN_S, name: str = "ladder",
+                 counted: Callable[[str, int], None] | None = None) -> None:
         if not 0.0 <= share <= 1.0:
             raise LadderError(f"the ladder share is from 0 to 1, not {share}")
         self.broker = broker
@@ -262,6 +303,8 @@ class LadderLoop:
         self.sent: dict[str, _Sent] = {}
         #: how many ladder matches this node enqueued, in all
         self.enqueued = 0
+        #: told the pool and the number of each batch enqueued (the node's metrics count them)
+        self.counted = counted
         self._fairness: dict[str, Fairness] = {}
         self._rng = random.Random(secrets.randbits(64))
         self._wake = threading.Event()
@@ -367,6 +410,8 @@ class LadderLoop:
             log.info("ladder %s: %s", pool, p.reason(),
                      extra={"event": "ladder_match", "pool": pool, "match": job.match_id})
         self.enqueued += len(jobs)
+        if self.counted is not None:
+            self.counted(pool, len(jobs))
         return len(jobs)
 
     def _forget_done(self) -> None:

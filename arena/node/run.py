@@ -187,7 +187,8 @@ async def running_node(
         return Capacity(node.free_seats(), worker.capacity, frozenset(worker.running))
 
     ladder_loop = LadderLoop(broker, LadderLoop.on_loop(asyncio.get_running_loop(), capacity),
-                             node_id=node.node_id, share=config.ladder_share, name=f"ladder-{node.node_id}")
+                             node_id=node.node_id, share=config.ladder_share, name=f"ladder-{node.node_id}",
+                             counted=lambda pool, n: node.metrics.ladder_matches.labels(pool).inc(n))
     arena.on_ladder = ladder_loop.wake  # a ladder changed through this node: look again at once
     watcher.on(LADDER_NOTICE, ladder_loop.wake)  # ...and through another node, on its notice
     watcher.on_gap(ladder_loop.wake)

@@ -32,12 +32,11 @@ from belote.arena.v1 import arena_service_pb2 as apb
 from arena.edge.quietlog import quiet
 from arena.engine import EngineError
 from arena.engine.dealing import commitment
-from arena.engine.rules import PRESETS, spec_from_text
-from arena.node.ladder import DEFAULT_DEALS, LadderError, Ladders, LadderSetting, check_pool
+from arena.engine.rules import spec_from_text
+from arena.node.ladder import DEFAULT_DEALS, LadderError, Ladders, LadderView, check_pool, ladder_standings
 from arena.node.rankings import BadRequest, Rankings, UnknownPool
 from arena.node.seals import seal, sealed_among, still_sealed
 from arena.queue import CANCEL_NOTICE, SCHEDULE_NOTICE, Broker, BrokerError
-from arena.ratings import ladder_id
 from arena.ratings.leaderboard import Leaderboard
 from arena.records import BOT_NAME_RULE, ResultReason, valid_bot_name
 from arena.referee.arena_service import RECENT_MATCHES, ArenaServicer, summary_to_proto
@@ -443,30 +442,17 @@ class ClusterArenaServicer(ArenaServicer):
         if self.on_ladder is not None:
             self.on_ladder()
 
-    def _ladder(self, pool: str, setting: LadderSetting | None = None) -> apb.Ladder:
+    def _ladder(self, pool: str) -> apb.Ladder:
         """A pool's ladder as the RPCs give it: three reads (blocking: from a thread)."""
-        setting = setting or self.ladders.setting(pool)
-        return apb.Ladder(pool=pool, on=setting.on, deals=setting.deals, bots=self.broker.ladder_bots(pool),
-                          in_progress=self.broker.pending_count(ladder_id(pool)))
+        return ladder_to_proto(self.ladders.view(pool))
 
     def _all_ladders(self) -> list[apb.Ladder]:
         """Every preset pool with a ladder stored or bots opted in (a read per preset: a fixed few)."""
-        settings = self.ladders.settings()
-        out = []
-        for pool in sorted(PRESETS):
-            ladder = self._ladder(pool, settings.get(pool, LadderSetting(pool)))
-            if pool in settings or ladder.bots:
-                out.append(ladder)
-        return out
+        return [ladder_to_proto(v) for v in self.ladders.views()]
 
     def _standings(self, pool: str, limit: int) -> tuple[Leaderboard, list[str]]:
         """The pool's leaderboard page (empty before its first rated game) and every pool."""
-        check_pool(pool)
-        try:
-            board = self.rankings.leaderboard(pool, "bt", 0, limit)
-        except UnknownPool:
-            board = Leaderboard(pool=pool, method="bt", total=0, offset=0, entries=())
-        return board, self.rankings.pools()
+        return ladder_standings(self.rankings, pool, 0, limit), self.rankings.pools()
 
     async def AuditTournament(
         self, request: apb.AuditTournamentRequest, context: Context,
@@ -513,6 +499,12 @@ def audit_to_proto(tournament_id: str, done: TournamentAudit) -> apb.AuditTourna
         if b.p_value is not None:
             row.p_value = b.p_value
     return reply
+
+
+def ladder_to_proto(view: LadderView) -> apb.Ladder:
+    setting = view.setting
+    return apb.Ladder(pool=setting.pool, on=setting.on, deals=setting.deals, bots=view.bots,
+                      in_progress=view.in_progress)
 
 
 def schedule_to_proto(stored: Stored, now: float | None = None) -> apb.Schedule:

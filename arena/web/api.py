@@ -6,6 +6,9 @@
   ``bots/{name}/history?pool=`` (its online Elo in a pool as it went);
 - ``tournaments?offset=&limit=``, ``tournaments/{id}`` (progress, standings, crosstable),
   ``tournaments/{id}/matches?offset=&limit=`` (its finished matches in schedule order);
+- ``ladders`` (each pool's ladder: its setting and bot count), ``ladders/{pool}?offset=&limit=``
+  (its setting, bots, matches in progress, and the pool's standings with intervals);
+- ``schedules?offset=&limit=``: the scheduled tournaments, each with its next occurrence (no seed);
 - ``matches/{id}``: its status; its record and replay once it is over;
 - ``matches/{id}/events``: server-sent events, the public events of the match as they are played
   (``event: public``), then its result (``event: result``), then ``event: end``. Spectators are
@@ -44,6 +47,7 @@ from arena.web.reads import (
     ReadError,
     TooMany,
     TooSlow,
+    row_json,
 )
 from arena.web.sessions import Sessions
 
@@ -287,6 +291,21 @@ async def tournament_matches(request: web.Request) -> web.Response:
     return web.json_response(page.to_json())
 
 
+async def ladders(request: web.Request) -> web.Response:
+    return web.json_response({"ladders": [row_json(r) for r in await request.app[READS].ladders()]})
+
+
+async def ladder(request: web.Request) -> web.Response:
+    offset, limit = page_of(request)
+    detail = await request.app[READS].ladder(request.match_info["pool"], offset, limit)
+    return web.json_response(detail.to_json())
+
+
+async def schedules(request: web.Request) -> web.Response:
+    offset, limit = page_of(request)
+    return web.json_response((await request.app[READS].schedules(offset, limit)).to_json())
+
+
 #: a prepared answer goes out this many bytes at a time, each write waiting for the reader to take
 #: what it was sent (the memory one reader holds, however large the answer)
 CHUNK = 16 * 1024
@@ -376,6 +395,9 @@ def add_routes(app: web.Application) -> None:
     app.router.add_get("/api/v1/tournaments", tournaments)
     app.router.add_get("/api/v1/tournaments/{id}", tournament)
     app.router.add_get("/api/v1/tournaments/{id}/matches", tournament_matches)
+    app.router.add_get("/api/v1/ladders", ladders)
+    app.router.add_get("/api/v1/ladders/{pool}", ladder)
+    app.router.add_get("/api/v1/schedules", schedules)
     app.router.add_get("/api/v1/matches/{id}", match)
     app.router.add_get("/api/v1/matches/{id}/events", match_events)
     app.router.add_post(SESSION, sign_in)

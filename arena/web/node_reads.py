@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from belote.arena.v1 import game_pb2 as pb
 
 from arena.engine.dealing import commitment
+from arena.node.ladder import LadderError, Ladders, ladder_standings
 from arena.node.rankings import BadRequest as RankingsBadRequest
 from arena.node.rankings import Rankings, UnknownPool
 from arena.node.seals import sealed_among, still_sealed
@@ -47,6 +48,7 @@ from arena.referee.replay_views import (
 )
 from arena.referee.replays import EVENTS, MATCH, ReplaySlot
 from arena.tournament import Tournaments, UnknownTournament
+from arena.tournament.schedule import GIVEN_SEED, Schedules
 from arena.tournament.summary import ResultSummary
 from arena.tournament.tables import sealed_reason
 from arena.web.reads import (
@@ -56,12 +58,15 @@ from arena.web.reads import (
     BotRow,
     Conflict,
     EventStream,
+    LadderDetail,
+    LadderRow,
     MatchRow,
     MatchView,
     NotFound,
     Page,
     Prepared,
     RatingHistory,
+    ScheduleRow,
     TooMany,
     TournamentDetail,
     TournamentMatchRow,
@@ -89,10 +94,13 @@ class NodeReads:
                  worker: Worker | None = None) -> None:
         self.node = node
         self.broker = broker
-        self.schedules = tournaments
+        #: the tournaments of the queue
+        self.store = tournaments
         self.rankings = rankings
         #: the node's queue worker, which knows the tournament of each match it plays
         self.worker = worker
+        self.ladder_views = Ladders(broker)
+        self.schedule_store = Schedules(broker)
         self._details: dict[str, tuple[float, _Kept | None]] = {}
         self._details_lock = threading.Lock()
         #: the row of each bot no stream of which opened here: a page of bots costs little a row
@@ -164,7 +172,7 @@ class NodeReads:
         own = own[:RECENT_MATCHES]
         # then the newest in the queue (which say their tournament), and which of all those are
         # sealed: in one thread, a few reads
-        stored, sealed = await self._queue(_recent_and_sealed, self.broker, self.schedules, name,
+        stored, sealed = await self._queue(_recent_and_sealed, self.broker, self.store, name,
                                            [s.match_id for s in own])
         tournament = {s.match_id: s.tournament_id for s in stored}
         seen = {s.match_id for s in own}
@@ -214,7 +222,7 @@ class NodeReads:
         if kept is None:
             raise NotFound(f"no tournament {tournament_id[:80]!r}")
         page = kept.in_order[offset:offset + limit]
-        sealed = sealed_among(self.broker, self.schedules, [r.match_id for r, _, _ in page])  # one read
+        sealed = sealed_among(self.broker, self.store, [r.match_id for r, _, _ in page])  # one read
         return Page(total=len(kept.in_order), offset=offset, items=tuple(
             _row_in_tournament(r, rnd, board, r.match_id in sealed) for r, rnd, board in page))
 
@@ -234,7 +242,7 @@ class NodeReads:
 
     def _tournament(self, tournament_id: str) -> _Kept | None:
         try:
-            progress = self.schedules.progress(tournament_id)  # from the result summaries, never the records
+            progress = self.store.progress(tournament_id)  # from the result summaries, never the records
         except UnknownTournament:
             return None
         spec, state, standings = progress.spec, progress.state, progress.standings
@@ -266,12 +274,50 @@ class NodeReads:
         )
         return _Kept(detail, tuple(progress.in_schedule_order()))
 
+    # ------------------------------------------------------ ladders, schedules
+    # Each is read in a thread: a ladder's bots and the schedules grow with what is stored.
+    async def ladders(self) -> list[LadderRow]:
+        return await self._queue(self._ladder_rows)
+
+    def _ladder_rows(self) -> list[LadderRow]:
+        return [LadderRow(v.setting.pool, v.setting.on, v.setting.deals, len(v.bots), v.in_progress)
+                for v in self.ladder_views.views()]
+
+    async def ladder(self, pool: str, offset: int, limit: int) -> LadderDetail:
+        return await self._queue(self._ladder, pool, offset, limit)
+
+    def _ladder(self, pool: str, offset: int, limit: int) -> LadderDetail:
+        try:
+            view = self.ladder_views.view(pool)  # GetLadder's reads
+            board = ladder_standings(self.rankings, pool, offset, limit)
+        except LadderError as e:
+            raise NotFound(str(e)) from None
+        s = view.setting
+        return LadderDetail(s.pool, s.on, s.deals, s.duplicate, tuple(view.bots), view.in_progress, board)
+
+    async def schedules(self, offset: int, limit: int) -> Page[ScheduleRow]:
+        return await self._queue(self._schedule_page, offset, limit)
+
+    def _schedule_page(self, offset: int, limit: int) -> Page[ScheduleRow]:
+        stored = self.schedule_store.stored()  # one read
+        now = time.time()
+        rows = []
+        for found in stored[offset:offset + limit]:
+            s = found.schedule
+            rows.append(ScheduleRow(
+                schedule_id=s.schedule_id, every_s=s.every_s, at=s.at, created_at=s.created_at,
+                next_at=s.next_after(now), last_at=found.last,
+                last_tournament_id=s.tournament_id(found.last) if found.last else "",
+                bots=tuple(s.bots.names), options=dict(s.options),
+                unrated_reason=GIVEN_SEED if s.seed else ""))
+        return Page(total=len(stored), offset=offset, items=tuple(rows))
+
     # ------------------------------------------------------------ matches
     def _sealed(self, match_id: str) -> bool:
         """A table of duplicate play some table dealing its cards has not finished: they are still
         in play (the seal rule, :func:`arena.tournament.tables.is_sealed`), unless its tournament's
         secret is revealed (:func:`arena.node.seals.still_sealed`)."""
-        return still_sealed(self.broker, self.schedules, match_id)
+        return still_sealed(self.broker, self.store, match_id)
 
     async def match(self, match_id: str, peer: str = "") -> MatchView | Prepared:
         sealed = await self._queue(self._sealed, match_id)

@@ -79,10 +79,10 @@ class Page(Generic[_T]):
     items: tuple[_T, ...]
 
     def to_json(self) -> dict[str, Any]:
-        return {"total": self.total, "offset": self.offset, "items": [_row(i) for i in self.items]}
+        return {"total": self.total, "offset": self.offset, "items": [row_json(i) for i in self.items]}
 
 
-def _row(item: Any) -> dict[str, Any]:
+def row_json(item: Any) -> dict[str, Any]:
     """A page's row as JSON: its fields as they are. Rows hold plain values (text, numbers, tuples
     of them, a ruleset's dict), which JSON only reads: no deep copy as ``asdict`` makes (which cost
     20 times more, and a page of 200 bots several milliseconds of the node's event loop)."""
@@ -258,6 +258,62 @@ class MatchView:
         return asdict(self)
 
 
+@dataclass(frozen=True, slots=True)
+class LadderRow:
+    """A pool's ladder in the list: its setting and how many bots it has."""
+
+    pool: str
+    on: bool
+    #: the deals of each of its matches
+    deals: int
+    bots: int
+    #: its matches queued or played now, across the cluster
+    in_progress: int
+
+
+@dataclass(frozen=True, slots=True)
+class LadderDetail:
+    """A pool's ladder: its setting, its bots, its matches in progress, and the pool's standings (a
+    page of its Bradley-Terry leaderboard, with intervals; empty before its first rated game)."""
+
+    pool: str
+    on: bool
+    deals: int
+    #: "" (plain matches): the only mode so far
+    duplicate: str
+    #: the bots opted in, by name
+    bots: tuple[str, ...]
+    in_progress: int
+    standings: Leaderboard
+
+    def to_json(self) -> dict[str, Any]:
+        out = row_json(self)
+        out["bots"] = list(self.bots)
+        out["standings"] = self.standings.to_json()
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleRow:
+    """A schedule as anyone may see it: when it makes a tournament and what tournament; never its
+    seed (a seed given by the caller makes its occurrences unrated, which ``unrated_reason`` says)."""
+
+    schedule_id: str
+    every_s: int
+    #: ``HH:MM`` (UTC) as asked; "": every ``every_s`` from its creation
+    at: str
+    #: unix seconds
+    created_at: int
+    next_at: int
+    #: the last occurrence made (0: none yet) and its tournament
+    last_at: int
+    last_tournament_id: str
+    bots: tuple[str, ...]
+    #: the tournament options (format, ruleset, deals...), without id, bots or seed
+    options: dict[str, Any]
+    unrated_reason: str
+
+
 #: the public events of a match, each as JSON (``kind`` names the event), then one
 #: ``{"kind": "result", ...}`` when the match has a result
 EventStream = AsyncIterator[dict[str, Any]]
@@ -337,6 +393,19 @@ class ArenaReads(Protocol):
                                  ) -> Page[TournamentMatchRow]:
         """The tournament's finished matches in schedule order (round, then board, then leg or
         table), a sealed table's without its end."""
+        ...
+
+    async def ladders(self) -> list[LadderRow]:
+        """Every preset pool with a ladder stored or bots opted in."""
+        ...
+
+    async def ladder(self, pool: str, offset: int, limit: int) -> LadderDetail:
+        """A pool's ladder (:class:`NotFound` for a pool no ladder can run on), its standings from
+        ``offset``."""
+        ...
+
+    async def schedules(self, offset: int, limit: int) -> Page[ScheduleRow]:
+        """The schedules by id, each with its next occurrence."""
         ...
 
     async def match(self, match_id: str, peer: str = "") -> MatchView | Prepared:

@@ -62,6 +62,9 @@ PAGES = {
     "/bots/{name}": "bot",
     "/tournaments": "tournaments",
     "/tournaments/{id}": "tournament",
+    "/ladders": "ladders",
+    "/ladders/{pool}": "ladder",
+    "/schedules": "schedules",
     "/matches/{id}": "live",
     "/matches/{id}/replay": "replay",
 }

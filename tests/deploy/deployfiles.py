@@ -25,6 +25,7 @@ NODE_METRICS = frozenset({
     "belote_arena_queue_leases_expired_total",
     "belote_arena_queue_jobs_reclaimed_total", "belote_arena_queue_dead_letters_total",
     "belote_arena_results_written_total", "belote_arena_results_duplicate_total",
+    "belote_arena_ladder_matches_total",
     "belote_arena_node_capacity", "belote_arena_node_free_slots", "belote_arena_live_nodes",
     "belote_arena_rating",
     "grpc_server_started_total", "grpc_server_handled_total", "grpc_server_handling_seconds",

@@ -189,7 +189,7 @@ async def every_arena_call(address: str, calls: Calls) -> tuple[str, str]:
 async def every_http_route(running: RunningNode, url: str, runner: Any, match_id: str, tournament: str,
                            token: str) -> list[str]:
     """GET every route of the web app (its placeholders filled in), sign in and out; what was asked."""
-    values = {"name": "alpha", "id": match_id}
+    values = {"name": "alpha", "id": match_id, "pool": "coinche"}
     asked = []
     async with aiohttp.ClientSession() as http:
         for route in runner.app.router.routes():

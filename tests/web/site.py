@@ -13,19 +13,22 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
 from belote_bot import Action, Bot, HeuristicBot, Observation, RandomBot, run_async
 
 from arena.engine import Ruleset
+from arena.node.ladder import Ladders
 from arena.node.run import NodeSettings, RunningNode, running_node
 from arena.queue import EmbeddedBroker
+from arena.ratings import ladder_id
 from arena.referee.access import AccessPolicy
 from arena.referee.node import Limits
 from arena.referee.registry import digest, new_token
 from arena.tournament import TournamentSpec
+from arena.tournament.schedule import Schedule, Schedules
 from arena.web import WebConfig, WebServer, web_for
 
 XSS = "<img src=x onerror=alert(1)>"
@@ -132,6 +135,35 @@ class Site:
         assert self.loop is not None
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
 
+    def blocking(self, call: Callable[..., Any], *args: Any) -> Any:
+        """``call(*args)``, a blocking broker call, in a thread of the node's loop (as the node makes
+        them)."""
+        return self.call(asyncio.to_thread(call, *args))
+
+    def start_ladder(self, pool: str, bots: Sequence[str], deals: int = 1) -> None:
+        """Start ``pool``'s ladder (``deals`` a match) with ``bots`` opted in, as ``ladder start`` and
+        ``ladder add`` do; the node's ladder thread is woken, as the RPCs wake it."""
+        assert self.running is not None
+        ladders = Ladders(self.running.worker.broker)
+        self.blocking(ladders.start, pool, deals)
+        for bot in bots:
+            self.blocking(ladders.add, pool, bot)
+        self.running.ladder.wake()
+
+    def stop_ladder(self, pool: str) -> None:
+        """Stop ``pool``'s ladder, and wait until none of its matches is queued or played."""
+        assert self.running is not None
+        broker = self.running.worker.broker
+        self.blocking(Ladders(broker).stop, pool)
+        deadline = time.monotonic() + 60
+        while self.blocking(broker.pending_count, ladder_id(pool)):
+            assert time.monotonic() < deadline, f"the ladder of {pool} still had matches after 60 s"
+            time.sleep(0.1)
+
+    def add_schedule(self, schedule: Schedule) -> None:
+        assert self.running is not None
+        self.blocking(Schedules(self.running.worker.broker).create, schedule)
+
     def start_match(self, team0: str = "slow-a", team1: str = "slow-b", deals: int = 1,
                     ruleset: str = "classic", seed: str | None = None) -> str:
         """Start a match on the node (the slow bots by default: about a second a deal)."""
@@ -183,3 +215,22 @@ def events(site: Site, match_id: str, timeout: float = 60.0) -> list[tuple[str, 
                     break
                 name, data = "message", ""
     return out
+
+
+def wait_standings(site: Site, pool: str, bots: int, timeout: float = 90.0) -> dict[str, Any]:
+    """The ladder of ``pool`` once its standings rank ``bots`` bots, each with two games or more."""
+    deadline = time.monotonic() + timeout
+    while True:
+        _, ladder = get(site, f"/api/v1/ladders/{pool}")
+        entries = ladder["standings"]["entries"]
+        if len(entries) == bots and all(e["games"] >= 2 for e in entries):
+            return dict(ladder)
+        assert time.monotonic() < deadline, f"the ladder of {pool} ranked {entries} after {timeout} s"
+        time.sleep(0.2)
+
+
+def nightly(schedule_id: str, bots: Sequence[str], seed: str = "") -> Schedule:
+    """A schedule of a daily round-robin whose first occurrence is about two hours ahead."""
+    at = time.gmtime(time.time() + 2 * 3600)
+    return Schedule.make(schedule_id, 86_400, f"{at.tm_hour:02d}:{at.tm_min:02d}", list(bots),
+                         {"format": "round-robin", "ruleset": "coinche", "deals": 2}, seed=seed)

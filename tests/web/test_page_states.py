@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from belote_bot import HeuristicBot
+from belote_bot import HeuristicBot, RandomBot
 
 from arena.cli import build_parser
 from arena.demo import demo_bots, demo_specs
 from tests.web.browser import PHONE, SHOTS, WIDE, Watched, browser, needs_chromium, shot
-from tests.web.site import Site, get
+from tests.web.site import Site, get, nightly, wait_standings
 
 #: one worker runs them all (xdist_group), so that each of the module's nodes is built once (the
 #: demo's takes 18 s)
@@ -39,6 +39,8 @@ WIDTHS = pytest.mark.parametrize("width", [WIDE, PHONE], ids=["laptop", "phone"]
 BARE_CARD = re.compile(r"(?<![\w-])[789TJQKA][SHDC](?![\w-])")
 #: the young node's one match: a seed whose deals are played (not all thrown in), so it has a contract
 YOUNG_SEED = "young/1"
+#: the bots of the laddered node's coinche ladder
+LADDER_BOTS = ("alpha", "beta", "gamma")
 
 
 @contextlib.contextmanager
@@ -124,6 +126,63 @@ def test_an_empty_node_s_pages_say_why_they_are_empty_and_what_to_do(
     with visit(browser, empty, "/tournaments", width, "#empty") as page:
         assert "No tournament yet" in page.locator("#empty").inner_text()
         assert "tournament create" in page.locator("#empty").inner_text()
+    with visit(browser, empty, "/ladders", width, "#empty") as page:
+        text = page.locator("#empty").inner_text()
+        assert "No ladder yet" in text and "ladder add" in text and "ladder start" in text
+    with visit(browser, empty, "/ladders/coinche", width, "#no-bots") as page:
+        assert page.locator("#ladder-state").inner_text().startswith("off: ")
+        assert "No rated game" in page.locator("#no-standings").inner_text()
+        assert "ladder add --pool coinche" in page.locator("#no-bots").inner_text()
+    with visit(browser, empty, "/schedules", width, "#empty") as page:
+        text = page.locator("#empty").inner_text()
+        assert "No scheduled tournament" in text and "tournament schedule" in text
+
+
+@pytest.fixture(scope="module")
+def laddered() -> Iterator[Site]:
+    """A node whose coinche ladder runs between three bots (a fourth connected, not opted in) and has
+    ranked them, with a schedule."""
+    players = {"alpha": HeuristicBot(seed=1), "beta": HeuristicBot(seed=2), "gamma": RandomBot(seed=1),
+               "idle": RandomBot(seed=2)}
+    with make_site("laddered", players=players, tournament=False) as site:
+        site.start_ladder("coinche", LADDER_BOTS, deals=1)
+        wait_standings(site, "coinche", len(LADDER_BOTS))
+        site.add_schedule(nightly("nightly", LADDER_BOTS))
+        yield site
+
+
+# ------------------------------------------------------------------ a running ladder
+#: the games the ladder page's standings count, in the page
+GAMES_SHOWN = ("n => [...document.querySelectorAll('#standings td.games')]"
+               ".reduce((a, t) => a + Number(t.textContent), 0)")
+
+@WIDTHS
+def test_a_ladder_s_page_shows_its_standings_bots_and_matches_as_they_go(
+        laddered: Site, browser: Any, width: int) -> None:
+    with visit(browser, laddered, "/", width, "nav a[href='/ladders']") as page:
+        page.click("nav a[href='/ladders']")
+        page.wait_for_selector("#ladders tbody tr")
+        row = page.locator("#ladders tbody tr[data-pool='coinche']")
+        assert row.locator("td.state").inner_text() == "on" and row.locator("td.bots").inner_text() == "3"
+        row.locator("a").click()
+        page.wait_for_selector("#standings tbody tr")
+        assert page.url.endswith("/ladders/coinche")
+        assert re.fullmatch(r"on: matches of 1 deal, \d+ match(es)? in progress",
+                            page.locator("#ladder-state").inner_text())
+        rows = page.locator("#standings tbody tr")
+        assert sorted(r.get_attribute("data-bot") for r in rows.all()) == sorted(LADDER_BOTS)
+        assert all(int(g) >= 2 for g in page.locator("#standings td.games").all_inner_texts())
+        assert page.locator("#standings svg.bar line").count() == 3  # each bot's interval drawn
+        assert fits(page, "#standings"), "the standings are wider than their box"
+        assert page.locator("#ladder-bots li").all_inner_texts() == list(LADDER_BOTS)
+        # live: the page follows the games as they are played
+        games = sum(int(g) for g in page.locator("#standings td.games").all_inner_texts())
+        page.wait_for_function(GAMES_SHOWN + " > n", arg=games, timeout=30_000)
+    with visit(browser, laddered, "/schedules", width, "#schedules tbody tr") as page:
+        row = page.locator("#schedules tbody tr[data-schedule='nightly']")
+        assert row.locator("td.every").inner_text().startswith("every 1d at ")
+        assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", row.locator("td.next").inner_text())
+        assert row.locator("td.bots").inner_text() == "3"
 
 
 # ------------------------------------------------------------------ a young node

@@ -522,6 +522,118 @@ async function tournamentPage() {
   await finished.draw();
 }
 
+// ----------------------------------------------------------------- ladders
+const HOW_TO_LADDER = "belote-arena ladder start --pool coinche";
+const HOW_TO_LADDER_ADD = "belote-arena ladder add --pool coinche alpha beta gamma";
+const HOW_TO_SCHEDULE = "belote-arena tournament schedule --every 24h --at 02:00 --format swiss --bots a,b,c";
+// a ladder's page draws it again this often (ms): its standings move as its matches end
+const LADDER_REFRESH_MS = 5000;
+
+function ladderLink(pool) { return el("a", { href: `/ladders/${encodeURIComponent(pool)}`, text: pool }); }
+
+function ladderState(l) {
+  const playing = l.in_progress === 1 ? "1 match in progress" : `${l.in_progress} matches in progress`;
+  return `${l.on ? "on" : "off"}: matches of ${l.deals} deal${l.deals === 1 ? "" : "s"}, ${playing}`;
+}
+
+async function laddersPage() {
+  const { ladders } = await getJSON("/ladders");
+  if (!ladders.length) {
+    show(el("h1", { text: "Ladders" }), empty("empty", "No ladder yet.",
+      "A ladder keeps the bots opted in to a pool playing rated matches, without a tournament.",
+      ["An admin opts bots in with ", command(HOW_TO_LADDER_ADD), " and starts it with ", command(HOW_TO_LADDER), "."]));
+    return;
+  }
+  const rows = ladders.map((l) => el("tr", { "data-pool": l.pool },
+    el("td", { class: "name" }, ladderLink(l.pool)), el("td", { class: "name state", text: l.on ? "on" : "off" }),
+    el("td", { class: "bots", text: l.bots }), el("td", { class: "playing", text: l.in_progress }),
+    el("td", { class: "wide", text: l.deals })));
+  show(el("h1", { text: "Ladders" }),
+       scroll(table([["pool", "name"], ["state", "name"], ["bots"], ["in progress"], ["deals", "wide"]], rows, { id: "ladders" })));
+}
+
+async function ladderPage() {
+  const pool = pathPart(2);
+  document.title = `Ladder ${pool} \u2013 Belote Arena`;
+  const state = el("p", { id: "ladder-state" });
+  const standings = el("div", {});
+  const bots = el("div", {});
+  const draw = async () => {
+    const l = await getJSON(`/ladders/${encodeURIComponent(pool)}?limit=${PAGE_SIZE}`);
+    state.textContent = ladderState(l);
+    const board = l.standings;
+    if (board.entries.length === 0) {
+      standings.replaceChildren(el("p", { class: "muted", id: "no-standings",
+        text: "No rated game in this pool yet: the standings appear as the ladder's matches end." }));
+    } else {
+      const values = board.entries.flatMap((e) => [e.low ?? e.rating, e.high ?? e.rating]);
+      const low = Math.min(...values), high = Math.max(...values);
+      const rows = board.entries.map((e) => el("tr", { "data-bot": e.bot },
+        el("td", { class: "rank", text: e.rank }),
+        el("td", { class: "name bot" }, botLink(e.bot)),
+        el("td", { class: "rating", text: fixed(e.rating, 0) }),
+        el("td", { class: "interval" }, intervalBar(e, low, high)),
+        el("td", { class: "range wide", text: e.low === null ? "" : `${fixed(e.low, 0)} \u2013 ${fixed(e.high, 0)}` }),
+        el("td", { class: "games", text: e.games }),
+        el("td", { class: "wins wide", text: e.wins }),
+        el("td", { class: "draws wide", text: e.draws }),
+        el("td", { class: "losses wide", text: e.losses })));
+      standings.replaceChildren(
+        scroll(table([["#"], ["bot", "name"], ["rating"], ["95% interval", "name interval"], ["low \u2013 high", "wide"],
+                      ["games"], ["W", "wide"], ["D", "wide"], ["L", "wide"]], rows, { id: "standings" })),
+        board.total > board.entries.length ?
+          el("p", { class: "muted" }, `The first ${board.entries.length} of ${board.total}: the rest on `,
+             el("a", { href: `/?pool=${encodeURIComponent(pool)}&method=bt`, text: "the leaderboard" }), ".") : "");
+    }
+    bots.replaceChildren(l.bots.length ?
+      el("ul", { class: "inline", id: "ladder-bots" }, ...l.bots.map((b) => el("li", { "data-bot": b }, botLink(b)))) :
+      empty("no-bots", "No bot is opted in to this ladder.",
+        ["An admin opts bots in with ", command(`belote-arena ladder add --pool ${pool} BOT`), "."]));
+  };
+  show(el("h1", { text: `Ladder ${pool}` }), state,
+       el("p", { class: "muted note", text: "Bradley-Terry ratings of the pool's rated games, with their 95% intervals; " +
+                                            "this page follows them as the ladder's matches end." }),
+       el("h2", { text: "Standings" }), standings, el("h2", { text: "Bots opted in" }), bots);
+  await draw();
+  const again = () => setTimeout(() => draw().then(again, showError), LADDER_REFRESH_MS);
+  again();
+}
+
+// --------------------------------------------------------------- schedules
+function when(seconds) { return seconds ? new Date(seconds * 1000).toISOString().replace("T", " ").slice(0, 16) + " UTC" : ""; }
+
+function period(seconds) {
+  for (const [unit, size] of [["d", 86400], ["h", 3600], ["m", 60]]) if (seconds % size === 0) return `${seconds / size}${unit}`;
+  return `${seconds}s`;
+}
+
+async function schedulesPage() {
+  let offset = Number(query("offset", "0")) || 0;
+  const body = el("div", {});
+  const draw = async () => {
+    setQuery({ offset: offset || "" });
+    const page = await getJSON(`/schedules?offset=${offset}&limit=${PAGE_SIZE}`);
+    if (page.total === 0) {
+      body.replaceChildren(empty("empty", "No scheduled tournament.",
+        ["An admin makes a tournament again and again with ", command(HOW_TO_SCHEDULE), "."]));
+      return;
+    }
+    const rows = page.items.map((s) => el("tr", { "data-schedule": s.schedule_id },
+      el("td", { class: "name", text: s.schedule_id }),
+      el("td", { class: "name every", text: `every ${period(s.every_s)}${s.at ? ` at ${s.at} UTC` : ""}` }),
+      el("td", { class: "name next", text: when(s.next_at) }),
+      el("td", { class: "name wide" }, s.last_tournament_id ? tournamentLink(s.last_tournament_id) : "none yet"),
+      el("td", { class: "name wide", text: [s.options.format, s.options.ruleset].filter(Boolean).join(", ") }),
+      el("td", { class: "bots", text: s.bots.length }),
+      el("td", { class: "muted name wide", text: s.unrated_reason ? `unrated: ${s.unrated_reason}` : "" })));
+    body.replaceChildren(scroll(table([["schedule", "name"], ["when", "name"], ["next", "name"], ["last", "name wide"],
+                                       ["tournament", "name wide"], ["bots"], ["", "wide"]], rows, { id: "schedules" })),
+                         pager(page, (o) => { offset = o; draw().catch(showError); }));
+  };
+  show(el("h1", { text: "Schedules" }), body);
+  await draw();
+}
+
 // ------------------------------------------------------------------- live
 function seatTitle(players, s) {
   return el("h3", {}, players[s] ? botLink(players[s]) : "?", el("span", { class: "seat-of", text: `seat ${s} \u00b7 team ${s % 2}` }));
@@ -722,7 +834,8 @@ async function replayPage() {
 
 // ------------------------------------------------------------------- start
 const PAGES = { leaderboard: leaderboardPage, bots: botsPage, bot: botPage, tournaments: tournamentsPage,
-                tournament: tournamentPage, live: livePage, replay: replayPage };
+                tournament: tournamentPage, ladders: laddersPage, ladder: ladderPage, schedules: schedulesPage,
+                live: livePage, replay: replayPage };
 
 document.addEventListener("DOMContentLoaded", () => {
   const page = PAGES[document.body.dataset.page];
