@@ -33,6 +33,19 @@ absent bot; the worker of this node, woken by the jobs' notice, claims them at
 once. It wakes when seats change here (a match ended, a bot connected), on a
 ladder notice, and at least every :data:`RESCAN_S`; never a fast poll.
 
+**Bots opt in** by an admin's ``ladder add``, or by themselves: a bot whose
+stream's Hello says ``ladder`` (the SDK's ``run(..., ladder=True)``, the bots'
+``--ladder``) is opted in by the loop of the node it is connected to, to every
+pool whose ladder is on while it is connected there: at its connection, and at
+a ladder's start while it is connected (so the order of the two does not
+matter). An admin's ``ladder remove`` wins: it leaves a mark in the broker
+(:meth:`~arena.queue.Broker.ladder_remove`) that the bot's own asking
+(:meth:`~arena.queue.Broker.ladder_join`, one atomic step) does not get past,
+on any node and after restarts, until an admin's ``ladder add`` clears it. The
+opted-in set stays as it is when the bot disconnects: the loop pairs only the
+bots connected, and a bot is counted once in its pool's ratings however often
+it comes back.
+
 **Tournaments keep priority.** A node gives the ladder at most ``share`` of its
 match slots (:data:`DEFAULT_SHARE`, a half), so the other half is always free
 for tournament matches that come; and it never pairs a bot that has a job
@@ -210,13 +223,15 @@ class Ladders:
         return setting
 
     def add(self, pool: str, bot: str) -> bool:
+        """Opt ``bot`` in, and clear the mark a :meth:`remove` left (the admin's word)."""
         added = self.broker.ladder_add(check_pool(pool), bot)
         if added:
             self.broker.publish_notice(LADDER_NOTICE, pool)
         return added
 
     def remove(self, pool: str, bot: str) -> bool:
-        """Take ``bot`` out: it is paired no more (its matches queued or running are played out)."""
+        """Take ``bot`` out: it is paired no more (its matches queued or running are played out), and
+        its Hello's ladder flag no longer puts it back in (:meth:`join`) until an admin adds it."""
         removed = self.broker.ladder_remove(check_pool(pool), bot)
         if removed:
             self.broker.publish_notice(LADDER_NOTICE, pool)
@@ -238,6 +253,14 @@ class Ladders:
             if pool in settings or view.bots:
                 out.append(view)
         return out
+
+    def join(self, pool: str, bot: str) -> bool:
+        """Opt ``bot`` in at its own asking (its Hello's ladder flag), unless an admin removed it from
+        the pool's ladder; True if it was put in now."""
+        joined = self.broker.ladder_join(check_pool(pool), bot)
+        if joined:
+            self.broker.publish_notice(LADDER_NOTICE, pool)
+        return joined
 
     def status(self, pool: str) -> LadderStatus:
         setting = self.setting(pool)
@@ -271,6 +294,8 @@ class Capacity:
     #: the node's match slots and those its matches fill
     slots: int
     running: frozenset[str] = frozenset()
+    #: the bots connected here whose Hello asked to play the ladder
+    volunteers: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -306,6 +331,9 @@ class LadderLoop:
         #: told the pool and the number of each batch enqueued (the node's metrics count them)
         self.counted = counted
         self._fairness: dict[str, Fairness] = {}
+        #: (pool, bot): the volunteers this loop asked the broker to opt in while on and connected (asked
+        #: once: the answer changes only by an admin's word); as many as the bots connected here
+        self._joined: set[tuple[str, str]] = set()
         self._rng = random.Random(secrets.randbits(64))
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -351,6 +379,7 @@ class LadderLoop:
             if not settings:
                 return self.rescan_s
             capacity = self.capacity()
+            self._join(settings, capacity.volunteers)
             room = self.slots(capacity) - len(self.sent)
             free_slots = capacity.slots - len(capacity.running) - sum(
                 1 for mid in self.sent if mid not in capacity.running)
@@ -372,6 +401,19 @@ class LadderLoop:
             log.exception("the ladder loop failed")
             return RETRY_S
         return self.rescan_s
+
+    def _join(self, settings: Mapping[str, LadderSetting], volunteers: frozenset[str]) -> None:
+        """Opt the volunteers connected here in to the pools whose ladder is on, once each while both
+        last (a bot that left, a ladder stopped: asked again when they come back)."""
+        self._joined = {(pool, bot) for pool, bot in self._joined if pool in settings and bot in volunteers}
+        for pool in sorted(settings):
+            for bot in sorted(volunteers):
+                if (pool, bot) in self._joined:
+                    continue
+                if self.ladders.join(pool, bot):
+                    log.info("ladder %s: bot %s opted in (its Hello asked)", pool, bot,
+                             extra={"event": "ladder_join", "pool": pool, "bot": bot})
+                self._joined.add((pool, bot))
 
     def _free_seats(self, capacity: Capacity) -> dict[str, int]:
         """The free seats of the bots here, less those the ladder matches enqueued and not yet running

@@ -184,7 +184,7 @@ async def running_node(
     watcher.on_gap(schedule_loop.wake)
     schedule_loop.start()
     def capacity() -> Capacity:  # read on the loop (the ladder thread calls it through on_loop)
-        return Capacity(node.free_seats(), worker.capacity, frozenset(worker.running))
+        return Capacity(node.free_seats(), worker.capacity, frozenset(worker.running), node.ladder_bots())
 
     ladder_loop = LadderLoop(broker, LadderLoop.on_loop(asyncio.get_running_loop(), capacity),
                              node_id=node.node_id, share=config.ladder_share, name=f"ladder-{node.node_id}",

@@ -642,11 +642,19 @@ class Broker(abc.ABC):
 
     @abc.abstractmethod
     def ladder_add(self, pool: str, bot: str) -> bool:
-        """Opt ``bot`` in to the pool's ladder; False if it was in already."""
+        """Opt ``bot`` in to the pool's ladder (an admin's word: it clears the mark
+        :meth:`ladder_remove` left); False if it was in already."""
 
     @abc.abstractmethod
     def ladder_remove(self, pool: str, bot: str) -> bool:
-        """Take ``bot`` out of the pool's ladder; False if it was not in."""
+        """Take ``bot`` out of the pool's ladder and mark it removed by an admin, so that
+        :meth:`ladder_join` no longer puts it back; False if it was not in (marked all the same)."""
+
+    @abc.abstractmethod
+    def ladder_join(self, pool: str, bot: str) -> bool:
+        """In one atomic step: opt ``bot`` in to the pool's ladder unless an admin removed it
+        (:meth:`ladder_remove`, and no :meth:`ladder_add` since). The bot's own asking, from its
+        Hello: the admin's word wins. True if this call put it in."""
 
     @abc.abstractmethod
     def ladder_bots(self, pool: str) -> list[str]:

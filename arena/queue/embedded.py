@@ -212,6 +212,11 @@ CREATE TABLE IF NOT EXISTS ladder_bots (        -- the bots opted in to a pool's
     bot TEXT NOT NULL,
     PRIMARY KEY (pool, bot)
 );
+CREATE TABLE IF NOT EXISTS ladder_removed (     -- the bots an admin took out of a pool's ladder
+    pool TEXT NOT NULL,                         -- (their Hello's ladder flag does not put them back)
+    bot TEXT NOT NULL,
+    PRIMARY KEY (pool, bot)
+);
 CREATE TABLE IF NOT EXISTS enqueue_markers (
     key TEXT PRIMARY KEY,
     at REAL NOT NULL
@@ -961,12 +966,21 @@ class EmbeddedBroker(Broker):
 
     def ladder_add(self, pool: str, bot: str) -> bool:
         with self._errors(), self._tx() as db:
+            db.execute("DELETE FROM ladder_removed WHERE pool = ? AND bot = ?", (pool, bot))
             cur = db.execute("INSERT OR IGNORE INTO ladder_bots (pool, bot) VALUES (?, ?)", (pool, bot))
             return cur.rowcount == 1
 
     def ladder_remove(self, pool: str, bot: str) -> bool:
         with self._errors(), self._tx() as db:
+            db.execute("INSERT OR IGNORE INTO ladder_removed (pool, bot) VALUES (?, ?)", (pool, bot))
             cur = db.execute("DELETE FROM ladder_bots WHERE pool = ? AND bot = ?", (pool, bot))
+            return cur.rowcount == 1
+
+    def ladder_join(self, pool: str, bot: str) -> bool:
+        with self._errors(), self._tx() as db:  # BEGIN IMMEDIATE: the mark read and the insert as one
+            if db.execute("SELECT 1 FROM ladder_removed WHERE pool = ? AND bot = ?", (pool, bot)).fetchone():
+                return False
+            cur = db.execute("INSERT OR IGNORE INTO ladder_bots (pool, bot) VALUES (?, ?)", (pool, bot))
             return cur.rowcount == 1
 
     def ladder_bots(self, pool: str) -> list[str]:

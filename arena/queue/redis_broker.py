@@ -118,6 +118,7 @@ from arena.queue.redis_scripts import (
     LUA_DELETE_SCHEDULE,
     LUA_DROP,
     LUA_ENQUEUE,
+    LUA_LADDER_JOIN,
     LUA_MIGRATE,
     LUA_NOTICE,
     LUA_PUT_SCHEDULE,
@@ -231,6 +232,7 @@ class RedisBroker(Broker):
         self._notice = r.register_script(LUA_NOTICE)
         self._add_bot = r.register_script(LUA_ADD_BOT)
         self._replace_bot = r.register_script(LUA_REPLACE_BOT)
+        self._ladder_join = r.register_script(LUA_LADDER_JOIN)
         # per tournament, its results count when this process last completed its summaries from
         # them (tried again only once more results are written: a node of an older version writes)
         self._summarized: dict[str, int] = {}
@@ -744,11 +746,22 @@ class RedisBroker(Broker):
 
     def ladder_add(self, pool: str, bot: str) -> bool:
         with self._errors():
-            return bool(self._redis.sadd(self.keys.ladder_bots(pool), bot))
+            pipe = self._redis.pipeline()  # MULTI: the mark cleared and the bot in, as one
+            pipe.srem(self.keys.ladder_removed(pool), bot)
+            pipe.sadd(self.keys.ladder_bots(pool), bot)
+            return bool(pipe.execute()[1])
 
     def ladder_remove(self, pool: str, bot: str) -> bool:
         with self._errors():
-            return bool(self._redis.srem(self.keys.ladder_bots(pool), bot))
+            pipe = self._redis.pipeline()  # MULTI: a join in between sees the mark, or is undone
+            pipe.sadd(self.keys.ladder_removed(pool), bot)
+            pipe.srem(self.keys.ladder_bots(pool), bot)
+            return bool(pipe.execute()[1])
+
+    def ladder_join(self, pool: str, bot: str) -> bool:
+        with self._errors():
+            return bool(self._ladder_join(keys=[self.keys.ladder_bots(pool), self.keys.ladder_removed(pool)],
+                                          args=[bot]))
 
     def ladder_bots(self, pool: str) -> list[str]:
         with self._reading():

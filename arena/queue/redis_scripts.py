@@ -672,3 +672,10 @@ redis.call('HSET', KEYS[3], ARGV[3], ARGV[4])
 notice(ARGV[2], ARGV[3])
 return 1
 """
+
+# A bot asking to join a pool's ladder (its Hello's flag): in, unless an admin took it out.
+# KEYS: the pool's ladder bots, the pool's bots removed by an admin.  ARGV: the bot
+LUA_LADDER_JOIN = """
+if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then return 0 end
+return redis.call('SADD', KEYS[1], ARGV[1])
+"""

@@ -202,6 +202,11 @@ class Node:
         job must fit to start here."""
         return {link.name: free for link in self._hub.links.values() if (free := link.free_seats) > 0}
 
+    def ladder_bots(self) -> frozenset[str]:
+        """The bots connected here whose stream's Hello asked to play the ladder, by name (a node with
+        a queue opts them in: arena.node.ladder)."""
+        return frozenset(link.name for link in self._hub.links.values() if link.connected and link.ladder)
+
     def _seats_changed(self, match_id: str = "") -> None:
         for hook in self.seat_hooks:
             hook(match_id)
@@ -327,6 +332,7 @@ class Node:
 
     def attach_stream(
         self, entry: BotEntry, writer: Writer, *, name: str, version: str, concurrency: int,
+        ladder: bool = False,
     ) -> tuple[BotLink, int, bool]:
         """A bot's stream opens with the token ``entry`` was found by: (its link, the stream id,
         whether it resumes seats it held).
@@ -344,7 +350,7 @@ class Node:
             raise AlreadyExists(f"bot {entry.name} is already connected on another stream")
         resumed = link.seats_in_use > 0
         stream_id = link.attach(writer, name=name or entry.name, version=version, concurrency=concurrency,
-                                token_sha256=current.token_sha256)
+                                token_sha256=current.token_sha256, ladder=ladder)
         self._seats_changed()
         return link, stream_id, resumed
 

@@ -162,7 +162,8 @@ class BotServicer(bgrpc.BotServiceServicer):
         # the link writes ConnectResponse bytes it assembled (see _add_bot_service)
         try:
             link, stream_id, resumed = self.node.attach_stream(
-                entry, context.write, name=hello.name, version=hello.version, concurrency=concurrency)
+                entry, context.write, name=hello.name, version=hello.version, concurrency=concurrency,
+                ladder=hello.ladder)
         except (NodeError, AccessError) as e:
             raise Refused(status_of(e), str(e)) from None
         fields = {"bot": entry.name, "node": self.node.node_id, "stream": stream_id}

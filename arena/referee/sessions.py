@@ -84,6 +84,8 @@ class BotLink:
         self.name = name
         self.write_timeout = write_timeout
         self.version = ""
+        #: its stream's Hello asked to play the ladder (read by a node with a queue: arena.node.ladder)
+        self.ladder = False
         self.concurrency = 0
         self.seats_in_use = 0
         #: the digest of the token the current stream was opened with (a rotation or a revocation
@@ -133,6 +135,7 @@ class BotLink:
 
     def attach(
         self, writer: Writer, *, name: str, version: str, concurrency: int, token_sha256: str = "",
+        ladder: bool = False,
     ) -> int:
         """A stream takes over this link; returns its stream id.
 
@@ -148,6 +151,7 @@ class BotLink:
         self._stream_id += 1
         self.token_sha256 = token_sha256
         self.version = version
+        self.ladder = ladder
         self.concurrency = max(1, concurrency)
         self.answer_credit = self.concurrency
         self._pong_queued = False

@@ -3,7 +3,9 @@
     python stack.py secrets                            make /secrets/admin.token once (kept in a volume)
     python stack.py bots --address A NAME...           register each bot without a token file yet, and
                                                        write its token to /secrets/NAME.token
-    python stack.py tournaments --address A --bots B   create a round-robin, wait for its end, again
+    python stack.py ladder --address A --pool P        start the pool's ladder (the bots ask to play it
+                                                       with --ladder): it keeps them playing rated
+                                                       matches, and the dashboard moving
 
 Credentials live in the ``secrets`` volume only, in files readable by the image's user: never
 on a command line, in an environment variable or in a log. Every step is idempotent, so the
@@ -18,7 +20,6 @@ import os
 import secrets
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 SECRETS = Path(os.environ.get("BELOTE_SECRETS", "/secrets"))
@@ -65,25 +66,12 @@ def register_bots(args: argparse.Namespace) -> int:
     return 0
 
 
-def tournaments(args: argparse.Namespace) -> int:
-    """Keep the arena busy, so the dashboard has something to show: one round-robin after another."""
-    n = 0
-    while args.count == 0 or n < args.count:
-        n += 1
-        try:
-            created = json.loads(cli("tournament", "create", "--address", args.address, "--json",
-                                     "--format", "round-robin", "--bots", args.bots,
-                                     "--ruleset", args.ruleset, "--deals", str(args.deals),
-                                     "--rounds", str(args.rounds)))
-            tid = created["tournament_id"]
-            print(f"tournament {tid}: {created['jobs']} matches queued", flush=True)
-            cli("tournament", "status", tid, "--address", args.address, "--watch", "--interval", "5")
-            standings = json.loads(cli("tournament", "status", tid, "--address", args.address,
-                                       "--json"))["standings"]
-            print(f"tournament {tid}: over; standings {json.dumps(standings)[:300]}", flush=True)
-        except (RuntimeError, KeyError, ValueError) as e:
-            print(f"tournament: {e}; trying again in {args.pause:g} s", file=sys.stderr, flush=True)
-        time.sleep(args.pause)
+def ladder(args: argparse.Namespace) -> int:
+    """Start the pool's ladder: the bots that ask (``--ladder``) are opted in as they connect, before
+    or after this runs, and play rated matches for as long as it is on; no loop here to keep alive.
+    Starting a ladder on already only sets its deals again, so a restarted stack starts it as it was."""
+    print(cli("ladder", "start", "--pool", args.pool, "--deals", str(args.deals), "--address", args.address)
+          .strip(), flush=True)
     return 0
 
 
@@ -95,15 +83,11 @@ def main() -> int:
     b.add_argument("--address", required=True)
     b.add_argument("names", nargs="+")
     b.set_defaults(func=register_bots)
-    t = sub.add_parser("tournaments")
-    t.add_argument("--address", required=True)
-    t.add_argument("--bots", required=True)
-    t.add_argument("--ruleset", default="coinche")
-    t.add_argument("--deals", type=int, default=4)
-    t.add_argument("--rounds", type=int, default=2)
-    t.add_argument("--pause", type=float, default=10.0, help="seconds between two tournaments")
-    t.add_argument("--count", type=int, default=0, help="how many (default: 0, for ever)")
-    t.set_defaults(func=tournaments)
+    lad = sub.add_parser("ladder")
+    lad.add_argument("--address", required=True)
+    lad.add_argument("--pool", default="coinche")
+    lad.add_argument("--deals", type=int, default=4)
+    lad.set_defaults(func=ladder)
     args = p.parse_args()
     return int(args.func(args))
 

@@ -31,6 +31,9 @@ def _parser(prog: str, description: str) -> argparse.ArgumentParser:
                     help="connect over TLS, checking the node's certificate against the system's roots")
     ap.add_argument("--concurrency", type=int, default=4,
                     help="how many seats this process plays at once (default: %(default)s)")
+    ap.add_argument("--ladder", action="store_true",
+                    help="ask to play the ladder: a node with a queue opts the bot in to every pool "
+                         "whose ladder is on while it is connected (unless an admin took it out)")
     ap.add_argument("--name", default=None, help="the name shown by the referee")
     ap.add_argument("--seed", default=None, help="seed of the bot's own random source")
     ap.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
@@ -68,7 +71,7 @@ def bot_main(
         configure(bot, args)
     try:
         run(bot, args.address, token, args.concurrency, name=args.name,
-            tls_ca=args.tls_ca, tls=args.tls)
+            tls_ca=args.tls_ca, tls=args.tls, ladder=args.ladder)
     except (AuthenticationError, TlsConfigError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2

@@ -1,7 +1,8 @@
 """One bot's stream to one referee node: :class:`Client`.
 
 One bidirectional ``BotService.Connect`` stream carries everything: the bot's
-Hello (token, name, version, concurrency), then the referee's action requests
+Hello (token, name, version, concurrency, and whether it asks to play the
+ladder), then the referee's action requests
 for every seat the bot plays, interleaved, each answered by request id as soon
 as ``act`` returns. Requests come one per message or several in one (a
 batch); the answers ready at the same moment go out together in one message.
@@ -128,7 +129,7 @@ class Client:
         self, bot: Bot, address: str = DEFAULT_ADDRESS, token: str | None = None, concurrency: int = 4,
         *, name: str | None = None, credentials: grpc.ChannelCredentials | None = None,
         ping_interval: float = 20.0, silence_timeout: float = 65.0, rng: random.Random | None = None,
-        verbose: bool = True,
+        verbose: bool = True, ladder: bool = False,
     ) -> None:
         if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
             raise ValueError(
@@ -138,6 +139,8 @@ class Client:
         self.address = address
         self.token = os.environ.get(TOKEN_ENV, "") if token is None else token
         self.concurrency = concurrency
+        #: the Hello asks to play the ladder (a node with a queue opts the bot in to the ladders on)
+        self.ladder = bool(ladder)
         self.name = name or bot.name or type(bot).__name__
         self.version = bot.version or f"belote_bot/{SDK_VERSION}"
         self.credentials = credentials
@@ -223,6 +226,7 @@ class Client:
             call = stub.Connect(metadata=self._metadata())
             outbox.put_nowait(bs.ConnectRequest(hello=bs.Hello(
                 token=self.token, name=self.name, version=self.version, concurrency=self.concurrency,
+                ladder=self.ladder,
             )))
             reader = asyncio.ensure_future(self._read(call))
             writer = asyncio.ensure_future(self._write(call, outbox))

@@ -79,9 +79,10 @@ class Fleet:
 
     def __init__(
         self, bot: Bot, token: str | None, concurrency: int, *, name: str | None = None,
-        credentials: grpc.ChannelCredentials | None = None, verbose: bool = True,
+        credentials: grpc.ChannelCredentials | None = None, verbose: bool = True, ladder: bool = False,
     ) -> None:
         self.bot = bot
+        self.ladder = ladder
         self.token = token
         self.concurrency = concurrency
         self.name = name
@@ -95,7 +96,7 @@ class Fleet:
         if address in self.clients:
             return
         client = Client(self.bot, address, self.token, self.concurrency, name=self.name,
-                        credentials=self.credentials, verbose=self.verbose)
+                        credentials=self.credentials, verbose=self.verbose, ladder=self.ladder)
         client.on_peers = self._on_peers
         self.clients[address] = client
         self._tasks[address] = asyncio.ensure_future(client.run(self._stop))
@@ -125,6 +126,7 @@ async def run_async(
     name: str | None = None, stop: StopEvent | None = None,
     tls_ca: str | os.PathLike[str] | None = None, tls: bool = False,
     credentials: grpc.ChannelCredentials | None = None, all_nodes: bool = True, verbose: bool = True,
+    ladder: bool = False,
 ) -> None:
     """Play ``bot`` on the referee at ``address`` until ``stop`` is set or the task is cancelled.
 
@@ -142,6 +144,10 @@ async def run_async(
     the first one names, so any node of a cluster can seat it. ``verbose``
     logs one line per connection and one per match end (INFO); without it,
     only warnings (strikes, lost streams) and errors. It leaves the logging
+    ``ladder=True`` asks, in the Hello, to play the ladder: a node with a queue
+    opts the bot in to every pool whose ladder is on while it is connected
+    (unless an admin took it out of one: the admin's word wins); a node
+    without a queue ignores it. It leaves the logging
     set-up to the program that runs it (:func:`run` adds a stderr handler when
     there is none). Raises :class:`~belote_bot.AuthenticationError` when the
     referee refuses the token.
@@ -149,10 +155,11 @@ async def run_async(
     credentials = credentials_for(credentials, tls_ca, tls)
     if not all_nodes:
         client = Client(bot, address, token, concurrency, name=name, credentials=credentials,
-                        verbose=verbose)
+                        verbose=verbose, ladder=ladder)
         await client.run(stop)
         return
-    fleet = Fleet(bot, token, concurrency, name=name, credentials=credentials, verbose=verbose)
+    fleet = Fleet(bot, token, concurrency, name=name, credentials=credentials, verbose=verbose,
+                  ladder=ladder)
     await fleet.run(address, stop)
 
 
@@ -160,7 +167,7 @@ def run(
     bot: Bot, address: str = DEFAULT_ADDRESS, token: str | None = None, concurrency: int = 4, *,
     name: str | None = None, stop: StopEvent | None = None,
     tls_ca: str | os.PathLike[str] | None = None, tls: bool = False,
-    credentials: grpc.ChannelCredentials | None = None, verbose: bool = True,
+    credentials: grpc.ChannelCredentials | None = None, verbose: bool = True, ladder: bool = False,
     loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None,
 ) -> None:
     """Play ``bot`` on the referee at ``address`` until Ctrl-C or ``stop`` (see :func:`run_async`).
@@ -171,12 +178,12 @@ def run(
     If nothing configured :mod:`logging`, the SDK's lines go to stderr while it
     runs. The event loop is asyncio's default one; pass
     ``loop_factory=uvloop.new_event_loop`` for uvloop's (the SDK itself never
-    imports it).
+    imports it). ``ladder=True`` asks to play the ladder (see :func:`run_async`).
     """
     with _default_logging(verbose):
         credentials = credentials_for(credentials, tls_ca, tls)  # a bad CA file raises before the loop
         coro = run_async(bot, address, token, concurrency, name=name, stop=stop, credentials=credentials,
-                         verbose=verbose)
+                         verbose=verbose, ladder=ladder)
         try:
             with asyncio.Runner(loop_factory=loop_factory) as runner:
                 runner.run(coro)

@@ -141,7 +141,14 @@ def test_compose_references_hold() -> None:
     for svc in services.values():
         for port in svc.get("ports", []):
             assert port.startswith("127.0.0.1:"), f"{port}: published on loopback only"
-    assert {"prometheus", "grafana", "setup", "tournaments"} <= set(services)
+    assert {"prometheus", "grafana", "setup", "ladder"} <= set(services)
+    # the bots ask to play the ladder, which the ladder job starts once (nothing loops to keep it busy)
+    bots = [n for n, svc in services.items() if "belote_bot.bots." in " ".join(svc.get("entrypoint", []))]
+    assert len(bots) == 4 and all("--ladder" in services[n]["entrypoint"] for n in bots)
+    job = services["ladder"]["entrypoint"]
+    assert job[1:3] == ["/opt/compose/stack.py", "ladder"] and job[job.index("--pool") + 1] == "coinche"
+    assert "restart" not in services["ladder"], "a one-shot job"
+    assert services["ladder"]["depends_on"]["setup"]["condition"] == "service_completed_successfully"
 
 
 def sentinel_conf() -> dict[str, list[str]]:

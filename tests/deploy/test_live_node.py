@@ -1,6 +1,6 @@
 """A real node with its web server, bots and a finished tournament (tests/web/site.py): its /metrics
 offers every metric name the dashboards and alerts use, its gRPC health answers the image's
-healthcheck, and the compose stack's jobs register bots and run a tournament on it."""
+healthcheck, and the compose stack's jobs register bots and start the ladder on it."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def test_the_images_healthcheck_passes_on_a_serving_node_and_fails_on_none(site:
     assert down.returncode == 1 and "unhealthy" in down.stderr
 
 
-def test_the_compose_jobs_make_the_admin_credential_register_bots_and_run_a_tournament(
+def test_the_compose_jobs_make_the_admin_credential_register_bots_and_start_the_ladder(
         site: Site, tmp_path: Path) -> None:
     assert site.running is not None
     stack = str(DEPLOY / "compose" / "stack.py")
@@ -88,6 +88,17 @@ def test_the_compose_jobs_make_the_admin_credential_register_bots_and_run_a_tour
                             env={**env(), "BELOTE_ADMIN_TOKEN": ADMIN})
     assert "deploy-new" in {b["name"] for b in json.loads(listed.stdout)}
 
-    out = job("tournaments", "--address", address, "--bots", "alpha,beta", "--ruleset", "classic",
-              "--deals", "1", "--rounds", "1", "--count", "1", "--pause", "0")
-    assert "over; standings" in out, out
+    def ladder(*argv: str) -> str:
+        done = subprocess.run(["belote-arena", "ladder", *argv, "--address", address], capture_output=True,
+                              text=True, timeout=60, check=False, env={**env(), "BELOTE_ADMIN_TOKEN": ADMIN})
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    try:
+        assert job("ladder", "--address", address, "--pool", "classic", "--deals", "2").strip()
+        shown = json.loads(ladder("status", "--pool", "classic", "--json"))
+        assert shown["on"] is True and shown["deals"] == 2, shown
+        job("ladder", "--address", address, "--pool", "classic", "--deals", "2")  # again: as it was
+        assert json.loads(ladder("status", "--pool", "classic", "--json"))["on"] is True
+    finally:
+        ladder("stop", "--pool", "classic")

@@ -46,6 +46,26 @@ def test_bots_opt_in_and_out_per_pool(broker: Broker) -> None:
     assert broker.ladder_bots("club") == []
 
 
+def test_a_bot_joins_by_itself_unless_an_admin_removed_it_and_an_admins_add_clears_it(store: Store) -> None:
+    broker = store.open()
+    assert broker.ladder_join("coinche", "alpha") is True
+    assert broker.ladder_join("coinche", "alpha") is False  # in already
+    assert broker.ladder_remove("coinche", "alpha") is True  # the admin takes it out...
+    assert broker.ladder_join("coinche", "alpha") is False  # ...and its own asking does not put it back
+    assert broker.ladder_remove("coinche", "bravo") is False  # never in: marked all the same
+    assert broker.ladder_join("coinche", "bravo") is False
+    assert broker.ladder_join("classic", "alpha") is True  # the mark is the pool's only
+    assert broker.ladder_bots("coinche") == []
+    again = store.open()  # the mark is stored: another node, or a restart, keeps it
+    assert again.ladder_join("coinche", "alpha") is False
+    assert again.ladder_add("coinche", "alpha") is True  # the admin's add clears the mark
+    assert again.ladder_remove("coinche", "alpha") is True
+    assert again.ladder_add("coinche", "alpha") is True
+    assert again.ladder_join("coinche", "bravo") is False
+    assert again.ladder_bots("coinche") == ["alpha"]
+    assert again.ladder_bots("classic") == ["alpha"]
+
+
 def test_start_stop_add_remove_announce_their_pool(broker: Broker) -> None:
     ladders = Ladders(broker)
     cursor = broker.notice_cursor()

@@ -151,6 +151,7 @@ class Hello(_message.Message):
     NAME_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
     CONCURRENCY_FIELD_NUMBER: _builtins.int
+    LADDER_FIELD_NUMBER: _builtins.int
     token: _builtins.str
     name: _builtins.str
     """Shown in the node's logs; the bot is known by its registered name."""
@@ -161,6 +162,12 @@ class Hello(_message.Message):
     a bot that plays a side alone, one of a bot whose partner is another
     bot: a bot needs at least 2 to be seated in the common case.
     """
+    ladder: _builtins.bool
+    """The bot asks to play the ladder: a node with a queue opts it in to every
+    pool whose ladder is on while it is connected, unless an admin took it
+    out of that pool's ladder (the admin's word wins). A node without a
+    queue, or of an older version, ignores it.
+    """
     def __init__(
         self,
         *,
@@ -168,10 +175,11 @@ class Hello(_message.Message):
         name: _builtins.str = ...,
         version: _builtins.str = ...,
         concurrency: _builtins.int = ...,
+        ladder: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["concurrency", b"concurrency", "name", b"name", "token", b"token", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["concurrency", b"concurrency", "ladder", b"ladder", "name", b"name", "token", b"token", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
