@@ -63,7 +63,6 @@ import json
 import logging
 import random
 import secrets
-import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -72,6 +71,7 @@ from typing import Any
 from arena.edge.quietlog import QuietLog
 from arena.engine.rules import PRESETS
 from arena.node.rankings import Rankings, UnknownPool
+from arena.node.waking import WakingThread
 from arena.queue import LADDER_NOTICE, Broker, BrokerError
 from arena.ratings import ladder_id
 from arena.ratings.counts import PairCount
@@ -305,7 +305,7 @@ class _Sent:
     at: float = field(default_factory=time.monotonic)
 
 
-class LadderLoop:
+class LadderLoop(WakingThread):
     """A node's ladder thread (:meth:`start`, :meth:`wake` on a change, :meth:`stop`).
 
     ``capacity()`` gives the node's :class:`Capacity` now: it is called from this thread and must
@@ -323,7 +323,7 @@ class LadderLoop:
         self.share = share
         self.rules = rules
         self.rescan_s = rescan_s
-        self.name = name
+        super().__init__(name)
         #: the ladder matches this node enqueued whose result it has not seen written yet
         self.sent: dict[str, _Sent] = {}
         #: how many ladder matches this node enqueued, in all
@@ -335,9 +335,6 @@ class LadderLoop:
         #: once: the answer changes only by an admin's word); as many as the bots connected here
         self._joined: set[tuple[str, str]] = set()
         self._rng = random.Random(secrets.randbits(64))
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self._quiet = QuietLog(log)
 
     @staticmethod
@@ -351,21 +348,6 @@ class LadderLoop:
             return asyncio.run_coroutine_threadsafe(run(), loop).result(10.0)
 
         return capacity
-
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
-        self._thread.start()
-
-    def wake(self, *_: object) -> None:
-        """Look again now (seats changed here, or a ladder changed)."""
-        self._wake.set()
-
-    def stop(self, timeout: float = 10.0) -> None:
-        """Stop the thread (blocking: from a thread, not the event loop)."""
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
 
     def slots(self, capacity: Capacity) -> int:
         """The ladder's slots on this node: ``share`` of its match slots, rounded down."""
@@ -464,9 +446,3 @@ class LadderLoop:
         now = time.monotonic()
         for mid in [m for m, s in self.sent.items() if m in done or now - s.at > FORGET_S]:
             del self.sent[mid]
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self._wake.clear()  # before the reads: a change after them wakes the wait below
-            wait = self.run_once()
-            self._wake.wait(wait)

@@ -14,10 +14,10 @@ tournament still ``created``.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 
 from arena.edge.quietlog import QuietLog
+from arena.node.waking import WakingThread
 from arena.queue import Broker, BrokerError
 from arena.tournament import Tournaments
 from arena.tournament.schedule import Schedules
@@ -32,7 +32,7 @@ RETRY_S = 5.0
 SLACK_S = 0.01
 
 
-class ScheduleLoop:
+class ScheduleLoop(WakingThread):
     """The node's schedule thread (:meth:`start`, :meth:`wake` after a change, :meth:`stop`)."""
 
     def __init__(self, broker: Broker, tournaments: Tournaments, *, rescan_s: float = RESCAN_S,
@@ -40,28 +40,10 @@ class ScheduleLoop:
         self.schedules = Schedules(broker)
         self.tournaments = tournaments
         self.rescan_s = rescan_s
-        self.name = name
+        super().__init__(name)
         #: the tournaments this node made (the others' occurrences are made elsewhere)
         self.made: list[str] = []
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self._quiet = QuietLog(log)  # this thread's own
-
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
-        self._thread.start()
-
-    def wake(self, *_: object) -> None:
-        """Read the schedules again now (one was made or cancelled, or notices were missed)."""
-        self._wake.set()
-
-    def stop(self, timeout: float = 10.0) -> None:
-        """Stop the thread (blocking: from a thread, not the event loop)."""
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
 
     def run_once(self) -> float:
         """Make what is due; how long to sleep before the next look."""
@@ -82,9 +64,3 @@ class ScheduleLoop:
         if next_at is None:
             return self.rescan_s
         return min(self.rescan_s, max(0.0, next_at - time.time()) + SLACK_S)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self._wake.clear()  # before the read: a change after it wakes the wait below
-            wait = self.run_once()
-            self._wake.wait(wait)

@@ -8,11 +8,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-import uuid
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 
-import pytest
 from belote_bot import HeuristicBot, RandomBot, run_async
 
 from arena.engine.rules import PRESETS
@@ -22,21 +19,9 @@ from arena.queue import Broker
 from arena.ratings import ladder_id
 from arena.ratings.matchmaking import Rules
 from arena.tournament import TournamentSpec, TournamentState
-from tests.queue.conftest import BACKENDS, Store, redis_unavailable
 from tests.referee.arena_helpers import until
 
 POOL = "coinche"
-
-
-@pytest.fixture(params=BACKENDS)
-def broker(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Broker]:
-    if request.param == "redis" and (why := redis_unavailable()):
-        pytest.skip(why)
-    store = Store(request.param, tmp_path / "queue.sqlite3", f"test-ladder-{uuid.uuid4().hex[:12]}")
-    try:
-        yield store.open()
-    finally:
-        store.cleanup()
 
 
 @contextlib.asynccontextmanager

@@ -8,11 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import uuid
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 
-import pytest
 from belote_bot import HeuristicBot, RandomBot, run_async
 from belote_bot.client import Client
 
@@ -20,21 +17,9 @@ from arena.node.ladder import Ladders
 from arena.node.run import NodeSettings, RunningNode, running_node
 from arena.queue import Broker
 from arena.referee.node import NodeConfig
-from tests.queue.conftest import BACKENDS, Store, redis_unavailable
 from tests.referee.arena_helpers import arun, connect_client, link_of, node_server, until
 
 POOL = "coinche"
-
-
-@pytest.fixture(params=BACKENDS)
-def broker(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Broker]:
-    if request.param == "redis" and (why := redis_unavailable()):
-        pytest.skip(why)
-    store = Store(request.param, tmp_path / "queue.sqlite3", f"test-optin-{uuid.uuid4().hex[:12]}")
-    try:
-        yield store.open()
-    finally:
-        store.cleanup()
 
 
 class Bots:

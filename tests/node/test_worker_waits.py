@@ -11,33 +11,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import uuid
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 
-import pytest
 from belote_bot import RandomBot, run_async
 
 from arena.node.run import NodeSettings, RunningNode, running_node
 from arena.queue import Broker
 from arena.records import ResultReason
 from arena.tournament import MatchJob
-from tests.queue.conftest import BACKENDS, Store, redis_unavailable
 from tests.referee.arena_helpers import until
 
 #: the worker's safety look, as `serve` has it: a test that passes in well under this was woken
 POLL_S = 10.0
-
-
-@pytest.fixture(params=BACKENDS)
-def broker(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Broker]:
-    if request.param == "redis" and (why := redis_unavailable()):
-        pytest.skip(why)
-    store = Store(request.param, tmp_path / "queue.sqlite3", f"test-wait-{uuid.uuid4().hex[:12]}")
-    try:
-        yield store.open()
-    finally:
-        store.cleanup()
 
 
 @contextlib.asynccontextmanager
