@@ -156,9 +156,11 @@ class Site:
         broker = self.running.worker.broker
         self.blocking(Ladders(broker).stop, pool)
         deadline = time.monotonic() + 60
-        while self.blocking(broker.pending_count, ladder_id(pool)):
+        quiet = 0  # a pass of the ladder loop under way at the stop may still enqueue its picks: none
+        while quiet < 5:  # may be left for a whole second
+            quiet = 0 if self.blocking(broker.pending_count, ladder_id(pool)) else quiet + 1
             assert time.monotonic() < deadline, f"the ladder of {pool} still had matches after 60 s"
-            time.sleep(0.1)
+            time.sleep(0.2)
 
     def add_schedule(self, schedule: Schedule) -> None:
         assert self.running is not None
