@@ -127,6 +127,9 @@ def test_the_node_refuses_an_unknown_bot_a_pool_no_preset_has_and_bad_deals(
                 ("AddLadderBot", apb.AddLadderBotRequest(pool="nope", bots=["a"]), "a ruleset preset's pool"),
                 ("AddLadderBot", apb.AddLadderBotRequest(pool="coinche"), "name at least one bot"),
                 ("RemoveLadderBot", apb.RemoveLadderBotRequest(pool="coinche", bots=["a b"]), "bad bot name"),
+                # each name a broker write and a notice: a call is bounded (its 16 KiB message, and this)
+                ("RemoveLadderBot", apb.RemoveLadderBotRequest(
+                    pool="coinche", bots=[f"b{i}" for i in range(300)]), "at most 256 bots a call"),
             ):
                 with pytest.raises(RemoteError, match=f"INVALID_ARGUMENT.*{why}"):
                     remote.call(call, message)

@@ -81,6 +81,9 @@ _T = TypeVar("_T")
 #: why a tournament made with a seed given by a person is not rated
 GIVEN_SEED = "its seed was given by the caller, so its deals were known in advance"
 
+#: the bots one AddLadderBot or RemoveLadderBot may name (a tournament's most)
+MAX_LADDER_BOTS_A_CALL = 256
+
 
 class ClusterArenaServicer(ArenaServicer):
     def __init__(self, node: Node, broker: Broker, tournaments: Tournaments,
@@ -420,9 +423,13 @@ class ClusterArenaServicer(ArenaServicer):
                                            ladder=await self._queue(context, self._ladder, request.pool))
 
     async def _ladder_bots(self, context: Context, names: Sequence[str]) -> list[str]:
-        """The names of a request, each once, each a valid bot name; at least one."""
+        """The names of a request, each once, each a valid bot name; at least one, at most a
+        tournament's bots (each costs a broker write and a notice: a call is bounded)."""
         if not names:
             await abort(context, InvalidArgument("name at least one bot"))
+        if len(names) > MAX_LADDER_BOTS_A_CALL:
+            await abort(context, InvalidArgument(
+                f"at most {MAX_LADDER_BOTS_A_CALL} bots a call, not {len(names)}"))
         bad = next((n for n in names if not valid_bot_name(n)), None)
         if bad is not None:
             await abort(context, InvalidArgument(f"bad bot name {bad[:80]!r}: {BOT_NAME_RULE}"))
