@@ -252,6 +252,13 @@ class NodeMetrics:
         self.ladder_matches = counter("ladder_matches_total",
                                       "Ladder matches this node enqueued, by pool (its ladder thread pairs "
                                       "the bots connected here)", ("pool",))
+        self.version_tests = counter("version_tests_total",
+                                     "Bot version tests (SPRTs) this node started, and those it saw end: "
+                                     "accepted (the version promoted) or rejected; each counted by one "
+                                     "node of a cluster", ("outcome",))
+        self.version_tests_running = gauge("version_tests_running",
+                                           "Bot version tests (SPRTs) under way among the bots connected "
+                                           "here, as this node last looked")
         self.results_duplicate = counter("results_duplicate_total",
                                          "Match results refused as already written (the exactly-once guard)")
         # node

@@ -71,6 +71,7 @@ from typing import Any
 from arena.edge.quietlog import QuietLog
 from arena.engine.rules import PRESETS
 from arena.node.rankings import Rankings, UnknownPool
+from arena.node.versions import Here, VersionTests, is_test
 from arena.node.waking import WakingThread
 from arena.queue import LADDER_NOTICE, Broker, BrokerError
 from arena.ratings import ladder_id
@@ -296,6 +297,8 @@ class Capacity:
     running: frozenset[str] = frozenset()
     #: the bots connected here whose Hello asked to play the ladder
     volunteers: frozenset[str] = frozenset()
+    #: the bots with versions a test may concern, each with its versions connected here
+    versioned: tuple[Here, ...] = ()
 
 
 @dataclass
@@ -313,7 +316,8 @@ class LadderLoop(WakingThread):
 
     def __init__(self, broker: Broker, capacity: Any, *, node_id: str = "", share: float = DEFAULT_SHARE,
                  rules: Rules = RULES, rescan_s: float = RESCAN_S, name: str = "ladder",
-                 counted: Callable[[str, int], None] | None = None) -> None:
+                 counted: Callable[[str, int], None] | None = None,
+                 tests: VersionTests | None = None) -> None:
         if not 0.0 <= share <= 1.0:
             raise LadderError(f"the ladder share is from 0 to 1, not {share}")
         self.broker = broker
@@ -330,6 +334,8 @@ class LadderLoop(WakingThread):
         self.enqueued = 0
         #: told the pool and the number of each batch enqueued (the node's metrics count them)
         self.counted = counted
+        #: the bots' version tests (arena.node.versions), run on the ladder's slots
+        self.tests = tests
         self._fairness: dict[str, Fairness] = {}
         #: (pool, bot): the volunteers this loop asked the broker to opt in while on and connected (asked
         #: once: the answer changes only by an admin's word); as many as the bots connected here
@@ -358,11 +364,25 @@ class LadderLoop(WakingThread):
         try:
             settings = {pool: s for pool, s in self.ladders.settings().items() if s.on}
             self._forget_done()
-            if not settings:
+            if not settings and (self.tests is None or not self.tests.running):
                 return self.rescan_s
             capacity = self.capacity()
+            opted: dict[str, set[str]] = {}
+
+            def opted_in(pool: str) -> set[str]:
+                if pool not in opted:
+                    opted[pool] = set(self.broker.ladder_bots(pool))
+                return opted[pool]
+
+            if self.tests is not None and capacity.versioned:
+                self.tests.run(capacity.versioned, {p: s.deals for p, s in settings.items()}, opted_in)
+            if not settings:
+                return self.rescan_s
             self._join(settings, capacity.volunteers)
-            room = self.slots(capacity) - len(self.sent)
+            # the version tests' matches running here take ladder slots too (their jobs are a
+            # tournament's: the worker starts them whenever a slot is free)
+            testing = sum(1 for mid in capacity.running if is_test(mid))
+            room = self.slots(capacity) - len(self.sent) - testing
             free_slots = capacity.slots - len(capacity.running) - sum(
                 1 for mid in self.sent if mid not in capacity.running)
             room = min(room, free_slots)
@@ -375,7 +395,7 @@ class LadderLoop(WakingThread):
             for _, setting in sorted(settings.items()):
                 if room <= 0:
                     break
-                room -= self._fill(setting, seats, busy, room)
+                room -= self._fill(setting, seats, busy, room, opted_in(setting.pool))
         except BrokerError as e:
             self._quiet.warning("ladder", "the ladder could not read or enqueue: %s", e)
             return RETRY_S
@@ -408,11 +428,11 @@ class LadderLoop(WakingThread):
                         seats[bot] -= self.rules.seats_per_match
         return {bot: n for bot, n in seats.items() if n > 0}
 
-    def _fill(self, setting: LadderSetting, seats: dict[str, int], busy: set[str], room: int) -> int:
+    def _fill(self, setting: LadderSetting, seats: dict[str, int], busy: set[str], room: int,
+              opted: set[str]) -> int:
         """Pick and enqueue up to ``room`` matches of the pool among its bots in ``seats`` (taking their
-        seats from it); how many were enqueued."""
+        seats from it) opted in to it (``opted``); how many were enqueued."""
         pool = setting.pool
-        opted = set(self.broker.ladder_bots(pool))
         here = {bot: n for bot, n in seats.items() if bot in opted and bot not in busy}
         if len(here) < 2:
             return 0

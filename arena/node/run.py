@@ -27,6 +27,7 @@ from arena.node.notices import NoticeWatcher
 from arena.node.rankings import MAX_LIMIT, Rankings
 from arena.node.schedules import ScheduleLoop
 from arena.node.service import ClusterArenaServicer
+from arena.node.versions import Here, VersionTests
 from arena.node.worker import Worker, quiet, stop_on_cancel_notices, wake_on_jobs
 from arena.queue import LADDER_NOTICE, SCHEDULE_NOTICE, Broker, BrokerError
 from arena.ratings.pools import TOURNAMENT_PREFIX
@@ -184,11 +185,16 @@ async def running_node(
     watcher.on_gap(schedule_loop.wake)
     schedule_loop.start()
     def capacity() -> Capacity:  # read on the loop (the ladder thread calls it through on_loop)
-        return Capacity(node.free_seats(), worker.capacity, frozenset(worker.running), node.ladder_bots())
+        return Capacity(node.free_seats(), worker.capacity, frozenset(worker.running), node.ladder_bots(),
+                        tuple(Here(entry, on) for entry, on in node.versioned_here()))
 
+    tests = VersionTests(broker, tournaments, registry.update_versions,
+                         counted=lambda kind: node.metrics.version_tests.labels(kind).inc())
+    node.metrics.version_tests_running.set_function(lambda: tests.running)
     ladder_loop = LadderLoop(broker, LadderLoop.on_loop(asyncio.get_running_loop(), capacity),
                              node_id=node.node_id, share=config.ladder_share, name=f"ladder-{node.node_id}",
-                             counted=lambda pool, n: node.metrics.ladder_matches.labels(pool).inc(n))
+                             counted=lambda pool, n: node.metrics.ladder_matches.labels(pool).inc(n),
+                             tests=tests)
     arena.on_ladder = ladder_loop.wake  # a ladder changed through this node: look again at once
     watcher.on(LADDER_NOTICE, ladder_loop.wake)  # ...and through another node, on its notice
     watcher.on_gap(ladder_loop.wake)

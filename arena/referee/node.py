@@ -21,6 +21,7 @@ import asyncio
 import collections
 import logging
 import secrets
+import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -68,6 +69,15 @@ from arena.referee.replays import FACTS, RECORD, WATCH, Measured, ReplayFull, Re
 from arena.referee.runner import MatchSpec, Seat
 from arena.referee.sessions import BotLink, Hub, Writer
 from arena.referee.store import MatchStore, StoreError, UnreadableRecordError, valid_match_id
+from arena.referee.versions import (
+    MAX_VERSIONS,
+    VERSION_RULE,
+    add_games,
+    player_key,
+    seen,
+    split_key,
+    valid_version,
+)
 
 __all__ = [
     "AlreadyExists", "BotNotConnected", "BotStatus", "DamagedRecord", "FailedPrecondition",
@@ -195,17 +205,73 @@ class Node:
         #: called on the loop when seats here may have freed: a bot's stream opened (with ""), a match
         #: ended (with its id); the queue worker claims then (:meth:`free_seats` changed)
         self.seat_hooks: list[Callable[[str], None]] = []
+        #: the matches each (bot, version) played here not yet counted in the registry, and the
+        #: timer and tasks that write them (:meth:`write_version_games`)
+        self._version_games: dict[tuple[str, str], int] = {}
+        self._games_flush: asyncio.TimerHandle | None = None
+        self._flushes: set[asyncio.Task[None]] = set()
         self._remember_stored()
 
     def free_seats(self) -> dict[str, int]:
         """The free seats of each bot connected here now, by name (those with none left out): what a
-        job must fit to start here."""
-        return {link.name: free for link in self._hub.links.values() if (free := link.free_seats) > 0}
+        job must fit to start here. A bot's name alone counts the seats of the link it seats
+        (:meth:`play_link`); each version connected here counts its own under ``name@version``."""
+        out: dict[str, int] = {}
+        for bot_id, links in self._hub.by_bot.items():
+            entry = self._registry.by_id(bot_id)
+            if entry is None:
+                continue
+            if (free := self.play_link(entry).free_seats) > 0:
+                out[entry.name] = free
+            for link in links:
+                if link.bot_version and (free := link.free_seats) > 0:
+                    out[player_key(entry.name, link.bot_version)] = free
+        return out
 
     def ladder_bots(self) -> frozenset[str]:
-        """The bots connected here whose stream's Hello asked to play the ladder, by name (a node with
-        a queue opts them in: arena.node.ladder)."""
-        return frozenset(link.name for link in self._hub.links.values() if link.connected and link.ladder)
+        """The bots connected here a stream of which asked to play the ladder in its Hello, by name (a
+        node with a queue opts them in: arena.node.ladder)."""
+        return frozenset(links[0].name for links in self._hub.by_bot.values()
+                         if any(link.connected and link.ladder for link in links))
+
+    def play_link(self, entry: BotEntry) -> BotLink:
+        """The link a bot's name alone seats: its promoted version's when connected, else its streams
+        that say no version, else the version that connected last (its owner runs only that one:
+        it plays as the bot until another is promoted); the promoted or unversioned link when none
+        is connected."""
+        links = self._hub.by_bot.get(entry.bot_id)
+        if not links:
+            return self.link_for(entry)
+        promoted = entry.promoted_version
+        connected = [link for link in links if link.connected]
+        for link in connected:
+            if link.bot_version == promoted:
+                return link
+        for link in connected:
+            if not link.bot_version:
+                return link
+        if connected:
+            return max(connected, key=lambda link: link.attached_at)
+        return next((link for link in links if link.bot_version == promoted), links[0])
+
+    def version_link(self, entry: BotEntry, bot_version: str) -> BotLink | None:
+        """The link of one version of the bot on this node (None: that version never connected here)."""
+        return self._hub.links.get(f"{entry.bot_id}@{bot_version}")
+
+    def versioned_here(self) -> list[tuple[BotEntry, frozenset[str]]]:
+        """The bots with two versions or more kept, a version of which is connected here now: each
+        with the versions connected here (what a node's version tests look at)."""
+        out = []
+        for bot_id, links in self._hub.by_bot.items():
+            on = frozenset(link.bot_version for link in links if link.bot_version and link.connected)
+            entry = self._registry.by_id(bot_id) if on else None
+            if entry is not None and len(entry.versions) >= 2:
+                out.append((entry, on))
+        return out
+
+    def connected_versions(self, entry: BotEntry) -> list[str]:
+        """The versions of the bot connected here now."""
+        return [link.bot_version for link in self._hub.version_links(entry.bot_id) if link.connected]
 
     def _seats_changed(self, match_id: str = "") -> None:
         for hook in self.seat_hooks:
@@ -286,13 +352,12 @@ class Node:
         """Cut the streams (of those bots, or of all) opened with a token that no longer opens one:
         a revoked bot's, or one rotated since. How many were cut. The registry's copy must be
         current: the node calls it after each change it applies (its own, or another node's)."""
-        links = self._hub.links
-        ids = links.keys() if bot_ids is None else bot_ids
+        by_bot = self._hub.by_bot
+        ids = by_bot.keys() if bot_ids is None else bot_ids
         cut = 0
-        for bot_id in list(ids):
-            link = links.get(bot_id)
-            entry = self._registry.by_id(bot_id)
-            if link is None or not link.connected or entry is None:
+        for link in [link for bot_id in list(ids) for link in by_bot.get(bot_id, ())]:
+            entry = self._registry.by_id(link.bot_id)
+            if not link.connected or entry is None:
                 continue
             if entry.revoked:
                 link.disconnect("the bot was revoked")
@@ -327,12 +392,23 @@ class Node:
     def authenticate(self, token: str) -> BotEntry | None:
         return self._registry.authenticate(token)
 
-    def link_for(self, entry: BotEntry) -> BotLink:
-        return self._hub.link(entry.bot_id, entry.name)
+    def link_for(self, entry: BotEntry, bot_version: str = "") -> BotLink:
+        """The link of the bot's streams that say ``bot_version`` (its own; "": none), made if new. A
+        bot keeps at most MAX_VERSIONS version links here: a new one takes the place of the one
+        disconnected longest with no seat in use, and :class:`ResourceExhausted` when none is."""
+        if bot_version and self.version_link(entry, bot_version) is None:
+            held = self._hub.version_links(entry.bot_id)
+            if len(held) >= MAX_VERSIONS:
+                idle = [link for link in held if not link.connected and link.seats_in_use == 0]
+                if not idle:
+                    raise ResourceExhausted(f"bot {entry.name} has {len(held)} versions connected or "
+                                            f"playing here, the most a bot may")
+                self._hub.drop(min(idle, key=lambda link: link.disconnected_at or 0.0))
+        return self._hub.link(entry.bot_id, entry.name, bot_version)
 
     def attach_stream(
         self, entry: BotEntry, writer: Writer, *, name: str, version: str, concurrency: int,
-        ladder: bool = False,
+        ladder: bool = False, bot_version: str = "",
     ) -> tuple[BotLink, int, bool]:
         """A bot's stream opens with the token ``entry`` was found by: (its link, the stream id,
         whether it resumes seats it held).
@@ -345,17 +421,62 @@ class Node:
         current = self._registry.by_id(entry.bot_id)
         if current is None or current.revoked or current.token_sha256 != entry.token_sha256:
             raise Unauthenticated("this token was rotated or revoked meanwhile")
-        link = self.link_for(current)
+        if bot_version and not valid_version(bot_version):
+            raise InvalidArgument(f"bad Hello.bot_version {bot_version[:40]!r}: {VERSION_RULE}")
+        link = self.link_for(current, bot_version)
         if link.connected and link.token_sha256 == current.token_sha256 and not self.config.replace_streams:
-            raise AlreadyExists(f"bot {entry.name} is already connected on another stream")
+            of = f" at version {bot_version}" if bot_version else ""
+            raise AlreadyExists(f"bot {entry.name} is already connected{of} on another stream")
         resumed = link.seats_in_use > 0
         stream_id = link.attach(writer, name=name or entry.name, version=version, concurrency=concurrency,
                                 token_sha256=current.token_sha256, ladder=ladder)
         self._seats_changed()
         return link, stream_id, resumed
 
+    # ------------------------------------------------------------- versions
+    async def note_version(self, entry: BotEntry, bot_version: str) -> None:
+        """A stream of ``bot_version`` of the bot opened: the registry keeps the version (first and
+        last seen; a new one is promoted when the bot has none, else a candidate). No write when the
+        copy says it was seen a moment ago; the write, when one is due, runs in a thread."""
+        now = int(time.time())
+        current = self._registry.by_id(entry.bot_id)
+        if current is None or seen(current.versions, bot_version, now) is None:
+            return
+        try:
+            await asyncio.to_thread(self._registry.update_versions, entry.name,
+                                    lambda versions: seen(versions, bot_version, int(time.time())))
+        except RegistryError as e:
+            log.warning("bot %s: version %s could not be recorded: %s", entry.name, bot_version, e)
+
+    def _count_version_game(self, link: BotLink) -> None:
+        key = (link.name, link.bot_version)
+        self._version_games[key] = self._version_games.get(key, 0) + 1
+        if self._games_flush is None:
+            loop = asyncio.get_running_loop()
+            self._games_flush = loop.call_later(VERSION_GAMES_EVERY_S, self._flush_version_games)
+
+    def _flush_version_games(self) -> None:
+        self._games_flush = None
+        games, self._version_games = self._version_games, {}
+        task = asyncio.get_running_loop().create_task(asyncio.to_thread(self.write_version_games, games))
+        self._flushes.add(task)
+        task.add_done_callback(self._flushes.discard)
+
+    def write_version_games(self, games: dict[tuple[str, str], int]) -> None:
+        """Add the matches each version played here to its count in the registry (blocks: a thread).
+        A count that could not be written is lost, never counted twice: it says how much a version
+        played, and no result depends on it."""
+        by_bot: dict[str, dict[str, int]] = {}
+        for (name, version), n in games.items():
+            by_bot.setdefault(name, {})[version] = n
+        for name, counts in by_bot.items():
+            try:
+                self._registry.update_versions(name, lambda versions, c=counts: add_games(versions, c))  # type: ignore[misc]
+            except RegistryError as e:
+                log.warning("bot %s: the games of its versions could not be counted: %s", name, e)
+
     def _status(self, entry: BotEntry) -> BotStatus:
-        link = self._hub.links.get(entry.bot_id)
+        link = self.play_link(entry) if entry.bot_id in self._hub.by_bot else None
         return BotStatus(
             bot_id=entry.bot_id, name=entry.name, connected=link is not None and link.connected,
             version=link.version if link else "", concurrency=link.concurrency if link else 0,
@@ -383,8 +504,8 @@ class Node:
     def seen_on_page(self, page: Sequence[BotEntry]) -> list[tuple[int, BotStatus]]:
         """The bots of ``page`` a stream of which ever opened here, each as this node sees it, with its
         place on the page. The others look as registered: not connected, no version, no seats."""
-        links = self._hub.links
-        return [(i, self._status(e)) for i, e in enumerate(page) if e.bot_id in links]
+        by_bot = self._hub.by_bot
+        return [(i, self._status(e)) for i, e in enumerate(page) if e.bot_id in by_bot]
 
     def bot_status(self, name: str) -> BotStatus | None:
         """The bot of that name as this node sees it (None: unknown); :class:`Unavailable` as above."""
@@ -397,8 +518,15 @@ class Node:
         return [self._status(e) for e in self._registry.all()]
 
     def connected_bots(self) -> list[str]:
-        """The names of the bots connected to this node now."""
-        return [link.name for link in self._hub.links.values() if link.connected]
+        """The names of the bots connected to this node now, and ``name@version`` for each version
+        connected (a job naming it can start here)."""
+        out: list[str] = []
+        for links in self._hub.by_bot.values():
+            on = [link for link in links if link.connected]
+            if on:
+                out.append(on[0].name)
+                out.extend(player_key(link.name, link.bot_version) for link in on if link.bot_version)
+        return out
 
     async def set_peers(self, addresses: list[str]) -> None:
         """The other live nodes changed: tell every connected bot (the SDK connects to them)."""
@@ -411,37 +539,45 @@ class Node:
             if link.connected:
                 link.post(bpb.ConnectResponse(peers=msg))
 
-    def _seat(self, keys: Sequence[str]) -> list[tuple[BotEntry, BotLink]]:
+    def _seat(self, keys: Sequence[str]) -> list[tuple[BotEntry, BotLink, str]]:
         """The bot and link of each seat 0..3; :class:`SeatingError` if they cannot sit here now.
 
         A bot named at several seats plays them all over its one link, and needs a free
         seat of its concurrency for each.
         """
-        seats: list[tuple[BotEntry, BotLink]] = []
-        resolved: dict[str, tuple[BotEntry, BotLink]] = {}
+        seats: list[tuple[BotEntry, BotLink, str]] = []
+        resolved: dict[str, tuple[BotEntry, BotLink, str]] = {}
         for key in keys:
             if key not in resolved:
+                name, version = split_key(key)
                 try:
-                    entry = self._registry.resolve(key)
+                    entry = self._registry.resolve(name)
                 except UnknownBotError as e:
                     raise UnknownBot(str(e)) from None
                 if entry.revoked:
                     raise BotNotConnected(f"bot {entry.name} is revoked")
-                resolved[key] = (entry, self.link_for(entry))
+                if version:
+                    link = self.version_link(entry, version)
+                    if link is None or not link.connected:
+                        raise BotNotConnected(f"version {version[:40]} of bot {entry.name} is not "
+                                              "connected to this node")
+                    resolved[key] = (entry, link, player_key(entry.name, version))
+                else:
+                    resolved[key] = (entry, self.play_link(entry), entry.name)
             seats.append(resolved[key])
-        sides = [{entry.bot_id for entry, _ in seats[side::2]} for side in (0, 1)]
+        sides = [{id(link) for _, link, _ in seats[side::2]} for side in (0, 1)]
         if sides[0] & sides[1] and len(sides[0] | sides[1]) > 1:
             raise InvalidArgument(_BOTH_SIDES)  # the same bot under its name and its id
-        need = collections.Counter(entry.bot_id for entry, _ in seats)
-        for entry, link in {entry.bot_id: (entry, link) for entry, link in seats}.values():
+        need = collections.Counter(id(link) for _, link, _ in seats)
+        for entry, link, shown in {id(link): seat for seat in seats for link in (seat[1],)}.values():
             if link.connected and link.token_sha256 != entry.token_sha256:
                 self.enforce_registry([entry.bot_id])  # a stream of a token rotated since: never seated
             if not link.connected:
-                raise BotNotConnected(f"bot {entry.name} is not connected to this node")
-            if link.free_seats < need[entry.bot_id]:
+                raise BotNotConnected(f"bot {shown} is not connected to this node")
+            if link.free_seats < need[id(link)]:
                 raise NoFreeSeats(
-                    f"bot {entry.name} has {link.free_seats} free seats of {link.concurrency}; "
-                    f"the match needs {need[entry.bot_id]}"
+                    f"bot {shown} has {link.free_seats} free seats of {link.concurrency}; "
+                    f"the match needs {need[id(link)]}"
                 )
         return seats
 
@@ -479,11 +615,11 @@ class Node:
         # an aborted match (among the recent ones, unrecorded) may be played again under its id
         if match_id in self._matches or self._store.has(match_id):
             raise AlreadyExists(f"match {match_id} exists")
-        links = [link for _, link in seated]  # one a seat: a bot at two seats holds two
+        links = [link for _, link, _ in seated]  # one a seat: a bot at two seats holds two
         spec = MatchSpec(
             match_id=match_id, rules=rules,
             seed=derive_seed(self._secret, f"match/{match_id}") if seed is None or seed == "" else seed,
-            seats=[Seat(entry.bot_id, entry.name, link) for entry, link in seated],
+            seats=[Seat(entry.bot_id, shown, link) for entry, link, shown in seated],
             target=target or None, time=self.config.time,
         )
         live = LiveMatch(self._hub, spec, self.metrics, self.node_id)
@@ -501,6 +637,10 @@ class Node:
                 link.seats_in_use -= 1
             self._seats_changed(live.match_id)
             record = live.runner.record
+            if record is not None and record.result.reason is not ResultReason.ABORTED:
+                for link in {id(link): link for link in links}.values():
+                    if link.bot_version:
+                        self._count_version_game(link)
             try:
                 if record is not None and record.result.reason is not ResultReason.ABORTED:
                     self._store.put(record)
@@ -712,9 +852,15 @@ class Node:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        if self._games_flush is not None:  # what the versions played and was not written yet
+            self._games_flush.cancel()
+            self._flush_version_games()
+        await asyncio.gather(*self._flushes, return_exceptions=True)
         self.replays.close()
 
 
+#: how often a node writes the matches its bots' versions played (a registry write a bot at most)
+VERSION_GAMES_EVERY_S = 30.0
 _BOTH_SIDES = ("a bot may sit on both sides only in a match of that bot alone (a mirror match): "
                "with partners from other bots it would see an opponent's hand and be rated "
                "against itself")

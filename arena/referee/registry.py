@@ -35,10 +35,11 @@ import threading
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from arena.datadir import write_private
 from arena.records import BOT_NAME_RULE, valid_bot_name
+from arena.referee.versions import Version, VersionError, promoted
 
 _V = TypeVar("_V")
 
@@ -71,13 +72,35 @@ class BotEntry:
     #: the SHA-256 of its token ("" once revoked)
     token_sha256: str
     revoked: bool = False
+    #: each version it connected with (:mod:`arena.referee.versions`); none for a bot that never said one
+    versions: tuple[Version, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        if not self.versions:
+            del data["versions"]  # as entries were before versions: older nodes read them
+        else:
+            data["versions"] = [v.to_dict() for v in self.versions]
+        return data
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self))
+        return json.dumps(self.to_dict())
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> BotEntry:
+        versions = tuple(Version.from_dict(v) for v in data.get("versions") or ())
+        return cls(bot_id=data["bot_id"], name=data["name"], token_sha256=data["token_sha256"],
+                   revoked=bool(data.get("revoked", False)), versions=versions)
 
     @classmethod
     def from_json(cls, text: str) -> BotEntry:
-        return cls(**json.loads(text))
+        return cls.from_dict(json.loads(text))
+
+    @property
+    def promoted_version(self) -> str:
+        """The version it plays as in tournaments and the ladder ("": none said)."""
+        p = promoted(self.versions)
+        return "" if p is None else p.version
 
 
 def digest(secret: str) -> str:
@@ -135,7 +158,7 @@ class FileBackend:
         self._lock = threading.Lock()  # the node writes from threads
         if path is not None and path.exists():
             for item in json.loads(path.read_text()):
-                e = BotEntry(**item)
+                e = BotEntry.from_dict(item)
                 self._entries[e.name] = e
         invites = self._invites_path()
         if invites is not None and invites.exists():
@@ -186,7 +209,7 @@ class FileBackend:
         if self.path is None:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        write_private(self.path, json.dumps([asdict(e) for e in self._entries.values()], indent=1))
+        write_private(self.path, json.dumps([e.to_dict() for e in self._entries.values()], indent=1))
         invites = self._invites_path()
         assert invites is not None
         write_private(invites, json.dumps(sorted(self._invites)))
@@ -350,6 +373,29 @@ class BotRegistry:
         if revoked is None:
             raise UnknownBotError(f"no bot named {name!r}")
         return self._applied(revoked)
+
+    def update_versions(
+        self, name: str, change: Callable[[tuple[Version, ...]], tuple[Version, ...] | None],
+        *, strict: bool = False,
+    ) -> BotEntry | None:
+        """Change the versions of bot ``name`` atomically (:mod:`arena.referee.versions`' changes);
+        the entry written, or None when ``change`` returns None or raises :class:`VersionError` (it
+        no longer applies: another node made the same change first; ``strict`` raises it instead),
+        or there is no such bot (or it is revoked)."""
+
+        def apply(stored: BotEntry) -> BotEntry | None:
+            if stored.revoked:
+                return None
+            try:
+                versions = change(stored.versions)
+            except VersionError:
+                if strict:
+                    raise
+                return None
+            return None if versions is None else dataclasses.replace(stored, versions=versions)
+
+        changed = self._backend.update(name, apply)
+        return None if changed is None else self._applied(changed)
 
     def create_invite(self) -> str:
         code = new_token("inv")

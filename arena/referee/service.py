@@ -45,6 +45,7 @@ from arena.referee.calls import Context, address_of, status_of, token_of
 from arena.referee.node import Limits, Node, NodeError
 from arena.referee.sessions import IDLE_MESSAGES_PER_S, BotLink
 from arena.referee.standard import HealthServicer, add_reflection
+from arena.referee.versions import VERSION_RULE, player_key, valid_version
 
 log = logging.getLogger("arena.referee")
 
@@ -83,6 +84,8 @@ class BotServicer(bgrpc.BotServiceServicer):
         self.streams = bot_streams(limits.max_streams_per_peer, limits.max_streams)
         #: where refusals wait before their status
         self.tarpit = tarpit or tarpit_of(limits)
+        #: the registry writes of versions seen, under way (kept so that none is collected unfinished)
+        self._notes: set[asyncio.Task[None]] = set()
 
     async def Connect(  # type: ignore[override]  # reads and writes through the context
         self, request_iterator: AsyncIterator[bpb.ConnectRequest], context: Context,
@@ -142,6 +145,9 @@ class BotServicer(bgrpc.BotServiceServicer):
             if len(getattr(hello, field)) > MAX_HELLO_TEXT:
                 raise Refused(grpc.StatusCode.INVALID_ARGUMENT,
                               f"Hello.{field} is longer than {MAX_HELLO_TEXT} characters", "long Hello")
+        if hello.bot_version and not valid_version(hello.bot_version):
+            raise Refused(grpc.StatusCode.INVALID_ARGUMENT,
+                          f"bad Hello.bot_version {hello.bot_version[:40]!r}: {VERSION_RULE}", "bad version")
         return hello
 
     async def _serve(self, context: Context, hello: bpb.Hello) -> None:
@@ -163,12 +169,17 @@ class BotServicer(bgrpc.BotServiceServicer):
         try:
             link, stream_id, resumed = self.node.attach_stream(
                 entry, context.write, name=hello.name, version=hello.version, concurrency=concurrency,
-                ladder=hello.ladder)
+                ladder=hello.ladder, bot_version=hello.bot_version)
         except (NodeError, AccessError) as e:
             raise Refused(status_of(e), str(e)) from None
-        fields = {"bot": entry.name, "node": self.node.node_id, "stream": stream_id}
-        quiet.info(("connected", entry.bot_id), "bot %s connected (stream %d, %d seats)",
-                   entry.name, stream_id, link.concurrency, extra={"event": "bot_connected", **fields})
+        if hello.bot_version:
+            note = asyncio.get_running_loop().create_task(self.node.note_version(entry, hello.bot_version))
+            self._notes.add(note)
+            note.add_done_callback(self._notes.discard)
+        shown = player_key(entry.name, hello.bot_version)
+        fields = {"bot": shown, "node": self.node.node_id, "stream": stream_id}
+        quiet.info(("connected", entry.bot_id, hello.bot_version), "bot %s connected (stream %d, %d seats)",
+                   shown, stream_id, link.concurrency, extra={"event": "bot_connected", **fields})
         try:
             link.post(bpb.ConnectResponse(welcome=bpb.Welcome(
                 bot_id=entry.bot_id, bot_name=entry.name, node_id=self.node.node_id,
@@ -179,8 +190,8 @@ class BotServicer(bgrpc.BotServiceServicer):
             pass
         finally:
             link.detach(stream_id)
-            quiet.info(("disconnected", entry.bot_id), "bot %s disconnected (stream %d)",
-                       entry.name, stream_id, extra={"event": "bot_disconnected", **fields})
+            quiet.info(("disconnected", entry.bot_id, hello.bot_version), "bot %s disconnected (stream %d)",
+                       shown, stream_id, extra={"event": "bot_disconnected", **fields})
 
     @staticmethod
     async def _read(context: Context, link: BotLink) -> None:

@@ -79,9 +79,13 @@ Writer = Callable[[bytes], Awaitable[None]]
 class BotLink:
     """A registered bot as the referee sees it: its current stream, if any."""
 
-    def __init__(self, bot_id: str, name: str, write_timeout: float = WRITE_TIMEOUT) -> None:
+    def __init__(self, bot_id: str, name: str, write_timeout: float = WRITE_TIMEOUT,
+                 bot_version: str = "") -> None:
         self.bot_id = bot_id
         self.name = name
+        #: the bot's own version this link plays ("": the streams that say none): a bot has a link a
+        #: version it connected with (arena.referee.versions)
+        self.bot_version = bot_version
         self.write_timeout = write_timeout
         self.version = ""
         #: its stream's Hello asked to play the ladder (read by a node with a queue: arena.node.ladder)
@@ -123,6 +127,8 @@ class BotLink:
         self.idle_budget = TokenBucket(IDLE_MESSAGES_PER_S, IDLE_MESSAGES_BURST)
         self.stream_budget = TokenBucket(STREAMS_PER_S, STREAMS_BURST)
         self.disconnected_at: float | None = time.monotonic()
+        #: time.monotonic() when its current (or last) stream attached
+        self.attached_at = 0.0
         self.connected_event = asyncio.Event()
 
     @property
@@ -156,6 +162,7 @@ class BotLink:
         self.answer_credit = self.concurrency
         self._pong_queued = False
         self.disconnected_at = None
+        self.attached_at = time.monotonic()
         self.connected_event.set()
         self._out = []
         self._ready = False
@@ -438,16 +445,30 @@ class Hub:
     """Every bot link of this node, by bot id."""
 
     def __init__(self, write_timeout: float = WRITE_TIMEOUT) -> None:
+        #: every link: a bot's streams that say no version, by bot id; a version's, by ``id@version``
         self.links: dict[str, BotLink] = {}
+        #: the links of each bot (its unversioned one first, when it has one), by bot id
+        self.by_bot: dict[str, list[BotLink]] = {}
         self.write_timeout = write_timeout
         self._next_request = 0
         self.deadlines = Deadlines()
 
-    def link(self, bot_id: str, name: str) -> BotLink:
-        link = self.links.get(bot_id)
+    def link(self, bot_id: str, name: str, bot_version: str = "") -> BotLink:
+        key = f"{bot_id}@{bot_version}" if bot_version else bot_id
+        link = self.links.get(key)
         if link is None:
-            link = self.links[bot_id] = BotLink(bot_id, name, self.write_timeout)
+            link = self.links[key] = BotLink(bot_id, name, self.write_timeout, bot_version)
+            self.by_bot.setdefault(bot_id, []).append(link)
         return link
+
+    def version_links(self, bot_id: str) -> list[BotLink]:
+        return [link for link in self.by_bot.get(bot_id, ()) if link.bot_version]
+
+    def drop(self, link: BotLink) -> None:
+        """Forget a version's link (disconnected, no seat in use): a bot's links stay bounded."""
+        self.links.pop(f"{link.bot_id}@{link.bot_version}", None)
+        kept = [x for x in self.by_bot.get(link.bot_id, ()) if x is not link]
+        self.by_bot[link.bot_id] = kept
 
     def next_request_id(self) -> int:
         self._next_request += 1

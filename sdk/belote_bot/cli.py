@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from belote_bot.bot import Bot
-from belote_bot.client import DEFAULT_ADDRESS, TOKEN_ENV, AuthenticationError
+from belote_bot.client import DEFAULT_ADDRESS, TOKEN_ENV, VERSION_LABEL, AuthenticationError
 from belote_bot.errors import TlsConfigError
 from belote_bot.fleet import run
 from belote_bot.tls import TLS_CA_ENV
@@ -35,6 +35,10 @@ def _parser(prog: str, description: str) -> argparse.ArgumentParser:
                     help="ask to play the ladder: a node with a queue opts the bot in to every pool "
                          "whose ladder is on while it is connected (unless an admin took it out)")
     ap.add_argument("--name", default=None, help="the name shown by the referee")
+    ap.add_argument("--bot-version", default=None, metavar="LABEL",
+                    help="the bot's own version (1 to 32 letters, digits, '_', '.' or '-'): the arena "
+                         "keeps each version, lets each hold its own stream, and tests a new one "
+                         "against the promoted one before it plays as the bot")
     ap.add_argument("--seed", default=None, help="seed of the bot's own random source")
     ap.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
                     help="logging level (default: %(default)s)")
@@ -57,6 +61,10 @@ def bot_main(
     if args.concurrency < 1:
         print(f"{prog}: --concurrency must be at least 1", file=sys.stderr)
         return 2
+    if args.bot_version is not None and not VERSION_LABEL.fullmatch(args.bot_version):
+        print(f"{prog}: --bot-version must be 1 to 32 letters, digits, '_', '.' or '-', starting with a "
+              f"letter or digit, not {args.bot_version[:40]!r}", file=sys.stderr)
+        return 2
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     token = None  # run() reads $BELOTE_TOKEN
     if args.token_file:
@@ -69,6 +77,8 @@ def bot_main(
     bot = make_bot(args.seed)
     if configure is not None:
         configure(bot, args)
+    if args.bot_version is not None:
+        bot.version = args.bot_version
     try:
         run(bot, args.address, token, args.concurrency, name=args.name,
             tls_ca=args.tls_ca, tls=args.tls, ladder=args.ladder)

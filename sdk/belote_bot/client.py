@@ -22,6 +22,7 @@ import contextlib
 import logging
 import os
 import random
+import re
 import threading
 import time
 from collections.abc import Awaitable, Callable, Collection
@@ -113,6 +114,24 @@ class _SessionEnd(Exception):
     """Why a stream ended (internal)."""
 
 
+#: what a version label may be (the referee's rule: arena.referee.versions, which the SDK cannot import)
+VERSION_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
+
+
+def bot_version_of(bot: Bot) -> str:
+    """The version the Hello gives as the bot's own: ``bot.version`` if it is a label the registry
+    keeps (1 to 32 letters, digits, ``_``, ``.`` or ``-``), else "" (said once in the log: the text
+    is still shown as free text, but no version of the bot is kept or tested)."""
+    version = bot.version
+    if not version:
+        return ""
+    if VERSION_LABEL.fullmatch(version):
+        return version
+    log.warning("Bot.version %r is not a version label (1 to 32 letters, digits, '_', '.' or '-'): "
+                "it is shown as text, but the arena keeps and tests no version of this bot", version[:40])
+    return ""
+
+
 class Client:
     """One bot's connection to one referee node, reconnecting until stopped.
 
@@ -143,6 +162,8 @@ class Client:
         self.ladder = bool(ladder)
         self.name = name or bot.name or type(bot).__name__
         self.version = bot.version or f"belote_bot/{SDK_VERSION}"
+        #: the bot's own version in the Hello (a label the registry keeps; "" when it says none)
+        self.bot_version = bot_version_of(bot)
         self.credentials = credentials
         self.ping_interval = ping_interval
         self.silence_timeout = silence_timeout
@@ -226,7 +247,7 @@ class Client:
             call = stub.Connect(metadata=self._metadata())
             outbox.put_nowait(bs.ConnectRequest(hello=bs.Hello(
                 token=self.token, name=self.name, version=self.version, concurrency=self.concurrency,
-                ladder=self.ladder,
+                ladder=self.ladder, bot_version=self.bot_version,
             )))
             reader = asyncio.ensure_future(self._read(call))
             writer = asyncio.ensure_future(self._write(call, outbox))

@@ -152,6 +152,7 @@ class Hello(_message.Message):
     VERSION_FIELD_NUMBER: _builtins.int
     CONCURRENCY_FIELD_NUMBER: _builtins.int
     LADDER_FIELD_NUMBER: _builtins.int
+    BOT_VERSION_FIELD_NUMBER: _builtins.int
     token: _builtins.str
     name: _builtins.str
     """Shown in the node's logs; the bot is known by its registered name."""
@@ -168,6 +169,15 @@ class Hello(_message.Message):
     out of that pool's ladder (the admin's word wins). A node without a
     queue, or of an older version, ignores it.
     """
+    bot_version: _builtins.str
+    """The bot's own version (the SDK's Bot.version), 1 to 32 letters, digits,
+    "_", "." or "-"; empty: the bot does not say. Each version is kept in
+    the registry and may hold its own stream with the same token (the same
+    version twice is still one stream). A bot's first version is promoted;
+    a later one is a candidate, tested against the promoted one by an SPRT
+    on the ladder, or promoted by hand (PromoteBotVersion). Tournaments and
+    the ladder seat the promoted version; an SPRT names each version.
+    """
     def __init__(
         self,
         *,
@@ -176,10 +186,11 @@ class Hello(_message.Message):
         version: _builtins.str = ...,
         concurrency: _builtins.int = ...,
         ladder: _builtins.bool = ...,
+        bot_version: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["concurrency", b"concurrency", "ladder", b"ladder", "name", b"name", "token", b"token", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_version", b"bot_version", "concurrency", b"concurrency", "ladder", b"ladder", "name", b"name", "token", b"token", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

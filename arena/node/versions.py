@@ -1,0 +1,285 @@
+"""Bot versions tested like patches: an automatic SPRT of a new version against the promoted one.
+
+A bot that connects with a new version (its Hello's ``bot_version``) has it
+kept in the registry as a *candidate* (:mod:`arena.referee.versions`). When
+the candidate and the promoted version are both connected to a node, and the
+bot plays a pool's ladder that is on, the node's ladder thread
+(:class:`VersionTests`, called by :class:`~arena.node.ladder.LadderLoop` each
+pass) starts the test: an ``sprt`` tournament between ``bot@candidate`` and
+``bot@promoted`` (:func:`test_spec`), whose jobs the queue carries like any
+other, so a node that dies during it loses nothing and counts nothing twice
+(leases, exactly-once results, and any node's advance sweep). Its matches
+count against the ladder's share of the node's slots.
+
+**The test.** Mirror duplicate pairs of ``deals`` deals (the pool's ladder
+format) under the pool's preset, scored by fishtest's pentanomial GSPRT
+(:mod:`arena.tournament.sprt`), H0: the candidate is :data:`ELO0` stronger,
+H1: :data:`ELO1`, with ``alpha = beta =`` :data:`ALPHA`. Both sides belong to
+one owner, so the two-bot duplicate (each bot sees both legs' hands) is
+acceptable here: there is nobody to exploit but itself. The test is not
+rated in the pool (the versions are one bot).
+
+Why these bounds. ``bench/strength.py`` measures, for two bots that differ
+by a real improvement (the search bot against the heuristic, coinche), a
+mean of +95 points a deal with a per-deal standard deviation of duplicate
+boards about 1.5 times that mean; for a match of 8 deals the pair score
+then sits near 1, a difference of several hundred Elo on the match scale,
+which this test decides in a handful of pairs. A patch worth shipping moves
+a bot much less: [0, 30] on the match scale catches a version some 30 Elo
+better with 95% power while a version no better (or worse) is refused with
+95% confidence; by the GSPRT's expected length, ``2 log(19) var / (s1 -
+s0)^2``, with the per-pair variance of 8-deal mirror pairs between close bots
+(about 0.1: wins and losses of a pair cancel often), that is about 300 pairs
+at the boundary, far fewer away from it. fishtest's [0, 5] would need
+thousands of pairs at Belote's variance: too long for a ladder's spare slots.
+At most :data:`MAX_PAIRS` pairs: a test that has not decided by then rejects
+the candidate (no evidence it is better), which its owner can overrule by
+hand.
+
+**The decision** is written by whichever node sees the tournament finished
+first, as one atomic change of the bot's entry that applies once
+(:func:`arena.referee.versions.decide`): H1 promotes the candidate (the
+leaderboard then shows the bot at it), anything else rejects it, keeping the
+evidence (LLR, pairs, the Elo estimate) on the bot's versions page. One
+version of a bot is tested at a time, the first seen first.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from arena.edge.quietlog import QuietLog
+from arena.engine.rules import PRESETS
+from arena.queue import Broker
+from arena.referee.registry import BotEntry
+from arena.referee.versions import (
+    Version,
+    back_to_candidate,
+    decide,
+    next_candidate,
+    player_key,
+    promoted,
+    start_test,
+)
+from arena.tournament import Tournaments, TournamentState
+from arena.tournament.spec import SprtOptions, TournamentError, TournamentSpec
+from arena.tournament.sprt import SequentialTest, bounds, score_to_elo
+
+log = logging.getLogger("arena.node")
+
+#: the hypotheses (match-scale Elo of the candidate over the promoted version) and error rates
+ELO0 = 0.0
+ELO1 = 30.0
+ALPHA = 0.05
+#: pairs scheduled at a time (the test decides in the middle of a batch: a small one wastes little)
+BATCH_PAIRS = 4
+MAX_PAIRS = 400
+OPTIONS = SprtOptions(elo0=ELO0, elo1=ELO1, alpha=ALPHA, beta=ALPHA, batch_pairs=BATCH_PAIRS,
+                      max_pairs=MAX_PAIRS)
+#: the tournament id of a version's test starts with this
+PREFIX = "vt:"
+UNRATED = "a test between two versions of one bot: not rated in the pool"
+
+
+def test_id(name: str, candidate: Version) -> str:
+    """The test's tournament id: the same on every node for one candidacy (a candidate sent back to
+    wait gets a new one: ``changed`` moved)."""
+    return f"{PREFIX}{name}:{candidate.version}:{candidate.changed}"
+
+
+def is_test(match_or_tournament_id: str) -> bool:
+    return match_or_tournament_id.startswith(PREFIX)
+
+
+def test_spec(name: str, candidate: str, base: str, tid: str, pool: str, deals: int,
+              options: SprtOptions = OPTIONS) -> TournamentSpec:
+    """The SPRT of ``name@candidate`` (the first bot) against ``name@base`` on ``pool``'s preset."""
+    return TournamentSpec(
+        tournament_id=tid, format="sprt", bots=(player_key(name, candidate), player_key(name, base)),
+        ruleset=PRESETS[pool], deals=deals, duplicate="mirror", sprt=options,
+        seed=secrets.token_hex(32), unrated_reason=UNRATED)
+
+
+@dataclass(frozen=True)
+class Here:
+    """A versioned bot connected to this node: its entry now and the versions connected here."""
+
+    entry: BotEntry
+    connected: frozenset[str]
+
+
+class VersionTests:
+    """Starts and decides the version tests of the bots connected to one node (from its ladder
+    thread: every call blocks on the broker or the registry's backend)."""
+
+    def __init__(self, broker: Broker, tournaments: Tournaments,
+                 update: Callable[..., BotEntry | None], *, options: SprtOptions = OPTIONS,
+                 counted: Callable[[str], None] | None = None) -> None:
+        self.broker = broker
+        self.tournaments = tournaments
+        #: the registry's update_versions (an atomic change of a bot's versions)
+        self.update = update
+        self.options = options
+        #: told "started", "accepted" or "rejected" for each change this node wrote (the metrics)
+        self.counted = counted
+        #: the tests under way among the bots connected here, as this node last saw them
+        self.running = 0
+        self._quiet = QuietLog(log)
+
+    def run(self, here: Sequence[Here], pools: Mapping[str, int], opted: Callable[[str], set[str]]) -> None:
+        """One look: decide the tests that ended, start those that can. ``pools``: the pools whose
+        ladder is on and their deals; ``opted(pool)``: the bots opted in to its ladder."""
+        testing = {h.entry.name: v for h in here for v in h.entry.versions if v.state == "testing"}
+        states = self.broker.tournament_states([v.test for v in testing.values()]) if testing else {}
+        self.running = 0
+        for h in here:
+            name = h.entry.name
+            v = testing.get(name)
+            if v is not None:
+                self.running += self._follow(h.entry, v, states.get(v.test))
+            elif pools:
+                self._start(h, pools, opted)
+
+    def _follow(self, entry: BotEntry, v: Version, state: TournamentState | None) -> int:
+        """Apply the end of a test; 1 while it runs."""
+        name, now = entry.name, int(time.time())
+        base = promoted(entry.versions)
+        if state is None:  # its tournament is gone (the store lost it): the candidate waits again
+            self._write(name, lambda vs: back_to_candidate(vs, v.version, v.test, now), "")
+            return 0
+        if state.is_open:
+            if base is not None and base.version != v.against:  # promoted by hand meanwhile: moot
+                self.tournaments.cancel(v.test)
+                self._write(name, lambda vs: back_to_candidate(vs, v.version, v.test, now), "")
+                return 0
+            return 1
+        progress = self.tournaments.progress(v.test)
+        sprt = progress.sprt
+        decision = "" if sprt is None or state is not TournamentState.FINISHED else (sprt.decision or "")
+        llr = 0.0 if sprt is None else sprt.llr
+        pairs = 0 if sprt is None else sprt.pairs
+        elo = None
+        if sprt is not None and pairs:
+            mean = sum(c * x for c, x in zip(sprt.pentanomial, (0, .25, .5, .75, 1), strict=True)) / pairs
+            elo = max(-1000.0, min(1000.0, score_to_elo(mean)))
+        kind = "accepted" if decision == "H1" else "rejected"
+        self._write(name, lambda vs: decide(vs, v.version, v.test, decision, llr, pairs, elo, now), kind)
+        return 0
+
+    def _start(self, h: Here, pools: Mapping[str, int], opted: Callable[[str], set[str]]) -> None:
+        entry = h.entry
+        cand, base = next_candidate(entry.versions), promoted(entry.versions)
+        if cand is None or base is None or not {cand.version, base.version} <= h.connected:
+            return
+        pool = next((p for p in sorted(pools) if entry.name in opted(p)), None)
+        if pool is None:
+            return
+        tid = test_id(entry.name, cand)
+        spec = test_spec(entry.name, cand.version, base.version, tid, pool, pools[pool], self.options)
+        self.broker.put_tournament(spec)  # another node may have made it first: then that one stands
+        now = int(time.time())
+        started = self._write(entry.name, lambda vs: start_test(vs, cand.version, tid, base.version, now),
+                              "started")
+        if started:
+            log.info("bot %s: version %s tested against %s (%s, %s)", entry.name, cand.version,
+                     base.version, pool, tid, extra={"event": "version_test", "bot": entry.name,
+                                                     "tournament": tid})
+        current = self.broker.get_tournament(tid)
+        if current is not None and current[1].is_open:
+            self.tournaments.advance(tid)  # its first batch (idempotent: enqueued once)
+
+    def _write(self, name: str, change: Callable[[tuple[Version, ...]], tuple[Version, ...]],
+               kind: str) -> bool:
+        written = self.update(name, change)
+        if written is None:
+            return False  # another node wrote it first (or the bot is gone)
+        if kind and self.counted is not None:
+            self.counted(kind)
+        if kind in ("accepted", "rejected"):
+            v = next((x for x in written.versions if x.state in ("promoted", "rejected")
+                      and x.changed == max(y.changed for y in written.versions)), None)
+            log.info("bot %s: version %s %s", name, "?" if v is None else v.version, kind,
+                     extra={"event": "version_decided", "bot": name, "outcome": kind})
+        return True
+
+
+@dataclass(frozen=True)
+class TestView:
+    """A version's SPRT as its page draws it (fishtest's chart: the LLR after each pair, the bounds)."""
+
+    tournament_id: str
+    candidate: str
+    against: str
+    #: its tournament's state: created, running, finished, cancelled ("" when the store lost it)
+    state: str
+    llr: float
+    lower: float
+    upper: float
+    elo0: float
+    elo1: float
+    max_pairs: int
+    pairs: int
+    pentanomial: tuple[int, ...]
+    #: H1, H0, or "" (undecided, or stopped)
+    decision: str
+    #: the LLR after each finished pair, in pair order, up to the decision
+    llr_series: tuple[float, ...]
+
+    def to_dict(self) -> dict[str, object]:
+        return {**self.__dict__, "pentanomial": list(self.pentanomial), "llr_series": list(self.llr_series)}
+
+
+@dataclass(frozen=True)
+class VersionsView:
+    """A bot's versions, newest first, and its latest test (the one under way, else the last ended)."""
+
+    bot: str
+    promoted: str
+    versions: tuple[Version, ...]
+    test: TestView | None
+
+    def to_dict(self) -> dict[str, object]:
+        return {"bot": self.bot, "promoted": self.promoted, "versions": [v.to_dict() for v in self.versions],
+                "test": None if self.test is None else self.test.to_dict(), "note": DUPLICATE_NOTE}
+
+
+#: what the versions page says of the test's duplicate play
+DUPLICATE_NOTE = ("Each test plays mirror duplicate pairs between two versions of the same bot: both see "
+                  "both legs' hands, which is acceptable here because both sides belong to one owner "
+                  "(between different owners the arena never plays it).")
+
+
+def versions_view(entry: BotEntry, tournaments: Tournaments) -> VersionsView:
+    """What the bot's versions page shows; the latest test read from the store (a few reads: blocking,
+    from a thread)."""
+    ordered = tuple(sorted(entry.versions, key=lambda v: (v.first_seen, v.version), reverse=True))
+    with_test = [v for v in entry.versions if v.test]
+    latest = next((v for v in with_test if v.state == "testing"), None) or (
+        max(with_test, key=lambda v: v.changed) if with_test else None)
+    return VersionsView(entry.name, entry.promoted_version, ordered,
+                        None if latest is None else test_view(latest, tournaments))
+
+
+def test_view(v: Version, tournaments: Tournaments) -> TestView:
+    try:
+        progress = tournaments.progress(v.test)
+    except TournamentError:  # the store lost it: what the entry kept
+        lower, upper = bounds(ALPHA, ALPHA)
+        return TestView(v.test, v.version, v.against, "", v.llr, lower, upper, ELO0, ELO1, MAX_PAIRS,
+                        v.pairs, (), v.decision, ())
+    options = progress.spec.sprt_options
+    series = []
+    test = SequentialTest(options)
+    for game in progress.games:
+        decided = test.add(game.legs_score_a)
+        series.append(round(test.llr, 4))
+        if decided is not None:
+            break
+    sprt = progress.sprt or test.state()
+    return TestView(v.test, v.version, v.against, str(progress.state), sprt.llr, sprt.lower, sprt.upper,
+                    sprt.elo0, sprt.elo1, options.max_pairs, sprt.pairs, tuple(sprt.pentanomial),
+                    sprt.decision or "", tuple(series))

@@ -1,0 +1,84 @@
+"""Bot versions on a real node (gRPC, the worker, the ladder thread) with real SDK bots, on the embedded
+queue and on Redis: each version the bot connects with is kept; a new one is tested against the
+promoted one by an SPRT on the ladder, promoted when it is better and rejected when it is not, without
+anyone acting after ``ladder start``."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+from belote_bot import Bot, HeuristicBot, RandomBot, run_async
+
+from arena.node.ladder import Ladders
+from arena.node.run import NodeSettings, RunningNode, running_node
+from arena.node.versions import is_test
+from arena.queue import Broker
+from arena.referee.versions import Version, find
+from tests.referee.arena_helpers import until
+
+POOL = "coinche"
+
+
+def versioned(bot: Bot, version: str) -> Bot:
+    bot.version = version
+    return bot
+
+
+def versions(running: RunningNode, name: str) -> tuple[Version, ...]:
+    entry = running.node.bot_named(name)
+    return () if entry is None else entry.versions
+
+
+def state(running: RunningNode, name: str, version: str) -> str:
+    v = find(versions(running, name), version)
+    return "" if v is None else v.state
+
+
+@contextlib.asynccontextmanager
+async def node(broker: Broker) -> AsyncIterator[RunningNode]:
+    settings = NodeSettings(poll_s=10.0, heartbeat_s=0.2, lease_s=10.0, drain_s=1.0,  # type: ignore[arg-type]
+                            capacity=8, absent_timeout_s=3600.0)
+    async with running_node(broker, settings, asyncio.Event()) as running:
+        yield running
+
+
+def test_a_better_version_is_promoted_and_a_worse_one_rejected(broker: Broker) -> None:
+    async def main() -> None:
+        async with node(broker) as running:
+            _, token = running.node.register_bot("alpha")
+            stop = asyncio.Event()
+            tasks: list[asyncio.Task[None]] = []
+
+            def connect(bot: Bot) -> None:
+                tasks.append(asyncio.create_task(run_async(bot, running.address, token, 4, name="alpha",
+                                                           stop=stop, ladder=True)))
+            try:
+                ladders = Ladders(broker)
+                await asyncio.to_thread(ladders.start, POOL, 2)
+                connect(versioned(RandomBot(1), "1"))
+                await until(lambda: state(running, "alpha", "1") == "promoted", 15, "version 1 kept")
+                first = find(versions(running, "alpha"), "1")
+                assert first is not None and first.how == "first"
+                connect(versioned(HeuristicBot(2), "2"))  # the same token, another stream
+                await until(lambda: state(running, "alpha", "2") == "promoted", 90, "version 2 promoted")
+                v2 = find(versions(running, "alpha"), "2")
+                assert v2 is not None and v2.how == "sprt" and v2.decision == "H1" and v2.pairs >= 2
+                assert v2.elo is not None and v2.elo > 0
+                assert state(running, "alpha", "1") == "retired"
+                connect(versioned(RandomBot(3), "3"))
+                await until(lambda: state(running, "alpha", "3") == "rejected", 90, "version 3 rejected")
+                v3 = find(versions(running, "alpha"), "3")
+                assert v3 is not None and v3.decision == "H0" and v3.against == "2"
+                assert state(running, "alpha", "2") == "promoted"
+                # the tests were not rated in the pool: the bot's versions never show on its leaderboard
+                assert not any("@" in bot for bot in broker.pool_ratings(POOL))
+                tests = [t for t in broker.list_tournaments() if is_test(t)]
+                assert len(tests) == 2
+                await until(lambda: running.node.free_seats().get("alpha", 0) == 4, 20, "the games counted")
+            finally:
+                stop.set()
+                await asyncio.gather(*tasks, return_exceptions=True)
+
+    asyncio.run(asyncio.wait_for(main(), 200))
