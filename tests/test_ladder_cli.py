@@ -90,6 +90,8 @@ BAD_LADDER = {
     "start: a pool that is no preset": (["start", "--pool", "tournament:x"], "--pool must be a ruleset"),
     "start: no deal": (["start", "--pool", "coinche", "--deals", "0"], "--deals must be a whole number"),
     "start: too many deals": (["start", "--pool", "coinche", "--deals", "1001"], "from 1 to 1000"),
+    "start: a version test bound out of range": (
+        ["start", "--pool", "coinche", "--version-test-elo1", "0.5"], "--version-test-elo1 must be from 1"),
     "stop: an unknown pool": (["stop", "--pool", "nope"], "--pool must be a ruleset preset"),
     "status: an unknown pool": (["status", "--pool", "nope"], "--pool must be a ruleset preset"),
     "status: a long standings": (["status", "--pool", "coinche", "--limit", "201"], "--limit must be"),
@@ -183,3 +185,13 @@ def test_the_readme_ladder_commands_work_as_pasted(
             assert code == 0, f"{command}: {err}"
         [row] = json.loads(run(capsys, "ladder", "status", "--json")[1])
     assert (row["on"], row["bots"]) == (False, ["alpha", "beta"])
+
+
+def test_the_command_line_says_the_nodes_version_test_bounds() -> None:
+    """The command line keeps its own copy of the node's defaults (it does not import the queue)."""
+    from arena.cli import ladder as cli_ladder
+    from arena.node import ladder, versions
+
+    assert cli_ladder.DEFAULT_DEALS == ladder.DEFAULT_DEALS
+    assert (cli_ladder.TEST_ELO1, cli_ladder.MIN_TEST_ELO1, cli_ladder.MAX_TEST_ELO1) == (
+        versions.ELO1, versions.MIN_ELO1, versions.MAX_ELO1)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,17 @@ def cmd_bot(args: argparse.Namespace) -> int:
     elif action == "rotate" and args.token_file and not os.access(Path(args.token_file).parent, os.W_OK):
         # the new token replaces the old in its file: a folder it cannot be written in loses it
         raise CliError(f"cannot write the bot's new token to {args.token_file}: its folder is not writable")
-    mine = action == "rotate" or (action == "revoke" and not args.name)
+    elif action in ("versions", "promote"):
+        if not args.name:
+            raise CliError(f"bot {action} needs the bot's NAME")
+        check_bot_name(f"bot {action}", args.name)
+        if action == "promote" and not args.version:
+            raise CliError("bot promote needs the NAME and the VERSION to promote")
+    if action == "versions":
+        return _versions(args)
+    # promote: by the bot's own token when one is given, else as the admin
+    mine = action == "rotate" or (action == "revoke" and not args.name) or (
+        action == "promote" and bool(args.token_file or os.environ.get("BELOTE_TOKEN", "").strip()))
     token = _bot_token(args) if mine else admin_token(args)
     with one_line(RemoteError, CredentialError), open_remote(args, token) as remote:
         if action == "register":
@@ -60,6 +71,11 @@ def cmd_bot(args: argparse.Namespace) -> int:
         elif action == "revoke":
             remote.call("RevokeBot", request("RevokeBotRequest", name=args.name or ""))
             print(f"revoked {args.name or 'the bot'}: its token no longer works")
+        elif action == "promote":
+            remote.call("PromoteBotVersion", request("PromoteBotVersionRequest", name=args.name,
+                                                     version=args.version))
+            print(f"bot {args.name}: version {args.version} promoted by hand (the leaderboard marks it so); "
+                  f"see {shell('belote-arena', 'bot', 'versions', args.name)}")
         elif action == "invite":
             code = remote.call("CreateInvite", request("CreateInviteRequest")).invite
             print(json.dumps({"invite": code}) if args.json else
@@ -75,6 +91,38 @@ def cmd_bot(args: argparse.Namespace) -> int:
                 state = ("revoked" if b.revoked else
                          f"connected, {b.seats_in_use}/{b.concurrency} seats" if b.connected else "offline")
                 print(f"{b.name:20} {b.bot_id:14} {state}")
+    return 0
+
+
+def _versions(args: argparse.Namespace) -> int:
+    """``bot versions NAME``: each version, and the latest test with its LLR against the bounds."""
+    from google.protobuf.json_format import MessageToDict
+
+    from arena.remote import RemoteError
+
+    with one_line(RemoteError), open_remote(args, admin_token(args)) as remote:
+        reply = remote.call("GetBotVersions", request("GetBotVersionsRequest", name=args.name))
+    if args.json:
+        print(json.dumps(MessageToDict(reply, preserving_proto_field_name=True)))
+        return 0
+    if not reply.versions:
+        print(f"bot {reply.bot} has said no version (its SDK's Bot.version, or --bot-version)")
+        return 0
+    print(f"bot {reply.bot}: promoted version {reply.promoted or '-'}")
+    print(f"{'version':12} {'state':10} {'how':6} {'games':>6} {'first seen (UTC)':20} test")
+    for v in reply.versions:
+        test = ""
+        if v.test_id:
+            elo = f", {v.elo:+.0f} Elo" if v.HasField("elo") else ""
+            test = f"against {v.against}: {v.decision or 'under way'} (LLR {v.llr:.2f}, {v.pairs} pairs{elo})"
+        seen = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(v.first_seen))
+        print(f"{v.version:12} {v.state:10} {v.how or '-':6} {v.games:>6} {seen:20} {test}")
+    if reply.HasField("test"):
+        t = reply.test
+        print(f"test {t.tournament_id} ({t.state}): {t.candidate} against {t.against}, LLR {t.llr:.2f} in "
+              f"[{t.lower:.2f}, {t.upper:.2f}] after {t.pairs} pairs, H0 elo {t.elo0:g}, H1 elo {t.elo1:g}"
+              f"{', ' + t.decision if t.decision else ''}")
+        print(reply.note)
     return 0
 
 
@@ -146,9 +194,14 @@ def cmd_admin(args: argparse.Namespace) -> int:
 
 
 def add_bot(sub: Any) -> None:
-    b = sub.add_parser("bot", help="register, list, rotate or revoke bots, or make an invite")
-    b.add_argument("action", choices=["register", "list", "rotate", "revoke", "invite"])
-    b.add_argument("name", nargs="?", help="register: the new bot's name; revoke: a bot (admin)")
+    b = sub.add_parser("bot", help="register, list, rotate or revoke bots, make an invite, show or "
+                                   "promote a bot's versions")
+    b.add_argument("action", choices=["register", "list", "rotate", "revoke", "invite", "versions",
+                                      "promote"])
+    b.add_argument("name", nargs="?", help="register: the new bot's name; revoke: a bot (admin); versions, "
+                                           "promote: the bot")
+    b.add_argument("version", nargs="?", help="promote: the version to promote (by the bot's token in "
+                                              "$BELOTE_TOKEN or --token-file, else as the admin)")
     b.add_argument("--invite", default="", help="register: an invite code (a node whose policy is invite)")
     b.add_argument("--address", default=default_address(), help=ADDRESS_HELP)
     tls_flags(b)

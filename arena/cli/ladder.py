@@ -27,6 +27,10 @@ if TYPE_CHECKING:  # the command line imports grpc only when one of these comman
 #: a ladder match's deals when --deals is not given (arena.node.ladder.DEFAULT_DEALS, which imports
 #: the queue: the node says the same)
 DEFAULT_DEALS = 8
+#: the version tests' H1 bound when not given, and its range (arena.node.versions.ELO1, MIN_ELO1 and
+#: MAX_ELO1, for the same reason; tests/cli checks they agree)
+TEST_ELO1 = 30.0
+MIN_TEST_ELO1, MAX_TEST_ELO1 = 1.0, 400.0
 
 
 def check_pool(pool: str) -> None:
@@ -39,13 +43,14 @@ def check_pool(pool: str) -> None:
 
 def ladder_json(msg: apb.Ladder) -> dict[str, Any]:
     return {"pool": msg.pool, "on": msg.on, "deals": msg.deals, "bots": list(msg.bots),
-            "in_progress": msg.in_progress}
+            "in_progress": msg.in_progress, "version_test_elo1": msg.version_test_elo1}
 
 
 def describe(ladder: dict[str, Any]) -> str:
     """One line: the ladder's state, its matches and its bots."""
     deals = ladder["deals"]
-    state = f"on, matches of {deals} deal{'' if deals == 1 else 's'}" if ladder["on"] else "off"
+    state = (f"on, matches of {deals} deal{'' if deals == 1 else 's'}, new versions tested for "
+             f"+{ladder['version_test_elo1']:g} Elo" if ladder["on"] else "off")
     bots = ladder["bots"]
     who = f"{len(bots)} bot{'' if len(bots) == 1 else 's'}" + (f": {', '.join(bots)}" if bots else "")
     return f"ladder {ladder['pool']}: {state}, {ladder['in_progress']} matches in progress; {who}"
@@ -54,7 +59,11 @@ def describe(ladder: dict[str, Any]) -> str:
 def start(args: argparse.Namespace) -> int:
     check_pool(args.pool)
     check_whole("--deals", args.deals, 1, MAX_DEALS)
-    out = ladder_json(call(args, "StartLadder", pool=args.pool, deals=args.deals).ladder)
+    if not MIN_TEST_ELO1 <= args.version_test_elo1 <= MAX_TEST_ELO1:
+        raise CliError(f"--version-test-elo1 must be from {MIN_TEST_ELO1:g} to {MAX_TEST_ELO1:g}, "
+                       f"not {args.version_test_elo1:g}")
+    out = ladder_json(call(args, "StartLadder", pool=args.pool, deals=args.deals,
+                           version_test_elo1=args.version_test_elo1).ladder)
     if args.json:
         print(json.dumps(out))
         return 0
@@ -160,6 +169,10 @@ def add_ladder(sub: Any) -> None:
     s.add_argument("--deals", type=int, default=DEFAULT_DEALS,
                    help=f"the deals of each match (default {DEFAULT_DEALS}: short, so that a tournament's "
                         "match waits little for a bot's seat)")
+    s.add_argument("--version-test-elo1", type=float, default=TEST_ELO1, metavar="ELO",
+                   help=f"a bot's new version is tested (SPRT) against its promoted one for this many Elo "
+                        f"better, on the match scale (H0: no better; default {TEST_ELO1:g}: see "
+                        "docs/ratings.md; a larger bound decides sooner but only catches larger gains)")
     cluster_flags(s)
     s.set_defaults(func=start)
 

@@ -71,6 +71,9 @@ from typing import Any
 from arena.edge.quietlog import QuietLog
 from arena.engine.rules import PRESETS
 from arena.node.rankings import Rankings, UnknownPool
+from arena.node.versions import ELO1 as TEST_ELO1
+from arena.node.versions import MAX_ELO1 as MAX_TEST_ELO1
+from arena.node.versions import MIN_ELO1 as MIN_TEST_ELO1
 from arena.node.versions import Here, VersionTests, is_test
 from arena.node.waking import WakingThread
 from arena.queue import LADDER_NOTICE, Broker, BrokerError
@@ -133,23 +136,30 @@ class LadderSetting:
     deals: int = DEFAULT_DEALS
     #: "" (plain matches): the only mode so far (:func:`check_duplicate`)
     duplicate: str = ""
+    #: the H1 bound of its bots' version tests (arena.node.versions: H0 is 0)
+    test_elo1: float = TEST_ELO1
 
     def __post_init__(self) -> None:
         check_pool(self.pool)
+        e = self.test_elo1
+        if isinstance(e, bool) or not isinstance(e, int | float) or not MIN_TEST_ELO1 <= e <= MAX_TEST_ELO1:
+            raise LadderError(f"the version tests' H1 bound is from {MIN_TEST_ELO1:g} to {MAX_TEST_ELO1:g} "
+                              f"Elo, not {e!r}")
         deals = self.deals
         if isinstance(deals, bool) or not isinstance(deals, int) or not 1 <= deals <= MAX_DEALS:
             raise LadderError(f"deals must be a whole number from 1 to {MAX_DEALS}, not {self.deals!r}")
         check_duplicate(self.duplicate)
 
     def to_json(self) -> str:
-        return json.dumps({"on": self.on, "deals": self.deals, "duplicate": self.duplicate},
-                          sort_keys=True, separators=(",", ":"))
+        return json.dumps({"on": self.on, "deals": self.deals, "duplicate": self.duplicate,
+                           "test_elo1": self.test_elo1}, sort_keys=True, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, pool: str, text: str) -> LadderSetting:
         try:
             data: Any = json.loads(text)
-            return cls(pool, on=bool(data["on"]), deals=data["deals"], duplicate=data.get("duplicate", ""))
+            return cls(pool, on=bool(data["on"]), deals=data["deals"], duplicate=data.get("duplicate", ""),
+                       test_elo1=data.get("test_elo1", TEST_ELO1))
         except (ValueError, KeyError, TypeError) as e:
             raise LadderError(f"the ladder of {pool[:64]!r} is stored unreadable: {e}") from None
 
@@ -210,15 +220,17 @@ class Ladders:
                 log.warning("%s", e)
         return out
 
-    def start(self, pool: str, deals: int = DEFAULT_DEALS, duplicate: str = "") -> LadderSetting:
-        setting = LadderSetting(pool, on=True, deals=deals, duplicate=duplicate)
+    def start(self, pool: str, deals: int = DEFAULT_DEALS, duplicate: str = "",
+              test_elo1: float = TEST_ELO1) -> LadderSetting:
+        setting = LadderSetting(pool, on=True, deals=deals, duplicate=duplicate, test_elo1=test_elo1)
         self.broker.put_ladder(pool, setting.to_json())
         self.broker.publish_notice(LADDER_NOTICE, pool)
         return setting
 
     def stop(self, pool: str) -> LadderSetting:
         """Turn it off (its format and bots are kept); the matches queued or running are played out."""
-        setting = LadderSetting(pool, on=False, deals=self.setting(pool).deals)
+        before = self.setting(pool)
+        setting = LadderSetting(pool, on=False, deals=before.deals, test_elo1=before.test_elo1)
         self.broker.put_ladder(pool, setting.to_json())
         self.broker.publish_notice(LADDER_NOTICE, pool)
         return setting
@@ -375,7 +387,8 @@ class LadderLoop(WakingThread):
                 return opted[pool]
 
             if self.tests is not None and capacity.versioned:
-                self.tests.run(capacity.versioned, {p: s.deals for p, s in settings.items()}, opted_in)
+                self.tests.run(capacity.versioned, {p: (s.deals, s.test_elo1) for p, s in settings.items()},
+                               opted_in)
             if not settings:
                 return self.rescan_s
             self._join(settings, capacity.volunteers)

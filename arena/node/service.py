@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import secrets
 import time
@@ -36,13 +37,16 @@ from arena.engine.rules import spec_from_text
 from arena.node.ladder import DEFAULT_DEALS, LadderError, Ladders, LadderView, check_pool, ladder_standings
 from arena.node.rankings import BadRequest, Rankings, UnknownPool
 from arena.node.seals import seal, sealed_among, still_sealed
+from arena.node.versions import DUPLICATE_NOTE, versions_view
+from arena.node.versions import ELO1 as TEST_ELO1
 from arena.queue import CANCEL_NOTICE, SCHEDULE_NOTICE, Broker, BrokerError
 from arena.ratings.leaderboard import Leaderboard
 from arena.records import BOT_NAME_RULE, ResultReason, valid_bot_name
-from arena.referee.arena_service import RECENT_MATCHES, ArenaServicer, summary_to_proto
+from arena.referee.arena_service import RECENT_MATCHES, ArenaServicer, summary_to_proto, versions_to_proto
 from arena.referee.calls import EDGE_ERRORS, Context, abort
 from arena.referee.live import MatchState, MatchSummary
 from arena.referee.node import FailedPrecondition, InvalidArgument, Node, NotFound, ResourceExhausted
+from arena.referee.registry import BotEntry
 from arena.tournament import (
     Progress,
     Standing,
@@ -107,6 +111,33 @@ class ClusterArenaServicer(ArenaServicer):
         #: one audit at a time on this node, and what earlier audits worked out
         self._auditing = asyncio.Lock()
         self._audits = AnalysisCache()
+
+    async def GetBotVersions(
+        self, request: apb.GetBotVersionsRequest, context: Context,
+    ) -> apb.GetBotVersionsResponse:
+        """The bot's versions and its latest version test, with the LLR after each pair."""
+        await self.reader(context)
+        entry = await self.versions_entry(request.name, context)
+        view = await self._queue(context, versions_view, entry, self.tournaments)
+        reply = apb.GetBotVersionsResponse(bot=entry.name, promoted=entry.promoted_version,
+                                           versions=versions_to_proto(entry), note=DUPLICATE_NOTE)
+        if view.test is not None:
+            t = view.test
+            reply.test.CopyFrom(apb.VersionTest(
+                tournament_id=t.tournament_id, candidate=t.candidate, against=t.against, state=t.state,
+                llr=t.llr, lower=t.lower, upper=t.upper, elo0=t.elo0, elo1=t.elo1, max_pairs=t.max_pairs,
+                pairs=t.pairs, pentanomial=t.pentanomial, decision=t.decision, llr_series=t.llr_series))
+        return reply
+
+    async def promoted_by_hand(self, before: BotEntry, after: BotEntry) -> None:
+        """Stop the tests the promotion made moot (their versions wait for a new test against the
+        version promoted now); a test already over is left as it is."""
+        moot = [v.test for v in before.versions if v.state == "testing"]
+        for tid in moot:
+            with contextlib.suppress(TournamentError, BrokerError):
+                await asyncio.to_thread(self.tournaments.cancel, tid)
+        if moot and self.on_ladder is not None:
+            self.on_ladder()  # the ladder thread starts the next test
 
     async def _queue(self, context: Context, call: Callable[..., _T], *args: Any) -> _T:
         """``call(*args)`` on the queue, in a thread; its errors become statuses."""
@@ -366,7 +397,8 @@ class ClusterArenaServicer(ArenaServicer):
         self, request: apb.StartLadderRequest, context: Context,
     ) -> apb.StartLadderResponse:
         await self.admin(context, "starting a ladder")
-        await self._queue(context, self.ladders.start, request.pool, request.deals or DEFAULT_DEALS)
+        await self._queue(context, self.ladders.start, request.pool, request.deals or DEFAULT_DEALS, "",
+                          request.version_test_elo1 or TEST_ELO1)
         self._ladder_changed()
         return apb.StartLadderResponse(ladder=await self._queue(context, self._ladder, request.pool))
 
@@ -510,7 +542,8 @@ def audit_to_proto(tournament_id: str, done: TournamentAudit) -> apb.AuditTourna
 
 def ladder_to_proto(view: LadderView) -> apb.Ladder:
     setting = view.setting
-    return apb.Ladder(pool=setting.pool, on=setting.on, deals=setting.deals, bots=view.bots,
+    return apb.Ladder(pool=setting.pool, on=setting.on, deals=setting.deals, version_test_elo1=setting.test_elo1,
+                      bots=view.bots,
                       in_progress=view.in_progress)
 
 

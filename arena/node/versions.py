@@ -50,7 +50,7 @@ import logging
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from arena.edge.quietlog import QuietLog
 from arena.engine.rules import PRESETS
@@ -74,6 +74,8 @@ log = logging.getLogger("arena.node")
 #: the hypotheses (match-scale Elo of the candidate over the promoted version) and error rates
 ELO0 = 0.0
 ELO1 = 30.0
+#: what a ladder's admin may set its H1 bound to (``ladder start --version-test-elo1``)
+MIN_ELO1, MAX_ELO1 = 1.0, 400.0
 ALPHA = 0.05
 #: pairs scheduled at a time (the test decides in the middle of a batch: a small one wastes little)
 BATCH_PAIRS = 4
@@ -130,9 +132,11 @@ class VersionTests:
         self.running = 0
         self._quiet = QuietLog(log)
 
-    def run(self, here: Sequence[Here], pools: Mapping[str, int], opted: Callable[[str], set[str]]) -> None:
+    def run(self, here: Sequence[Here], pools: Mapping[str, tuple[int, float]],
+            opted: Callable[[str], set[str]]) -> None:
         """One look: decide the tests that ended, start those that can. ``pools``: the pools whose
-        ladder is on and their deals; ``opted(pool)``: the bots opted in to its ladder."""
+        ladder is on, each with its deals and its tests' H1 bound; ``opted(pool)``: the bots opted in
+        to its ladder."""
         testing = {h.entry.name: v for h in here for v in h.entry.versions if v.state == "testing"}
         states = self.broker.tournament_states([v.test for v in testing.values()]) if testing else {}
         self.running = 0
@@ -170,7 +174,7 @@ class VersionTests:
         self._write(name, lambda vs: decide(vs, v.version, v.test, decision, llr, pairs, elo, now), kind)
         return 0
 
-    def _start(self, h: Here, pools: Mapping[str, int], opted: Callable[[str], set[str]]) -> None:
+    def _start(self, h: Here, pools: Mapping[str, tuple[int, float]], opted: Callable[[str], set[str]]) -> None:
         entry = h.entry
         cand, base = next_candidate(entry.versions), promoted(entry.versions)
         if cand is None or base is None or not {cand.version, base.version} <= h.connected:
@@ -179,7 +183,9 @@ class VersionTests:
         if pool is None:
             return
         tid = test_id(entry.name, cand)
-        spec = test_spec(entry.name, cand.version, base.version, tid, pool, pools[pool], self.options)
+        deals, elo1 = pools[pool]
+        options = self.options if elo1 == self.options.elo1 else replace(self.options, elo1=elo1)
+        spec = test_spec(entry.name, cand.version, base.version, tid, pool, deals, options)
         self.broker.put_tournament(spec)  # another node may have made it first: then that one stands
         now = int(time.time())
         started = self._write(entry.name, lambda vs: start_test(vs, cand.version, tid, base.version, now),

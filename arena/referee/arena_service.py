@@ -21,12 +21,14 @@ from belote.arena.v1 import arena_service_pb2_grpc as agrpc
 from arena.edge.quietlog import quiet
 from arena.engine.errors import RulesetError
 from arena.engine.rules import spec_from_text
+from arena.records import valid_bot_name
 from arena.referee.access import AccessError, Caller, PermissionDenied, Role, Unauthenticated
 from arena.referee.calls import EDGE_ERRORS, Context, abort, address_of, token_of
 from arena.referee.convert import result_to_proto
 from arena.referee.node import BotStatus, InvalidArgument, MatchSummary, Node, NotFound, ResourceExhausted
 from arena.referee.registry import BotEntry, PerEntry
 from arena.referee.replays import ReplaySlot, SendTimeout, Stalled
+from arena.referee.versions import Version
 
 
 def summary_to_proto(summary: MatchSummary) -> apb.MatchSummary:
@@ -195,6 +197,49 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
             await abort(context, NotFound(f"no bot named {name[:80]!r}"))
         recent = [summary_to_proto(s) for s in reversed(self.node.summaries()) if name in s.players]
         return apb.GetBotResponse(bot=bot_to_proto(status), recent_matches=recent[:RECENT_MATCHES])
+
+    async def GetBotVersions(
+        self, request: apb.GetBotVersionsRequest, context: Context,
+    ) -> apb.GetBotVersionsResponse:
+        """The bot's versions (a node alone runs no tests: no test)."""
+        await self.reader(context)
+        entry = await self.versions_entry(request.name, context)
+        return apb.GetBotVersionsResponse(bot=entry.name, promoted=entry.promoted_version,
+                                          versions=versions_to_proto(entry))
+
+    async def versions_entry(self, name: str, context: Context) -> BotEntry:
+        if not name:
+            await abort(context, InvalidArgument("name the bot"))
+        found = (await self.node.find_bots([name]))[0] if valid_bot_name(name) else None
+        if found is None:
+            await abort(context, NotFound(f"no bot named {name[:80]!r}"))
+        return found
+
+    async def PromoteBotVersion(
+        self, request: apb.PromoteBotVersionRequest, context: Context,
+    ) -> apb.PromoteBotVersionResponse:
+        who = await self.caller(context)
+        name = request.name
+        try:
+            if who.role is Role.ADMIN:
+                if not name:
+                    raise InvalidArgument("name the bot whose version to promote")
+            elif who.bot is not None:
+                if name and name != who.bot.name:
+                    raise PermissionDenied("a bot's token promotes a version of that bot only")
+                name = who.bot.name
+            else:
+                raise Unauthenticated("promoting a version needs the bot's token or the admin credential")
+            before, after = await self.node.promote_version(name, request.version)
+        except EDGE_ERRORS as e:
+            await abort(context, e)
+        await self.promoted_by_hand(before, after)
+        quiet.info(("promoted", after.name, request.version), "bot %s: version %s promoted by hand",
+                   after.name, request.version, extra={"event": "version_promoted", "bot": after.name})
+        return apb.PromoteBotVersionResponse(versions=versions_to_proto(after))
+
+    async def promoted_by_hand(self, before: BotEntry, after: BotEntry) -> None:
+        """What else a promotion by hand ends (a node of a cluster stops the tests it made moot)."""
 
     async def GetLeaderboard(
         self, request: apb.GetLeaderboardRequest, context: Context,
@@ -432,3 +477,18 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
         self, request: apb.RemoveLadderBotRequest, context: Context,
     ) -> apb.RemoveLadderBotResponse:
         await self._no_queue(context)
+
+
+def version_to_proto(v: Version) -> apb.BotVersion:
+    out = apb.BotVersion(version=v.version, state=v.state, how=v.how, first_seen=v.first_seen,
+                         last_seen=v.last_seen, games=v.games, test_id=v.test, against=v.against,
+                         decision=v.decision, llr=v.llr, pairs=v.pairs)
+    if v.elo is not None:
+        out.elo = v.elo
+    return out
+
+
+def versions_to_proto(entry: BotEntry) -> list[apb.BotVersion]:
+    """A bot's versions, newest first."""
+    return [version_to_proto(v) for v in sorted(entry.versions, key=lambda v: (v.first_seen, v.version),
+                                                 reverse=True)]

@@ -72,8 +72,10 @@ from arena.referee.store import MatchStore, StoreError, UnreadableRecordError, v
 from arena.referee.versions import (
     MAX_VERSIONS,
     VERSION_RULE,
+    VersionError,
     add_games,
     player_key,
+    promote,
     seen,
     split_key,
     valid_version,
@@ -447,6 +449,27 @@ class Node:
                                     lambda versions: seen(versions, bot_version, int(time.time())))
         except RegistryError as e:
             log.warning("bot %s: version %s could not be recorded: %s", entry.name, bot_version, e)
+
+    async def promote_version(self, name: str, version: str) -> tuple[BotEntry, BotEntry]:
+        """Promote a version of bot ``name`` by hand; (its entry before, after). :class:`UnknownBot`,
+        or :class:`FailedPrecondition` naming what is wrong (no such version, already promoted)."""
+        before = self._registry.by_name(name)
+        if before is None:
+            raise UnknownBot(f"no bot named {name[:80]!r}")
+        if not valid_version(version):
+            raise InvalidArgument(f"bad version {version[:40]!r}: {VERSION_RULE}")
+        try:
+            after = await asyncio.to_thread(
+                self._registry.update_versions, name,
+                lambda versions: promote(versions, version, "hand", int(time.time())), strict=True)
+        except VersionError as e:
+            raise FailedPrecondition(str(e)) from None
+        except RegistryError as e:
+            raise Unavailable(str(e)) from None
+        if after is None:
+            raise FailedPrecondition(f"bot {name} is revoked")
+        await self._settle(after.bot_id)
+        return before, after
 
     def _count_version_game(self, link: BotLink) -> None:
         key = (link.name, link.bot_version)

@@ -178,6 +178,8 @@ def promote(versions: Sequence[Version], version: str, how: How, now: int,
             x = dataclasses.replace(x, state="retired", changed=now)
         if x.version == version:
             x = dataclasses.replace(x, state="promoted", how=how, changed=now)
+        elif x.state == "testing":  # tested against the version promoted before: moot, tested again
+            x = dataclasses.replace(x, state="candidate", test="", against="", changed=now)
         out.append(x)
     return tuple(out)
 

@@ -186,10 +186,13 @@ class Procs:
         return [self.ready(n) for n in started]
 
     # ------------------------------------------------------------------ bots
-    def start_bot(self, name: str, kind: str, address: str, token: str, concurrency: int = 4) -> Proc:
-        return self.spawn(f"bot-{name}", [
+    def start_bot(self, name: str, kind: str, address: str, token: str, concurrency: int = 4,
+                  args: Sequence[str] = (), label: str = "") -> Proc:
+        """An SDK bot process (``args`` added to its command line; ``label`` names its log, default the
+        bot's name)."""
+        return self.spawn(f"bot-{label or name}", [
             sys.executable, "-m", f"belote_bot.bots.{kind}", "--address", address,
-            "--concurrency", str(concurrency), "--name", name, "--seed", name,
+            "--concurrency", str(concurrency), "--name", name, "--seed", label or name, *args,
         ], BELOTE_TOKEN=token)  # a token never goes on a command line
 
     def close(self) -> None:

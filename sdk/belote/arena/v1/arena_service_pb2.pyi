@@ -20,6 +20,233 @@ else:
 DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
+class BotVersion(_message.Message):
+    """One version of a bot (arena/referee/versions.py). Times are unix seconds."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VERSION_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    HOW_FIELD_NUMBER: _builtins.int
+    FIRST_SEEN_FIELD_NUMBER: _builtins.int
+    LAST_SEEN_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    TEST_ID_FIELD_NUMBER: _builtins.int
+    AGAINST_FIELD_NUMBER: _builtins.int
+    DECISION_FIELD_NUMBER: _builtins.int
+    LLR_FIELD_NUMBER: _builtins.int
+    PAIRS_FIELD_NUMBER: _builtins.int
+    ELO_FIELD_NUMBER: _builtins.int
+    version: _builtins.str
+    state: _builtins.str
+    """promoted, candidate, testing, rejected or retired"""
+    how: _builtins.str
+    """how a promoted (or retired) version was promoted: first, sprt or hand"""
+    first_seen: _builtins.int
+    last_seen: _builtins.int
+    games: _builtins.int
+    test_id: _builtins.str
+    """its test: the sprt tournament's id, the version it was tested against,
+    and how it ended (H1, H0, or empty: undecided or stopped)
+    """
+    against: _builtins.str
+    decision: _builtins.str
+    llr: _builtins.float
+    pairs: _builtins.int
+    elo: _builtins.float
+    """the Elo over `against` its test's pairs suggest (match scale), if any"""
+    def __init__(
+        self,
+        *,
+        version: _builtins.str = ...,
+        state: _builtins.str = ...,
+        how: _builtins.str = ...,
+        first_seen: _builtins.int = ...,
+        last_seen: _builtins.int = ...,
+        games: _builtins.int = ...,
+        test_id: _builtins.str = ...,
+        against: _builtins.str = ...,
+        decision: _builtins.str = ...,
+        llr: _builtins.float = ...,
+        pairs: _builtins.int = ...,
+        elo: _builtins.float | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_elo", b"_elo", "elo", b"elo"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_elo", b"_elo", "against", b"against", "decision", b"decision", "elo", b"elo", "first_seen", b"first_seen", "games", b"games", "how", b"how", "last_seen", b"last_seen", "llr", b"llr", "pairs", b"pairs", "state", b"state", "test_id", b"test_id", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__elo: _TypeAlias = _typing.Literal["elo"]  # noqa: Y015
+    _WhichOneofArgType__elo: _TypeAlias = _typing.Literal["_elo", b"_elo"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__elo) -> _WhichOneofReturnType__elo | None: ...
+
+Global___BotVersion: _TypeAlias = BotVersion  # noqa: Y015
+
+@_typing.final
+class VersionTest(_message.Message):
+    """A version test: an SPRT of mirror duplicate pairs against the promoted version."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    CANDIDATE_FIELD_NUMBER: _builtins.int
+    AGAINST_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    LLR_FIELD_NUMBER: _builtins.int
+    LOWER_FIELD_NUMBER: _builtins.int
+    UPPER_FIELD_NUMBER: _builtins.int
+    ELO0_FIELD_NUMBER: _builtins.int
+    ELO1_FIELD_NUMBER: _builtins.int
+    MAX_PAIRS_FIELD_NUMBER: _builtins.int
+    PAIRS_FIELD_NUMBER: _builtins.int
+    PENTANOMIAL_FIELD_NUMBER: _builtins.int
+    DECISION_FIELD_NUMBER: _builtins.int
+    LLR_SERIES_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    candidate: _builtins.str
+    against: _builtins.str
+    state: _builtins.str
+    """the tournament's state: created, running, finished, cancelled"""
+    llr: _builtins.float
+    lower: _builtins.float
+    upper: _builtins.float
+    elo0: _builtins.float
+    elo1: _builtins.float
+    max_pairs: _builtins.int
+    pairs: _builtins.int
+    decision: _builtins.str
+    @_builtins.property
+    def pentanomial(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    @_builtins.property
+    def llr_series(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
+        """the LLR after each finished pair, in pair order, up to the decision"""
+
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+        candidate: _builtins.str = ...,
+        against: _builtins.str = ...,
+        state: _builtins.str = ...,
+        llr: _builtins.float = ...,
+        lower: _builtins.float = ...,
+        upper: _builtins.float = ...,
+        elo0: _builtins.float = ...,
+        elo1: _builtins.float = ...,
+        max_pairs: _builtins.int = ...,
+        pairs: _builtins.int = ...,
+        pentanomial: _abc.Iterable[_builtins.int] | None = ...,
+        decision: _builtins.str = ...,
+        llr_series: _abc.Iterable[_builtins.float] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["against", b"against", "candidate", b"candidate", "decision", b"decision", "elo0", b"elo0", "elo1", b"elo1", "llr", b"llr", "llr_series", b"llr_series", "lower", b"lower", "max_pairs", b"max_pairs", "pairs", b"pairs", "pentanomial", b"pentanomial", "state", b"state", "tournament_id", b"tournament_id", "upper", b"upper"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___VersionTest: _TypeAlias = VersionTest  # noqa: Y015
+
+@_typing.final
+class GetBotVersionsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetBotVersionsRequest: _TypeAlias = GetBotVersionsRequest  # noqa: Y015
+
+@_typing.final
+class GetBotVersionsResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    PROMOTED_FIELD_NUMBER: _builtins.int
+    VERSIONS_FIELD_NUMBER: _builtins.int
+    TEST_FIELD_NUMBER: _builtins.int
+    NOTE_FIELD_NUMBER: _builtins.int
+    bot: _builtins.str
+    promoted: _builtins.str
+    note: _builtins.str
+    """what the test's duplicate play lets each side see"""
+    @_builtins.property
+    def versions(self) -> _containers.RepeatedCompositeFieldContainer[Global___BotVersion]:
+        """newest first"""
+
+    @_builtins.property
+    def test(self) -> Global___VersionTest:
+        """the test under way, else the last one ended (unset: none, or a node without a queue)"""
+
+    def __init__(
+        self,
+        *,
+        bot: _builtins.str = ...,
+        promoted: _builtins.str = ...,
+        versions: _abc.Iterable[Global___BotVersion] | None = ...,
+        test: Global___VersionTest | None = ...,
+        note: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["test", b"test"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "note", b"note", "promoted", b"promoted", "test", b"test", "versions", b"versions"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetBotVersionsResponse: _TypeAlias = GetBotVersionsResponse  # noqa: Y015
+
+@_typing.final
+class PromoteBotVersionRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """the bot (an admin); empty: the bot whose token calls"""
+    version: _builtins.str
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        version: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PromoteBotVersionRequest: _TypeAlias = PromoteBotVersionRequest  # noqa: Y015
+
+@_typing.final
+class PromoteBotVersionResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VERSIONS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def versions(self) -> _containers.RepeatedCompositeFieldContainer[Global___BotVersion]: ...
+    def __init__(
+        self,
+        *,
+        versions: _abc.Iterable[Global___BotVersion] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["versions", b"versions"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PromoteBotVersionResponse: _TypeAlias = PromoteBotVersionResponse  # noqa: Y015
+
+@_typing.final
 class BotInfo(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -1326,6 +1553,7 @@ class Ladder(_message.Message):
     DEALS_FIELD_NUMBER: _builtins.int
     BOTS_FIELD_NUMBER: _builtins.int
     IN_PROGRESS_FIELD_NUMBER: _builtins.int
+    VERSION_TEST_ELO1_FIELD_NUMBER: _builtins.int
     pool: _builtins.str
     """A ruleset preset ("classic", "coinche", ...): its matches are played
     under it and rated in its pool.
@@ -1335,6 +1563,11 @@ class Ladder(_message.Message):
     """The deals of each ladder match."""
     in_progress: _builtins.int
     """Its matches queued or being played now, across the cluster."""
+    version_test_elo1: _builtins.float
+    """The H1 bound of the version tests (SPRTs) its bots' new versions play:
+    a version this many Elo stronger (match scale) is accepted with 95%
+    power; H0 is 0 (no better).
+    """
     @_builtins.property
     def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The bots opted in, sorted."""
@@ -1347,10 +1580,11 @@ class Ladder(_message.Message):
         deals: _builtins.int = ...,
         bots: _abc.Iterable[_builtins.str] | None = ...,
         in_progress: _builtins.int = ...,
+        version_test_elo1: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "deals", b"deals", "in_progress", b"in_progress", "on", b"on", "pool", b"pool"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "deals", b"deals", "in_progress", b"in_progress", "on", b"on", "pool", b"pool", "version_test_elo1", b"version_test_elo1"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1362,18 +1596,22 @@ class StartLadderRequest(_message.Message):
 
     POOL_FIELD_NUMBER: _builtins.int
     DEALS_FIELD_NUMBER: _builtins.int
+    VERSION_TEST_ELO1_FIELD_NUMBER: _builtins.int
     pool: _builtins.str
     deals: _builtins.int
     """The deals of each match (0: 8; at most 1,000)."""
+    version_test_elo1: _builtins.float
+    """The H1 bound of its version tests, 1 to 400 Elo (0: 30)."""
     def __init__(
         self,
         *,
         pool: _builtins.str = ...,
         deals: _builtins.int = ...,
+        version_test_elo1: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["deals", b"deals", "pool", b"pool"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deals", b"deals", "pool", b"pool", "version_test_elo1", b"version_test_elo1"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -184,6 +184,16 @@ class ArenaServiceStub:
                 request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.GetBotRequest.SerializeToString,
                 response_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.GetBotResponse.FromString,
                 _registered_method=True)
+        self.GetBotVersions = channel.unary_unary(
+                '/belote.arena.v1.ArenaService/GetBotVersions',
+                request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.GetBotVersionsRequest.SerializeToString,
+                response_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.GetBotVersionsResponse.FromString,
+                _registered_method=True)
+        self.PromoteBotVersion = channel.unary_unary(
+                '/belote.arena.v1.ArenaService/PromoteBotVersion',
+                request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.PromoteBotVersionRequest.SerializeToString,
+                response_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.PromoteBotVersionResponse.FromString,
+                _registered_method=True)
 
 
 class ArenaServiceServicer:
@@ -412,6 +422,24 @@ class ArenaServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetBotVersions(self, request, context):
+        """A bot's versions (each it connected with a Hello.bot_version: first and
+        last seen, games, where it stands) and its latest version test (SPRT):
+        the LLR after each pair and the bounds. Unknown bot: NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PromoteBotVersion(self, request, context):
+        """Promote a version by hand: by the bot's own token, or by an admin naming
+        the bot. The version promoted before retires; a test under way is moot
+        and stopped. The leaderboard marks the bot as promoted by hand.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ArenaServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -554,6 +582,16 @@ def add_ArenaServiceServicer_to_server(servicer, server):
                     servicer.GetBot,
                     request_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.GetBotRequest.FromString,
                     response_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.GetBotResponse.SerializeToString,
+            ),
+            'GetBotVersions': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetBotVersions,
+                    request_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.GetBotVersionsRequest.FromString,
+                    response_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.GetBotVersionsResponse.SerializeToString,
+            ),
+            'PromoteBotVersion': grpc.unary_unary_rpc_method_handler(
+                    servicer.PromoteBotVersion,
+                    request_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.PromoteBotVersionRequest.FromString,
+                    response_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.PromoteBotVersionResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1322,6 +1360,60 @@ class ArenaService:
             '/belote.arena.v1.ArenaService/GetBot',
             belote_dot_arena_dot_v1_dot_arena__service__pb2.GetBotRequest.SerializeToString,
             belote_dot_arena_dot_v1_dot_arena__service__pb2.GetBotResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetBotVersions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/belote.arena.v1.ArenaService/GetBotVersions',
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.GetBotVersionsRequest.SerializeToString,
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.GetBotVersionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PromoteBotVersion(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/belote.arena.v1.ArenaService/PromoteBotVersion',
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.PromoteBotVersionRequest.SerializeToString,
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.PromoteBotVersionResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -128,6 +128,16 @@ class ArenaServiceStub:
     """A bot: what the node knows of it, its ratings in each pool, its recent
     matches.
     """
+    GetBotVersions: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.GetBotVersionsRequest, _arena_service_pb2.GetBotVersionsResponse]
+    """A bot's versions (each it connected with a Hello.bot_version: first and
+    last seen, games, where it stands) and its latest version test (SPRT):
+    the LLR after each pair and the bounds. Unknown bot: NOT_FOUND.
+    """
+    PromoteBotVersion: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.PromoteBotVersionRequest, _arena_service_pb2.PromoteBotVersionResponse]
+    """Promote a version by hand: by the bot's own token, or by an admin naming
+    the bot. The version promoted before retires; a test under way is moot
+    and stopped. The leaderboard marks the bot as promoted by hand.
+    """
 
 @_typing.type_check_only
 class ArenaServiceAsyncStub(ArenaServiceStub):
@@ -228,6 +238,16 @@ class ArenaServiceAsyncStub(ArenaServiceStub):
     GetBot: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.GetBotRequest, _arena_service_pb2.GetBotResponse]  # type: ignore[assignment]
     """A bot: what the node knows of it, its ratings in each pool, its recent
     matches.
+    """
+    GetBotVersions: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.GetBotVersionsRequest, _arena_service_pb2.GetBotVersionsResponse]  # type: ignore[assignment]
+    """A bot's versions (each it connected with a Hello.bot_version: first and
+    last seen, games, where it stands) and its latest version test (SPRT):
+    the LLR after each pair and the bounds. Unknown bot: NOT_FOUND.
+    """
+    PromoteBotVersion: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.PromoteBotVersionRequest, _arena_service_pb2.PromoteBotVersionResponse]  # type: ignore[assignment]
+    """Promote a version by hand: by the bot's own token, or by an admin naming
+    the bot. The version promoted before retires; a test under way is moot
+    and stopped. The leaderboard marks the bot as promoted by hand.
     """
 
 class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -494,6 +514,28 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_arena_service_pb2.GetBotResponse, _abc.Awaitable[_arena_service_pb2.GetBotResponse]]:
         """A bot: what the node knows of it, its ratings in each pool, its recent
         matches.
+        """
+
+    @_abc_1.abstractmethod
+    def GetBotVersions(
+        self,
+        request: _arena_service_pb2.GetBotVersionsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.GetBotVersionsResponse, _abc.Awaitable[_arena_service_pb2.GetBotVersionsResponse]]:
+        """A bot's versions (each it connected with a Hello.bot_version: first and
+        last seen, games, where it stands) and its latest version test (SPRT):
+        the LLR after each pair and the bounds. Unknown bot: NOT_FOUND.
+        """
+
+    @_abc_1.abstractmethod
+    def PromoteBotVersion(
+        self,
+        request: _arena_service_pb2.PromoteBotVersionRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.PromoteBotVersionResponse, _abc.Awaitable[_arena_service_pb2.PromoteBotVersionResponse]]:
+        """Promote a version by hand: by the bot's own token, or by an admin naming
+        the bot. The version promoted before retires; a test under way is moot
+        and stopped. The leaderboard marks the bot as promoted by hand.
         """
 
 def add_ArenaServiceServicer_to_server(servicer: ArenaServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
