@@ -542,9 +542,8 @@ def audit_to_proto(tournament_id: str, done: TournamentAudit) -> apb.AuditTourna
 
 def ladder_to_proto(view: LadderView) -> apb.Ladder:
     setting = view.setting
-    return apb.Ladder(pool=setting.pool, on=setting.on, deals=setting.deals, version_test_elo1=setting.test_elo1,
-                      bots=view.bots,
-                      in_progress=view.in_progress)
+    return apb.Ladder(pool=setting.pool, on=setting.on, deals=setting.deals, bots=view.bots,
+                      in_progress=view.in_progress, version_test_elo1=setting.test_elo1)
 
 
 def schedule_to_proto(stored: Stored, now: float | None = None) -> apb.Schedule:

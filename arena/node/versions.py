@@ -174,7 +174,8 @@ class VersionTests:
         self._write(name, lambda vs: decide(vs, v.version, v.test, decision, llr, pairs, elo, now), kind)
         return 0
 
-    def _start(self, h: Here, pools: Mapping[str, tuple[int, float]], opted: Callable[[str], set[str]]) -> None:
+    def _start(self, h: Here, pools: Mapping[str, tuple[int, float]],
+               opted: Callable[[str], set[str]]) -> None:
         entry = h.entry
         cand, base = next_candidate(entry.versions), promoted(entry.versions)
         if cand is None or base is None or not {cand.version, base.version} <= h.connected:

@@ -65,7 +65,8 @@ def test_a_refused_test_keeps_the_evidence_and_the_promoted_version() -> None:
     versions = start_test(connected("1", "2"), "2", "vt:x", "1", 2000)
     done = decide(versions, "2", "vt:x", "H0", -3.0, 9, -120.0, 3000)
     v = find(done, "2")
-    assert v is not None and (v.state, v.decision, v.llr, v.pairs, v.elo) == ("rejected", "H0", -3.0, 9, -120.0)
+    assert v is not None
+    assert (v.state, v.decision, v.llr, v.pairs, v.elo) == ("rejected", "H0", -3.0, 9, -120.0)
     assert promoted(done) == find(done, "1")
 
 
