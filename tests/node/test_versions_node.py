@@ -38,7 +38,7 @@ def state(running: RunningNode, name: str, version: str) -> str:
 
 @contextlib.asynccontextmanager
 async def node(broker: Broker) -> AsyncIterator[RunningNode]:
-    settings = NodeSettings(poll_s=10.0, heartbeat_s=0.2, lease_s=10.0, drain_s=1.0,  # type: ignore[arg-type]
+    settings = NodeSettings(poll_s=10.0, heartbeat_s=0.2, lease_s=10.0, drain_s=1.0,
                             capacity=8, absent_timeout_s=3600.0)
     async with running_node(broker, settings, asyncio.Event()) as running:
         yield running
