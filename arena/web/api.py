@@ -3,7 +3,8 @@
 - ``pools``: the rating pools and methods;
 - ``leaderboard?pool=&method=bt|elo|openskill&offset=&limit=``;
 - ``bots?offset=&limit=``, ``bots/{name}`` (its ratings per pool, its recent matches),
-  ``bots/{name}/history?pool=`` (its online Elo in a pool as it went);
+  ``bots/{name}/history?pool=`` (its online Elo in a pool as it went), ``bots/{name}/versions`` (the
+  versions it connected with, newest first, and its latest SPRT of a new version: docs/web.md);
 - ``tournaments?offset=&limit=``, ``tournaments/{id}`` (progress, standings, crosstable),
   ``tournaments/{id}/matches?offset=&limit=`` (its finished matches in schedule order);
 - ``ladders`` (each pool's ladder: its setting and bot count), ``ladders/{pool}?offset=&limit=``
@@ -276,6 +277,10 @@ async def bot(request: web.Request) -> web.Response:
     return web.json_response((await request.app[READS].bot(request.match_info["name"])).to_json())
 
 
+async def bot_versions(request: web.Request) -> web.Response:
+    return web.json_response((await request.app[READS].versions(request.match_info["name"])).to_dict())
+
+
 async def tournaments(request: web.Request) -> web.Response:
     offset, limit = page_of(request)
     return web.json_response((await request.app[READS].tournaments(offset, limit)).to_json())
@@ -392,6 +397,7 @@ def add_routes(app: web.Application) -> None:
     app.router.add_get("/api/v1/bots", bots)
     app.router.add_get("/api/v1/bots/{name}", bot)
     app.router.add_get("/api/v1/bots/{name}/history", rating_history)
+    app.router.add_get("/api/v1/bots/{name}/versions", bot_versions)
     app.router.add_get("/api/v1/tournaments", tournaments)
     app.router.add_get("/api/v1/tournaments/{id}", tournament)
     app.router.add_get("/api/v1/tournaments/{id}/matches", tournament_matches)

@@ -22,10 +22,11 @@ from typing import Any, TypeVar
 from belote.arena.v1 import game_pb2 as pb
 
 from arena.engine.dealing import commitment
-from arena.node.ladder import LadderError, Ladders, ladder_standings
+from arena.node.ladder import LadderError, Ladders, LadderView, ladder_standings
 from arena.node.rankings import BadRequest as RankingsBadRequest
 from arena.node.rankings import Rankings, UnknownPool
 from arena.node.seals import sealed_among, still_sealed
+from arena.node.versions import VersionsView, versions_view
 from arena.node.worker import Worker
 from arena.queue import Broker, BrokerError
 from arena.ratings.leaderboard import Leaderboard, Method
@@ -35,7 +36,7 @@ from arena.referee.convert import result_to_proto
 from arena.referee.live import EventFeed, MatchState, MatchSummary
 from arena.referee.node import Node, NodeError
 from arena.referee.node import NotFound as NodeNotFound
-from arena.referee.registry import PerEntry
+from arena.referee.registry import BotEntry, PerEntry
 from arena.referee.replay_views import (
     SSE_END,
     Body,
@@ -47,6 +48,7 @@ from arena.referee.replay_views import (
     sse_frame,
 )
 from arena.referee.replays import EVENTS, MATCH, ReplaySlot
+from arena.referee.versions import promoted
 from arena.tournament import Tournaments, UnknownTournament
 from arena.tournament.schedule import GIVEN_SEED, Schedules
 from arena.tournament.summary import ResultSummary
@@ -67,6 +69,7 @@ from arena.web.reads import (
     Prepared,
     RatingHistory,
     ScheduleRow,
+    ShownBoard,
     TooMany,
     TournamentDetail,
     TournamentMatchRow,
@@ -105,6 +108,8 @@ class NodeReads:
         self._details_lock = threading.Lock()
         #: the row of each bot no stream of which opened here: a page of bots costs little a row
         self._rows = PerEntry(lambda e: BotRow(e.name, e.bot_id, False, "", e.revoked))
+        #: the version each bot plays as and how it was promoted: a leaderboard's rows cost a lookup each
+        self._shown = PerEntry(_shown_version)
 
     async def _queue(self, call: Callable[..., _T], *args: Any) -> _T:
         try:
@@ -135,8 +140,15 @@ class NodeReads:
     async def pools(self) -> list[str]:
         return await self._queue(self.rankings.pools)
 
-    async def leaderboard(self, pool: str, method: Method, offset: int, limit: int) -> Leaderboard:
-        return await self._queue(self.rankings.leaderboard, pool, method, offset, limit)
+    async def leaderboard(self, pool: str, method: Method, offset: int, limit: int) -> ShownBoard:
+        return self._shown_board(await self._queue(self.rankings.leaderboard, pool, method, offset, limit))
+
+    def _shown_board(self, board: Leaderboard) -> ShownBoard:
+        """``board`` with each bot's promoted version, from the node's copy of the registry (memory,
+        on the loop: never a store read a row)."""
+        found = [self.node.bot_named(e.bot) for e in board.entries]
+        known = iter(self._shown.values([f for f in found if f is not None]))
+        return ShownBoard(board, tuple(NO_VERSION if f is None else next(known) for f in found))
 
     async def rating_history(self, pool: str, bot: str) -> RatingHistory:
         points = await self._queue(self.rankings.history, pool, bot)
@@ -181,6 +193,17 @@ class NodeReads:
         recent += [_row_of_result(s, s.match_id in sealed) for s in stored if s.match_id not in seen]
         return BotDetail(BotRow(b.name, b.bot_id, b.connected, b.version, b.revoked), tuple(ratings),
                          tuple(recent[:RECENT_MATCHES]))
+
+    async def versions(self, name: str) -> VersionsView:
+        try:
+            known = self.node.bot_status(name) is not None  # a registry its store lost: a 503, as bot()
+        except NodeError as e:
+            raise Unavailable(str(e)) from None
+        entry = self.node.bot_named(name) if known else None
+        if entry is None:
+            raise NotFound(f"no bot named {name[:80]!r}")
+        # its latest test's progress is a few store reads: in a thread
+        return await self._queue(versions_view, entry, self.store)
 
     def _tournament_of(self, match_id: str, stored: dict[str, str]) -> str:
         """The tournament of one of the node's own matches: its result's in the queue, else the job's
@@ -284,16 +307,17 @@ class NodeReads:
                 for v in self.ladder_views.views()]
 
     async def ladder(self, pool: str, offset: int, limit: int) -> LadderDetail:
-        return await self._queue(self._ladder, pool, offset, limit)
+        view, board = await self._queue(self._ladder, pool, offset, limit)
+        s = view.setting
+        return LadderDetail(s.pool, s.on, s.deals, s.duplicate, tuple(view.bots), view.in_progress,
+                            self._shown_board(board))  # the registry's copy: on the loop
 
-    def _ladder(self, pool: str, offset: int, limit: int) -> LadderDetail:
+    def _ladder(self, pool: str, offset: int, limit: int) -> tuple[LadderView, Leaderboard]:
         try:
-            view = self.ladder_views.view(pool)  # GetLadder's reads
-            board = ladder_standings(self.rankings, pool, offset, limit)
+            # GetLadder's reads
+            return self.ladder_views.view(pool), ladder_standings(self.rankings, pool, offset, limit)
         except LadderError as e:
             raise NotFound(str(e)) from None
-        s = view.setting
-        return LadderDetail(s.pool, s.on, s.deals, s.duplicate, tuple(view.bots), view.in_progress, board)
 
     async def schedules(self, offset: int, limit: int) -> Page[ScheduleRow]:
         return await self._queue(self._schedule_page, offset, limit)
@@ -397,6 +421,16 @@ class NodeReads:
             return  # aborted, and forgotten since
         if summary.result is not None:
             yield result_json(result_to_proto(summary.result, summary.deals_played))
+
+
+#: what a leaderboard row of a bot without versions (or no longer registered) says of its version
+NO_VERSION = ("", "")
+
+
+def _shown_version(entry: BotEntry) -> tuple[str, str]:
+    """The version ``entry``'s bot plays as, and how it was promoted (first, sprt, hand)."""
+    p = promoted(entry.versions)
+    return NO_VERSION if p is None else (p.version, p.how)
 
 
 #: events of a running match sent to a late spectator between two turns of the event loop

@@ -16,6 +16,7 @@ from typing import Any, Generic, Protocol, TypeVar
 # the most rows one page may ask for, and the furthest row it may start at: the rankings' own
 from arena.node.rankings import MAX_LIMIT as MAX_LIMIT
 from arena.node.rankings import MAX_OFFSET as MAX_OFFSET
+from arena.node.versions import VersionsView as VersionsView
 from arena.ratings.leaderboard import Leaderboard, Method
 
 _T = TypeVar("_T")
@@ -87,6 +88,23 @@ def row_json(item: Any) -> dict[str, Any]:
     of them, a ruleset's dict), which JSON only reads: no deep copy as ``asdict`` makes (which cost
     20 times more, and a page of 200 bots several milliseconds of the node's event loop)."""
     return {name: getattr(item, name) for name in item.__dataclass_fields__}
+
+
+@dataclass(frozen=True, slots=True)
+class ShownBoard:
+    """A page of a pool's leaderboard as the site shows it: each bot at the version it plays as (its
+    promoted one, :mod:`arena.referee.versions`), said beside its name in each row's JSON as
+    ``version`` and ``promoted_how`` (first, sprt or hand; "" for a bot that never said a version)."""
+
+    board: Leaderboard
+    #: per entry, in order: (its promoted version, how it was promoted)
+    shown: tuple[tuple[str, str], ...]
+
+    def to_json(self) -> dict[str, Any]:
+        out = self.board.to_json()
+        for row, (version, how) in zip(out["entries"], self.shown, strict=True):
+            row["version"], row["promoted_how"] = version, how
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,7 +302,7 @@ class LadderDetail:
     #: the bots opted in, by name
     bots: tuple[str, ...]
     in_progress: int
-    standings: Leaderboard
+    standings: ShownBoard
 
     def to_json(self) -> dict[str, Any]:
         out = row_json(self)
@@ -373,7 +391,7 @@ class ArenaReads(Protocol):
         """The rating pools, the default one first."""
         ...
 
-    async def leaderboard(self, pool: str, method: Method, offset: int, limit: int) -> Leaderboard: ...
+    async def leaderboard(self, pool: str, method: Method, offset: int, limit: int) -> ShownBoard: ...
 
     async def rating_history(self, pool: str, bot: str) -> RatingHistory:
         """``bot``'s online Elo in ``pool`` as it went (:class:`RatingHistory`)."""
@@ -382,6 +400,11 @@ class ArenaReads(Protocol):
     async def bots(self, offset: int, limit: int) -> Page[BotRow]: ...
 
     async def bot(self, name: str) -> BotDetail: ...
+
+    async def versions(self, name: str) -> VersionsView:
+        """``name``'s versions, newest first, and its latest SPRT (:class:`NotFound` for an unknown bot;
+        no versions for a bot that never said one)."""
+        ...
 
     async def tournaments(self, offset: int, limit: int) -> Page[TournamentRow]:
         """The latest tournaments first."""

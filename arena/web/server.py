@@ -60,6 +60,7 @@ PAGES = {
     "/": "leaderboard",
     "/bots": "bots",
     "/bots/{name}": "bot",
+    "/bots/{name}/versions": "versions",
     "/tournaments": "tournaments",
     "/tournaments/{id}": "tournament",
     "/ladders": "ladders",

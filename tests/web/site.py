@@ -22,7 +22,7 @@ from belote_bot import Action, Bot, HeuristicBot, Observation, RandomBot, run_as
 from arena.engine import Ruleset
 from arena.node.ladder import Ladders
 from arena.node.run import NodeSettings, RunningNode, running_node
-from arena.queue import EmbeddedBroker
+from arena.queue import Broker, EmbeddedBroker
 from arena.ratings import ladder_id
 from arena.referee.access import AccessPolicy
 from arena.referee.node import Limits
@@ -64,14 +64,16 @@ class Site:
     def __init__(self, data_dir: Path, *, private_reads: bool = False, tournament: bool = True,
                  web: WebConfig | None = None, limits: Limits | None = None,
                  players: dict[str, Bot] | None = None, tournaments: Sequence[TournamentSpec] | None = None,
-                 ) -> None:
+                 broker: Callable[[], Broker] | None = None) -> None:
         """The node with ``players`` connected (by default :func:`bots`; ``{}``: none registered), once
-        ``tournaments`` are over (by default the round-robin :data:`TOURNAMENT`, with ``tournament``)."""
+        ``tournaments`` are over (by default the round-robin :data:`TOURNAMENT`, with ``tournament``);
+        its queue ``broker()`` (closed with the site), by default an embedded one in ``data_dir``."""
         self.data_dir = data_dir
         self.private_reads = private_reads
         self.players = bots() if players is None else players
         self.specs = list(tournaments) if tournaments is not None else [round_robin()] if tournament else []
         self.web_config = web
+        self.open_broker = broker or (lambda: EmbeddedBroker(data_dir / "queue.sqlite3"))
         self.limits = limits or Limits()
         self.ready = threading.Event()
         self.failed: BaseException | None = None
@@ -101,7 +103,7 @@ class Site:
     async def _main(self) -> None:
         self.loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
-        broker = EmbeddedBroker(self.data_dir / "queue.sqlite3")
+        broker = self.open_broker()
         access = AccessPolicy(admin_sha256=digest(ADMIN), private_reads=self.private_reads)
         settings = NodeSettings(poll_s=0.05, heartbeat_s=0.2, capacity=8, drain_s=1.0, access=access,
                                 limits=self.limits)

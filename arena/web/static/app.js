@@ -210,6 +210,15 @@ function intervalBar(entry, low, high) {
   return bar;
 }
 
+// A bot in a leaderboard's row, at the version it plays as ("alpha 2"): its promoted one, said "promoted by
+// hand" when its owner or an admin chose it over the tests (docs/web.md, Versions).
+function botCell(e) {
+  return el("td", { class: "name bot" }, botLink(e.bot),
+    e.version ? el("span", { class: "played-version", title: `plays as version ${e.version}` }, " ",
+                   el("a", { href: `/bots/${encodeURIComponent(e.bot)}/versions`, text: e.version })) : "",
+    e.version && e.promoted_how === "hand" ? el("span", { class: "muted by-hand", text: " promoted by hand" }) : "");
+}
+
 function noRatingsYet() {
   return empty("empty", "No ratings yet: this arena has played no rated game.",
     "Ratings come from tournaments. A single match (belote-arena match start) is unrated: its bots " +
@@ -246,7 +255,7 @@ async function leaderboardPage() {
     const low = Math.min(...values), high = Math.max(...values);
     const rows = board.entries.map((e) => el("tr", { "data-bot": e.bot },
       el("td", { class: "rank", text: e.rank }),
-      el("td", { class: "name bot" }, botLink(e.bot)),
+      botCell(e),
       el("td", { class: "rating", text: fixed(e.rating, 0) }),
       el("td", { class: "interval" }, intervalBar(e, low, high)),
       el("td", { class: "range wide", text: e.low === null ? "" : `${fixed(e.low, 0)} \u2013 ${fixed(e.high, 0)}` }),
@@ -418,6 +427,8 @@ async function botPage() {
   show(el("h1", { id: "bot-name", text: b.name }),
        el("p", { class: "version-line" }, "Version: ", el("code", { id: "bot-version", text: b.version || "(not connected here)" }),
           b.connected ? " \u00b7 connected to this node" : "", b.revoked ? " \u00b7 revoked" : ""),
+       el("p", { id: "versions-link" },
+          el("a", { href: `/bots/${encodeURIComponent(b.name)}/versions`, text: "Versions and their tests" })),
        el("h2", { text: ratings.length ? ratingsTitle : "Ratings" }),
        ratings.length ? scroll(table([["pool", "name"], ["method", methodColumn], ["rank"], ["rating"], ["95% interval", "wide"], ["games"]],
                                      ratings, { id: "ratings" })) : whyNotRated(detail),
@@ -570,7 +581,7 @@ async function ladderPage() {
       const low = Math.min(...values), high = Math.max(...values);
       const rows = board.entries.map((e) => el("tr", { "data-bot": e.bot },
         el("td", { class: "rank", text: e.rank }),
-        el("td", { class: "name bot" }, botLink(e.bot)),
+        botCell(e),
         el("td", { class: "rating", text: fixed(e.rating, 0) }),
         el("td", { class: "interval" }, intervalBar(e, low, high)),
         el("td", { class: "range wide", text: e.low === null ? "" : `${fixed(e.low, 0)} \u2013 ${fixed(e.high, 0)}` }),
@@ -596,6 +607,122 @@ async function ladderPage() {
        el("h2", { text: "Standings" }), standings, el("h2", { text: "Bots opted in" }), bots);
   await draw();
   const again = () => setTimeout(() => draw().then(again, showError), LADDER_REFRESH_MS);
+  again();
+}
+
+// ---------------------------------------------------------------- versions
+// a bot's versions page draws it again this often (ms): a test's LLR moves as its pairs end
+const VERSIONS_REFRESH_MS = 5000;
+const HOW_PROMOTED = { first: "first", sprt: "by SPRT", hand: "by hand" };
+const DECISION = { H1: "H1: better (promoted)", H0: "H0: not better", "": "no decision" };
+// the pentanomial's five counts: pairs by the candidate's points over their two legs
+const PAIR_POINTS = ["0", "0.5", "1", "1.5", "2"];
+
+function versionRow(v) {
+  const tested = Boolean(v.test);
+  return el("tr", { "data-version": v.version, "data-state": v.state },
+    el("td", { class: "name version", text: v.version }),
+    el("td", { class: "name state", text: v.state }),
+    el("td", { class: "name how", text: HOW_PROMOTED[v.how] || "" }),
+    el("td", { class: "name wide", text: when(v.first_seen) }),
+    el("td", { class: "name last-seen", text: when(v.last_seen) }),
+    el("td", { class: "games", text: v.games }),
+    el("td", { class: "name against", text: tested ? v.against : "" }),
+    el("td", { class: "name decision", text: tested && v.state !== "testing" ? DECISION[v.decision] || v.decision : tested ? "under way" : "" }),
+    el("td", { class: "llr", text: tested && v.state !== "testing" ? fixed(v.llr, 2) : "" }),
+    el("td", { class: "pairs", text: tested && v.state !== "testing" ? v.pairs : "" }),
+    el("td", { class: "elo", text: tested && v.elo !== null ? fixed(v.elo, 1) : "" }));
+}
+
+// fishtest's chart: the LLR after each pair, between the two bounds at which the test decides.
+function llrChart(t) {
+  const series = t.llr_series;
+  const width = 480, height = 240, left = 44, right = 14, top = 14, bottom = 40;
+  const most = Math.max(series.length, 1);  // whole pairs: no tick between two
+  const xt = ticks(0, most, Math.min(5, most));
+  const lo = Math.min(t.lower, ...series), hi = Math.max(t.upper, ...series);
+  const yt = ticks(lo, hi, 4);
+  const [x0, x1, y0, y1] = [xt[0], xt[xt.length - 1], yt[0], yt[yt.length - 1]];
+  const sx = (v) => left + (x1 > x0 ? (v - x0) / (x1 - x0) : 0.5) * (width - left - right);
+  const sy = (v) => height - bottom - (y1 > y0 ? (v - y0) / (y1 - y0) : 0.5) * (height - top - bottom);
+  const chart = svg("svg", { class: "chart", id: "llr-chart", viewBox: `0 0 ${width} ${height}`, role: "img",
+                             "aria-label": `LLR ${fixed(t.llr, 2)} after ${series.length} pairs, bounds ` +
+                                           `${fixed(t.lower, 2)} (accept H0) and ${fixed(t.upper, 2)} (accept H1)` });
+  const axes = svg("g", { class: "axes" });
+  axes.append(svg("line", { x1: left, x2: width - right, y1: height - bottom, y2: height - bottom }),
+              svg("line", { x1: left, x2: left, y1: top, y2: height - bottom }));
+  for (const v of xt) {
+    axes.append(svg("line", { class: "tick", x1: sx(v), x2: sx(v), y1: height - bottom, y2: height - bottom + 4 }),
+                svg("text", { class: "x-tick", x: sx(v), y: height - bottom + 16, "text-anchor": "middle" }, v));
+  }
+  for (const v of yt) {
+    axes.append(svg("line", { class: "grid", x1: left, x2: width - right, y1: sy(v), y2: sy(v) }),
+                svg("text", { class: "y-tick", x: left - 6, y: sy(v) + 4, "text-anchor": "end" }, v));
+  }
+  axes.append(svg("text", { class: "axis-label", x: (left + width - right) / 2, y: height - 6, "text-anchor": "middle" },
+                  "pairs played"),
+              svg("text", { class: "axis-label", x: -(top + height - bottom) / 2, y: 14, transform: "rotate(-90)",
+                            "text-anchor": "middle" }, "LLR"));
+  chart.append(axes);
+  for (const [value, label, cls] of [[t.upper, "accept H1", "bound upper"], [t.lower, "accept H0", "bound lower"]]) {
+    const y = sy(value);
+    chart.append(svg("line", { class: cls, x1: left, x2: width - right, y1: y, y2: y }),
+                 svg("text", { class: `${cls} bound-label`, x: width - right - 4, y: cls.endsWith("upper") ? y - 5 : y + 14,
+                               "text-anchor": "end" }, `${label} (${fixed(value, 2)})`));
+  }
+  if (series.length) {
+    const points = [[0, 0], ...series.map((llr, i) => [i + 1, llr])];
+    chart.append(svg("polyline", { class: "llr", points: points.map(([x, y]) => `${sx(x)},${sy(y)}`).join(" ") }));
+  }
+  return chart;
+}
+
+function testSection(t) {
+  const running = t.state === "created" || t.state === "running";
+  const pent = t.pentanomial.length ? scroll(table(PAIR_POINTS.map((p) => [p]),
+    [el("tr", {}, ...t.pentanomial.map((n) => el("td", { text: n })))], { id: "pentanomial" })) :
+    el("p", { class: "muted", id: "pentanomial", text: "No pair has finished yet." });
+  const outcome = running ? "under way" : t.decision ? DECISION[t.decision] : `ended without a decision (${t.state || "its record is gone"})`;
+  return el("section", { id: "test", "data-state": t.state },
+    el("h2", { text: running ? "SPRT under way" : "Latest SPRT" }),
+    el("p", { id: "test-line" }, `Version ${t.candidate} against ${t.against}: ${outcome}. `,
+       `LLR ${fixed(t.llr, 2)} after ${t.pairs} pair${t.pairs === 1 ? "" : "s"} (at most ${t.max_pairs}); `,
+       `bounds ${fixed(t.lower, 2)} and ${fixed(t.upper, 2)}. `,
+       t.state ? el("span", {}, "Its tournament: ", tournamentLink(t.tournament_id), ".") : ""),
+    el("p", { class: "muted", id: "hypotheses",
+              text: `H0: the new version is ${fixed(t.elo0, 1)} Elo stronger; H1: ${fixed(t.elo1, 1)} Elo ` +
+                    "(on the match scale: elo0 and elo1)." }),
+    llrChart(t),
+    el("h3", { text: "Pentanomial: pairs by the new version's points over their two legs" }), pent);
+}
+
+async function versionsPage() {
+  const name = pathPart(2);
+  document.title = `Versions of ${name} \u2013 Belote Arena`;
+  const body = el("div", {});
+  const draw = async () => {
+    const view = await getJSON(`/bots/${encodeURIComponent(name)}/versions`);
+    if (!view.versions.length) {
+      body.replaceChildren(empty("no-versions", "No versions: this bot never said one.",
+        ["A bot says its version in its Hello (the SDK's ", command("bot.version = \"2\""), " or ",
+         command("--bot-version 2"), "). Each new one is then tested against the promoted one by an SPRT on the ladder."]));
+      return;
+    }
+    const promotedOne = view.versions.find((v) => v.state === "promoted");
+    body.replaceChildren(
+      el("p", { id: "plays-as" }, promotedOne ?
+        `Plays as version ${promotedOne.version}, promoted ${HOW_PROMOTED[promotedOne.how] || promotedOne.how}.` :
+        "No version promoted."),
+      scroll(table([["version", "name"], ["state", "name"], ["promoted", "name"], ["first seen", "name wide"],
+                    ["last seen", "name"], ["games"], ["against", "name"], ["decision", "name"], ["LLR"], ["pairs"],
+                    ["Elo"]], view.versions.map(versionRow), { id: "versions" })),
+      view.test ? testSection(view.test) : el("p", { class: "muted", id: "no-test", text: "No version has been tested yet." }),
+      el("p", { class: "muted", id: "duplicate-note", text: view.note }));
+  };
+  show(el("h1", { text: `Versions of ${name}` }),
+       el("p", {}, el("a", { href: `/bots/${encodeURIComponent(name)}`, text: `\u2190 ${name}` })), body);
+  await draw();
+  const again = () => setTimeout(() => draw().then(again, showError), VERSIONS_REFRESH_MS);
   again();
 }
 
@@ -834,7 +961,7 @@ async function replayPage() {
 
 // ------------------------------------------------------------------- start
 const PAGES = { leaderboard: leaderboardPage, bots: botsPage, bot: botPage, tournaments: tournamentsPage,
-                tournament: tournamentPage, ladders: laddersPage, ladder: ladderPage, schedules: schedulesPage,
+                tournament: tournamentPage, versions: versionsPage, ladders: laddersPage, ladder: ladderPage, schedules: schedulesPage,
                 live: livePage, replay: replayPage };
 
 document.addEventListener("DOMContentLoaded", () => {

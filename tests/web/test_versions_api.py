@@ -1,0 +1,105 @@
+"""A bot's versions over the JSON API, on the embedded queue and on Redis: its versions newest first, its
+latest SPRT with the LLR after each pair between the bounds, never the test's seed; and the
+leaderboard's rows at each bot's promoted version, from the node's copy of the registry."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from arena.node.versions import DUPLICATE_NOTE, MAX_PAIRS
+from tests.queue.conftest import BACKENDS, Store, redis_unavailable
+from tests.web.site import Site, get
+from tests.web.versions_data import POOL, RUNNING_PAIRS, Built, build, players, rated, wait_known
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def built(request: pytest.FixtureRequest) -> Iterator[tuple[Site, Built]]:
+    """A node with ``alpha`` (2 promoted by its SPRT), ``beta`` (2 by hand, 3 under test), ``plain``."""
+    if request.param == "redis" and (why := redis_unavailable()):
+        pytest.skip(why)
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(request.param, Path(tmp) / "queue.sqlite3", f"test-web-{uuid.uuid4().hex[:12]}")
+        site = Site(Path(tmp), players=players(), tournaments=[rated()], broker=store.open)
+        try:
+            data = build(site)
+            wait_known(site, "alpha", "2", "promoted")
+            wait_known(site, "beta", "3", "testing")
+            yield site, data
+        finally:
+            site.close()
+            store.cleanup()
+
+
+def raw(site: Site, path: str) -> str:
+    with urllib.request.urlopen(site.url + path, timeout=30) as reply:
+        return str(reply.read().decode())
+
+
+def test_a_bot_s_versions_are_listed_newest_first_with_their_finished_sprt(built: tuple[Site, Built]) -> None:
+    site, data = built
+    status, view = get(site, "/api/v1/bots/alpha/versions")
+    assert status == 200
+    assert (view["bot"], view["promoted"], view["note"]) == ("alpha", "2", DUPLICATE_NOTE)
+    assert [(v["version"], v["state"], v["how"]) for v in view["versions"]] == [
+        ("2", "promoted", "sprt"), ("1", "retired", "first")]
+    v2 = view["versions"][0]
+    assert (v2["test"], v2["against"], v2["decision"]) == (data.alpha_test, "1", "H1")
+    assert v2["pairs"] >= 2 and v2["llr"] >= view["test"]["upper"]
+    test = view["test"]
+    assert (test["tournament_id"], test["candidate"], test["against"]) == (data.alpha_test, "2", "1")
+    assert (test["state"], test["decision"], test["max_pairs"]) == ("finished", "H1", MAX_PAIRS)
+    assert test["lower"] < 0 < test["upper"] and test["elo0"] < test["elo1"]
+    # the LLR after each pair, to the decision: the last crosses the upper bound, none before it does
+    series = test["llr_series"]
+    assert len(series) == test["pairs"] == sum(test["pentanomial"]) == v2["pairs"]
+    assert series[-1] == pytest.approx(test["llr"], abs=1e-3) and series[-1] >= test["upper"]
+    assert all(test["lower"] < x < test["upper"] for x in series[:-1])
+
+
+def test_a_test_under_way_shows_its_pairs_so_far_and_never_its_seed(built: tuple[Site, Built]) -> None:
+    site, data = built
+    _, view = get(site, "/api/v1/bots/beta/versions")
+    assert [(v["version"], v["state"], v["how"]) for v in view["versions"]] == [
+        ("3", "testing", ""), ("2", "promoted", "hand"), ("1", "retired", "first")]
+    test = view["test"]
+    assert (test["tournament_id"], test["state"], test["decision"]) == (data.beta_test, "running", "")
+    # its legs come in halves (each pair's second after its first): the pairs finished so far
+    assert 1 <= test["pairs"] == len(test["llr_series"]) == sum(test["pentanomial"]) <= RUNNING_PAIRS
+    text = raw(site, "/api/v1/bots/beta/versions") + raw(site, "/api/v1/bots/alpha/versions")
+    for seed in data.seeds:
+        assert seed not in text
+
+
+def test_a_bot_without_versions_has_none_and_no_test(built: tuple[Site, Built]) -> None:
+    site, _ = built
+    status, view = get(site, "/api/v1/bots/plain/versions")
+    assert status == 200
+    assert (view["bot"], view["promoted"], view["versions"], view["test"]) == ("plain", "", [], None)
+
+
+@pytest.mark.parametrize("name", ["nobody", "a" * 300, "alpha@2"])
+def test_an_unknown_bot_s_versions_are_a_404_with_a_json_error(built: tuple[Site, Built], name: str) -> None:
+    site, _ = built
+    status, body = get(site, f"/api/v1/bots/{name}/versions")
+    assert status == 404 and body["status"] == 404 and "no bot named" in body["error"]
+    assert len(body["error"]) < 300
+
+
+def test_the_leaderboard_shows_each_bot_at_its_promoted_version(built: tuple[Site, Built]) -> None:
+    site, _ = built
+    _, board = get(site, f"/api/v1/leaderboard?pool={POOL}")
+    shown = {e["bot"]: (e["version"], e["promoted_how"]) for e in board["entries"]}
+    assert shown == {"alpha": ("2", "sprt"), "beta": ("2", "hand"), "plain": ("", "")}
+    # the ladder's standings are the same rows
+    _, ladder = get(site, f"/api/v1/ladders/{POOL}")
+    assert ladder["standings"] == board
+    # a version's test is never rated in the pool: no "bot@version" row
+    assert not any("@" in e["bot"] for e in board["entries"])
+    assert json.dumps(board).count("promoted_how") == len(board["entries"])

@@ -1,0 +1,115 @@
+"""The versions page in a real browser (Debian's headless chromium), at a laptop's width and a phone's:
+a bot without versions says so plainly; a bot with several shows them newest first and its latest
+SPRT's chart of the LLR between its two bounds, its pentanomial and the duplicate note; neither shows
+a test's seed nor a card. The leaderboard shows each bot at its promoted version."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.node.versions import DUPLICATE_NOTE
+from tests.web.browser import PHONE, WIDE, Watched, browser, needs_chromium, shot
+from tests.web.site import Site
+from tests.web.versions_data import POOL, Built, build, players, rated, wait_known
+
+pytestmark = [pytest.mark.slow, needs_chromium]
+__all__ = ["browser"]  # the fixture
+WIDTHS = pytest.mark.parametrize("width", [WIDE, PHONE], ids=["laptop", "phone"])
+
+
+@pytest.fixture(scope="module")
+def built() -> Iterator[tuple[Site, Built]]:
+    with tempfile.TemporaryDirectory() as tmp:
+        site = Site(Path(tmp), players=players(), tournaments=[rated()])
+        try:
+            data = build(site)
+            wait_known(site, "alpha", "2", "promoted")
+            wait_known(site, "beta", "3", "testing")
+            yield site, data
+        finally:
+            site.close()
+
+
+def opened(browser: Any, site: Site, path: str, width: int, ready: str) -> Watched:
+    watched = Watched(browser, width)
+    watched.page.goto(site.url + path)
+    watched.page.wait_for_selector(ready)
+    return watched
+
+
+def check(watched: Watched, data: Built) -> None:
+    """No console error, no sideways scroll on a phone, no seed, no card."""
+    html = watched.page.content()
+    for seed in data.seeds:
+        assert seed not in html
+    assert watched.page.locator(".card, .hand").count() == 0
+    if watched.width == PHONE:
+        assert watched.sideways() == 0
+    watched.close()
+    assert watched.problems == [], watched.problems
+
+
+@WIDTHS
+def test_a_bot_without_versions_says_so(browser: Any, built: tuple[Site, Built], width: int) -> None:
+    site, data = built
+    w = opened(browser, site, "/bots/plain/versions", width, "#no-versions")
+    assert "No versions" in w.page.locator("#no-versions").inner_text()
+    assert w.page.locator("#versions, #llr-chart").count() == 0
+    shot(w.page, f"versions-none-{width}")
+    check(w, data)
+
+
+@WIDTHS
+def test_a_finished_sprt_is_drawn_between_its_bounds(browser: Any, built: tuple[Site, Built],
+                                                      width: int) -> None:
+    site, data = built
+    w = opened(browser, site, "/bots/alpha/versions", width, "#llr-chart")
+    page = w.page
+    rows = page.locator("#versions tbody tr")
+    assert [r.get_attribute("data-version") for r in rows.all()] == ["2", "1"]
+    assert page.locator("tr[data-version='2'] td.how").inner_text() == "by SPRT"
+    assert page.locator("tr[data-version='1'] td.how").inner_text() == "first"
+    assert page.locator("tr[data-version='2'] td.against").inner_text() == "1"
+    assert page.locator("tr[data-version='2'] td.decision").inner_text().startswith("H1")
+    assert page.locator("#test h2").inner_text() == "Latest SPRT"
+    labels = [t.text_content() or "" for t in page.locator("#llr-chart text.bound-label").all()]
+    assert [x.split(" (")[0] for x in labels] == ["accept H1", "accept H0"]
+    assert page.locator("#llr-chart line.bound").count() == 2
+    assert page.locator("#llr-chart polyline.llr").count() == 1
+    assert page.locator("#pentanomial td").count() == 5
+    assert page.locator("#duplicate-note").inner_text() == DUPLICATE_NOTE
+    shot(page, f"versions-alpha-{width}")
+    check(w, data)
+
+
+@WIDTHS
+def test_a_test_under_way_is_shown_without_its_seed(browser: Any, built: tuple[Site, Built],
+                                                     width: int) -> None:
+    site, data = built
+    w = opened(browser, site, "/bots/beta/versions", width, "#llr-chart")
+    assert w.page.locator("#test h2").inner_text() == "SPRT under way"
+    assert w.page.locator("tr[data-version='2'] td.how").inner_text() == "by hand"
+    assert w.page.locator("tr[data-version='3'] td.decision").inner_text() == "under way"
+    shot(w.page, f"versions-beta-{width}")
+    check(w, data)
+
+
+def test_the_bot_page_links_to_its_versions_and_the_leaderboard_shows_them(
+        browser: Any, built: tuple[Site, Built]) -> None:
+    site, data = built
+    w = opened(browser, site, "/bots/alpha", WIDE, "#versions-link a")
+    w.page.click("#versions-link a")
+    w.page.wait_for_selector("#versions")
+    w.page.goto(f"{site.url}/?pool={POOL}")
+    w.page.wait_for_selector("#leaderboard tbody tr")
+    cell = w.page.locator("tr[data-bot=alpha] td.bot").inner_text()
+    assert cell == "alpha 2"
+    assert w.page.locator("tr[data-bot=beta] td.bot").inner_text() == "beta 2 promoted by hand"
+    assert w.page.locator("tr[data-bot=plain] td.bot").inner_text() == "plain"
+    shot(w.page, "leaderboard-versions")
+    check(w, data)

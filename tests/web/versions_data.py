@@ -1,0 +1,169 @@
+"""Bots with versions on a real node, made as the node makes them but without playing an SPRT's matches
+(which takes a minute: tests/node/test_versions_node.py plays them): each version change is the
+registry's atomic ``update_versions`` of :mod:`arena.referee.versions`' functions, each SPRT the real
+``sprt`` tournament of :func:`arena.node.versions.test_spec` in the node's queue, its jobs claimed and
+their results written (deal-less) as a node writes them, the tournament advanced between.
+
+- ``alpha``: version 1 (first, retired since), version 2 promoted by its SPRT (finished: H1);
+- ``beta``: version 1 (first, retired), version 2 promoted by hand, version 3 under test against 2
+  (its SPRT running, a few pairs played: its seed is not revealed);
+- ``plain``: connected without a version: no versions.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from belote_bot import Bot, HeuristicBot, RandomBot
+
+from arena.engine.rules import PRESETS
+from arena.node.bots import BrokerRegistryBackend
+from arena.node.versions import OPTIONS, test_id, test_spec
+from arena.queue import Broker
+from arena.referee.registry import BotRegistry
+from arena.referee.versions import Version, decide, find, promote, seen, start_test
+from arena.tournament import Tournaments, TournamentSpec, TournamentState
+from tests.factories import result_of_job
+from tests.web.site import Site
+
+POOL = "coinche"
+#: beta's test has played this many pairs' worth of legs when the pages are read (fewer pairs are whole)
+RUNNING_PAIRS = 3
+
+
+def players() -> dict[str, Bot]:
+    """The site's bots (none says a version: the versions are written as a node writes them)."""
+    return {"alpha": HeuristicBot(seed=1), "beta": HeuristicBot(seed=2), "plain": RandomBot(seed=3)}
+
+
+def rated() -> TournamentSpec:
+    """A rated round-robin of the three in the pool (a seed nobody gave): they are on its leaderboard."""
+    return TournamentSpec(tournament_id="versions-rr", format="round-robin", bots=("alpha", "beta", "plain"),
+                          ruleset=PRESETS[POOL], deals=1,
+                          rounds=1, seed=secrets.token_hex(32))
+
+
+@dataclass(frozen=True)
+class Built:
+    """What the versions' tests read back: each SPRT's tournament id and its secret seed."""
+
+    alpha_test: str
+    beta_test: str
+    seeds: tuple[str, ...]
+
+
+def better(leg: int) -> int | None:
+    """A better candidate's ``leg``-th leg (1 a win, None a draw, 0 a loss): it wins most, draws every
+    fourth, loses every seventh."""
+    return 0 if leg % 7 == 6 else None if leg % 4 == 3 else 1
+
+
+def even(leg: int) -> int | None:
+    """A candidate no better: a win, a draw, a loss, in turn (its test stays undecided for a while)."""
+    return (1, None, 0)[leg % 3]
+
+
+def _play(broker: Broker, tournaments: Tournaments, spec: TournamentSpec, fate: Callable[[int], int | None],
+          enough: Callable[[int], bool]) -> None:
+    """Claim the test's jobs (only those: its two players' seats) and write their results, the candidate
+    (``spec.bots[0]``) winning most, until ``enough(legs played)`` or the tournament ends."""
+    tid, candidate = spec.tournament_id, spec.bots[0]
+    seats = {b: 1000 for b in spec.bots}
+    legs = 0
+    deadline = time.monotonic() + 60
+    while not enough(legs):
+        found = broker.get_tournament(tid)
+        assert found is not None
+        if not found[1].is_open:
+            return
+        claims = broker.claim("versions-test", 1, 60.0, seats)
+        if not claims:
+            tournaments.advance(tid)
+            assert time.monotonic() < deadline, f"{tid} had nothing to play for 60 s"
+            continue
+        job = claims[0].job
+        won = fate(legs)
+        winner = None if won is None else (0 if (job.team0 == candidate) == (won == 1) else 1)
+        totals = (0, 0) if winner is None else (1, 0) if winner == 0 else (0, 1)
+        broker.write_result(result_of_job(job, totals, winner))
+        broker.ack(claims[0])
+        legs += 1
+        tournaments.advance(tid)
+
+
+Change = Callable[[tuple[Version, ...]], tuple[Version, ...] | None]
+
+
+def _change(registry: BotRegistry, name: str, change: Change) -> tuple[Version, ...]:
+    entry = registry.update_versions(name, change, strict=True)
+    assert entry is not None, f"{name}'s versions did not change"
+    return entry.versions
+
+
+def _start(registry: BotRegistry, tournaments: Tournaments, versions: tuple[Version, ...], name: str,
+           candidate: str, base: str) -> TournamentSpec:
+    """Start the SPRT of ``name@candidate`` against ``name@base`` as a node does (``versions``: the bot's
+    now; the registry's own copy waits for the notice of its write, as every node's does)."""
+    cand = find(versions, candidate)
+    assert cand is not None
+    tid = test_id(name, cand)
+    spec = test_spec(name, candidate, base, tid, POOL, 1)
+    tournaments.create(spec)
+    now = int(time.time())
+    _change(registry, name, lambda vs: start_test(vs, candidate, tid, base, now))
+    return spec
+
+
+def build(site: Site) -> Built:
+    """Write the versions of ``alpha`` and ``beta`` (see the module's docstring) through the site's queue,
+    as a second node would (the site's node sees each change by the registry's notices)."""
+    assert site.running is not None
+    broker = site.running.worker.broker
+    return site.blocking(_build, broker)  # type: ignore[no-any-return]
+
+
+def _build(broker: Broker) -> Built:
+    registry = BotRegistry(BrokerRegistryBackend(broker))
+    tournaments = Tournaments(broker)
+    start = int(time.time()) - 3600
+    now: dict[str, tuple[Version, ...]] = {}
+    for name in ("alpha", "beta"):
+        _change(registry, name, lambda vs: seen(vs, "1", start))
+        now[name] = _change(registry, name, lambda vs: seen(vs, "2", start + 600))
+    # alpha: 2 tested against 1, to its end
+    alpha = _start(registry, tournaments, now["alpha"], "alpha", "2", "1")
+    _play(broker, tournaments, alpha, better, lambda legs: legs >= 2 * OPTIONS.max_pairs)
+    progress = tournaments.progress(alpha.tournament_id)
+    assert progress.state is TournamentState.FINISHED and progress.sprt is not None
+    sprt = progress.sprt
+    assert sprt.decision == "H1", sprt
+    ended = int(time.time())
+    _change(registry, "alpha", lambda vs: decide(vs, "2", alpha.tournament_id, "H1", sprt.llr, sprt.pairs,
+                                                 42.5, ended))
+    # beta: 2 promoted by hand, then 3 under test against it
+    _change(registry, "beta", lambda vs: promote(vs, "2", "hand", start + 900))
+    versions = _change(registry, "beta", lambda vs: seen(vs, "3", start + 1200))
+    beta = _start(registry, tournaments, versions, "beta", "3", "2")
+    _play(broker, tournaments, beta, even, lambda legs: legs >= 2 * RUNNING_PAIRS)
+    assert tournaments.progress(beta.tournament_id).state.is_open
+    return Built(alpha.tournament_id, beta.tournament_id, (alpha.seed, beta.seed))
+
+
+def wait_known(site: Site, name: str, version: str, state: str, timeout: float = 20.0) -> None:
+    """Wait until the site's node has seen ``name``'s ``version`` in ``state`` (by the registry's notices)."""
+    assert site.running is not None
+    node = site.running.node
+    deadline = time.monotonic() + timeout
+    while True:
+        entry = node.bot_named(name)
+        v = None if entry is None else find(entry.versions, version)
+        if v is not None and v.state == state:
+            return
+        assert time.monotonic() < deadline, f"{name} {version} was not {state} on the node after {timeout} s"
+        time.sleep(0.05)
+
+
+__all__ = ["POOL", "RUNNING_PAIRS", "Built", "build", "players", "rated", "wait_known"]
