@@ -64,7 +64,9 @@ def test_two_nodes_place_every_bot_and_decide_the_versions_by_sprt(
     wait_connected([victim.address, survivor.address], names)
     broker = RedisBroker(url)
     try:
-        cli("ladder", "start", "--pool", POOL, "--deals", "4", "--address", survivor.address)
+        # a coarse bound (the default is 30): close versions would need hundreds of pairs; these are far
+        cli("ladder", "start", "--pool", POOL, "--deals", "8", "--version-test-elo1", "100",
+            "--address", survivor.address)
         wait_for("version 1 promoted as first seen",
                  lambda: state_of(survivor.address, "1") == "promoted", 30, every=0.5)
         start_version("2")
@@ -115,6 +117,12 @@ def test_two_nodes_place_every_bot_and_decide_the_versions_by_sprt(
                 watched.page.goto(f"{survivor.web_url}/ladders/{POOL}")
                 for name in names:
                     watched.page.get_by_text(name, exact=True).first.wait_for(timeout=15_000)
+                assert watched.problems == []
+                assert watched.sideways() <= 0
+                watched.page.goto(f"{survivor.web_url}/bots/patch/versions")
+                watched.page.locator("svg").first.wait_for(timeout=15_000)  # the last test's LLR chart
+                text = watched.page.inner_text("body")
+                assert "rejected" in text and "promoted" in text and "H0" in text
                 assert watched.problems == []
                 assert watched.sideways() <= 0
                 watched.context.close()

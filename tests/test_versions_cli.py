@@ -1,0 +1,117 @@
+"""``belote-arena bot versions`` and ``bot promote``, and the README's Versions commands as pasted: two
+versions of one bot run with one token, the registry keeps both, and the owner promotes the second."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arena.cli import main
+from arena.credentials import ADMIN_ENV
+from arena.hints import ADDRESS_ENV
+from arena.remote import Remote
+from tests.cli_node import ADMIN, node_with_bots
+from tests.referee.arena_helpers import arun, until
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+Capsys = pytest.CaptureFixture[str]
+
+
+def run(capsys: Capsys, *argv: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def readme_versions_commands() -> list[str]:
+    """The shell block of the README's Versions passage, each command without its comment."""
+    passage = README.read_text(encoding="utf-8").split("### Versions", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```sh\n(.*?)```", passage, re.S)
+    assert block, "the Versions passage shows its commands"
+    return [line.split("  #")[0].strip() for line in block.group(1).splitlines() if line.strip()]
+
+
+def versions_of(address: str) -> dict[str, tuple[str, str]]:
+    from belote.arena.v1 import arena_service_pb2 as apb
+
+    with Remote(address) as remote:
+        reply = remote.call("GetBotVersions", apb.GetBotVersionsRequest(name="alpha"))
+    return {v.version: (v.state, v.how) for v in reply.versions}
+
+
+@pytest.mark.slow
+def test_the_readme_versions_commands_work_as_pasted(
+    tmp_path: Path, capsys: Capsys, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    commands = readme_versions_commands()
+    bots = [c for c in commands if c.startswith("python -m belote_bot")]
+    arena = [c for c in commands if c.startswith("belote-arena")]
+    assert len(bots) == 2 and len(arena) == 2 and len(commands) == 4
+    with node_with_bots(tmp_path, bots=("alpha",)) as node:
+        env = {**os.environ, "BELOTE_TOKEN": node.tokens["alpha"], ADDRESS_ENV: node.address,
+               "PYTHONUNBUFFERED": "1"}
+        procs = []
+        try:
+            for command in bots:
+                words = shlex.split(command)
+                assert words[-1] == "&"  # run beside the shell: here, as a child process
+                procs.append(subprocess.Popen([sys.executable, *words[1:-1]], env=env,
+                                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                              stderr=subprocess.DEVNULL))
+
+            async def both() -> None:
+                await until(lambda: set(versions_of(node.address)) == {"1", "2"}, 30, "both versions kept")
+
+            arun(both(), 40)
+            assert versions_of(node.address) == {"1": ("promoted", "first"), "2": ("candidate", "")}
+            monkeypatch.setenv(ADDRESS_ENV, node.address)
+            monkeypatch.setenv("BELOTE_TOKEN", node.tokens["alpha"])
+            monkeypatch.delenv(ADMIN_ENV, raising=False)  # promoted with the bot's own token
+            outs = []
+            for command in arena:
+                words = shlex.split(command)
+                code, out, err = run(capsys, *words[1:])
+                assert code == 0, f"{command}: {err}"
+                outs.append(out)
+            assert "promoted version 1" in outs[0] and re.search(r"^2\s+candidate", outs[0], re.M), outs[0]
+            assert "version 2 promoted by hand" in outs[1]
+            assert versions_of(node.address) == {"1": ("retired", "first"), "2": ("promoted", "hand")}
+            # the same as JSON
+            code, out, _ = run(capsys, "bot", "versions", "alpha", "--json")
+            reply = json.loads(out)
+            assert code == 0 and reply["promoted"] == "2"
+            assert [v["version"] for v in reply["versions"]] == ["2", "1"]
+        finally:
+            for p in procs:
+                p.kill()
+                p.wait(10)
+
+
+@pytest.mark.security
+def test_promoting_needs_a_name_a_version_and_a_credential_of_that_bot(
+    tmp_path: Path, capsys: Capsys, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("BELOTE_TOKEN", raising=False)
+    code, _, err = run(capsys, "bot", "promote", "alpha", "--address", "127.0.0.1:9")
+    assert code == 1 and "needs the NAME and the VERSION" in err
+    code, _, err = run(capsys, "bot", "versions", "--address", "127.0.0.1:9")
+    assert code == 1 and "needs the bot's NAME" in err
+    with node_with_bots(tmp_path, bots=("alpha", "beta")) as node:
+        monkeypatch.setenv(ADDRESS_ENV, node.address)
+        monkeypatch.setenv("BELOTE_TOKEN", node.tokens["beta"])  # another bot's token
+        code, _, err = run(capsys, "bot", "promote", "alpha", "1")
+        assert code == 1 and "promotes a version of that bot only" in err
+        monkeypatch.delenv("BELOTE_TOKEN")
+        monkeypatch.setenv(ADMIN_ENV, ADMIN)
+        code, _, err = run(capsys, "bot", "promote", "alpha", "1")
+        assert code == 1 and "no version '1'" in err  # alpha never said one
+        code, out, _ = run(capsys, "bot", "versions", "alpha")
+        assert code == 0 and "has said no version" in out
