@@ -244,6 +244,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from arena.demo import main as demo_main
 
     check_demo(args)
+    if args.ladder:
+        from arena.demo_ladder import main as ladder_main
+
+        return ladder_main(args.data_dir, http=args.http)
     rulesets = [r.strip() for r in args.rulesets.split(",") if r.strip()]
     for r in rulesets:
         Ruleset.from_spec(r)
@@ -374,4 +378,7 @@ def add_demo(sub: Any) -> None:
     d.add_argument("--http", metavar="HOST:PORT", default="",
                    help="serve the web pages and JSON API there, and keep serving after the "
                         "tournaments until Ctrl-C")
+    d.add_argument("--ladder", action="store_true",
+                   help="instead of tournaments: the coinche ladder placing the built-in bots, and an "
+                        "SPRT deciding between two versions of one (about a minute)")
     d.set_defaults(func=cmd_demo)

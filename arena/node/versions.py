@@ -80,8 +80,11 @@ ALPHA = 0.05
 #: pairs scheduled at a time (the test decides in the middle of a batch: a small one wastes little)
 BATCH_PAIRS = 4
 MAX_PAIRS = 400
+#: no decision before so many pairs: a few pairs all won estimate the variance near 0 (their LLR is
+#: huge); 8 pairs all won by a version no better is a chance of 1 in 2^16 legs, far below alpha
+MIN_PAIRS = 8
 OPTIONS = SprtOptions(elo0=ELO0, elo1=ELO1, alpha=ALPHA, beta=ALPHA, batch_pairs=BATCH_PAIRS,
-                      max_pairs=MAX_PAIRS)
+                      max_pairs=MAX_PAIRS, min_pairs=MIN_PAIRS)
 #: the tournament id of a version's test starts with this
 PREFIX = "vt:"
 UNRATED = "a test between two versions of one bot: not rated in the pool"

@@ -485,6 +485,17 @@ class Node:
         self._flushes.add(task)
         task.add_done_callback(self._flushes.discard)
 
+    async def flush_version_games(self) -> None:
+        """Write now what the versions played here and was not written yet, and wait until the
+        registry's copy has it."""
+        if self._games_flush is not None:
+            self._games_flush.cancel()
+            self._flush_version_games()
+        if self._flushes:
+            await asyncio.gather(*self._flushes, return_exceptions=True)
+            if self._registry.notified:
+                await self._registry.catch_up()
+
     def write_version_games(self, games: dict[tuple[str, str], int]) -> None:
         """Add the matches each version played here to its count in the registry (blocks: a thread).
         A count that could not be written is lost, never counted twice: it says how much a version
@@ -875,10 +886,7 @@ class Node:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        if self._games_flush is not None:  # what the versions played and was not written yet
-            self._games_flush.cancel()
-            self._flush_version_games()
-        await asyncio.gather(*self._flushes, return_exceptions=True)
+        await self.flush_version_games()
         self.replays.close()
 
 

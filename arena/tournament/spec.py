@@ -64,7 +64,10 @@ class SprtOptions:
     H0: the candidate is ``elo0`` stronger than the other bot; H1: ``elo1``
     stronger. ``alpha`` is the chance of accepting H1 when H0 holds, ``beta``
     the chance of accepting H0 when H1 holds. Pairs are scheduled
-    ``batch_pairs`` at a time, at most ``max_pairs`` in all.
+    ``batch_pairs`` at a time, at most ``max_pairs`` in all. No decision is taken before
+    ``min_pairs``: the GSPRT estimates the variance from the pairs themselves, and two or three
+    pairs all won (a chance of 1 in 8 to 64 between equals) give an estimate near 0 and an LLR far
+    past the bounds (fishtest's tests never decide on so few).
     """
 
     elo0: float = 0.0
@@ -73,6 +76,7 @@ class SprtOptions:
     beta: float = 0.05
     batch_pairs: int = 16
     max_pairs: int = 1000
+    min_pairs: int = 2
 
     def __post_init__(self) -> None:
         for name in ("elo0", "elo1", "alpha", "beta"):
@@ -88,19 +92,25 @@ class SprtOptions:
         if not _is_int(self.max_pairs) or not 2 <= self.max_pairs <= MAX_PAIRS:
             raise TournamentError(f"sprt.max_pairs must be a whole number from 2 to {MAX_PAIRS}, "
                                   f"not {self.max_pairs!r}")
+        if not _is_int(self.min_pairs) or not 2 <= self.min_pairs <= self.max_pairs:
+            raise TournamentError(f"sprt.min_pairs must be a whole number from 2 to sprt.max_pairs "
+                                  f"({self.max_pairs}), not {self.min_pairs!r}")
         if self.batch_pairs > self.max_pairs:
             raise TournamentError(f"sprt.batch_pairs ({self.batch_pairs}) must not exceed sprt.max_pairs "
                                   f"({self.max_pairs})")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"elo0": self.elo0, "elo1": self.elo1, "alpha": self.alpha, "beta": self.beta,
-                "batch_pairs": self.batch_pairs, "max_pairs": self.max_pairs}
+        out: dict[str, Any] = {"elo0": self.elo0, "elo1": self.elo1, "alpha": self.alpha, "beta": self.beta,
+                               "batch_pairs": self.batch_pairs, "max_pairs": self.max_pairs}
+        if self.min_pairs != 2:  # as specs were before it: older nodes read them
+            out["min_pairs"] = self.min_pairs
+        return out
 
     @classmethod
     def from_dict(cls, data: object) -> SprtOptions:
         if not isinstance(data, Mapping):
             raise TournamentError(f"sprt must be an object of options, not {data!r}")
-        known = ("elo0", "elo1", "alpha", "beta", "batch_pairs", "max_pairs")
+        known = ("elo0", "elo1", "alpha", "beta", "batch_pairs", "max_pairs", "min_pairs")
         unknown = sorted(set(data) - set(known))
         if unknown:
             raise TournamentError(

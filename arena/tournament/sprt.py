@@ -148,7 +148,9 @@ class SequentialTest:
             return self.decision
         self.counts[pair_index(pair_score)] += 1
         self.llr = llr(self.counts, self.options.elo0, self.options.elo1)
-        # an undefined LLR is 0, strictly inside the bounds (alpha, beta < 0.5)
+        # an undefined LLR is 0, strictly inside the bounds (alpha, beta < 0.5); none before min_pairs
+        if sum(self.counts) < self.options.min_pairs:
+            return None
         if self.llr >= self.upper:
             self.decision = "H1"
         elif self.llr <= self.lower:

@@ -94,6 +94,20 @@ def test_one_bot_winning_every_pair_still_decides() -> None:
     assert drawn.decision == "H0"
 
 
+def test_no_decision_before_min_pairs_however_far_the_llr_goes() -> None:
+    """Two pairs all won estimate the variance near 0: the LLR is far past the bound, and a chance
+    of 1 in 16 between equals; the test waits for min_pairs."""
+    two = run_sprt([1.0, 1.0], SprtOptions(elo0=0, elo1=30))
+    assert two.decision == "H1" and two.pairs == 2  # the default: as before
+    waits = run_sprt([1.0] * 7, SprtOptions(elo0=0, elo1=30, min_pairs=8))
+    assert waits.decision is None and waits.llr > waits.upper and waits.pairs == 7
+    assert run_sprt([1.0] * 8, SprtOptions(elo0=0, elo1=30, min_pairs=8)).decision == "H1"
+    with pytest.raises(TournamentError, match="min_pairs"):
+        SprtOptions(max_pairs=10, batch_pairs=5, min_pairs=11)
+    assert "min_pairs" not in SprtOptions().to_dict()  # a spec as older nodes read it
+    assert SprtOptions.from_dict(SprtOptions(min_pairs=8).to_dict()).min_pairs == 8
+
+
 def test_the_test_stops_at_the_first_crossing() -> None:
     options = SprtOptions(elo0=0, elo1=50)
     scores = [1.0, 0.75] * 20 + [0.0] * 200
