@@ -74,7 +74,8 @@ BAD_SCHEDULE = {
     "a period over a year": (["--every", "400d"], "--every must be from 1s to 366d"),
     "a time out of the day": (["--every", "1h", "--at", "24:00"], "--at is a UTC time HH:MM"),
     "a time with seconds": (["--every", "1h", "--at", "02:00:00"], "--at is a UTC time HH:MM"),
-    "the ladder": (["--every", "1h", "--bots", "@ladder:main"], "the ladder is not there yet"),
+    "a ladder of no preset": (["--every", "1h", "--bots", "@ladder:main"], "@ladder:POOL names a ruleset"),
+    "another @ word": (["--every", "1h", "--bots", "@all"], "--bots is a list of names or @ladder:POOL"),
     "a bad bot name": (["--every", "1h", "--bots", "a,../b"], "bad bot name '../b' in --bots"),
 }
 
@@ -105,9 +106,19 @@ def test_the_node_refuses_a_period_under_its_minimum_and_the_ladder(
         code, _, err = run(capsys, "tournament", "schedule", "--every", "1h", "--format", "round-robin",
                            "--bots", "a,ghost", "--address", node.address)
         assert code == 1 and "no bot named ghost: register it first" in err
-        spec = apb.TournamentSpec(format="round-robin", bots=["a", "b"])
-        with Remote(node.address, ADMIN) as remote, pytest.raises(RemoteError, match="ladder is not there"):
-            remote.call("CreateSchedule", apb.CreateScheduleRequest(spec=spec, every_s=3600, ladder="main"))
+        spec = apb.TournamentSpec(format="round-robin")
+        with Remote(node.address, ADMIN) as remote:
+            with pytest.raises(RemoteError, match="a ladder runs on a ruleset preset's pool"):
+                remote.call("CreateSchedule", apb.CreateScheduleRequest(spec=spec, every_s=3600,
+                                                                        ladder="main"))
+            named = apb.TournamentSpec(format="round-robin", bots=["a", "b"])
+            with pytest.raises(RemoteError, match="names no bots"):
+                remote.call("CreateSchedule", apb.CreateScheduleRequest(spec=named, every_s=3600,
+                                                                        ladder="coinche"))
+            sprt = apb.TournamentSpec(format="sprt", deals=2)
+            with pytest.raises(RemoteError, match="a ladder's bots play"):
+                remote.call("CreateSchedule", apb.CreateScheduleRequest(spec=sprt, every_s=3600,
+                                                                        ladder="coinche"))
         rows = json.loads(run(capsys, "tournament", "schedule", "list", "--address", node.address,
                               "--json")[1])
     assert rows == []

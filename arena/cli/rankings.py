@@ -27,26 +27,31 @@ def leaderboard_json(reply: apb.GetLeaderboardResponse) -> dict[str, Any]:
     return {"pool": reply.pool, "method": reply.method, "total": reply.total, "offset": reply.offset,
             "entries": [{"rank": e.rank, "bot": e.bot, "rating": e.rating, "low": optional(e, "low"),
                          "high": optional(e, "high"), "games": e.games, "wins": e.wins, "draws": e.draws,
-                         "losses": e.losses, "score": e.score, "los_next": optional(e, "los_next")}
+                         "losses": e.losses, "score": e.score, "los_next": optional(e, "los_next"),
+                         "version": e.version, "promoted_how": e.promoted_how}
                         for e in reply.entries]}
 
 
 def format_table(board: dict[str, Any]) -> list[str]:
     """The leaderboard as text lines: rank, bot, rating, its 95% interval, the likelihood of superiority
     over the next bot, games and their outcome."""
-    rows = [("#", "bot", "rating", "95% interval", "LOS next", "games", "won-drawn-lost", "score")]
+    versions = any(e.get("version") for e in board["entries"])  # a column only when a bot said one
+    rows = [("#", "bot", *(("version",) if versions else ()), "rating", "95% interval", "LOS next", "games",
+             "won-drawn-lost", "score")]
     for e in board["entries"]:
         interval = "" if e["low"] is None else f"{e['low']:.0f} .. {e['high']:.0f}"
         los = "" if e["los_next"] is None else f"{100 * e['los_next']:.0f}%"
-        rows.append((str(e["rank"]), e["bot"], f"{e['rating']:.0f}", interval, los, str(e["games"]),
-                     f"{e['wins']}-{e['draws']}-{e['losses']}", f"{e['score']:.3f}"))
+        version = (e.get("version") or "") + (" (by hand)" if e.get("promoted_how") == "hand" else "")
+        rows.append((str(e["rank"]), e["bot"], *((version,) if versions else ()), f"{e['rating']:.0f}",
+                     interval, los, str(e["games"]), f"{e['wins']}-{e['draws']}-{e['losses']}",
+                     f"{e['score']:.3f}"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     method = {"bt": "Bradley-Terry", "elo": "online Elo", "openskill": "openskill, mixed partnerships"}.get(
         board["method"], board["method"])
     lines = [f"{board['pool'] or 'no pool yet'} ({method}, {board['total']} bots)"]
     for r in rows:
-        lines.append("  ".join(c.ljust(w) if i == 1 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths,
-                                                                                                  strict=True))))
+        lines.append("  ".join(c.ljust(w) if i in (1, 2) and (i == 1 or versions) else c.rjust(w)
+                               for i, (c, w) in enumerate(zip(r, widths, strict=True))))
     return lines
 
 

@@ -31,12 +31,21 @@ if TYPE_CHECKING:  # the command line imports grpc only when one of these comman
 # node checks them again, these only save a round trip.
 
 
-def check_create(args: argparse.Namespace) -> None:
-    from arena.tournament.schedule import ScheduleError, check_bots_text
+def check_create(args: argparse.Namespace, schedule: bool = False) -> str:
+    """Check the options; the pool of ``--bots @ladder:POOL`` (a schedule's only), else ""."""
+    from arena.engine.rules import PRESETS
+    from arena.tournament.schedule import ScheduleError, ladder_of
 
     with one_line(ScheduleError):
-        check_bots_text(args.bots)  # @ladder:POOL: not yet
-    for bot in args.bots.split(","):
+        pool = ladder_of(args.bots)
+    if pool:
+        if not schedule:
+            raise CliError("--bots @ladder:POOL is for schedules (the pool's opted-in bots at each "
+                           "occurrence); a tournament made now names its bots")
+        if pool not in PRESETS:
+            raise CliError(f"@ladder:POOL names a ruleset preset's pool, one of {', '.join(PRESETS)}, "
+                           f"not {pool[:64]!r}")
+    for bot in args.bots.split(",") if not pool else ():
         if bot.strip():
             check_bot_name("--bots", bot.strip())
     check_whole("--rounds", args.rounds, 1, MAX_ROUNDS)
@@ -44,6 +53,7 @@ def check_create(args: argparse.Namespace) -> None:
     check_whole("--target", args.target, 1, MAX_TARGET)
     check_whole("--max-pairs", args.max_pairs, 2, MAX_PAIRS)
     check_whole("--batch-pairs", args.batch_pairs, 1, args.max_pairs)
+    return pool
 
 
 def check_status(args: argparse.Namespace) -> None:
@@ -52,14 +62,16 @@ def check_status(args: argparse.Namespace) -> None:
             f"--interval must be more than 0 and up to 3600 seconds, not {args.interval:g}")
 
 
-def spec_message(args: argparse.Namespace) -> apb.TournamentSpec:
-    """The tournament the options describe, as ArenaService takes it (checked first)."""
+def spec_message(args: argparse.Namespace, schedule: bool = False) -> apb.TournamentSpec:
+    """The tournament the options describe, as ArenaService takes it (checked first); a schedule's
+    ``@ladder:POOL`` leaves its bots empty (the request names the pool)."""
     from belote.arena.v1 import arena_service_pb2 as apb
 
-    check_create(args)
+    pool = check_create(args, schedule)
     spec = apb.TournamentSpec(
         tournament_id=args.id, format=args.format,
-        bots=[b.strip() for b in args.bots.split(",") if b.strip()], candidate=args.candidate or "",
+        bots=[] if pool else [b.strip() for b in args.bots.split(",") if b.strip()],
+        candidate=args.candidate or "",
         ruleset=args.ruleset, deals=args.deals or 0, target=args.target or 0,
         duplicate=args.duplicate is not None,
         duplicate_mode="" if args.duplicate in (None, _FORMAT_DEFAULT) else args.duplicate,
@@ -222,6 +234,7 @@ def schedule_json(msg: apb.Schedule) -> dict[str, Any]:
     from arena.tournament.schedule import iso
 
     return {"schedule_id": msg.schedule_id, "format": msg.spec.format, "bots": list(msg.spec.bots),
+            "ladder": msg.ladder or None,
             "every_s": msg.every_s, "every": _every_text(msg.every_s), "at": msg.at or None,
             "next_at": msg.next_at, "next": iso(msg.next_at), "created_at": msg.created_at,
             "last_at": msg.last_at or None, "last_tournament_id": msg.last_tournament_id or None}
@@ -240,15 +253,20 @@ def schedule(args: argparse.Namespace) -> int:
         every_s = parse_every(args.every)
         if args.at:
             parse_at(args.at)
-    spec = spec_message(args)
+    from arena.tournament.schedule import ladder_of
+
+    spec = spec_message(args, schedule=True)
     spec.tournament_id = ""
-    reply = call(args, "CreateSchedule", schedule_id=args.id, spec=spec, every_s=every_s, at=args.at or "")
+    reply = call(args, "CreateSchedule", schedule_id=args.id, spec=spec, every_s=every_s, at=args.at or "",
+                 ladder=ladder_of(args.bots))
     out = schedule_json(reply.schedule)
     if args.json:
         print(json.dumps(out))
         return 0
     when = f"at {out['at']} UTC " if out["at"] else ""
-    print(f"schedule {out['schedule_id']}: {out['format']} of {', '.join(out['bots'])}, every "
+    who = (f"the bots opted in to the {out['ladder']} ladder at each occurrence" if out["ladder"]
+           else ", ".join(out["bots"]))
+    print(f"schedule {out['schedule_id']}: {out['format']} of {who}, every "
           f"{out['every']} {when}(UTC); next occurrence {out['next']}")
     print(f"each occurrence is the tournament {out['schedule_id']}@YYYYMMDDTHHMMSSZ; list them: "
           f"{belote_arena(args, 'tournament', 'list')}")
@@ -420,8 +438,8 @@ def _tournament_options(c: argparse.ArgumentParser, *, required: bool) -> None:
                    choices=["round-robin", "gauntlet", "swiss", "knockout", "sprt", "partners"],
                    help="partners: 4+ bots at tables of four, partnerships rotating each round")
     c.add_argument("--bots", required=required,
-                   help="bot names, comma separated (sprt: candidate,baseline; a schedule's @ladder:POOL, a "
-                        "pool's opted-in bots at each occurrence, comes with the ladder)")
+                   help="bot names, comma separated (sprt: candidate,baseline); a schedule's may be "
+                        "@ladder:POOL: the pool's opted-in bots at each occurrence")
     c.add_argument("--candidate", help="gauntlet: the bot that meets the field")
     c.add_argument("--ruleset", default="classic", help="a preset or a JSON ruleset object")
     c.add_argument("--deals", type=int, help="a fixed number of deals per match")

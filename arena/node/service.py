@@ -47,6 +47,7 @@ from arena.referee.calls import EDGE_ERRORS, Context, abort
 from arena.referee.live import MatchState, MatchSummary
 from arena.referee.node import FailedPrecondition, InvalidArgument, Node, NotFound, ResourceExhausted
 from arena.referee.registry import BotEntry
+from arena.referee.versions import promoted
 from arena.tournament import (
     Progress,
     Standing,
@@ -68,8 +69,9 @@ from arena.tournament.audit import (
 )
 from arena.tournament.detection import DEFAULT_MARGIN_MS, MAX_MARGIN_MS
 from arena.tournament.schedule import (
+    LADDER_FORMATS,
     MIN_EVERY_S,
-    NO_LADDER,
+    BotSelector,
     Schedule,
     ScheduleError,
     ScheduleExists,
@@ -165,7 +167,7 @@ class ClusterArenaServicer(ArenaServicer):
         board = await self._queue(context, self.rankings.leaderboard, request.pool, request.method or "bt",
                                   request.offset, request.limit)
         pools = await self._queue(context, self.rankings.pools)
-        return leaderboard_to_proto(board, pools)
+        return leaderboard_to_proto(board, pools, self._shown)
 
     async def GetBot(self, request: apb.GetBotRequest, context: Context) -> apb.GetBotResponse:
         await self.reader(context)
@@ -345,7 +347,8 @@ class ClusterArenaServicer(ArenaServicer):
         await self.admin(context, "scheduling tournaments")
         try:
             schedule = self._schedule_of(request)
-            await self._check_bots(schedule.spec_for(schedule.first))
+            if not schedule.bots.ladder:  # a ladder's bots are its opted-in ones at each occurrence
+                await self._check_bots(schedule.spec_for(schedule.first))
         except (TournamentError, EngineError) as e:
             await abort(context, InvalidArgument(str(e)))
         except EDGE_ERRORS as e:
@@ -356,7 +359,21 @@ class ClusterArenaServicer(ArenaServicer):
 
     def _schedule_of(self, msg: apb.CreateScheduleRequest) -> Schedule:
         if msg.ladder:
-            raise ScheduleError(NO_LADDER)
+            try:
+                check_pool(msg.ladder)
+            except LadderError as e:
+                raise ScheduleError(str(e)) from None
+            if msg.spec.bots:
+                raise ScheduleError("a ladder's schedule names no bots: its pool's opted-in bots play each "
+                                    "occurrence")
+            if msg.spec.format not in LADDER_FORMATS:
+                raise ScheduleError(f"a ladder's bots play a {', '.join(LADDER_FORMATS)} (the others need a "
+                                    f"candidate named), not a {msg.spec.format[:32]}")
+            stand_ins = apb.TournamentSpec()
+            stand_ins.CopyFrom(msg.spec)
+            stand_ins.bots.extend(BotSelector(ladder=msg.ladder).bots())
+            msg = apb.CreateScheduleRequest(schedule_id=msg.schedule_id, spec=stand_ins, every_s=msg.every_s,
+                                            at=msg.at, ladder=msg.ladder)
         if not self.min_every_s <= msg.every_s:
             raise ScheduleError(f"every_s must be at least {self.min_every_s} seconds on this cluster's "
                                 f"nodes, not {msg.every_s}")
@@ -364,7 +381,7 @@ class ClusterArenaServicer(ArenaServicer):
         options = {k: v for k, v in spec.to_dict().items()
                    if k not in ("tournament_id", "bots", "seed", "unrated_reason")}
         return Schedule.make(msg.schedule_id or f"s-{secrets.token_hex(4)}", msg.every_s, msg.at, spec.bots,
-                             options, seed=msg.spec.seed)
+                             options, seed=msg.spec.seed, ladder=msg.ladder)
 
     async def _schedule_changed(self, schedule_id: str) -> None:
         """This node's schedule loop reads the schedules again at once, the others on the notice (or
@@ -416,7 +433,13 @@ class ClusterArenaServicer(ArenaServicer):
         await self.reader(context)
         ladder = await self._queue(context, self._ladder, request.pool)
         board, pools = await self._queue(context, self._standings, request.pool, request.limit)
-        return apb.GetLadderResponse(ladder=ladder, standings=leaderboard_to_proto(board, pools))
+        return apb.GetLadderResponse(ladder=ladder, standings=leaderboard_to_proto(board, pools, self._shown))
+
+    def _shown(self, bot: str) -> tuple[str, str]:
+        """The version a bot plays as and how it was promoted, from the registry's copy (no I/O)."""
+        entry = self.node.bot_named(bot)
+        v = None if entry is None else promoted(entry.versions)
+        return ("", "") if v is None else (v.version, v.how)
 
     async def ListLadders(
         self, request: apb.ListLaddersRequest, context: Context,
@@ -553,8 +576,10 @@ def schedule_to_proto(stored: Stored, now: float | None = None) -> apb.Schedule:
     msg = apb.Schedule(schedule_id=s.schedule_id, spec=spec_to_proto(spec), every_s=s.every_s, at=s.at,
                        next_at=s.next_after(time.time() if now is None else now), last_at=stored.last,
                        last_tournament_id=s.tournament_id(stored.last) if stored.last else "",
-                       created_at=s.created_at)
+                       created_at=s.created_at, ladder=s.bots.ladder)
     msg.spec.tournament_id = ""
+    if s.bots.ladder:
+        del msg.spec.bots[:]  # stand-ins: the pool's opted-in bots at each occurrence
     return msg
 
 
@@ -642,12 +667,16 @@ def standing_to_proto(s: Standing, duplicate: bool) -> apb.Standing:
     return msg
 
 
-def leaderboard_to_proto(board: Leaderboard, pools: list[str]) -> apb.GetLeaderboardResponse:
+def leaderboard_to_proto(board: Leaderboard, pools: list[str],
+                         shown: Callable[[str], tuple[str, str]] | None = None) -> apb.GetLeaderboardResponse:
+    """The reply; ``shown(bot)`` gives each bot's promoted version and how it was promoted."""
     reply = apb.GetLeaderboardResponse(pool=board.pool, method=board.method, total=board.total,
                                        offset=board.offset, pools=pools)
     for e in board.entries:
+        version, how = ("", "") if shown is None else shown(e.bot)
         entry = reply.entries.add(rank=e.rank, bot=e.bot, rating=e.rating, games=e.games, wins=e.wins,
-                                  draws=e.draws, losses=e.losses, score=e.score)
+                                  draws=e.draws, losses=e.losses, score=e.score, version=version,
+                                  promoted_how=how)
         if e.low is not None and e.high is not None:
             entry.low, entry.high = e.low, e.high
         if e.los_next is not None:

@@ -21,10 +21,12 @@ Missed occurrences (no node up at their time): when a node comes back, only
 the latest one missed is made, late, not the backlog; a nightly tournament
 that missed a week is played once, not seven times in a row.
 
-The bots are a *selector*, stored as an object: ``{"names": [...]}`` (the
-only kind so far); the bots of a pool's ladder, read at each occurrence, is
-to be another kind (``@ladder:POOL`` on the command line), refused until the
-ladder exists. A node that reads a kind it does not know skips that schedule.
+The bots are a *selector*, stored as an object: ``{"names": [...]}``, or
+``{"ladder": POOL}`` (``@ladder:POOL`` on the command line): the bots opted
+in to that pool's ladder at the time of each occurrence, read from the store
+by the node that makes it (an occurrence that finds too few for its format
+is made later, when there are enough, as a missed one is). A node that reads
+a kind it does not know skips that schedule.
 """
 
 from __future__ import annotations
@@ -46,11 +48,13 @@ from arena.tournament.spec import TournamentError, TournamentSpec
 MIN_EVERY_S = 60
 #: the longest period: a year
 MAX_EVERY_S = 366 * 86_400
-#: how ``--bots`` names a pool's ladder (not there yet: refused)
+#: how ``--bots`` names a pool's ladder's opted-in bots
 LADDER_PREFIX = "@ladder:"
-#: why ``@ladder:POOL`` is refused for now
-NO_LADDER = ("the ladder is not there yet: a schedule takes an explicit list of bots for now "
-             "(@ladder:POOL comes with the ladder)")
+#: the formats a ladder's bots may play in a schedule (sprt and gauntlet need a named candidate)
+LADDER_FORMATS = ("round-robin", "swiss", "knockout", "partners")
+#: how many stand-ins check a ladder schedule's options when it is made (its bots come at each
+#: occurrence): enough for every format, field duplicate among them
+LADDER_STAND_INS = 8
 #: the longest schedule id (its occurrences' ids add 17 characters, under the tournaments' 128)
 MAX_ID = 96
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,95}")
@@ -95,10 +99,16 @@ def parse_at(text: str) -> tuple[int, int]:
     return int(m.group(1)), int(m.group(2))
 
 
-def check_bots_text(text: str) -> None:
-    """Refuse what ``--bots`` may say later but not yet (``@ladder:POOL``)."""
-    if text.strip().startswith(LADDER_PREFIX) or text.strip().startswith("@"):
-        raise ScheduleError(NO_LADDER)
+def ladder_of(text: str) -> str:
+    """The pool of ``@ladder:POOL`` ("" for a list of names); :class:`ScheduleError` for another
+    ``@`` word."""
+    text = text.strip()
+    if text.startswith(LADDER_PREFIX) and len(text) > len(LADDER_PREFIX):
+        return text[len(LADDER_PREFIX):]
+    if text.startswith("@"):
+        raise ScheduleError(f"--bots is a list of names or {LADDER_PREFIX}POOL (a pool's opted-in bots at "
+                            f"each occurrence), not {text[:40]!r}")
+    return ""
 
 
 def stamp(at: int) -> str:
@@ -112,22 +122,36 @@ def iso(at: int) -> str:
 
 @dataclass(frozen=True)
 class BotSelector:
-    """Which bots an occurrence plays: a list of names (the only kind so far; a pool's ladder next)."""
+    """Which bots an occurrence plays: a list of names, or the bots opted in to a pool's ladder then."""
 
-    names: tuple[str, ...]
+    names: tuple[str, ...] = ()
+    #: a pool: its ladder's opted-in bots at each occurrence ("": the names)
+    ladder: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"names": list(self.names)}
+        return {"ladder": self.ladder} if self.ladder else {"names": list(self.names)}
 
     @classmethod
     def from_dict(cls, data: object) -> BotSelector:
+        if isinstance(data, dict) and set(data) == {"ladder"} and isinstance(data["ladder"], str):
+            return cls(ladder=data["ladder"])
         if not isinstance(data, dict) or set(data) != {"names"} or not isinstance(data["names"], list):
             raise ScheduleError(f"a bot selector this node does not know: {json.dumps(data)[:80]}")
         return cls(tuple(str(n) for n in data["names"]))
 
-    def bots(self) -> list[str]:
-        """The bots of an occurrence now (a ladder's would be read from the store)."""
-        return list(self.names)
+    def bots(self, store: Any = None) -> list[str]:
+        """The bots of an occurrence now: the names, or the ladder's read from ``store`` (a
+        :class:`ScheduleStore`; without one, stand-ins that check the options)."""
+        if not self.ladder:
+            return list(self.names)
+        if store is None:
+            return [f"ladder-bot-{i}" for i in range(LADDER_STAND_INS)]
+        return list(store.ladder_bots(self.ladder))
+
+    @property
+    def text(self) -> str:
+        """As ``--bots`` says it."""
+        return f"{LADDER_PREFIX}{self.ladder}" if self.ladder else ",".join(self.names)
 
 
 @dataclass(frozen=True)
@@ -156,9 +180,13 @@ class Schedule:
 
     @classmethod
     def make(cls, schedule_id: str, every_s: int, at: str, bots: Sequence[str], options: dict[str, Any],
-             seed: str = "", now: float | None = None) -> Schedule:
+             seed: str = "", now: float | None = None, ladder: str = "") -> Schedule:
         """A new schedule made at ``now`` (default: the clock), its options checked by building the
-        tournament of its first occurrence."""
+        tournament of its first occurrence (with ``ladder``, a pool whose opted-in bots play each
+        occurrence, in place of ``bots``: with stand-ins)."""
+        if ladder and options.get("format") not in LADDER_FORMATS:
+            raise ScheduleError(f"a ladder's bots play a {', '.join(LADDER_FORMATS)} (the others need a "
+                                f"candidate named), not a {options.get('format')}")
         made = int(now if now is not None else time.time())
         anchor = made
         if at:
@@ -166,7 +194,8 @@ class Schedule:
             day = datetime.fromtimestamp(made, UTC).replace(hour=hour, minute=minute, second=0, microsecond=0)
             anchor = int(day.timestamp())
         options = {k: v for k, v in options.items() if k in _SPEC_KEYS}
-        schedule = cls(schedule_id, every_s, anchor, made, BotSelector(tuple(bots)), options, seed, at)
+        selector = BotSelector(ladder=ladder) if ladder else BotSelector(tuple(bots))
+        schedule = cls(schedule_id, every_s, anchor, made, selector, options, seed, at)
         schedule.spec_for(schedule.first)  # a bad option is refused now, not at each occurrence
         return schedule
 
@@ -190,11 +219,12 @@ class Schedule:
     def tournament_id(self, at: int) -> str:
         return f"{self.schedule_id}@{stamp(at)}"
 
-    def spec_for(self, at: int, fresh: str = "") -> TournamentSpec:
+    def spec_for(self, at: int, fresh: str = "", store: Any = None) -> TournamentSpec:
         """The tournament of the occurrence at ``at``, with the secret ``fresh`` (default: new
-        randomness; with a given seed, one derived from it and the occurrence)."""
+        randomness; with a given seed, one derived from it and the occurrence); a ladder's bots read
+        from ``store`` (without one: stand-ins)."""
         tid = self.tournament_id(at)
-        data = dict(self.options, tournament_id=tid, bots=self.bots.bots())
+        data = dict(self.options, tournament_id=tid, bots=self.bots.bots(store))
         if self.seed:
             data["seed"] = hashlib.sha256(f"{self.seed}/{tid}".encode()).hexdigest()
             data["unrated_reason"] = GIVEN_SEED
@@ -231,6 +261,10 @@ class ScheduleStore(Protocol):
 
     def delete_schedule(self, schedule_id: str) -> bool:
         """Forget the schedule (its tournaments stay); False if there was none."""
+        ...
+
+    def ladder_bots(self, pool: str) -> list[str]:
+        """The bots opted in to the pool's ladder, sorted."""
         ...
 
     def add_occurrence(self, schedule_id: str, text: str, at: int, spec: TournamentSpec) -> bool:
@@ -291,9 +325,11 @@ class Schedules:
                 due = schedule.latest_due(when)
                 if due is not None and due > last:
                     try:
-                        spec = schedule.spec_for(due)
+                        spec = schedule.spec_for(due, store=self.store)
                     except TournamentError:
-                        continue  # options this version refuses (checked when it was made): skipped
+                        # options this version refuses (checked when it was made), or a ladder with too
+                        # few bots for the format now: skipped (made later, once it can be)
+                        continue
                     if self.store.add_occurrence(schedule.schedule_id, text, due, spec):
                         made.append(spec.tournament_id)
                 following = schedule.next_after(when)

@@ -332,7 +332,7 @@ class NodeReads:
                 schedule_id=s.schedule_id, every_s=s.every_s, at=s.at, created_at=s.created_at,
                 next_at=s.next_after(now), last_at=found.last,
                 last_tournament_id=s.tournament_id(found.last) if found.last else "",
-                bots=tuple(s.bots.names), options=dict(s.options),
+                bots=tuple(s.bots.names), ladder=s.bots.ladder, options=dict(s.options),
                 unrated_reason=GIVEN_SEED if s.seed else ""))
         return Page(total=len(stored), offset=offset, items=tuple(rows))
 

@@ -327,6 +327,8 @@ class ScheduleRow:
     last_at: int
     last_tournament_id: str
     bots: tuple[str, ...]
+    #: a pool whose ladder's opted-in bots play each occurrence ("": ``bots``)
+    ladder: str
     #: the tournament options (format, ruleset, deals...), without id, bots or seed
     options: dict[str, Any]
     unrated_reason: str

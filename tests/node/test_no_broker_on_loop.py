@@ -183,6 +183,13 @@ async def every_arena_call(address: str, calls: Calls) -> tuple[str, str]:
         await anyone.ListLadders(apb.ListLaddersRequest())
         await admin.RemoveLadderBot(apb.RemoveLadderBotRequest(pool="coinche", bots=["alpha"]))
         await admin.StopLadder(apb.StopLadderRequest(pool="coinche"))
+        swiss = apb.TournamentSpec(format="swiss")
+        await admin.CreateSchedule(apb.CreateScheduleRequest(schedule_id="s-ladder", every_s=86_400,
+                                                             ladder="coinche", spec=swiss))
+        await admin.CancelSchedule(apb.CancelScheduleRequest(schedule_id="s-ladder"))
+        await anyone.GetBotVersions(apb.GetBotVersionsRequest(name="alpha"))
+        promote = apb.PromoteBotVersionRequest(name="alpha", version="9")  # alpha never said a version
+        assert await code_of(admin.PromoteBotVersion(promote)) == grpc.StatusCode.FAILED_PRECONDITION
         return started.match_id, "t-loop"
 
 

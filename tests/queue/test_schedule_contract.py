@@ -12,7 +12,7 @@ import pytest
 
 from arena.queue.broker import Broker
 from arena.tournament import Tournaments, TournamentState
-from arena.tournament.schedule import Schedule, ScheduleExists, Schedules, UnknownSchedule
+from arena.tournament.schedule import Schedule, ScheduleError, ScheduleExists, Schedules, UnknownSchedule
 from tests.queue import procs
 from tests.queue.conftest import Store
 
@@ -57,6 +57,33 @@ def test_the_latest_occurrence_due_is_made_once_and_never_an_older_one(broker: B
     assert state is TournamentState.CREATED and spec.bots == ("alpha", "beta", "gamma") and spec.deals == 2
     assert spec.unrated_reason == "" and len(spec.seed) == 64
     assert schedules.stored()[0].last == s.first + 3 * 86_400
+
+
+def test_a_ladders_schedule_plays_the_bots_opted_in_at_each_occurrence(broker: Broker) -> None:
+    schedules, tours = Schedules(broker), Tournaments(broker)
+    s = Schedule.make("weekly", 7 * 86_400, "", [], {"format": "swiss", "ruleset": "coinche", "deals": 2},
+                      now=T0, ladder="coinche")
+    assert s.bots.text == "@ladder:coinche" and Schedule.from_json(s.to_json()) == s
+    schedules.create(s)
+    broker.ladder_add("coinche", "alpha")
+    # one bot opted in: too few for a tournament, so the occurrence waits (made once there are enough)
+    assert schedules.run_due(T0 + 1)[0] == []
+    for bot in ("beta", "gamma"):
+        broker.ladder_add("coinche", bot)
+    assert schedules.run_due(T0 + 2)[0] == ["weekly@20260101T000000Z"]
+    spec, _ = tours._get("weekly@20260101T000000Z")
+    assert spec.bots == ("alpha", "beta", "gamma") and spec.format == "swiss"
+    # the next occurrence reads the bots again: those opted in then
+    broker.ladder_remove("coinche", "gamma")
+    broker.ladder_add("coinche", "delta")
+    assert schedules.run_due(T0 + 7 * 86_400)[0] == ["weekly@20260108T000000Z"]
+    assert tours._get("weekly@20260108T000000Z")[0].bots == ("alpha", "beta", "delta")
+
+
+def test_a_ladders_schedule_takes_only_the_formats_without_a_named_candidate() -> None:
+    with pytest.raises(ScheduleError, match="a ladder's bots play"):
+        Schedule.make("x", 3600, "", [], {"format": "sprt", "ruleset": "coinche", "deals": 2}, now=T0,
+                      ladder="coinche")
 
 
 def test_without_at_the_first_occurrence_is_at_once(broker: Broker) -> None:

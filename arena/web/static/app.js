@@ -751,7 +751,7 @@ async function schedulesPage() {
       el("td", { class: "name next", text: when(s.next_at) }),
       el("td", { class: "name wide" }, s.last_tournament_id ? tournamentLink(s.last_tournament_id) : "none yet"),
       el("td", { class: "name wide", text: [s.options.format, s.options.ruleset].filter(Boolean).join(", ") }),
-      el("td", { class: "bots", text: s.bots.length }),
+      el("td", { class: "bots name", text: s.ladder ? `@ladder:${s.ladder}` : s.bots.length }),
       el("td", { class: "muted name wide", text: s.unrated_reason ? `unrated: ${s.unrated_reason}` : "" })));
     body.replaceChildren(scroll(table([["schedule", "name"], ["when", "name"], ["next", "name"], ["last", "name wide"],
                                        ["tournament", "name wide"], ["bots"], ["", "wide"]], rows, { id: "schedules" })),

@@ -1380,8 +1380,10 @@ class CreateScheduleRequest(_message.Message):
     first the next from now; empty: from now, the first at once.
     """
     ladder: _builtins.str
-    """A pool whose ladder's opted-in bots play each occurrence, in place of the
-    spec's bots: refused until the ladder exists.
+    """A ruleset preset's pool: its ladder's opted-in bots at the time of each
+    occurrence play it, in place of the spec's bots (leave those empty);
+    round-robin, swiss, knockout or partners. An occurrence that finds too
+    few bots for its format is made later, once there are enough.
     """
     @_builtins.property
     def spec(self) -> Global___TournamentSpec:
@@ -1419,6 +1421,7 @@ class Schedule(_message.Message):
     LAST_AT_FIELD_NUMBER: _builtins.int
     LAST_TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
     CREATED_AT_FIELD_NUMBER: _builtins.int
+    LADDER_FIELD_NUMBER: _builtins.int
     schedule_id: _builtins.str
     every_s: _builtins.int
     at: _builtins.str
@@ -1429,6 +1432,10 @@ class Schedule(_message.Message):
     last_tournament_id: _builtins.str
     created_at: _builtins.int
     """When it was made (unix seconds)."""
+    ladder: _builtins.str
+    """Its bots are the pool's ladder's at each occurrence (the spec's bots are
+    then empty); empty: the spec's.
+    """
     @_builtins.property
     def spec(self) -> Global___TournamentSpec:
         """Its occurrences' tournament, its seed left out."""
@@ -1444,10 +1451,11 @@ class Schedule(_message.Message):
         last_at: _builtins.int = ...,
         last_tournament_id: _builtins.str = ...,
         created_at: _builtins.int = ...,
+        ladder: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["spec", b"spec"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["at", b"at", "created_at", b"created_at", "every_s", b"every_s", "last_at", b"last_at", "last_tournament_id", b"last_tournament_id", "next_at", b"next_at", "schedule_id", b"schedule_id", "spec", b"spec"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["at", b"at", "created_at", b"created_at", "every_s", b"every_s", "ladder", b"ladder", "last_at", b"last_at", "last_tournament_id", b"last_tournament_id", "next_at", b"next_at", "schedule_id", b"schedule_id", "spec", b"spec"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2080,6 +2088,8 @@ class LeaderboardEntry(_message.Message):
     LOSSES_FIELD_NUMBER: _builtins.int
     SCORE_FIELD_NUMBER: _builtins.int
     LOS_NEXT_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    PROMOTED_HOW_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
     bot: _builtins.str
     rating: _builtins.float
@@ -2096,6 +2106,11 @@ class LeaderboardEntry(_message.Message):
     """The likelihood that this bot is stronger than the next one down; unset
     for the last and for the online Elo.
     """
+    version: _builtins.str
+    """The version the bot plays as (its promoted one), and how it was
+    promoted: first, sprt or hand; both empty for a bot that never said one.
+    """
+    promoted_how: _builtins.str
     def __init__(
         self,
         *,
@@ -2110,10 +2125,12 @@ class LeaderboardEntry(_message.Message):
         losses: _builtins.int = ...,
         score: _builtins.float = ...,
         los_next: _builtins.float | None = ...,
+        version: _builtins.str = ...,
+        promoted_how: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_high", b"_high", "_los_next", b"_los_next", "_low", b"_low", "high", b"high", "los_next", b"los_next", "low", b"low"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_high", b"_high", "_los_next", b"_los_next", "_low", b"_low", "bot", b"bot", "draws", b"draws", "games", b"games", "high", b"high", "los_next", b"los_next", "losses", b"losses", "low", b"low", "rank", b"rank", "rating", b"rating", "score", b"score", "wins", b"wins"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_high", b"_high", "_los_next", b"_los_next", "_low", b"_low", "bot", b"bot", "draws", b"draws", "games", b"games", "high", b"high", "los_next", b"los_next", "losses", b"losses", "low", b"low", "promoted_how", b"promoted_how", "rank", b"rank", "rating", b"rating", "score", b"score", "version", b"version", "wins", b"wins"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__high: _TypeAlias = _typing.Literal["high"]  # noqa: Y015
     _WhichOneofArgType__high: _TypeAlias = _typing.Literal["_high", b"_high"]  # noqa: Y015
