@@ -143,8 +143,8 @@ class Remote:
         return RemoteError(f"{code.name}: {detail}")
 
     # bots
-    def register_bot(self, name: str, invite: str = "") -> tuple[str, str]:
-        r = self.call("RegisterBot", apb.RegisterBotRequest(name=name, invite=invite))
+    def register_bot(self, name: str, invite: str = "", ladder: bool = False) -> tuple[str, str]:
+        r = self.call("RegisterBot", apb.RegisterBotRequest(name=name, invite=invite, ladder=ladder))
         return r.bot_id, r.token
 
     def list_bots(self) -> list[apb.BotInfo]:

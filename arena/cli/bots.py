@@ -63,7 +63,7 @@ def cmd_bot(args: argparse.Namespace) -> int:
     token = _bot_token(args) if mine else admin_token(args)
     with one_line(RemoteError, CredentialError), open_remote(args, token) as remote:
         if action == "register":
-            bot_id, new = remote.register_bot(args.name, args.invite)
+            bot_id, new = remote.register_bot(args.name, args.invite, ladder=args.ladder)
             _registered(args, bot_id, new)
         elif action == "rotate":
             reply = remote.call("RotateBotToken", request("RotateBotTokenRequest"))
@@ -203,6 +203,9 @@ def add_bot(sub: Any) -> None:
     b.add_argument("version", nargs="?", help="promote: the version to promote (by the bot's token in "
                                               "$BELOTE_TOKEN or --token-file, else as the admin)")
     b.add_argument("--invite", default="", help="register: an invite code (a node whose policy is invite)")
+    b.add_argument("--ladder", action="store_true",
+                   help="register: the bot asks to play the ladder whenever it is connected (opted in to "
+                        "every pool whose ladder is on, as the bots' --ladder does for one run)")
     b.add_argument("--address", default=default_address(), help=ADDRESS_HELP)
     tls_flags(b)
     b.add_argument("--json", action="store_true")

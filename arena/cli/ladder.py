@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from typing import TYPE_CHECKING, Any
 
 from arena.cli.checks import CliError, check_bot_name, check_whole
@@ -27,6 +28,8 @@ if TYPE_CHECKING:  # the command line imports grpc only when one of these comman
 #: a ladder match's deals when --deals is not given (arena.node.ladder.DEFAULT_DEALS, which imports
 #: the queue: the node says the same)
 DEFAULT_DEALS = 8
+#: the latest pairings ``ladder status`` prints
+PICKS_SHOWN = 5
 #: the version tests' H1 bound when not given, and its range (arena.node.versions.ELO1, MIN_ELO1 and
 #: MAX_ELO1, for the same reason; tests/cli checks they agree)
 TEST_ELO1 = 30.0
@@ -43,7 +46,9 @@ def check_pool(pool: str) -> None:
 
 def ladder_json(msg: apb.Ladder) -> dict[str, Any]:
     return {"pool": msg.pool, "on": msg.on, "deals": msg.deals, "bots": list(msg.bots),
-            "in_progress": msg.in_progress, "version_test_elo1": msg.version_test_elo1}
+            "in_progress": msg.in_progress, "version_test_elo1": msg.version_test_elo1,
+            "picks": [{"a": p.bot_a, "b": p.bot_b, "match_id": p.match_id, "at": p.at, "why": p.why}
+                      for p in msg.picks]}
 
 
 def describe(ladder: dict[str, Any]) -> str:
@@ -102,6 +107,10 @@ def status(args: argparse.Namespace) -> int:
             print("\n".join(format_table(board)))
         else:
             print(f"no rated game in the pool {args.pool} yet")
+        if out["picks"]:
+            print("the latest pairings, and why:")
+            for p in out["picks"][:PICKS_SHOWN]:
+                print(f"  {time.strftime('%H:%M:%S', time.gmtime(p['at']))} {p['why']}")
         return 0
     rows = [ladder_json(m) for m in call(args, "ListLadders").ladders]
     if args.json:

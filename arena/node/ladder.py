@@ -185,6 +185,32 @@ class LadderView:
     bots: list[str]
     #: the pool's ladder matches queued or played now, across the cluster
     in_progress: int
+    #: the matchmaking's latest picks, newest first, each with why (:class:`Pick`)
+    picks: tuple[Pick, ...] = ()
+
+
+@dataclass(frozen=True)
+class Pick:
+    """A pairing the matchmaking picked: the two bots, its match, when (unix seconds), and why."""
+
+    a: str
+    b: str
+    match_id: str
+    at: int
+    why: str
+
+    def to_json(self) -> str:
+        return json.dumps({"a": self.a, "b": self.b, "match_id": self.match_id, "at": self.at,
+                           "why": self.why}, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> Pick | None:
+        """The pick, or None for a text this version cannot read."""
+        try:
+            d = json.loads(text)
+            return cls(str(d["a"]), str(d["b"]), str(d["match_id"]), int(d["at"]), str(d["why"]))
+        except (ValueError, KeyError, TypeError):
+            return None
 
 
 def ladder_standings(rankings: Rankings, pool: str, offset: int, limit: int) -> Leaderboard:
@@ -252,9 +278,12 @@ class Ladders:
 
     def view(self, pool: str, setting: LadderSetting | None = None) -> LadderView:
         """The pool's ladder as the RPCs and the web pages show it: its setting (``setting`` if the
-        caller read it already), its bots, its matches in progress. Three reads at most."""
+        caller read it already), its bots, its matches in progress, its latest picks. Four reads at
+        most."""
         setting = setting or self.setting(pool)
-        return LadderView(setting, self.broker.ladder_bots(pool), self.broker.pending_count(ladder_id(pool)))
+        picks = tuple(p for p in map(Pick.from_json, self.broker.ladder_picks(pool)) if p is not None)
+        return LadderView(setting, self.broker.ladder_bots(pool), self.broker.pending_count(ladder_id(pool)),
+                          picks)
 
     def views(self) -> list[LadderView]:
         """Every preset pool with a ladder stored or bots opted in, by pool: a read per preset (a fixed
@@ -460,6 +489,9 @@ class LadderLoop(WakingThread):
         if not jobs:
             return 0
         self.broker.enqueue(jobs)
+        now = int(time.time())
+        self.broker.note_ladder_picks(pool, [Pick(p.a, p.b, job.match_id, now, p.reason()).to_json()
+                                             for p, job in zip(picks.picks, jobs, strict=True)])
         for p, job in zip(picks.picks, jobs, strict=True):
             self.sent[job.match_id] = _Sent(pool, (p.a, p.b))
             for bot in (p.a, p.b):

@@ -510,7 +510,7 @@ class ClusterArenaServicer(ArenaServicer):
 
     def _all_ladders(self) -> list[apb.Ladder]:
         """Every preset pool with a ladder stored or bots opted in (a read per preset: a fixed few)."""
-        return [ladder_to_proto(v) for v in self.ladders.views()]
+        return [ladder_to_proto(v, picks=False) for v in self.ladders.views()]
 
     def _standings(self, pool: str, limit: int) -> tuple[Leaderboard, list[str]]:
         """The pool's leaderboard page (empty before its first rated game) and every pool."""
@@ -563,10 +563,12 @@ def audit_to_proto(tournament_id: str, done: TournamentAudit) -> apb.AuditTourna
     return reply
 
 
-def ladder_to_proto(view: LadderView) -> apb.Ladder:
+def ladder_to_proto(view: LadderView, picks: bool = True) -> apb.Ladder:
     setting = view.setting
     return apb.Ladder(pool=setting.pool, on=setting.on, deals=setting.deals, bots=view.bots,
-                      in_progress=view.in_progress, version_test_elo1=setting.test_elo1)
+                      in_progress=view.in_progress, version_test_elo1=setting.test_elo1,
+                      picks=[apb.LadderPick(bot_a=p.a, bot_b=p.b, match_id=p.match_id, at=p.at, why=p.why)
+                             for p in (view.picks if picks else ())])
 
 
 def schedule_to_proto(stored: Stored, now: float | None = None) -> apb.Schedule:

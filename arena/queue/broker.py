@@ -165,6 +165,9 @@ __all__ = [
 SCAN_PER_BOT = 32
 
 
+#: the matchmaking's latest picks a pool's ladder keeps, with why (its page shows them)
+LADDER_PICKS_KEPT = 20
+
 class BrokerError(Exception):
     """Base of the queue layer's errors (mapped to gRPC statuses at the edge)."""
 
@@ -659,6 +662,15 @@ class Broker(abc.ABC):
     @abc.abstractmethod
     def ladder_bots(self, pool: str) -> list[str]:
         """The bots opted in to the pool's ladder, sorted, in one read."""
+
+    @abc.abstractmethod
+    def note_ladder_picks(self, pool: str, picks: Sequence[str]) -> None:
+        """Keep the matchmaking's latest picks of the pool (each a JSON text, in the order picked),
+        :data:`LADDER_PICKS_KEPT` at most: the oldest go, in the same step."""
+
+    @abc.abstractmethod
+    def ladder_picks(self, pool: str) -> list[str]:
+        """The pool's latest picks kept, newest first, in one read."""
 
     # the cluster: live nodes (for the bots' discovery) and the shared bot registry
     @abc.abstractmethod

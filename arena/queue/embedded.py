@@ -61,6 +61,7 @@ from arena.queue.broker import (
     BOT_MATCHES_KEPT,
     BOT_NOTICE,
     JOBS_NOTICE,
+    LADDER_PICKS_KEPT,
     MIXED_BATCH,
     NOTICES_KEPT,
     NOTICES_READ,
@@ -217,6 +218,12 @@ CREATE TABLE IF NOT EXISTS ladder_removed (     -- the bots an admin took out of
     bot TEXT NOT NULL,
     PRIMARY KEY (pool, bot)
 );
+CREATE TABLE IF NOT EXISTS ladder_picks (       -- the matchmaking's latest picks of a pool (JSON each)
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    pool TEXT NOT NULL,
+    text TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ladder_picks_pool ON ladder_picks (pool, seq);
 CREATE TABLE IF NOT EXISTS enqueue_markers (
     key TEXT PRIMARY KEY,
     at REAL NOT NULL
@@ -987,6 +994,20 @@ class EmbeddedBroker(Broker):
         with self._errors(), self._tx(write=False) as db:
             rows = db.execute("SELECT bot FROM ladder_bots WHERE pool = ? ORDER BY bot", (pool,)).fetchall()
         return [str(bot) for (bot,) in rows]
+
+    def note_ladder_picks(self, pool: str, picks: Sequence[str]) -> None:
+        if not picks:
+            return
+        with self._errors(), self._tx() as db:
+            db.executemany("INSERT INTO ladder_picks (pool, text) VALUES (?, ?)", [(pool, p) for p in picks])
+            db.execute("DELETE FROM ladder_picks WHERE pool = ? AND seq NOT IN (SELECT seq FROM ladder_picks "
+                       "WHERE pool = ? ORDER BY seq DESC LIMIT ?)", (pool, pool, LADDER_PICKS_KEPT))
+
+    def ladder_picks(self, pool: str) -> list[str]:
+        with self._errors(), self._tx(write=False) as db:
+            rows = db.execute("SELECT text FROM ladder_picks WHERE pool = ? ORDER BY seq DESC LIMIT ?",
+                              (pool, LADDER_PICKS_KEPT)).fetchall()
+        return [str(text) for (text,) in rows]
 
     def add_occurrence(self, schedule_id: str, text: str, at: int, spec: TournamentSpec) -> bool:
         with self._errors(), self._tx() as db:  # BEGIN IMMEDIATE: one writer of the file at a time

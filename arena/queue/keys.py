@@ -46,6 +46,8 @@ With the default prefix ``belote-arena`` the keys are::
     belote-arena:ladder:bots:<pool>     set of the bots opted in to the pool's ladder
     belote-arena:ladder:removed:<pool>  set of the bots an admin took out of it (their Hello's
                                         ladder flag does not put them back)
+    belote-arena:ladder:picks:<pool>    list of the matchmaking's latest picks, newest first (JSON
+                                        each: the pair and why), LADDER_PICKS_KEPT at most
     belote-arena:once:<key>             enqueue-once marker
     belote-arena:node:<id>              a live node's address (expires with its heartbeat)
     belote-arena:nodes                  set of node ids that sent a heartbeat
@@ -203,6 +205,9 @@ class Keys:
 
     def ladder_bots(self, pool: str) -> str:
         return self._key("ladder", "bots", pool)
+
+    def ladder_picks(self, pool: str) -> str:
+        return self._key("ladder", "picks", pool)
 
     def ladder_removed(self, pool: str) -> str:
         return self._key("ladder", "removed", pool)

@@ -90,6 +90,7 @@ import redis.exceptions
 from arena.queue.broker import (
     BOT_MATCHES_KEPT,
     BOT_NOTICE,
+    LADDER_PICKS_KEPT,
     MIXED_BATCH,
     NOTICES_KEPT,
     NOTICES_READ,
@@ -766,6 +767,21 @@ class RedisBroker(Broker):
     def ladder_bots(self, pool: str) -> list[str]:
         with self._reading():
             return sorted(cast("set[str]", self._redis.smembers(self.keys.ladder_bots(pool))))
+
+    def note_ladder_picks(self, pool: str, picks: Sequence[str]) -> None:
+        if not picks:
+            return
+        key = self.keys.ladder_picks(pool)
+        with self._errors():
+            pipe = self._redis.pipeline()  # MULTI: pushed and trimmed as one
+            pipe.lpush(key, *picks)
+            pipe.ltrim(key, 0, LADDER_PICKS_KEPT - 1)
+            pipe.execute()
+
+    def ladder_picks(self, pool: str) -> list[str]:
+        with self._reading():
+            return list(cast("list[str]", self._redis.lrange(self.keys.ladder_picks(pool), 0,
+                                                             LADDER_PICKS_KEPT - 1)))
 
     def add_occurrence(self, schedule_id: str, text: str, at: int, spec: TournamentSpec) -> bool:
         keys = [self.keys.schedule(schedule_id), self.keys.tournament(spec.tournament_id),

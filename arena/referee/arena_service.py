@@ -124,7 +124,7 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
         try:
             await self.node.check_new_bot(request.name)  # before an invite is spent on a name that cannot be
             await self.gate.register(who, address_of(context), request.invite)
-            entry, token = await self.node.register(request.name)
+            entry, token = await self.node.register(request.name, request.ladder)
         except EDGE_ERRORS as e:
             await abort(context, e)
         return apb.RegisterBotResponse(bot_id=entry.bot_id, token=token)

@@ -231,10 +231,15 @@ class Node:
         return out
 
     def ladder_bots(self) -> frozenset[str]:
-        """The bots connected here a stream of which asked to play the ladder in its Hello, by name (a
-        node with a queue opts them in: arena.node.ladder)."""
-        return frozenset(links[0].name for links in self._hub.by_bot.values()
-                         if any(link.connected and link.ladder for link in links))
+        """The bots connected here that asked to play the ladder, by name: at their registration, or in
+        the Hello of a stream (a node with a queue opts them in: arena.node.ladder)."""
+        out = set()
+        for bot_id, links in self._hub.by_bot.items():
+            on = [link for link in links if link.connected]
+            entry = self._registry.by_id(bot_id) if on else None
+            if on and (any(link.ladder for link in on) or (entry is not None and entry.ladder)):
+                out.add(on[0].name)
+        return frozenset(out)
 
     def play_link(self, entry: BotEntry) -> BotLink:
         """The link a bot's name alone seats: its promoted version's when connected, else its streams
@@ -302,19 +307,19 @@ class Node:
     # ----------------------------------------------------------------- bots
     # The registry is read from memory (arena.referee.registry); what writes it, or reads what is
     # stored, runs in a thread: its backend may be the broker.
-    def register_bot(self, name: str) -> tuple[BotEntry, str]:
+    def register_bot(self, name: str, ladder: bool = False) -> tuple[BotEntry, str]:
         """Register a bot; its entry and its token (made here, shown once). Blocks on the registry's
         backend: for setting a node up (tests, the harness); the edge calls :meth:`register`."""
         try:
-            return self._registry.register(name)
+            return self._registry.register(name, ladder)
         except DuplicateBotError as e:
             raise AlreadyExists(str(e)) from None
         except RegistryError as e:
             raise InvalidArgument(str(e)) from None
 
-    async def register(self, name: str) -> tuple[BotEntry, str]:
+    async def register(self, name: str, ladder: bool = False) -> tuple[BotEntry, str]:
         """:meth:`register_bot`, off the event loop."""
-        return await asyncio.to_thread(self.register_bot, name)
+        return await asyncio.to_thread(self.register_bot, name, ladder)
 
     async def check_new_bot(self, name: str) -> None:
         """Raise unless ``name`` could be registered now (before an invite is spent on it)."""

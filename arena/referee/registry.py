@@ -74,6 +74,8 @@ class BotEntry:
     revoked: bool = False
     #: each version it connected with (:mod:`arena.referee.versions`); none for a bot that never said one
     versions: tuple[Version, ...] = ()
+    #: it asked, at its registration, to play the ladder whenever it is connected
+    ladder: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -81,6 +83,8 @@ class BotEntry:
             del data["versions"]  # as entries were before versions: older nodes read them
         else:
             data["versions"] = [v.to_dict() for v in self.versions]
+        if not self.ladder:
+            del data["ladder"]
         return data
 
     def to_json(self) -> str:
@@ -90,7 +94,8 @@ class BotEntry:
     def from_dict(cls, data: dict[str, Any]) -> BotEntry:
         versions = tuple(Version.from_dict(v) for v in data.get("versions") or ())
         return cls(bot_id=data["bot_id"], name=data["name"], token_sha256=data["token_sha256"],
-                   revoked=bool(data.get("revoked", False)), versions=versions)
+                   revoked=bool(data.get("revoked", False)), versions=versions,
+                   ladder=bool(data.get("ladder", False)))
 
     @classmethod
     def from_json(cls, text: str) -> BotEntry:
@@ -332,12 +337,14 @@ class BotRegistry:
             self._apply([entry])
         return entry
 
-    def register(self, name: str) -> tuple[BotEntry, str]:
-        """Register a bot under ``name``; its entry and its token, made here and shown once."""
+    def register(self, name: str, ladder: bool = False) -> tuple[BotEntry, str]:
+        """Register a bot under ``name`` (asking to play the ladder, with ``ladder``); its entry and its
+        token, made here and shown once."""
         if not valid_bot_name(name):
             raise RegistryError(f"bad bot name {name!r}: {BOT_NAME_RULE}")
         token = new_token("bt")
-        entry = BotEntry(bot_id=f"bot-{secrets.token_hex(4)}", name=name, token_sha256=digest(token))
+        entry = BotEntry(bot_id=f"bot-{secrets.token_hex(4)}", name=name, token_sha256=digest(token),
+                         ladder=ladder)
         if not self._backend.add(entry):
             raise DuplicateBotError(f"a bot named {name!r} is already registered")
         # a new bot: nothing newer of it can be in the copy, so it goes in now, notices or not

@@ -309,8 +309,10 @@ class NodeReads:
     async def ladder(self, pool: str, offset: int, limit: int) -> LadderDetail:
         view, board = await self._queue(self._ladder, pool, offset, limit)
         s = view.setting
+        picks = tuple({"a": p.a, "b": p.b, "match_id": p.match_id, "at": p.at, "why": p.why}
+                      for p in view.picks)
         return LadderDetail(s.pool, s.on, s.deals, s.duplicate, tuple(view.bots), view.in_progress,
-                            self._shown_board(board))  # the registry's copy: on the loop
+                            self._shown_board(board), picks)  # the registry's copy: on the loop
 
     def _ladder(self, pool: str, offset: int, limit: int) -> tuple[LadderView, Leaderboard]:
         try:

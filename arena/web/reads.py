@@ -303,10 +303,13 @@ class LadderDetail:
     bots: tuple[str, ...]
     in_progress: int
     standings: ShownBoard
+    #: the matchmaking's latest pairings, newest first: each {a, b, match_id, at, why}
+    picks: tuple[dict[str, Any], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out = row_json(self)
         out["bots"] = list(self.bots)
+        out["picks"] = list(self.picks)
         out["standings"] = self.standings.to_json()
         return out
 

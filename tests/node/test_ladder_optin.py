@@ -31,9 +31,10 @@ class Bots:
         self.tokens: dict[str, str] = {}
         self.runs: dict[str, tuple[asyncio.Event, asyncio.Task[None]]] = {}
 
-    async def start(self, name: str, *, ladder: bool, seats: int = 2) -> None:
+    async def start(self, name: str, *, ladder: bool, seats: int = 2,
+                    registered_ladder: bool = False) -> None:
         if name not in self.tokens:
-            self.tokens[name] = self.running.node.register_bot(name)[1]
+            self.tokens[name] = self.running.node.register_bot(name, registered_ladder)[1]
         stop = asyncio.Event()
         bot = HeuristicBot(len(self.runs)) if len(self.runs) % 2 == 0 else RandomBot(len(self.runs))
         task = asyncio.create_task(run_async(bot, self.running.address, self.tokens[name], seats, name=name,
@@ -90,6 +91,21 @@ def test_bots_that_ask_are_opted_in_to_the_ladders_on_and_play_them(broker: Brok
             await asyncio.to_thread(ladders.stop, "classic")
 
     arun(main(), 120)
+
+
+def test_a_bot_that_asked_at_its_registration_is_opted_in_whenever_it_connects(broker: Broker) -> None:
+    async def main() -> None:
+        async with node_and_bots(broker) as (running, bots):
+            await asyncio.to_thread(Ladders(broker).start, POOL, 1)
+            await bots.start("north", ladder=False, registered_ladder=True)  # no flag in its Hello
+            await bots.start("east", ladder=False)
+            await until(lambda: opted(broker) == ["north"], 15, "the bot that asked at its registration")
+            entry = running.node.bot_named("north")
+            assert entry is not None and entry.ladder and '"ladder": true' in entry.to_json()
+            assert '"ladder"' not in running.node.bot_named("east").to_json()  # type: ignore[union-attr]
+            await asyncio.to_thread(Ladders(broker).stop, POOL)
+
+    arun(main(), 60)
 
 
 def test_an_admins_removal_holds_across_a_reconnection_until_the_admin_adds_it_back(broker: Broker) -> None:

@@ -7,6 +7,7 @@ import pytest
 
 from arena.node.ladder import NO_FIELD, LadderError, Ladders, LadderSetting, ladder_job
 from arena.queue import LADDER_NOTICE, Broker, Notice, Write
+from arena.queue.broker import LADDER_PICKS_KEPT
 from arena.ratings import LADDER_PREFIX, ladder_id, ladder_pool, tournament_pool
 from arena.tournament import TournamentError, TournamentSpec
 from arena.tournament.spec import RESERVED_PREFIX
@@ -64,6 +65,17 @@ def test_a_bot_joins_by_itself_unless_an_admin_removed_it_and_an_admins_add_clea
     assert again.ladder_join("coinche", "bravo") is False
     assert again.ladder_bots("coinche") == ["alpha"]
     assert again.ladder_bots("classic") == ["alpha"]
+
+
+def test_the_latest_picks_are_kept_newest_first_and_bounded_per_pool(broker: Broker) -> None:
+    assert broker.ladder_picks("coinche") == []
+    broker.note_ladder_picks("coinche", [f"pick-{i}" for i in range(3)])
+    broker.note_ladder_picks("classic", ["other"])
+    assert broker.ladder_picks("coinche") == ["pick-2", "pick-1", "pick-0"]
+    broker.note_ladder_picks("coinche", [f"pick-{i}" for i in range(3, LADDER_PICKS_KEPT + 5)])
+    kept = broker.ladder_picks("coinche")
+    assert len(kept) == LADDER_PICKS_KEPT and kept[0] == f"pick-{LADDER_PICKS_KEPT + 4}"
+    assert kept[-1] == "pick-5" and broker.ladder_picks("classic") == ["other"]
 
 
 def test_start_stop_add_remove_announce_their_pool(broker: Broker) -> None:

@@ -73,6 +73,12 @@ def test_a_ladder_shows_its_matches_in_progress_while_it_runs(site: Site) -> Non
             time.sleep(0.02)
         # at most the ladder's share of the node's slots: half of the site's 8
         assert ladder["on"] is True and 1 <= ladder["in_progress"] <= 4
+        # each pairing the matchmaking picked, newest first, with why
+        picks = ladder["picks"]
+        assert picks and all({p["a"], p["b"]} <= set(LADDER_BOTS) and p["a"] != p["b"] for p in picks)
+        assert all(p["match_id"].startswith(f"ladder:{POOL}:") for p in picks)
+        assert all(("narrows" in p["why"] or "waited" in p["why"]) for p in picks), picks
+        assert [p["at"] for p in picks] == sorted((p["at"] for p in picks), reverse=True)
         _, listed = get(site, "/api/v1/ladders")
         assert listed["ladders"][0]["on"] is True
     finally:

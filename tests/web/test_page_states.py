@@ -133,6 +133,7 @@ def test_an_empty_node_s_pages_say_why_they_are_empty_and_what_to_do(
         assert page.locator("#ladder-state").inner_text().startswith("off: ")
         assert "No rated game" in page.locator("#no-standings").inner_text()
         assert "ladder add --pool coinche" in page.locator("#no-bots").inner_text()
+        assert "No pairing yet" in page.locator("#no-picks").inner_text()
     with visit(browser, empty, "/schedules", width, "#empty") as page:
         text = page.locator("#empty").inner_text()
         assert "No scheduled tournament" in text and "tournament schedule" in text
@@ -175,6 +176,10 @@ def test_a_ladder_s_page_shows_its_standings_bots_and_matches_as_they_go(
         assert page.locator("#standings svg.bar line").count() == 3  # each bot's interval drawn
         assert fits(page, "#standings"), "the standings are wider than their box"
         assert page.locator("#ladder-bots li").all_inner_texts() == list(LADDER_BOTS)
+        # the latest pairings, each with why the matchmaking picked it
+        picks = page.locator("#ladder-picks li").all_inner_texts()
+        assert picks and all(" v " in p and ("narrows" in p or "waited" in p) for p in picks), picks
+        assert fits(page, "#ladder-picks"), "the pairings are wider than their box"
         # live: the page follows the games as they are played
         games = sum(int(g) for g in page.locator("#standings td.games").all_inner_texts())
         page.wait_for_function(GAMES_SHOWN + " > n", arg=games, timeout=30_000)

@@ -569,8 +569,15 @@ async function ladderPage() {
   const state = el("p", { id: "ladder-state" });
   const standings = el("div", {});
   const bots = el("div", {});
+  const picks = el("div", {});
   const draw = async () => {
     const l = await getJSON(`/ladders/${encodeURIComponent(pool)}?limit=${PAGE_SIZE}`);
+    picks.replaceChildren(l.picks.length ?
+      el("ol", { id: "ladder-picks", class: "picks" }, ...l.picks.map((p) => el("li", { "data-match": p.match_id },
+        el("span", { class: "muted", text: `${when(p.at)}: ` }), matchLink(p.match_id, `${p.a} v ${p.b}`),
+        el("span", { text: ` – ${p.why.replace(/^\S+ \([^)]*\) v \S+ \([^)]*\), /, "")}` })))) :
+      el("p", { class: "muted", id: "no-picks", text: "No pairing yet: the matchmaking pairs the opted-in bots " +
+                                                       "connected with free seats, once the ladder is on." }));
     state.textContent = ladderState(l);
     const board = l.standings;
     if (board.entries.length === 0) {
@@ -604,7 +611,11 @@ async function ladderPage() {
   show(el("h1", { text: `Ladder ${pool}` }), state,
        el("p", { class: "muted note", text: "Bradley-Terry ratings of the pool's rated games, with their 95% intervals; " +
                                             "this page follows them as the ladder's matches end." }),
-       el("h2", { text: "Standings" }), standings, el("h2", { text: "Bots opted in" }), bots);
+       el("h2", { text: "Standings" }), standings,
+       el("h2", { text: "Latest pairings, and why" }),
+       el("p", { class: "muted note", text: "Each pairing is the game expected to narrow the pool's 95% intervals " +
+                                            "most, within the fairness bounds (docs/ratings.md, Matchmaking)." }),
+       picks, el("h2", { text: "Bots opted in" }), bots);
   await draw();
   const again = () => setTimeout(() => draw().then(again, showError), LADDER_REFRESH_MS);
   again();

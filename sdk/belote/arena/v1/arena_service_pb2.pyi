@@ -290,19 +290,26 @@ class RegisterBotRequest(_message.Message):
 
     NAME_FIELD_NUMBER: _builtins.int
     INVITE_FIELD_NUMBER: _builtins.int
+    LADDER_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """1 to 64 letters, digits, "_", "." or "-", starting with a letter or digit."""
     invite: _builtins.str
     """Under the node's "invite" registration policy: a code from CreateInvite."""
+    ladder: _builtins.bool
+    """The bot asks to play the ladder, for good: whenever it is connected, a
+    node with a queue opts it in to every pool whose ladder is on, as
+    Hello.ladder does for one stream (an admin's removal still wins).
+    """
     def __init__(
         self,
         *,
         name: _builtins.str = ...,
         invite: _builtins.str = ...,
+        ladder: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["invite", b"invite", "name", b"name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["invite", b"invite", "ladder", b"ladder", "name", b"name"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1562,6 +1569,7 @@ class Ladder(_message.Message):
     BOTS_FIELD_NUMBER: _builtins.int
     IN_PROGRESS_FIELD_NUMBER: _builtins.int
     VERSION_TEST_ELO1_FIELD_NUMBER: _builtins.int
+    PICKS_FIELD_NUMBER: _builtins.int
     pool: _builtins.str
     """A ruleset preset ("classic", "coinche", ...): its matches are played
     under it and rated in its pool.
@@ -1580,6 +1588,12 @@ class Ladder(_message.Message):
     def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The bots opted in, sorted."""
 
+    @_builtins.property
+    def picks(self) -> _containers.RepeatedCompositeFieldContainer[Global___LadderPick]:
+        """The matchmaking's latest pairings (20 at most), newest first, each with
+        why it was picked (ListLadders leaves them out).
+        """
+
     def __init__(
         self,
         *,
@@ -1589,14 +1603,50 @@ class Ladder(_message.Message):
         bots: _abc.Iterable[_builtins.str] | None = ...,
         in_progress: _builtins.int = ...,
         version_test_elo1: _builtins.float = ...,
+        picks: _abc.Iterable[Global___LadderPick] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "deals", b"deals", "in_progress", b"in_progress", "on", b"on", "pool", b"pool", "version_test_elo1", b"version_test_elo1"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "deals", b"deals", "in_progress", b"in_progress", "on", b"on", "picks", b"picks", "pool", b"pool", "version_test_elo1", b"version_test_elo1"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Ladder: _TypeAlias = Ladder  # noqa: Y015
+
+@_typing.final
+class LadderPick(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_A_FIELD_NUMBER: _builtins.int
+    BOT_B_FIELD_NUMBER: _builtins.int
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    AT_FIELD_NUMBER: _builtins.int
+    WHY_FIELD_NUMBER: _builtins.int
+    bot_a: _builtins.str
+    bot_b: _builtins.str
+    match_id: _builtins.str
+    at: _builtins.int
+    """When it was picked (unix seconds)."""
+    why: _builtins.str
+    """Why: the rule, the two ratings and their intervals, the expected score,
+    and how much the game narrows the pool's intervals.
+    """
+    def __init__(
+        self,
+        *,
+        bot_a: _builtins.str = ...,
+        bot_b: _builtins.str = ...,
+        match_id: _builtins.str = ...,
+        at: _builtins.int = ...,
+        why: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["at", b"at", "bot_a", b"bot_a", "bot_b", b"bot_b", "match_id", b"match_id", "why", b"why"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LadderPick: _TypeAlias = LadderPick  # noqa: Y015
 
 @_typing.final
 class StartLadderRequest(_message.Message):
