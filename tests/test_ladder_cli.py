@@ -159,7 +159,8 @@ def test_changing_a_ladder_needs_the_admin_credential(
         # reading needs no credential
         rows = json.loads(run(capsys, "ladder", "status", "--address", a, "--json",
                               "--data-dir", str(tmp_path / "elsewhere"))[1])
-    assert rows == [{"pool": "classic", "on": False, "deals": 8, "bots": ["a", "b"], "in_progress": 0}]
+    assert rows == [{"pool": "classic", "on": False, "deals": 8, "bots": ["a", "b"], "in_progress": 0,
+                     "version_test_elo1": 30.0}]
 
 
 def readme_ladder_commands() -> list[str]:

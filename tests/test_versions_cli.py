@@ -9,6 +9,7 @@ import re
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -52,9 +53,9 @@ def test_the_readme_versions_commands_work_as_pasted(
     tmp_path: Path, capsys: Capsys, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     commands = readme_versions_commands()
-    bots = [c for c in commands if c.startswith("python -m belote_bot")]
+    bots = [c for c in commands if c.startswith(("python -m belote_bot", "sleep "))]
     arena = [c for c in commands if c.startswith("belote-arena")]
-    assert len(bots) == 2 and len(arena) == 2 and len(commands) == 4
+    assert len(bots) == 3 and len(arena) == 2 and len(commands) == 5 and commands[:3] == bots
     with node_with_bots(tmp_path, bots=("alpha",)) as node:
         env = {**os.environ, "BELOTE_TOKEN": node.tokens["alpha"], ADDRESS_ENV: node.address,
                "PYTHONUNBUFFERED": "1"}
@@ -62,6 +63,9 @@ def test_the_readme_versions_commands_work_as_pasted(
         try:
             for command in bots:
                 words = shlex.split(command)
+                if words[0] == "sleep":
+                    time.sleep(float(words[1]))
+                    continue
                 assert words[-1] == "&"  # run beside the shell: here, as a child process
                 procs.append(subprocess.Popen([sys.executable, *words[1:-1]], env=env,
                                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

@@ -44,11 +44,15 @@ def check_pool(pool: str) -> None:
         raise CliError(f"--pool must be a ruleset preset, one of {', '.join(PRESETS)}, not {pool[:64]!r}")
 
 
-def ladder_json(msg: apb.Ladder) -> dict[str, Any]:
-    return {"pool": msg.pool, "on": msg.on, "deals": msg.deals, "bots": list(msg.bots),
-            "in_progress": msg.in_progress, "version_test_elo1": msg.version_test_elo1,
-            "picks": [{"a": p.bot_a, "b": p.bot_b, "match_id": p.match_id, "at": p.at, "why": p.why}
-                      for p in msg.picks]}
+def ladder_json(msg: apb.Ladder, picks: bool = True) -> dict[str, Any]:
+    """A ladder as ``--json`` prints it; its latest pairings with why unless ``picks`` is False (a
+    list of the ladders: ListLadders leaves them out)."""
+    out = {"pool": msg.pool, "on": msg.on, "deals": msg.deals, "bots": list(msg.bots),
+           "in_progress": msg.in_progress, "version_test_elo1": msg.version_test_elo1}
+    if picks:
+        out["picks"] = [{"a": p.bot_a, "b": p.bot_b, "match_id": p.match_id, "at": p.at, "why": p.why}
+                        for p in msg.picks]
+    return out
 
 
 def describe(ladder: dict[str, Any]) -> str:
@@ -112,7 +116,7 @@ def status(args: argparse.Namespace) -> int:
             for p in out["picks"][:PICKS_SHOWN]:
                 print(f"  {time.strftime('%H:%M:%S', time.gmtime(p['at']))} {p['why']}")
         return 0
-    rows = [ladder_json(m) for m in call(args, "ListLadders").ladders]
+    rows = [ladder_json(m, picks=False) for m in call(args, "ListLadders").ladders]
     if args.json:
         print(json.dumps(rows))
     elif not rows:

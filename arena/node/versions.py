@@ -46,6 +46,7 @@ version of a bot is tested at a time, the first seen first.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 import time
@@ -60,6 +61,7 @@ from arena.referee.versions import (
     Version,
     back_to_candidate,
     decide,
+    find,
     next_candidate,
     player_key,
     promoted,
@@ -190,14 +192,24 @@ class VersionTests:
         deals, elo1 = pools[pool]
         options = self.options if elo1 == self.options.elo1 else replace(self.options, elo1=elo1)
         spec = test_spec(entry.name, cand.version, base.version, tid, pool, deals, options)
-        self.broker.put_tournament(spec)  # another node may have made it first: then that one stands
+        made = self.broker.put_tournament(spec)  # another node may have made it first: that one stands
         now = int(time.time())
-        started = self._write(entry.name, lambda vs: start_test(vs, cand.version, tid, base.version, now),
-                              "started")
-        if started:
+        found: list[Version | None] = []
+
+        def change(versions: tuple[Version, ...]) -> tuple[Version, ...]:
+            found[:] = [find(versions, cand.version)]
+            return start_test(versions, cand.version, tid, base.version, now)
+
+        if self._write(entry.name, change, "started"):
             log.info("bot %s: version %s tested against %s (%s, %s)", entry.name, cand.version,
                      base.version, pool, tid, extra={"event": "version_test", "bot": entry.name,
                                                      "tournament": tid})
+        elif made and not (found and found[0] is not None and found[0].test == tid):
+            # the version changed meanwhile (promoted by hand, the bot revoked): the tournament this
+            # call stored tests nothing; cancelled before any node's advance sweep plays it
+            with contextlib.suppress(TournamentError):
+                self.tournaments.cancel(tid)
+            return
         current = self.broker.get_tournament(tid)
         if current is not None and current[1].is_open:
             self.tournaments.advance(tid)  # its first batch (idempotent: enqueued once)

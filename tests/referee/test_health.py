@@ -96,7 +96,7 @@ def test_reflection_describes_the_methods_of_the_services() -> None:
         "ListMatches", "GetMatch", "GetMatchRecord", "WatchMatch", "CreateTournament", "GetTournament",
         "ListTournaments", "CancelTournament", "ResumeTournament", "GetLeaderboard", "GetBot",
         "AuditTournament", "CreateSchedule", "ListSchedules", "CancelSchedule", "StartLadder", "StopLadder",
-        "GetLadder", "ListLadders", "AddLadderBot", "RemoveLadderBot",
+        "GetLadder", "ListLadders", "AddLadderBot", "RemoveLadderBot", "GetBotVersions", "PromoteBotVersion",
     }
 
 
