@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
+import pytest
 from belote_bot import Bot, HeuristicBot, RandomBot, run_async
 
 from arena.node.ladder import Ladders
@@ -44,6 +45,7 @@ async def node(broker: Broker) -> AsyncIterator[RunningNode]:
         yield running
 
 
+@pytest.mark.slow
 def test_a_better_version_is_promoted_and_a_worse_one_rejected(broker: Broker) -> None:
     async def main() -> None:
         async with node(broker) as running:
