@@ -120,13 +120,18 @@ async def run_demo(
                 console.print(f"still serving the pages on {site.url}/ : Ctrl-C to stop")
                 await _until_interrupted()
     finally:
-        stop.set()
-        for t in tasks:
-            t.cancel()
-        with contextlib.suppress(Exception):
-            await asyncio.gather(*tasks, return_exceptions=True)
+        await stop_bots(stop, tasks)
         broker.close()
     return 0
+
+
+async def stop_bots(stop: asyncio.Event, tasks: list[asyncio.Task[None]]) -> None:
+    """Stop the demo's bots (their streams close) and wait for them."""
+    stop.set()
+    for task in tasks:
+        task.cancel()
+    with contextlib.suppress(Exception):
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def _report(

@@ -12,7 +12,6 @@ addresses (it then serves them until Ctrl-C). Everything is the production path.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from arena.demo import _until_interrupted, ratings_table
+from arena.demo import _until_interrupted, ratings_table, stop_bots
 from arena.node.ladder import Ladders
 from arena.node.run import NodeSettings, RunningNode, running_node
 from arena.node.versions import versions_view
@@ -144,11 +143,7 @@ async def run_ladder_demo(data_dir: Path, console: Console, http: str = "", para
                 console.print(f"still serving the pages on {site.url}/ : Ctrl-C to stop")
                 await _until_interrupted()
     finally:
-        stop.set()
-        for task in tasks:
-            task.cancel()
-        with contextlib.suppress(Exception):
-            await asyncio.gather(*tasks, return_exceptions=True)
+        await stop_bots(stop, tasks)
         broker.close()
     return 0
 

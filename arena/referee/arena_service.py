@@ -146,17 +146,9 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
         self, request: apb.RevokeBotRequest, context: Context,
     ) -> apb.RevokeBotResponse:
         who = await self.caller(context)
-        name = request.name
         try:
-            if who.role is Role.ADMIN:
-                if not name:
-                    raise InvalidArgument("name the bot to revoke")
-            elif who.bot is not None:
-                if name and name != who.bot.name:
-                    raise PermissionDenied("a bot's token revokes that bot only")
-                name = who.bot.name
-            else:
-                raise Unauthenticated("revoking a bot needs its token or the admin credential")
+            name = acted_on(who, request.name, ("name the bot to revoke", "revokes that bot only",
+                                                "revoking a bot needs its token or the admin credential"))
             await self.node.revoke_bot(name)
         except EDGE_ERRORS as e:
             await abort(context, e)
@@ -219,17 +211,10 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
         self, request: apb.PromoteBotVersionRequest, context: Context,
     ) -> apb.PromoteBotVersionResponse:
         who = await self.caller(context)
-        name = request.name
         try:
-            if who.role is Role.ADMIN:
-                if not name:
-                    raise InvalidArgument("name the bot whose version to promote")
-            elif who.bot is not None:
-                if name and name != who.bot.name:
-                    raise PermissionDenied("a bot's token promotes a version of that bot only")
-                name = who.bot.name
-            else:
-                raise Unauthenticated("promoting a version needs the bot's token or the admin credential")
+            name = acted_on(who, request.name, (
+                "name the bot whose version to promote", "promotes a version of that bot only",
+                "promoting a version needs the bot's token or the admin credential"))
             before, after = await self.node.promote_version(name, request.version)
         except EDGE_ERRORS as e:
             await abort(context, e)
@@ -492,3 +477,18 @@ def versions_to_proto(entry: BotEntry) -> list[apb.BotVersion]:
     """A bot's versions, newest first."""
     return [version_to_proto(v) for v in sorted(entry.versions, key=lambda v: (v.first_seen, v.version),
                                                  reverse=True)]
+
+
+def acted_on(who: Caller, name: str, says: tuple[str, str, str]) -> str:
+    """The bot a call on one bot acts on: the one an admin names, or the caller's own (a bot's token
+    acts on that bot only). ``says``: what to say when an admin names none, what a bot's token does to
+    its bot only, and what the call needs."""
+    if who.role is Role.ADMIN:
+        if not name:
+            raise InvalidArgument(says[0])
+        return name
+    if who.bot is not None:
+        if name and name != who.bot.name:
+            raise PermissionDenied(f"a bot's token {says[1]}")
+        return who.bot.name
+    raise Unauthenticated(says[2])
