@@ -50,7 +50,9 @@ class Bot(ABC):
 
     #: the name shown by the referee (``run(name=...)`` overrides it; default: the class name)
     name: str = ""
-    #: the version sent in Hello (default: the SDK's)
+    #: the bot's own version, sent in Hello (default: the SDK's name and version, as text). A label of
+    #: 1 to 32 letters, digits, ``_``, ``.`` or ``-`` (``"2"``, ``"1.4-rc1"``) is also the version the
+    #: arena keeps and tests: a new one plays an SPRT against the promoted one before it plays as the bot
     version: str = ""
     #: run a plain ``act`` on the event loop rather than in a worker thread (for acts of microseconds)
     act_inline: bool = False

@@ -143,11 +143,14 @@ async def run_async(
     With ``all_nodes`` (the default) the bot also connects to every other node
     the first one names, so any node of a cluster can seat it. ``verbose``
     logs one line per connection and one per match end (INFO); without it,
-    only warnings (strikes, lost streams) and errors. It leaves the logging
+    only warnings (strikes, lost streams) and errors.
     ``ladder=True`` asks, in the Hello, to play the ladder: a node with a queue
     opts the bot in to every pool whose ladder is on while it is connected
     (unless an admin took it out of one: the admin's word wins); a node
-    without a queue ignores it. It leaves the logging
+    without a queue ignores it. ``bot.version``, when it is a label (1 to 32
+    letters, digits, ``_``, ``.`` or ``-``), is the bot's own version: the
+    arena keeps each, lets each hold its own stream with the same token, and
+    tests a new one against the promoted one. It leaves the logging
     set-up to the program that runs it (:func:`run` adds a stderr handler when
     there is none). Raises :class:`~belote_bot.AuthenticationError` when the
     referee refuses the token.
