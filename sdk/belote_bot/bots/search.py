@@ -280,13 +280,27 @@ def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget-ms", type=float, default=None, metavar="MS",
                         help="search time per decision (default: half the referee's deadline and 2%% of "
                              "the time bank, never past them)")
+    parser.add_argument("--iterations", type=_at_least_one, default=None, metavar="N",
+                        help="at most N samples a decision (within the time it has): the same strength on "
+                             "a busy machine as on a quiet one, where a time budget gives fewer")
     parser.add_argument("--rollout", default="greedy", choices=sorted(POLICIES),
                         help="the rollout policy (default: %(default)s)")
+
+
+def _at_least_one(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"a whole number of at least 1, not {text[:20]!r}")
+    return n
 
 
 def _configure(bot: Bot, args: argparse.Namespace) -> None:
     assert isinstance(bot, SearchBot)
     bot.budget_ms = args.budget_ms
+    bot.iterations = args.iterations
     bot.policy = POLICIES[args.rollout]
 
 
