@@ -388,7 +388,9 @@ def test_run_blocks_until_a_threading_stop_event() -> None:
 
 
 def test_ctrl_c_stops_the_command_cleanly() -> None:
-    env = {**os.environ, "BELOTE_TOKEN": "t", "PYTHONUNBUFFERED": "1"}
+    # faulthandler: a process still running 20 s after its Ctrl-C is made to print where each of its
+    # threads is (SIGABRT), so that the failure says why (CI saw one such, never reproduced by hand)
+    env = {**os.environ, "BELOTE_TOKEN": "t", "PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "belote_bot.bots.random", "--address", closed_port()],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
@@ -400,7 +402,12 @@ def test_ctrl_c_stops_the_command_cleanly() -> None:
             lines.append(proc.stderr.readline())
         assert "reconnecting" in lines[-1], lines
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=10)
+        try:
+            _, err = proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)
+            _, err = proc.communicate(timeout=10)
+            raise AssertionError(f"still running 20 s after Ctrl-C; its threads:\n{err[-6000:]}") from None
     finally:
         proc.kill()
     assert proc.returncode == 0, err
