@@ -16,7 +16,7 @@ import pytest
 from arena.node.versions import DUPLICATE_NOTE, MAX_PAIRS, MIN_PAIRS
 from tests.queue.conftest import BACKENDS, Store, redis_unavailable
 from tests.web.site import Site, get
-from tests.web.versions_data import POOL, RUNNING_PAIRS, Built, build, players, rated, wait_known
+from tests.web.versions_data import POOL, RUNNING_PAIRS, Built, built_site
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
@@ -26,14 +26,10 @@ def built(request: pytest.FixtureRequest) -> Iterator[tuple[Site, Built]]:
         pytest.skip(why)
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(request.param, Path(tmp) / "queue.sqlite3", f"test-web-{uuid.uuid4().hex[:12]}")
-        site = Site(Path(tmp), players=players(), tournaments=[rated()], broker=store.open)
         try:
-            data = build(site)
-            wait_known(site, "alpha", "2", "promoted")
-            wait_known(site, "beta", "3", "testing")
-            yield site, data
+            with built_site(store.open) as made:
+                yield made
         finally:
-            site.close()
             store.cleanup()
 
 

@@ -5,9 +5,7 @@ a test's seed nor a card. The leaderboard shows each bot at its promoted version
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,7 +13,7 @@ import pytest
 from arena.node.versions import DUPLICATE_NOTE
 from tests.web.browser import PHONE, WIDE, Watched, browser, needs_chromium, shot
 from tests.web.site import Site
-from tests.web.versions_data import POOL, Built, build, players, rated, wait_known
+from tests.web.versions_data import POOL, Built, built_site
 
 pytestmark = [pytest.mark.slow, needs_chromium]
 __all__ = ["browser"]  # the fixture
@@ -24,15 +22,8 @@ WIDTHS = pytest.mark.parametrize("width", [WIDE, PHONE], ids=["laptop", "phone"]
 
 @pytest.fixture(scope="module")
 def built() -> Iterator[tuple[Site, Built]]:
-    with tempfile.TemporaryDirectory() as tmp:
-        site = Site(Path(tmp), players=players(), tournaments=[rated()])
-        try:
-            data = build(site)
-            wait_known(site, "alpha", "2", "promoted")
-            wait_known(site, "beta", "3", "testing")
-            yield site, data
-        finally:
-            site.close()
+    with built_site() as made:
+        yield made
 
 
 def opened(browser: Any, site: Site, path: str, width: int, ready: str) -> Watched:

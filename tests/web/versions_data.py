@@ -12,10 +12,13 @@ their results written (deal-less) as a node writes them, the tournament advanced
 
 from __future__ import annotations
 
+import contextlib
 import secrets
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 from belote_bot import Bot, HeuristicBot, RandomBot
 
@@ -167,3 +170,18 @@ def wait_known(site: Site, name: str, version: str, state: str, timeout: float =
 
 
 __all__ = ["POOL", "RUNNING_PAIRS", "Built", "build", "players", "rated", "wait_known"]
+
+
+@contextlib.contextmanager
+def built_site(broker: Callable[[], Broker] | None = None) -> Iterator[tuple[Site, Built]]:
+    """A node (on ``broker``'s store, else its own embedded one) with ``alpha`` (2 promoted by its
+    SPRT), ``beta`` (2 by hand, 3 under test) and ``plain``, once its registry's copy has them."""
+    with tempfile.TemporaryDirectory() as tmp:
+        site = Site(Path(tmp), players=players(), tournaments=[rated()], broker=broker)
+        try:
+            data = build(site)
+            wait_known(site, "alpha", "2", "promoted")
+            wait_known(site, "beta", "3", "testing")
+            yield site, data
+        finally:
+            site.close()

@@ -37,6 +37,23 @@ function svg(tag, attrs, text) {
   return node;
 }
 
+// A chart's axes: its two lines, a tick and its value at each of xt, a grid line and its value at each
+// of yt (sx and sy place a value; the box's width and height less its margins hold the plot).
+function chartAxes(xt, yt, sx, sy, { width, height, left, right, top, bottom }) {
+  const axes = svg("g", { class: "axes" });
+  axes.append(svg("line", { x1: left, x2: width - right, y1: height - bottom, y2: height - bottom }),
+              svg("line", { x1: left, x2: left, y1: top, y2: height - bottom }));
+  for (const v of xt) {
+    axes.append(svg("line", { class: "tick", x1: sx(v), x2: sx(v), y1: height - bottom, y2: height - bottom + 4 }),
+                svg("text", { class: "x-tick", x: sx(v), y: height - bottom + 16, "text-anchor": "middle" }, v));
+  }
+  for (const v of yt) {
+    axes.append(svg("line", { class: "grid", x1: left, x2: width - right, y1: sy(v), y2: sy(v) }),
+                svg("text", { class: "y-tick", x: left - 6, y: sy(v) + 4, "text-anchor": "end" }, v));
+  }
+  return axes;
+}
+
 class NeedsCredential extends Error {}
 
 async function getJSON(path) {
@@ -323,17 +340,7 @@ function historyChart(h) {
   const last = points[points.length - 1];
   const chart = svg("svg", { class: "chart", id: "history", viewBox: `0 0 ${width} ${height}`, role: "img",
                              "aria-label": `online Elo of ${h.bot} in ${h.pool}: ${fixed(last[1], 0)} after ${last[0]} games` });
-  const axes = svg("g", { class: "axes" });
-  axes.append(svg("line", { x1: left, x2: width - right, y1: height - bottom, y2: height - bottom }),
-              svg("line", { x1: left, x2: left, y1: top, y2: height - bottom }));
-  for (const v of xt) {
-    axes.append(svg("line", { class: "tick", x1: sx(v), x2: sx(v), y1: height - bottom, y2: height - bottom + 4 }),
-                svg("text", { class: "x-tick", x: sx(v), y: height - bottom + 16, "text-anchor": "middle" }, v));
-  }
-  for (const v of yt) {
-    axes.append(svg("line", { class: "grid", x1: left, x2: width - right, y1: sy(v), y2: sy(v) }),
-                svg("text", { class: "y-tick", x: left - 6, y: sy(v) + 4, "text-anchor": "end" }, v));
-  }
+  const axes = chartAxes(xt, yt, sx, sy, { width, height, left, right, top, bottom });
   axes.append(svg("text", { class: "axis-label", id: "x-label", x: (left + width - right) / 2, y: height - 6,
                             "text-anchor": "middle" }, `games played in ${h.pool}`),
               svg("text", { class: "axis-label", id: "y-label", x: -(top + height - bottom) / 2, y: 14,
@@ -659,17 +666,7 @@ function llrChart(t) {
   const chart = svg("svg", { class: "chart", id: "llr-chart", viewBox: `0 0 ${width} ${height}`, role: "img",
                              "aria-label": `LLR ${fixed(t.llr, 2)} after ${series.length} pairs, bounds ` +
                                            `${fixed(t.lower, 2)} (accept H0) and ${fixed(t.upper, 2)} (accept H1)` });
-  const axes = svg("g", { class: "axes" });
-  axes.append(svg("line", { x1: left, x2: width - right, y1: height - bottom, y2: height - bottom }),
-              svg("line", { x1: left, x2: left, y1: top, y2: height - bottom }));
-  for (const v of xt) {
-    axes.append(svg("line", { class: "tick", x1: sx(v), x2: sx(v), y1: height - bottom, y2: height - bottom + 4 }),
-                svg("text", { class: "x-tick", x: sx(v), y: height - bottom + 16, "text-anchor": "middle" }, v));
-  }
-  for (const v of yt) {
-    axes.append(svg("line", { class: "grid", x1: left, x2: width - right, y1: sy(v), y2: sy(v) }),
-                svg("text", { class: "y-tick", x: left - 6, y: sy(v) + 4, "text-anchor": "end" }, v));
-  }
+  const axes = chartAxes(xt, yt, sx, sy, { width, height, left, right, top, bottom });
   axes.append(svg("text", { class: "axis-label", x: (left + width - right) / 2, y: height - 6, "text-anchor": "middle" },
                   "pairs played"),
               svg("text", { class: "axis-label", x: -(top + height - bottom) / 2, y: 14, transform: "rotate(-90)",
