@@ -38,6 +38,16 @@ function svg(tag, attrs, text) {
 }
 
 // A chart's axes: its two lines, a tick and its value at each of xt, a grid line and its value at each
+// A ranked bot's first cells, on the leaderboard and a ladder's standings alike: its rank, its name (and
+// version), its rating, its 95% interval drawn between low and high, and as numbers.
+function ratingCells(e, low, high) {
+  return [el("td", { class: "rank", text: e.rank }),
+          botCell(e),
+          el("td", { class: "rating", text: fixed(e.rating, 0) }),
+          el("td", { class: "interval" }, intervalBar(e, low, high)),
+          el("td", { class: "range wide", text: e.low === null ? "" : `${fixed(e.low, 0)} \u2013 ${fixed(e.high, 0)}` })];
+}
+
 // of yt (sx and sy place a value; the box's width and height less its margins hold the plot).
 function chartAxes(xt, yt, sx, sy, { width, height, left, right, top, bottom }) {
   const axes = svg("g", { class: "axes" });
@@ -271,11 +281,7 @@ async function leaderboardPage() {
     const values = board.entries.flatMap((e) => [e.low ?? e.rating, e.high ?? e.rating]);
     const low = Math.min(...values), high = Math.max(...values);
     const rows = board.entries.map((e) => el("tr", { "data-bot": e.bot },
-      el("td", { class: "rank", text: e.rank }),
-      botCell(e),
-      el("td", { class: "rating", text: fixed(e.rating, 0) }),
-      el("td", { class: "interval" }, intervalBar(e, low, high)),
-      el("td", { class: "range wide", text: e.low === null ? "" : `${fixed(e.low, 0)} \u2013 ${fixed(e.high, 0)}` }),
+      ...ratingCells(e, low, high),
       el("td", { class: "los", text: percent(e.los_next) }),
       el("td", { class: "games", text: e.games }),
       el("td", { class: "wins wide", text: e.wins }),
@@ -594,11 +600,7 @@ async function ladderPage() {
       const values = board.entries.flatMap((e) => [e.low ?? e.rating, e.high ?? e.rating]);
       const low = Math.min(...values), high = Math.max(...values);
       const rows = board.entries.map((e) => el("tr", { "data-bot": e.bot },
-        el("td", { class: "rank", text: e.rank }),
-        botCell(e),
-        el("td", { class: "rating", text: fixed(e.rating, 0) }),
-        el("td", { class: "interval" }, intervalBar(e, low, high)),
-        el("td", { class: "range wide", text: e.low === null ? "" : `${fixed(e.low, 0)} \u2013 ${fixed(e.high, 0)}` }),
+        ...ratingCells(e, low, high),
         el("td", { class: "games", text: e.games }),
         el("td", { class: "wins wide", text: e.wins }),
         el("td", { class: "draws wide", text: e.draws }),
