@@ -125,6 +125,10 @@ def test_the_node_refuses_an_unknown_bot_a_pool_no_preset_has_and_bad_deals(
             for call, message, why in (
                 ("StartLadder", apb.StartLadderRequest(pool="tournament:t", deals=1), "a ruleset preset"),
                 ("StartLadder", apb.StartLadderRequest(pool="coinche", deals=5000), "deals must be a whole"),
+                ("StartLadder", apb.StartLadderRequest(pool="coinche", version_test_elo1=float("nan")),
+                 "H1 bound is from 1 to 400"),
+                ("StartLadder", apb.StartLadderRequest(pool="coinche", version_test_elo1=1e300),
+                 "H1 bound is from 1 to 400"),
                 ("GetLadder", apb.GetLadderRequest(pool=""), "a ruleset preset's pool"),
                 ("AddLadderBot", apb.AddLadderBotRequest(pool="nope", bots=["a"]), "a ruleset preset's pool"),
                 ("AddLadderBot", apb.AddLadderBotRequest(pool="coinche"), "name at least one bot"),

@@ -147,3 +147,25 @@ def test_making_and_cancelling_a_schedule_need_the_admin_credential(
         rows = json.loads(run(capsys, "tournament", "schedule", "list", "--address", a, "--json",
                               "--data-dir", str(tmp_path / "elsewhere"))[1])
     assert [r["schedule_id"] for r in rows] == ["kept"]
+
+
+def test_the_readme_ladder_schedule_command_works_as_printed(
+    tmp_path: Path, capsys: Capsys, admin: None, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import re
+    import shlex
+
+    from arena.hints import ADDRESS_ENV
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"`(belote-arena tournament schedule[^`]*@ladder:coinche[^`]*)`", readme)
+    assert found, "the README shows a ladder's schedule"
+    words = shlex.split(" ".join(found.group(1).split()))
+    with node_with_bots(tmp_path, bots=("a", "b", "c")) as node:
+        monkeypatch.setenv(ADDRESS_ENV, node.address)
+        code, out, err = run(capsys, *words[1:])
+        assert code == 0, err
+        assert "the bots opted in to the coinche ladder at each occurrence" in out
+        [row] = json.loads(run(capsys, "tournament", "schedule", "list", "--json")[1])
+    assert (row["schedule_id"], row["ladder"], row["bots"]) == ("weekly", "coinche", [])
+    assert row["format"] == "swiss"
