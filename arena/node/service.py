@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import secrets
 import time
 from collections.abc import Callable, Sequence
@@ -33,7 +32,7 @@ from belote.arena.v1 import arena_service_pb2 as apb
 from arena.edge.quietlog import quiet
 from arena.engine import EngineError
 from arena.engine.dealing import commitment
-from arena.engine.rules import spec_from_text
+from arena.engine.rules import spec_from_text, spec_to_text
 from arena.node.ladder import DEFAULT_DEALS, LadderError, Ladders, LadderView, check_pool, ladder_standings
 from arena.node.rankings import BadRequest, Rankings, UnknownPool
 from arena.node.seals import seal, sealed_among, still_sealed
@@ -647,7 +646,7 @@ def spec_to_proto(spec: TournamentSpec) -> apb.TournamentSpec:
     """The spec as anyone may see it: its seed (the secret) left out."""
     msg = apb.TournamentSpec(
         tournament_id=spec.tournament_id, format=spec.format, bots=spec.bots,
-        candidate=spec.candidate or "", ruleset=json.dumps(spec.ruleset.to_spec()), deals=spec.deals or 0,
+        candidate=spec.candidate or "", ruleset=spec_to_text(spec.ruleset.to_spec()), deals=spec.deals or 0,
         target=spec.target or 0, duplicate=bool(spec.duplicate), rounds=spec.rounds or 0,
         duplicate_mode=spec.duplicate,
     )

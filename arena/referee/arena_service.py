@@ -10,7 +10,6 @@ are UNIMPLEMENTED (:mod:`arena.node` gives the nodes of a queue theirs).
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import NoReturn
 
@@ -20,7 +19,7 @@ from belote.arena.v1 import arena_service_pb2_grpc as agrpc
 
 from arena.edge.quietlog import quiet
 from arena.engine.errors import RulesetError
-from arena.engine.rules import spec_from_text
+from arena.engine.rules import spec_from_text, spec_to_text
 from arena.records import valid_bot_name
 from arena.referee.access import AccessError, Caller, PermissionDenied, Role, Unauthenticated
 from arena.referee.calls import EDGE_ERRORS, Context, abort, address_of, token_of
@@ -34,7 +33,7 @@ from arena.referee.versions import Version
 def summary_to_proto(summary: MatchSummary) -> apb.MatchSummary:
     msg = apb.MatchSummary(
         match_id=summary.match_id, state=summary.state, players=summary.players,
-        ruleset=json.dumps(summary.ruleset), totals=summary.totals, deals_played=summary.deals_played,
+        ruleset=spec_to_text(summary.ruleset), totals=summary.totals, deals_played=summary.deals_played,
         seed=summary.seed,
     )
     if summary.result is not None:
