@@ -124,6 +124,34 @@ def test_the_node_refuses_a_period_under_its_minimum_and_the_ladder(
     assert rows == []
 
 
+BAD_REQUEST = {
+    "a time out of the day": ({"at": "24:00"}, "at is a UTC time HH:MM (02:00), not '24:00'"),
+    "a time with seconds": ({"at": "02:00:00"}, "at is a UTC time HH:MM"),
+    "no period": ({"every_s": 0}, "every_s must be at least 60 seconds"),
+    "a bad id": ({"schedule_id": "../x"}, "a schedule id is 1-96 letters"),
+    "a ladder of no preset": ({"ladder": "main", "spec": apb.TournamentSpec(format="swiss")},
+                              "a ladder runs on a ruleset preset's pool"),
+    "a bad ruleset": ({"spec": apb.TournamentSpec(format="round-robin", bots=["a", "b"], ruleset="{x")},
+                      "ruleset is not valid JSON"),
+}
+
+
+@pytest.mark.security
+@pytest.mark.parametrize(("fields", "message"), BAD_REQUEST.values(), ids=BAD_REQUEST.keys())
+def test_the_node_names_the_request_field_it_refuses_not_a_flag(
+    tmp_path: Path, fields: dict[str, object], message: str,
+) -> None:
+    """A gRPC caller has no command line: the node's error names the request's field (the command line
+    names its flags, before it calls the node)."""
+    request = {"schedule_id": "nightly", "every_s": 3600, "at": "",
+               "spec": apb.TournamentSpec(format="round-robin", bots=["a", "b"]), **fields}
+    with (node_with_bots(tmp_path) as node, Remote(node.address, ADMIN) as remote,
+          pytest.raises(RemoteError) as refused):
+        remote.call("CreateSchedule", apb.CreateScheduleRequest(**request))  # type: ignore[arg-type]
+    assert str(refused.value).startswith("INVALID_ARGUMENT: ")
+    assert message in str(refused.value) and "--" not in str(refused.value), refused.value
+
+
 @pytest.mark.security
 def test_making_and_cancelling_a_schedule_need_the_admin_credential(
     tmp_path: Path, capsys: Capsys, monkeypatch: pytest.MonkeyPatch,

@@ -252,7 +252,7 @@ def schedule(args: argparse.Namespace) -> int:
     with one_line(ScheduleError):
         every_s = parse_every(args.every)
         if args.at:
-            parse_at(args.at)
+            parse_at(args.at, "--at")
     from arena.tournament.schedule import ladder_of
 
     spec = spec_message(args, schedule=True)

@@ -91,11 +91,12 @@ def parse_every(text: str) -> int:
     return every
 
 
-def parse_at(text: str) -> tuple[int, int]:
-    """``HH:MM`` (UTC): the hour and minute."""
+def parse_at(text: str, name: str = "at") -> tuple[int, int]:
+    """``HH:MM`` (UTC): the hour and minute. ``name``: what the error calls it (the request's field;
+    the command line says its flag)."""
     m = _AT.fullmatch(text.strip())
     if m is None or int(m.group(1)) > 23 or int(m.group(2)) > 59:
-        raise ScheduleError(f"--at is a UTC time HH:MM (02:00), not {text[:32]!r}")
+        raise ScheduleError(f"{name} is a UTC time HH:MM (02:00), not {text[:32]!r}")
     return int(m.group(1)), int(m.group(2))
 
 
