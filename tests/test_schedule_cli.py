@@ -177,6 +177,37 @@ def test_making_and_cancelling_a_schedule_need_the_admin_credential(
     assert [r["schedule_id"] for r in rows] == ["kept"]
 
 
+def test_a_ladder_schedule_waiting_for_bots_says_why_where_it_is_read(
+    tmp_path: Path, capsys: Capsys, admin: None,
+) -> None:
+    """No bot opted in: the occurrence due waits, and the command that makes it, `schedule list` (text
+    and JSON) and ListSchedules all say why (before: nothing, anywhere)."""
+    with node_with_bots(tmp_path) as node:
+        a = node.address
+        code, out, err = run(capsys, "tournament", "schedule", "--every", "1h", "--format", "swiss",
+                             "--ruleset", "coinche", "--deals", "2", "--bots", "@ladder:coinche",
+                             "--max-bots", "16", "--id", "weekly", "--address", a)
+        assert code == 0, err
+        assert "opted in to the coinche ladder at each occurrence (16 at most, drawn at random)" in out
+        waits = ("waits for bots: 0 are opted in to the coinche ladder (a tournament needs 2 to 256 bots, "
+                 "not 0); it is made once there are enough")
+        [note] = [line for line in out.splitlines() if line.startswith("note: ")]
+        assert note.startswith("note: its occurrence due ") and note.endswith(waits), out
+        code, out, _ = run(capsys, "tournament", "schedule", "list", "--address", a)
+        assert code == 0 and out.splitlines()[1].strip().endswith(waits), out
+        [row] = json.loads(run(capsys, "tournament", "schedule", "list", "--address", a, "--json")[1])
+        assert row["why"].endswith(waits) and row["max_bots"] == 16
+        with Remote(a) as remote:
+            [listed] = remote.call("ListSchedules", apb.ListSchedulesRequest()).schedules
+        assert listed.why == row["why"] and listed.max_bots == 16
+        code, _, err = run(capsys, "tournament", "schedule", "--every", "1h", "--format", "swiss",
+                           "--bots", "a,b", "--max-bots", "16", "--address", a)
+        assert code == 1 and "--max-bots bounds the bots of --bots @ladder:POOL" in err
+        with Remote(a, ADMIN) as remote, pytest.raises(RemoteError, match="max_bots bounds a ladder's bots"):
+            remote.call("CreateSchedule", apb.CreateScheduleRequest(
+                spec=apb.TournamentSpec(format="swiss", bots=["a", "b"]), every_s=3600, max_bots=16))
+
+
 def test_the_readme_ladder_schedule_command_works_as_printed(
     tmp_path: Path, capsys: Capsys, admin: None, monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -354,7 +354,9 @@ class ClusterArenaServicer(ArenaServicer):
             await abort(context, e)
         await self._queue(context, self.schedules.create, schedule)
         await self._schedule_changed(schedule.schedule_id)
-        return apb.CreateScheduleResponse(schedule=schedule_to_proto(Stored(schedule, 0)))
+        made = Stored(schedule, 0)
+        why = await self._queue(context, self.schedules.why, made)  # a ladder's: reads its bots
+        return apb.CreateScheduleResponse(schedule=schedule_to_proto(made, why=why))
 
     def _schedule_of(self, msg: apb.CreateScheduleRequest) -> Schedule:
         if msg.ladder:
@@ -372,7 +374,7 @@ class ClusterArenaServicer(ArenaServicer):
             stand_ins.CopyFrom(msg.spec)
             stand_ins.bots.extend(BotSelector(ladder=msg.ladder).bots())
             msg = apb.CreateScheduleRequest(schedule_id=msg.schedule_id, spec=stand_ins, every_s=msg.every_s,
-                                            at=msg.at, ladder=msg.ladder)
+                                            at=msg.at, ladder=msg.ladder, max_bots=msg.max_bots)
         if not self.min_every_s <= msg.every_s:
             raise ScheduleError(f"every_s must be at least {self.min_every_s} seconds on this cluster's "
                                 f"nodes, not {msg.every_s}")
@@ -380,7 +382,7 @@ class ClusterArenaServicer(ArenaServicer):
         options = {k: v for k, v in spec.to_dict().items()
                    if k not in ("tournament_id", "bots", "seed", "unrated_reason")}
         return Schedule.make(msg.schedule_id or f"s-{secrets.token_hex(4)}", msg.every_s, msg.at, spec.bots,
-                             options, seed=msg.spec.seed, ladder=msg.ladder)
+                             options, seed=msg.spec.seed, ladder=msg.ladder, max_bots=msg.max_bots)
 
     async def _schedule_changed(self, schedule_id: str) -> None:
         """This node's schedule loop reads the schedules again at once, the others on the notice (or
@@ -397,8 +399,13 @@ class ClusterArenaServicer(ArenaServicer):
         self, request: apb.ListSchedulesRequest, context: Context,
     ) -> apb.ListSchedulesResponse:
         await self.reader(context)
-        stored = await self._queue(context, self.schedules.stored)
-        return apb.ListSchedulesResponse(schedules=[schedule_to_proto(s) for s in stored])
+        listed = await self._queue(context, self._listed)
+        return apb.ListSchedulesResponse(schedules=[schedule_to_proto(s, why=why) for s, why in listed])
+
+    def _listed(self) -> list[tuple[Stored, str]]:
+        """Every schedule and what to know of its bots (:meth:`Schedules.why`: a ladder's reads them)."""
+        now = time.time()
+        return [(s, self.schedules.why(s, now)) for s in self.schedules.stored()]
 
     async def CancelSchedule(
         self, request: apb.CancelScheduleRequest, context: Context,
@@ -570,14 +577,15 @@ def ladder_to_proto(view: LadderView, picks: bool = True) -> apb.Ladder:
                              for p in (view.picks if picks else ())])
 
 
-def schedule_to_proto(stored: Stored, now: float | None = None) -> apb.Schedule:
-    """A schedule as anyone may see it: its seed left out, its next occurrence from ``now``."""
+def schedule_to_proto(stored: Stored, now: float | None = None, why: str = "") -> apb.Schedule:
+    """A schedule as anyone may see it: its seed left out, its next occurrence from ``now``; ``why``:
+    what to know of its bots (:meth:`Schedules.why`)."""
     s = stored.schedule
     spec = s.spec_for(stored.last or s.first, fresh="-")
     msg = apb.Schedule(schedule_id=s.schedule_id, spec=spec_to_proto(spec), every_s=s.every_s, at=s.at,
                        next_at=s.next_after(time.time() if now is None else now), last_at=stored.last,
                        last_tournament_id=s.tournament_id(stored.last) if stored.last else "",
-                       created_at=s.created_at, ladder=s.bots.ladder)
+                       created_at=s.created_at, ladder=s.bots.ladder, max_bots=s.max_bots, why=why)
     msg.spec.tournament_id = ""
     if s.bots.ladder:
         del msg.spec.bots[:]  # stand-ins: the pool's opted-in bots at each occurrence

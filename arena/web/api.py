@@ -9,7 +9,8 @@
   ``tournaments/{id}/matches?offset=&limit=`` (its finished matches in schedule order);
 - ``ladders`` (each pool's ladder: its setting and bot count), ``ladders/{pool}?offset=&limit=``
   (its setting, bots, matches in progress, and the pool's standings with intervals);
-- ``schedules?offset=&limit=``: the scheduled tournaments, each with its next occurrence (no seed);
+- ``schedules?offset=&limit=``: the scheduled tournaments, each with its next occurrence and what to
+  know of its bots (``why``), never its seed;
 - ``matches/{id}``: its status; its record and replay once it is over;
 - ``matches/{id}/events``: server-sent events, the public events of the match as they are played
   (``event: public``), then its result (``event: result``), then ``event: end``. Spectators are
