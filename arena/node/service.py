@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import secrets
 import time
 from collections.abc import Callable, Sequence
@@ -38,7 +39,7 @@ from arena.node.rankings import BadRequest, Rankings, UnknownPool
 from arena.node.seals import seal, sealed_among, still_sealed
 from arena.node.versions import DUPLICATE_NOTE, versions_view
 from arena.node.versions import ELO1 as TEST_ELO1
-from arena.queue import CANCEL_NOTICE, SCHEDULE_NOTICE, Broker, BrokerError
+from arena.queue import CANCEL_NOTICE, SCHEDULE_NOTICE, Broker, BrokerDataLost, BrokerError
 from arena.ratings.leaderboard import Leaderboard
 from arena.records import BOT_NAME_RULE, ResultReason, valid_bot_name
 from arena.referee.arena_service import RECENT_MATCHES, ArenaServicer, summary_to_proto, versions_to_proto
@@ -90,6 +91,10 @@ GIVEN_SEED = "its seed was given by the caller, so its deals were known in advan
 MAX_LADDER_BOTS_A_CALL = 256
 
 
+#: what an UNAVAILABLE of CreateTournament adds: the create may have been stored or not, and a retry says
+RETRY_CREATE = ("; the tournament may or may not be stored: create it again with the same id and spec "
+                "once the queue is back (it answers the tournament made, if it was)")
+
 class ClusterArenaServicer(ArenaServicer):
     def __init__(self, node: Node, broker: Broker, tournaments: Tournaments,
                  rankings: Rankings | None = None) -> None:
@@ -140,8 +145,10 @@ class ClusterArenaServicer(ArenaServicer):
         if moot and self.on_ladder is not None:
             self.on_ladder()  # the ladder thread starts the next test
 
-    async def _queue(self, context: Context, call: Callable[..., _T], *args: Any) -> _T:
-        """``call(*args)`` on the queue, in a thread; its errors become statuses."""
+    async def _queue(self, context: Context, call: Callable[..., _T], *args: Any,
+                     unavailable: str = "") -> _T:
+        """``call(*args)`` on the queue, in a thread; its errors become statuses (``unavailable``: what
+        an UNAVAILABLE but a data loss adds, for the caller)."""
         try:
             return await asyncio.to_thread(call, *args)
         except (UnknownTournament, UnknownSchedule) as e:
@@ -155,7 +162,8 @@ class ClusterArenaServicer(ArenaServicer):
         except BadRequest as e:
             await abort(context, InvalidArgument(str(e)))
         except BrokerError as e:
-            await context.abort(grpc.StatusCode.UNAVAILABLE, f"the tournament queue: {e}")
+            note = "" if isinstance(e, BrokerDataLost) else unavailable  # a loss: nothing was stored
+            await context.abort(grpc.StatusCode.UNAVAILABLE, f"the tournament queue: {e}{note}")
         raise AssertionError("context.abort returns only by raising")
 
     # ------------------------------------------------------------ rankings
@@ -248,7 +256,10 @@ class ClusterArenaServicer(ArenaServicer):
             await abort(context, InvalidArgument(str(e)))
         except EDGE_ERRORS as e:
             await abort(context, e)
-        await self._queue(context, self.tournaments.create, spec)
+        # made again with the same spec (a retry whose first answer was lost), the one made first
+        spec = await self._queue(context, functools.partial(self.tournaments.create_once, spec,
+                                                            seed_drawn=not request.spec.seed),
+                                 unavailable=RETRY_CREATE if request.spec.tournament_id else "")
         queued = await self._queue(context, self.broker.pending_count, spec.tournament_id)
         return apb.CreateTournamentResponse(
             tournament_id=spec.tournament_id, commitment=commitment(spec.seed), jobs_queued=queued,
