@@ -142,13 +142,20 @@ class DecisionStats(Collector):
         self.by_bot: dict[str, int] = {}
         self.seconds = _Histogram(decision_buckets(time))
         self.labels = labels or BotLabels()
+        #: each seat's label, as worked out (a dict lookup a decision: the hot path), for as many
+        #: seats as four times the labels at most (past those, worked out each time)
+        self._label_of: dict[str, str] = {}
 
     def decision(self, bot: str, latency_us: int) -> None:
         """One decision of ``bot``'s seat (a seat's name: ``name@version`` counts as ``name``);
         ``latency_us`` its round trip (negative: not answered)."""
+        label = self._label_of.get(bot)
+        if label is None:
+            label = self.labels(bot)
+            if len(self._label_of) < 4 * self.labels.limit:
+                self._label_of[bot] = label
         by_bot = self.by_bot
-        bot = self.labels(bot)
-        by_bot[bot] = by_bot.get(bot, 0) + 1
+        by_bot[label] = by_bot.get(label, 0) + 1
         if latency_us >= 0:
             self.seconds.observe(latency_us * 1e-6)
 
