@@ -6,6 +6,16 @@ run several nodes in one process); the node's HTTP server exposes it at
 tells the nodes apart. Labels stay bounded: bot names, pools, result reasons,
 strike reasons and gRPC methods, never a match id, a token or a card.
 
+What a bot or a user chooses is bounded by the metric, never by trust: a
+``bot`` label is the bot's name without its version (a bot may connect a new
+version label for every match: ``delta@1``, ``delta@2`` would each be a
+series), and names the first :data:`MAX_BOT_LABELS` bots a node sees (names
+are cheap where registration is open); the others count together under
+:data:`OTHER_BOTS`, so every sum stays right (:class:`BotLabels`). The ratings
+are the preset pools' top entries (their number fixed by the sampler), the
+ladder's pools the presets, and the gRPC methods those the server registered
+(a call to another is not counted).
+
 What the referee counts on its hot path (every decision, every gRPC call) is
 kept in plain Python numbers, not in prometheus_client's locked values: a node
 runs all of it on one event loop, and the scrape (on the same loop) turns them
@@ -48,6 +58,36 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 FAST_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75)
 #: go-grpc-prometheus's (Prometheus's default) buckets for grpc_server_handling_seconds
 RPC_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0)
+
+
+#: the most bots a metric's ``bot`` label names one by one; the others are counted under OTHER_BOTS
+MAX_BOT_LABELS = 1000
+#: the ``bot`` label of the bots past MAX_BOT_LABELS (no bot's name: they start with a letter or digit)
+OTHER_BOTS = "_other"
+#: joins a bot's name and a version in the name of a seat (arena.referee.versions.SEP); never in a name
+VERSION_SEP = "@"
+
+
+class BotLabels:
+    """The ``bot`` label of a seat's name: the bot's name without its version, for the first ``limit``
+    bots seen, :data:`OTHER_BOTS` for those after. One for all of a node's metrics, so a bot is named
+    in all or in none. Its memory is ``limit`` names."""
+
+    __slots__ = ("_named", "limit")
+
+    def __init__(self, limit: int = MAX_BOT_LABELS) -> None:
+        self.limit = limit
+        self._named: set[str] = set()
+
+    def __call__(self, seat: str) -> str:
+        name = seat.partition(VERSION_SEP)[0]
+        named = self._named
+        if name in named:
+            return name
+        if len(named) < self.limit:
+            named.add(name)
+            return name
+        return OTHER_BOTS
 
 
 def decision_buckets(time: TimeControl) -> tuple[float, ...]:
@@ -98,14 +138,24 @@ class DecisionStats(Collector):
     a fallback, and counts there).
     """
 
-    def __init__(self, time: TimeControl) -> None:
+    def __init__(self, time: TimeControl, labels: BotLabels | None = None) -> None:
         self.by_bot: dict[str, int] = {}
         self.seconds = _Histogram(decision_buckets(time))
+        self.labels = labels or BotLabels()
+        #: each seat's label, as worked out (a dict lookup a decision: the hot path), for as many
+        #: seats as four times the labels at most (past those, worked out each time)
+        self._label_of: dict[str, str] = {}
 
     def decision(self, bot: str, latency_us: int) -> None:
-        """One decision of ``bot``'s seat; ``latency_us`` its round trip (negative: not answered)."""
+        """One decision of ``bot``'s seat (a seat's name: ``name@version`` counts as ``name``);
+        ``latency_us`` its round trip (negative: not answered)."""
+        label = self._label_of.get(bot)
+        if label is None:
+            label = self.labels(bot)
+            if len(self._label_of) < 4 * self.labels.limit:
+                self._label_of[bot] = label
         by_bot = self.by_bot
-        by_bot[bot] = by_bot.get(bot, 0) + 1
+        by_bot[label] = by_bot.get(label, 0) + 1
         if latency_us >= 0:
             self.seconds.observe(latency_us * 1e-6)
 
@@ -204,7 +254,9 @@ class NodeMetrics:
     def __init__(self, time: TimeControl | None = None, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry = registry or CollectorRegistry()
         time = time or TimeControl()
-        self.decisions = DecisionStats(time)
+        #: the ``bot`` label of each seat's name, the same in every metric
+        self.bot_labels = BotLabels()
+        self.decisions = DecisionStats(time, self.bot_labels)
         self.rpc = RpcStats()
         self.ratings = Ratings()
         for collector in (self.decisions, self.rpc, self.ratings):
@@ -269,7 +321,12 @@ class NodeMetrics:
         self.samplers: list[Callable[[], None]] = []
 
     def strike(self, bot: str, reason: str) -> None:
-        self.strikes.labels(bot, reason).inc()
+        """A strike of ``bot``'s seat (``name@version`` counts as ``name``)."""
+        self.strikes.labels(self.bot_labels(bot), reason).inc()
+
+    def forfeit(self, bot: str) -> None:
+        """A match forfeited by ``bot``'s seat (``name@version`` counts as ``name``)."""
+        self.forfeits.labels(self.bot_labels(bot)).inc()
 
     def refresh(self) -> None:
         """Sample what needs the broker (blocking: run it in a thread); a sampler that fails keeps

@@ -124,6 +124,34 @@ def test_the_node_refuses_a_period_under_its_minimum_and_the_ladder(
     assert rows == []
 
 
+BAD_REQUEST = {
+    "a time out of the day": ({"at": "24:00"}, "at is a UTC time HH:MM (02:00), not '24:00'"),
+    "a time with seconds": ({"at": "02:00:00"}, "at is a UTC time HH:MM"),
+    "no period": ({"every_s": 0}, "every_s must be at least 60 seconds"),
+    "a bad id": ({"schedule_id": "../x"}, "a schedule id is 1-96 letters"),
+    "a ladder of no preset": ({"ladder": "main", "spec": apb.TournamentSpec(format="swiss")},
+                              "a ladder runs on a ruleset preset's pool"),
+    "a bad ruleset": ({"spec": apb.TournamentSpec(format="round-robin", bots=["a", "b"], ruleset="{x")},
+                      "ruleset is not valid JSON"),
+}
+
+
+@pytest.mark.security
+@pytest.mark.parametrize(("fields", "message"), BAD_REQUEST.values(), ids=BAD_REQUEST.keys())
+def test_the_node_names_the_request_field_it_refuses_not_a_flag(
+    tmp_path: Path, fields: dict[str, object], message: str,
+) -> None:
+    """A gRPC caller has no command line: the node's error names the request's field (the command line
+    names its flags, before it calls the node)."""
+    request = {"schedule_id": "nightly", "every_s": 3600, "at": "",
+               "spec": apb.TournamentSpec(format="round-robin", bots=["a", "b"]), **fields}
+    with (node_with_bots(tmp_path) as node, Remote(node.address, ADMIN) as remote,
+          pytest.raises(RemoteError) as refused):
+        remote.call("CreateSchedule", apb.CreateScheduleRequest(**request))  # type: ignore[arg-type]
+    assert str(refused.value).startswith("INVALID_ARGUMENT: ")
+    assert message in str(refused.value) and "--" not in str(refused.value), refused.value
+
+
 @pytest.mark.security
 def test_making_and_cancelling_a_schedule_need_the_admin_credential(
     tmp_path: Path, capsys: Capsys, monkeypatch: pytest.MonkeyPatch,
@@ -147,6 +175,37 @@ def test_making_and_cancelling_a_schedule_need_the_admin_credential(
         rows = json.loads(run(capsys, "tournament", "schedule", "list", "--address", a, "--json",
                               "--data-dir", str(tmp_path / "elsewhere"))[1])
     assert [r["schedule_id"] for r in rows] == ["kept"]
+
+
+def test_a_ladder_schedule_waiting_for_bots_says_why_where_it_is_read(
+    tmp_path: Path, capsys: Capsys, admin: None,
+) -> None:
+    """No bot opted in: the occurrence due waits, and the command that makes it, `schedule list` (text
+    and JSON) and ListSchedules all say why (before: nothing, anywhere)."""
+    with node_with_bots(tmp_path) as node:
+        a = node.address
+        code, out, err = run(capsys, "tournament", "schedule", "--every", "1h", "--format", "swiss",
+                             "--ruleset", "coinche", "--deals", "2", "--bots", "@ladder:coinche",
+                             "--max-bots", "16", "--id", "weekly", "--address", a)
+        assert code == 0, err
+        assert "opted in to the coinche ladder at each occurrence (16 at most, drawn at random)" in out
+        waits = ("waits for bots: 0 are opted in to the coinche ladder (a tournament needs 2 to 256 bots, "
+                 "not 0); it is made once there are enough")
+        [note] = [line for line in out.splitlines() if line.startswith("note: ")]
+        assert note.startswith("note: its occurrence due ") and note.endswith(waits), out
+        code, out, _ = run(capsys, "tournament", "schedule", "list", "--address", a)
+        assert code == 0 and out.splitlines()[1].strip().endswith(waits), out
+        [row] = json.loads(run(capsys, "tournament", "schedule", "list", "--address", a, "--json")[1])
+        assert row["why"].endswith(waits) and row["max_bots"] == 16
+        with Remote(a) as remote:
+            [listed] = remote.call("ListSchedules", apb.ListSchedulesRequest()).schedules
+        assert listed.why == row["why"] and listed.max_bots == 16
+        code, _, err = run(capsys, "tournament", "schedule", "--every", "1h", "--format", "swiss",
+                           "--bots", "a,b", "--max-bots", "16", "--address", a)
+        assert code == 1 and "--max-bots bounds the bots of --bots @ladder:POOL" in err
+        with Remote(a, ADMIN) as remote, pytest.raises(RemoteError, match="max_bots bounds a ladder's bots"):
+            remote.call("CreateSchedule", apb.CreateScheduleRequest(
+                spec=apb.TournamentSpec(format="swiss", bots=["a", "b"]), every_s=3600, max_bots=16))
 
 
 def test_the_readme_ladder_schedule_command_works_as_printed(

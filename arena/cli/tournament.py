@@ -20,7 +20,7 @@ from arena.cli.checks import CliError, check_bot_name, check_whole, one_line
 from arena.cli.dial import admin_token, call, cluster_flags, open_remote
 from arena.hints import belote_arena
 from arena.records import MAX_DEALS, MAX_TARGET
-from arena.tournament.spec import MAX_PAIRS, MAX_ROUNDS
+from arena.tournament.spec import MAX_BOTS, MAX_PAIRS, MAX_ROUNDS
 
 if TYPE_CHECKING:  # the command line imports grpc only when one of these commands runs
     from belote.arena.v1 import arena_service_pb2 as apb
@@ -237,7 +237,8 @@ def schedule_json(msg: apb.Schedule) -> dict[str, Any]:
             "ladder": msg.ladder or None,
             "every_s": msg.every_s, "every": _every_text(msg.every_s), "at": msg.at or None,
             "next_at": msg.next_at, "next": iso(msg.next_at), "created_at": msg.created_at,
-            "last_at": msg.last_at or None, "last_tournament_id": msg.last_tournament_id or None}
+            "last_at": msg.last_at or None, "last_tournament_id": msg.last_tournament_id or None,
+            "max_bots": msg.max_bots or None, "why": msg.why or None}
 
 
 def schedule(args: argparse.Namespace) -> int:
@@ -249,25 +250,33 @@ def schedule(args: argparse.Namespace) -> int:
     if missing:
         raise CliError(f"tournament schedule needs {', '.join(missing)} "
                        "(or: tournament schedule list, tournament schedule cancel ID)")
+    if args.max_bots is not None:
+        if not args.bots.strip().startswith("@"):
+            raise CliError("--max-bots bounds the bots of --bots @ladder:POOL (drawn from those opted in); "
+                           "a list of names is played whole")
+        check_whole("--max-bots", args.max_bots, 2, MAX_BOTS)
     with one_line(ScheduleError):
         every_s = parse_every(args.every)
         if args.at:
-            parse_at(args.at)
+            parse_at(args.at, "--at")
     from arena.tournament.schedule import ladder_of
 
     spec = spec_message(args, schedule=True)
     spec.tournament_id = ""
     reply = call(args, "CreateSchedule", schedule_id=args.id, spec=spec, every_s=every_s, at=args.at or "",
-                 ladder=ladder_of(args.bots))
+                 ladder=ladder_of(args.bots), max_bots=args.max_bots or 0)
     out = schedule_json(reply.schedule)
     if args.json:
         print(json.dumps(out))
         return 0
     when = f"at {out['at']} UTC " if out["at"] else ""
-    who = (f"the bots opted in to the {out['ladder']} ladder at each occurrence" if out["ladder"]
+    most = f" ({out['max_bots']} at most, drawn at random)" if out["max_bots"] else ""
+    who = (f"the bots opted in to the {out['ladder']} ladder at each occurrence{most}" if out["ladder"]
            else ", ".join(out["bots"]))
     print(f"schedule {out['schedule_id']}: {out['format']} of {who}, every "
           f"{out['every']} {when}(UTC); next occurrence {out['next']}")
+    if out["why"]:
+        print(f"note: {out['why']}")
     print(f"each occurrence is the tournament {out['schedule_id']}@YYYYMMDDTHHMMSSZ; list them: "
           f"{belote_arena(args, 'tournament', 'list')}")
     return 0
@@ -284,6 +293,8 @@ def schedule_list(args: argparse.Namespace) -> int:
         at = f" at {r['at']}" if r["at"] else ""
         print(f"{r['schedule_id']:24} {r['format']:12} every {r['every']}{at}, next {r['next']}, "
               f"last {r['last_tournament_id'] or 'none yet'}")
+        if r["why"]:
+            print(f"{'':24} {r['why']}")
     return 0
 
 
@@ -418,6 +429,9 @@ def add_tournament(sub: Any) -> None:
     _tournament_options(sc, required=False)
     sc.add_argument("--id", default="", help="the schedule id (default: generated); each occurrence's "
                                              "tournament is ID@YYYYMMDDTHHMMSSZ")
+    sc.add_argument("--max-bots", type=int,
+                    help=f"with --bots @ladder:POOL: the most bots an occurrence plays, drawn at random when "
+                         f"more are opted in (default and at most {MAX_BOTS})")
     cluster_flags(sc)
     sc.set_defaults(func=schedule)
     scsub = sc.add_subparsers(dest="schedule_command", required=False)

@@ -156,6 +156,12 @@ def spec_from_text(text: str, what: str = "the ruleset") -> str | dict[str, Any]
     return spec
 
 
+def spec_to_text(spec: str | dict[str, Any]) -> str:
+    """A ruleset spec as text, as :func:`spec_from_text` reads it back: a preset's name as it is, an
+    object of options as JSON. (Not ``json.dumps`` of a name: its quotes would be part of the name.)"""
+    return spec if isinstance(spec, str) else json.dumps(spec, separators=(",", ":"))
+
+
 def preset(name: str) -> Ruleset:
     try:
         return PRESETS[name]

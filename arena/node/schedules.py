@@ -9,6 +9,11 @@ Its broker calls run in its own thread, never on the node's event loop. A
 tournament made here whose first stage this node did not enqueue (it died
 right after) is enqueued by any node's advance sweep, which advances every
 tournament still ``created``.
+
+An occurrence due that cannot be made (a ladder with too few bots opted in
+for its format) is logged once per cause, a WARNING naming the schedule and
+why, and again only when the cause changes; an occurrence that drew its bots
+from more opted-in ones says so in the line of the tournament made.
 """
 
 from __future__ import annotations
@@ -44,18 +49,22 @@ class ScheduleLoop(WakingThread):
         #: the tournaments this node made (the others' occurrences are made elsewhere)
         self.made: list[str] = []
         self._quiet = QuietLog(log)  # this thread's own
+        #: schedule id -> why its occurrence due waits, as last logged (one entry a schedule waiting)
+        self._waiting: dict[str, str] = {}
 
     def run_once(self) -> float:
         """Make what is due; how long to sleep before the next look."""
         try:
-            made, next_at = self.schedules.run_due()
+            made, next_at, waiting, drawn = self.schedules.run_due()
         except BrokerError as e:
             self._quiet.warning("schedules", "reading the schedules failed: %s", e)
             return RETRY_S
+        self._tell_waiting(waiting)
         for tid in made:
             self.made.append(tid)
-            log.info("scheduled tournament %s made", tid, extra={"event": "scheduled_tournament",
-                                                                   "tournament": tid})
+            note = f": {drawn[tid]}" if tid in drawn else ""
+            log.info("scheduled tournament %s made%s", tid, note, extra={"event": "scheduled_tournament",
+                                                                          "tournament": tid})
             try:
                 self.tournaments.advance(tid)  # its first stage (else any node's advance sweep does)
             except BrokerError as e:
@@ -64,3 +73,12 @@ class ScheduleLoop(WakingThread):
         if next_at is None:
             return self.rescan_s
         return min(self.rescan_s, max(0.0, next_at - time.time()) + SLACK_S)
+
+    def _tell_waiting(self, waiting: dict[str, str]) -> None:
+        """Log why each schedule waits, once per cause: a schedule logged already is logged again only
+        when its cause changes (a schedule made since, or cancelled, is forgotten)."""
+        for schedule_id, why in waiting.items():
+            if self._waiting.get(schedule_id) != why:
+                log.warning("schedule %s: %s", schedule_id, why, extra={
+                    "event": "schedule_waiting", "schedule": schedule_id})
+        self._waiting = dict(waiting)

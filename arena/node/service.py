@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
+import functools
 import secrets
 import time
 from collections.abc import Callable, Sequence
@@ -33,13 +33,13 @@ from belote.arena.v1 import arena_service_pb2 as apb
 from arena.edge.quietlog import quiet
 from arena.engine import EngineError
 from arena.engine.dealing import commitment
-from arena.engine.rules import spec_from_text
+from arena.engine.rules import spec_from_text, spec_to_text
 from arena.node.ladder import DEFAULT_DEALS, LadderError, Ladders, LadderView, check_pool, ladder_standings
 from arena.node.rankings import BadRequest, Rankings, UnknownPool
 from arena.node.seals import seal, sealed_among, still_sealed
 from arena.node.versions import DUPLICATE_NOTE, versions_view
 from arena.node.versions import ELO1 as TEST_ELO1
-from arena.queue import CANCEL_NOTICE, SCHEDULE_NOTICE, Broker, BrokerError
+from arena.queue import CANCEL_NOTICE, SCHEDULE_NOTICE, Broker, BrokerDataLost, BrokerError
 from arena.ratings.leaderboard import Leaderboard
 from arena.records import BOT_NAME_RULE, ResultReason, valid_bot_name
 from arena.referee.arena_service import RECENT_MATCHES, ArenaServicer, summary_to_proto, versions_to_proto
@@ -91,6 +91,10 @@ GIVEN_SEED = "its seed was given by the caller, so its deals were known in advan
 MAX_LADDER_BOTS_A_CALL = 256
 
 
+#: what an UNAVAILABLE of CreateTournament adds: the create may have been stored or not, and a retry says
+RETRY_CREATE = ("; the tournament may or may not be stored: create it again with the same id and spec "
+                "once the queue is back (it answers the tournament made, if it was)")
+
 class ClusterArenaServicer(ArenaServicer):
     def __init__(self, node: Node, broker: Broker, tournaments: Tournaments,
                  rankings: Rankings | None = None) -> None:
@@ -141,8 +145,10 @@ class ClusterArenaServicer(ArenaServicer):
         if moot and self.on_ladder is not None:
             self.on_ladder()  # the ladder thread starts the next test
 
-    async def _queue(self, context: Context, call: Callable[..., _T], *args: Any) -> _T:
-        """``call(*args)`` on the queue, in a thread; its errors become statuses."""
+    async def _queue(self, context: Context, call: Callable[..., _T], *args: Any,
+                     unavailable: str = "") -> _T:
+        """``call(*args)`` on the queue, in a thread; its errors become statuses (``unavailable``: what
+        an UNAVAILABLE but a data loss adds, for the caller)."""
         try:
             return await asyncio.to_thread(call, *args)
         except (UnknownTournament, UnknownSchedule) as e:
@@ -156,7 +162,8 @@ class ClusterArenaServicer(ArenaServicer):
         except BadRequest as e:
             await abort(context, InvalidArgument(str(e)))
         except BrokerError as e:
-            await context.abort(grpc.StatusCode.UNAVAILABLE, f"the tournament queue: {e}")
+            note = "" if isinstance(e, BrokerDataLost) else unavailable  # a loss: nothing was stored
+            await context.abort(grpc.StatusCode.UNAVAILABLE, f"the tournament queue: {e}{note}")
         raise AssertionError("context.abort returns only by raising")
 
     # ------------------------------------------------------------ rankings
@@ -249,7 +256,10 @@ class ClusterArenaServicer(ArenaServicer):
             await abort(context, InvalidArgument(str(e)))
         except EDGE_ERRORS as e:
             await abort(context, e)
-        await self._queue(context, self.tournaments.create, spec)
+        # made again with the same spec (a retry whose first answer was lost), the one made first
+        spec = await self._queue(context, functools.partial(self.tournaments.create_once, spec,
+                                                            seed_drawn=not request.spec.seed),
+                                 unavailable=RETRY_CREATE if request.spec.tournament_id else "")
         queued = await self._queue(context, self.broker.pending_count, spec.tournament_id)
         return apb.CreateTournamentResponse(
             tournament_id=spec.tournament_id, commitment=commitment(spec.seed), jobs_queued=queued,
@@ -355,7 +365,9 @@ class ClusterArenaServicer(ArenaServicer):
             await abort(context, e)
         await self._queue(context, self.schedules.create, schedule)
         await self._schedule_changed(schedule.schedule_id)
-        return apb.CreateScheduleResponse(schedule=schedule_to_proto(Stored(schedule, 0)))
+        made = Stored(schedule, 0)
+        why = await self._queue(context, self.schedules.why, made)  # a ladder's: reads its bots
+        return apb.CreateScheduleResponse(schedule=schedule_to_proto(made, why=why))
 
     def _schedule_of(self, msg: apb.CreateScheduleRequest) -> Schedule:
         if msg.ladder:
@@ -373,7 +385,7 @@ class ClusterArenaServicer(ArenaServicer):
             stand_ins.CopyFrom(msg.spec)
             stand_ins.bots.extend(BotSelector(ladder=msg.ladder).bots())
             msg = apb.CreateScheduleRequest(schedule_id=msg.schedule_id, spec=stand_ins, every_s=msg.every_s,
-                                            at=msg.at, ladder=msg.ladder)
+                                            at=msg.at, ladder=msg.ladder, max_bots=msg.max_bots)
         if not self.min_every_s <= msg.every_s:
             raise ScheduleError(f"every_s must be at least {self.min_every_s} seconds on this cluster's "
                                 f"nodes, not {msg.every_s}")
@@ -381,7 +393,7 @@ class ClusterArenaServicer(ArenaServicer):
         options = {k: v for k, v in spec.to_dict().items()
                    if k not in ("tournament_id", "bots", "seed", "unrated_reason")}
         return Schedule.make(msg.schedule_id or f"s-{secrets.token_hex(4)}", msg.every_s, msg.at, spec.bots,
-                             options, seed=msg.spec.seed, ladder=msg.ladder)
+                             options, seed=msg.spec.seed, ladder=msg.ladder, max_bots=msg.max_bots)
 
     async def _schedule_changed(self, schedule_id: str) -> None:
         """This node's schedule loop reads the schedules again at once, the others on the notice (or
@@ -398,8 +410,13 @@ class ClusterArenaServicer(ArenaServicer):
         self, request: apb.ListSchedulesRequest, context: Context,
     ) -> apb.ListSchedulesResponse:
         await self.reader(context)
-        stored = await self._queue(context, self.schedules.stored)
-        return apb.ListSchedulesResponse(schedules=[schedule_to_proto(s) for s in stored])
+        listed = await self._queue(context, self._listed)
+        return apb.ListSchedulesResponse(schedules=[schedule_to_proto(s, why=why) for s, why in listed])
+
+    def _listed(self) -> list[tuple[Stored, str]]:
+        """Every schedule and what to know of its bots (:meth:`Schedules.why`: a ladder's reads them)."""
+        now = time.time()
+        return [(s, self.schedules.why(s, now)) for s in self.schedules.stored()]
 
     async def CancelSchedule(
         self, request: apb.CancelScheduleRequest, context: Context,
@@ -571,14 +588,15 @@ def ladder_to_proto(view: LadderView, picks: bool = True) -> apb.Ladder:
                              for p in (view.picks if picks else ())])
 
 
-def schedule_to_proto(stored: Stored, now: float | None = None) -> apb.Schedule:
-    """A schedule as anyone may see it: its seed left out, its next occurrence from ``now``."""
+def schedule_to_proto(stored: Stored, now: float | None = None, why: str = "") -> apb.Schedule:
+    """A schedule as anyone may see it: its seed left out, its next occurrence from ``now``; ``why``:
+    what to know of its bots (:meth:`Schedules.why`)."""
     s = stored.schedule
     spec = s.spec_for(stored.last or s.first, fresh="-")
     msg = apb.Schedule(schedule_id=s.schedule_id, spec=spec_to_proto(spec), every_s=s.every_s, at=s.at,
                        next_at=s.next_after(time.time() if now is None else now), last_at=stored.last,
                        last_tournament_id=s.tournament_id(stored.last) if stored.last else "",
-                       created_at=s.created_at, ladder=s.bots.ladder)
+                       created_at=s.created_at, ladder=s.bots.ladder, max_bots=s.max_bots, why=why)
     msg.spec.tournament_id = ""
     if s.bots.ladder:
         del msg.spec.bots[:]  # stand-ins: the pool's opted-in bots at each occurrence
@@ -647,7 +665,7 @@ def spec_to_proto(spec: TournamentSpec) -> apb.TournamentSpec:
     """The spec as anyone may see it: its seed (the secret) left out."""
     msg = apb.TournamentSpec(
         tournament_id=spec.tournament_id, format=spec.format, bots=spec.bots,
-        candidate=spec.candidate or "", ruleset=json.dumps(spec.ruleset.to_spec()), deals=spec.deals or 0,
+        candidate=spec.candidate or "", ruleset=spec_to_text(spec.ruleset.to_spec()), deals=spec.deals or 0,
         target=spec.target or 0, duplicate=bool(spec.duplicate), rounds=spec.rounds or 0,
         duplicate_mode=spec.duplicate,
     )

@@ -49,7 +49,9 @@ each key. Every step on the jobs is one script:
 - Data loss: a random mark (``epoch``) is set once; a node that finds it gone
   (its heartbeat looks every few seconds, and a read of tournaments, results or
   ratings that comes back empty looks at once) raises
-  :class:`~arena.queue.broker.BrokerDataLost` from then on for every such read.
+  :class:`~arena.queue.broker.BrokerDataLost` from then on for every such read. A
+  tournament is stored only where the mark is the one the node started on (the
+  same script looks), so a create refused for the loss leaves nothing behind.
 - ``apply_mixed``: rates a pool's queued mixed games under WATCH of its rating
   hash, then writes the ratings and trims the queue in one MULTI.
 - ``summaries``: LRANGE of the log from the reader's cursor, with the log's
@@ -81,7 +83,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
-from typing import Any, cast
+from typing import Any, NoReturn, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import redis
@@ -253,9 +255,13 @@ class RedisBroker(Broker):
         with self._errors():
             now = self._redis.get(self.keys.epoch)
         if now != self._epoch:
-            self._lost = (f"Redis at {redact(self.url)} lost the arena's data (it restarted empty, or was "
-                          "flushed): restart the nodes on it, then resume the tournaments")
-            raise BrokerDataLost(self._lost)
+            self._found_lost()
+
+    def _found_lost(self) -> NoReturn:
+        """The data this broker started on is gone: say so, now and on every read from then on."""
+        self._lost = (f"Redis at {redact(self.url)} lost the arena's data (it restarted empty, or was "
+                      "flushed): restart the nodes on it, then resume the tournaments")
+        raise BrokerDataLost(self._lost)
 
     @contextmanager
     def _reading(self) -> Iterator[None]:
@@ -710,10 +716,17 @@ class RedisBroker(Broker):
 
     # tournaments
     def put_tournament(self, spec: TournamentSpec) -> bool:
-        keys = [self.keys.tournament(spec.tournament_id), self.keys.tournaments]
-        args = [json.dumps(spec.to_dict(), sort_keys=True), spec.tournament_id]
+        """Store it, only in the data this broker started on: on a Redis that lost it (restarted
+        empty), :class:`BrokerDataLost` and nothing stored, whether this broker knew it yet or not."""
+        if self._lost:
+            raise BrokerDataLost(self._lost)
+        keys = [self.keys.tournament(spec.tournament_id), self.keys.tournaments, self.keys.epoch]
+        args = [json.dumps(spec.to_dict(), sort_keys=True), spec.tournament_id, self._epoch]
         with self._errors():
-            return bool(self._put_tournament(keys=keys, args=args))
+            stored = int(self._put_tournament(keys=keys, args=args))
+        if stored < 0:
+            self._found_lost()
+        return bool(stored)
 
     # scheduled tournaments
     def put_schedule(self, schedule_id: str, text: str) -> bool:

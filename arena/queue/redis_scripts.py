@@ -577,8 +577,11 @@ end
 return 1
 """
 
-# KEYS: tournament hash, tournaments list.  ARGV: spec JSON, tournament id
+# A tournament made only in the arena's data: -1 when the data's mark is not the one the node started
+# on (a Redis restarted empty), so that a create refused for the data loss stores nothing there.
+# KEYS: tournament hash, tournaments list, the data's mark.  ARGV: spec JSON, tournament id, the mark
 LUA_PUT_TOURNAMENT = """
+if redis.call('GET', KEYS[3]) ~= ARGV[3] then return -1 end
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'spec', ARGV[1], 'state', 'created')
 redis.call('RPUSH', KEYS[2], ARGV[2])

@@ -5,12 +5,19 @@ follows the node's policy; what changes the arena (starting and cancelling
 matches, invites) needs the admin credential; a bot's token may rotate itself
 or revoke itself. A node alone has no tournament queue: its tournament calls
 are UNIMPLEMENTED (:mod:`arena.node` gives the nodes of a queue theirs).
+
+A refusal of access (a wrong or missing credential, a right one for the wrong
+thing, an invite guess, an address throttled for guessing) is held
+``Limits.refusal_hold`` before its status, as the edge's refusals are: a
+guesser retrying at once makes one call a second, not hundreds. A hold is a
+timer (:class:`~arena.edge.guard.Tarpit`), at most as many per address as it
+may make short calls and half the node's short calls in all, so that guessers
+never fill the room of honest callers; past those, the status comes at once.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import NoReturn
 
@@ -18,14 +25,23 @@ import grpc
 from belote.arena.v1 import arena_service_pb2 as apb
 from belote.arena.v1 import arena_service_pb2_grpc as agrpc
 
+from arena.edge.guard import Tarpit
 from arena.edge.quietlog import quiet
 from arena.engine.errors import RulesetError
-from arena.engine.rules import spec_from_text
+from arena.engine.rules import spec_from_text, spec_to_text
 from arena.records import valid_bot_name
 from arena.referee.access import AccessError, Caller, PermissionDenied, Role, Unauthenticated
 from arena.referee.calls import EDGE_ERRORS, Context, abort, address_of, token_of
 from arena.referee.convert import result_to_proto
-from arena.referee.node import BotStatus, InvalidArgument, MatchSummary, Node, NotFound, ResourceExhausted
+from arena.referee.node import (
+    BotStatus,
+    InvalidArgument,
+    Limits,
+    MatchSummary,
+    Node,
+    NotFound,
+    ResourceExhausted,
+)
 from arena.referee.registry import BotEntry, PerEntry
 from arena.referee.replays import ReplaySlot, SendTimeout, Stalled
 from arena.referee.versions import Version
@@ -34,7 +50,7 @@ from arena.referee.versions import Version
 def summary_to_proto(summary: MatchSummary) -> apb.MatchSummary:
     msg = apb.MatchSummary(
         match_id=summary.match_id, state=summary.state, players=summary.players,
-        ruleset=json.dumps(summary.ruleset), totals=summary.totals, deals_played=summary.deals_played,
+        ruleset=spec_to_text(summary.ruleset), totals=summary.totals, deals_played=summary.deals_played,
         seed=summary.seed,
     )
     if summary.result is not None:
@@ -87,25 +103,38 @@ def _part(info: apb.BotInfo) -> bytes:
     return apb.ListBotsResponse(bots=[info]).SerializeToString()
 
 
+def access_refusals(limits: Limits) -> Tarpit:
+    """Where refusals of access wait before their status: as many per address as it may make short
+    calls, and half the node's short calls in all."""
+    return Tarpit(limits.refusal_hold, limits.max_calls_per_peer, max(1, limits.max_calls // 2))
+
+
 class ArenaServicer(agrpc.ArenaServiceServicer):
     def __init__(self, node: Node) -> None:
         self.node = node
         self.gate = node.gate
         self._bot_infos = BotInfos(node)
+        self.refusals = access_refusals(node.config.limits)
 
     # ------------------------------------------------------------ callers
+    async def refuse(self, context: Context, err: Exception) -> NoReturn:
+        """End the call with ``err``'s status: a refusal of access after its hold."""
+        if isinstance(err, AccessError):
+            await self.refusals.hold(context)
+        await abort(context, err)
+
     async def caller(self, context: Context) -> Caller:
         try:
             return await self.gate.identify(token_of(context), address_of(context))
         except AccessError as e:
-            await abort(context, e)
+            await self.refuse(context, e)
 
     async def reader(self, context: Context) -> Caller:
         who = await self.caller(context)
         try:
             self.gate.require_reader(who)
         except AccessError as e:
-            await abort(context, e)
+            await self.refuse(context, e)
         return who
 
     async def admin(self, context: Context, what: str) -> Caller:
@@ -113,7 +142,7 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
         try:
             self.gate.require_admin(who, what)
         except AccessError as e:
-            await abort(context, e)
+            await self.refuse(context, e)
         return who
 
     # --------------------------------------------------------------- bots
@@ -126,7 +155,7 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
             await self.gate.register(who, address_of(context), request.invite)
             entry, token = await self.node.register(request.name, request.ladder)
         except EDGE_ERRORS as e:
-            await abort(context, e)
+            await self.refuse(context, e)
         return apb.RegisterBotResponse(bot_id=entry.bot_id, token=token)
 
     async def RotateBotToken(
@@ -134,8 +163,9 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
     ) -> apb.RotateBotTokenResponse:
         who = await self.caller(context)
         if who.bot is None:
-            await abort(context, PermissionDenied("only a bot's own token rotates it")
-                        if who.role is Role.ADMIN else Unauthenticated("rotating a token needs that token"))
+            why = "only a bot's own token rotates it" if who.role is Role.ADMIN else ""
+            await self.refuse(context, PermissionDenied(why) if why
+                              else Unauthenticated("rotating a token needs that token"))
         try:
             token = await self.node.rotate_token(who.bot)
         except EDGE_ERRORS as e:
@@ -151,7 +181,7 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
                                                 "revoking a bot needs its token or the admin credential"))
             await self.node.revoke_bot(name)
         except EDGE_ERRORS as e:
-            await abort(context, e)
+            await self.refuse(context, e)
         return apb.RevokeBotResponse()
 
     async def CreateInvite(
@@ -217,7 +247,7 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
                 "promoting a version needs the bot's token or the admin credential"))
             before, after = await self.node.promote_version(name, request.version)
         except EDGE_ERRORS as e:
-            await abort(context, e)
+            await self.refuse(context, e)
         await self.promoted_by_hand(before, after)
         quiet.info(("promoted", after.name, request.version), "bot %s: version %s promoted by hand",
                    after.name, request.version, extra={"event": "version_promoted", "bot": after.name})

@@ -387,7 +387,7 @@ class MatchRunner:
             log.warning("match %s: %s forfeits: %s", spec.match_id, name, detail, extra={
                 "event": "forfeit", "match_id": spec.match_id, "bot": name, "node": self.node_id})
             if self.metrics is not None:
-                self.metrics.forfeits.labels(name).inc()
+                self.metrics.forfeit(name)
         return end
 
 

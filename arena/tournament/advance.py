@@ -193,6 +193,27 @@ class Tournaments:
             raise TournamentExists(f"tournament {spec.tournament_id} exists")
         self.advance(spec.tournament_id)
 
+    def create_once(self, spec: TournamentSpec, *, seed_drawn: bool = False) -> TournamentSpec:
+        """:meth:`create`, once however often it is asked: the tournament stored under ``spec``'s id if
+        it is the same tournament (a retry, whose first answer was lost: a cut connection, a node that
+        stopped between its write and its answer, a queue that failed after the write), advanced
+        again (its first stage enqueued if the first try did not get that far). ``seed_drawn``: the
+        seed was drawn for this call, not given by the caller, so it is no part of what makes two
+        tries the same. :class:`TournamentExists` for another tournament under that id."""
+        try:
+            self.create(spec)
+            return spec
+        except TournamentExists:
+            stored, _ = self._get(spec.tournament_id)
+            asked, found = spec.to_dict(), stored.to_dict()
+            if seed_drawn:
+                del asked["seed"], found["seed"]
+            if asked != found:
+                raise TournamentExists(f"tournament {spec.tournament_id} exists with another spec (a "
+                                       f"create made again with the same spec answers it)") from None
+            self.advance(spec.tournament_id)
+            return stored
+
     def advance(self, tournament_id: str) -> None:
         """Enqueue what the tournament needs next, once; mark it finished when it is."""
         found = self.store.get_tournament(tournament_id)

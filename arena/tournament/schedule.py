@@ -27,12 +27,24 @@ in to that pool's ladder at the time of each occurrence, read from the store
 by the node that makes it (an occurrence that finds too few for its format
 is made later, when there are enough, as a missed one is). A node that reads
 a kind it does not know skips that schedule.
+
+A ladder's occurrence plays ``max_bots`` of its opted-in bots at most (0:
+the most a tournament takes, :data:`~arena.tournament.spec.MAX_BOTS`). When
+more are opted in, that many are drawn at random, the draw seeded by the
+occurrence's tournament id (:func:`draw`: anyone can check it, and each
+occurrence draws afresh, so no bot is left out for good): a flood of bots
+opted in cannot stop a schedule, and the operator bounds what one occurrence
+costs (a round-robin of n bots is n(n-1) matches). Why an occurrence due is
+not made yet (too few bots for its format), or that its bots are drawn, is
+said once per cause in the node's log, and on every read of the schedule
+(:meth:`Schedules.why`: ``schedule list``, ListSchedules, the schedules page).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import random
 import re
 import secrets
 import threading
@@ -40,9 +52,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
-from arena.tournament.spec import TournamentError, TournamentSpec
+from arena.tournament.spec import MAX_BOTS, TournamentError, TournamentSpec
 
 #: the shortest period a node accepts by default (a node's setting: tests run with seconds)
 MIN_EVERY_S = 60
@@ -91,11 +103,12 @@ def parse_every(text: str) -> int:
     return every
 
 
-def parse_at(text: str) -> tuple[int, int]:
-    """``HH:MM`` (UTC): the hour and minute."""
+def parse_at(text: str, name: str = "at") -> tuple[int, int]:
+    """``HH:MM`` (UTC): the hour and minute. ``name``: what the error calls it (the request's field;
+    the command line says its flag)."""
     m = _AT.fullmatch(text.strip())
     if m is None or int(m.group(1)) > 23 or int(m.group(2)) > 59:
-        raise ScheduleError(f"--at is a UTC time HH:MM (02:00), not {text[:32]!r}")
+        raise ScheduleError(f"{name} is a UTC time HH:MM (02:00), not {text[:32]!r}")
     return int(m.group(1)), int(m.group(2))
 
 
@@ -109,6 +122,19 @@ def ladder_of(text: str) -> str:
         raise ScheduleError(f"--bots is a list of names or {LADDER_PREFIX}POOL (a pool's opted-in bots at "
                             f"each occurrence), not {text[:40]!r}")
     return ""
+
+
+def draw(bots: Sequence[str], limit: int, key: str) -> list[str]:
+    """``limit`` of ``bots`` drawn at random, seeded by ``key`` (an occurrence's tournament id, so the
+    draw is the same on every node and anyone can check it), sorted; all of them if no more."""
+    chosen = sorted(bots)
+    if len(chosen) > limit:
+        chosen = sorted(random.Random(hashlib.sha256(key.encode()).digest()).sample(chosen, limit))
+    return chosen
+
+
+def _opted(n: int) -> str:
+    return f"{n} {'is' if n == 1 else 'are'}"
 
 
 def stamp(at: int) -> str:
@@ -170,6 +196,9 @@ class Schedule:
     seed: str = ""
     #: ``HH:MM`` as asked ("": from its creation)
     at: str = ""
+    #: a ladder's: the most of its opted-in bots an occurrence plays, drawn at random when more are
+    #: opted in (0: the most a tournament takes)
+    max_bots: int = 0
 
     def __post_init__(self) -> None:
         if not _ID.fullmatch(self.schedule_id):
@@ -177,13 +206,23 @@ class Schedule:
                                 f"a letter or digit), not {self.schedule_id[:40]!r}")
         if not 1 <= self.every_s <= MAX_EVERY_S:
             raise ScheduleError(f"every_s must be from 1 to {MAX_EVERY_S}, not {self.every_s}")
+        if self.max_bots and not self.bots.ladder:
+            raise ScheduleError("max_bots bounds a ladder's bots (drawn from those opted in); a list of "
+                                "names is played whole")
+        if self.max_bots and not 2 <= self.max_bots <= MAX_BOTS:
+            raise ScheduleError(f"max_bots must be from 2 to {MAX_BOTS} (0: {MAX_BOTS}), not {self.max_bots}")
+
+    @property
+    def bot_limit(self) -> int:
+        """The most bots an occurrence plays."""
+        return self.max_bots or MAX_BOTS
 
     @classmethod
     def make(cls, schedule_id: str, every_s: int, at: str, bots: Sequence[str], options: dict[str, Any],
-             seed: str = "", now: float | None = None, ladder: str = "") -> Schedule:
+             seed: str = "", now: float | None = None, ladder: str = "", max_bots: int = 0) -> Schedule:
         """A new schedule made at ``now`` (default: the clock), its options checked by building the
         tournament of its first occurrence (with ``ladder``, a pool whose opted-in bots play each
-        occurrence, in place of ``bots``: with stand-ins)."""
+        occurrence, ``max_bots`` of them at most, in place of ``bots``: with stand-ins)."""
         if ladder and options.get("format") not in LADDER_FORMATS:
             raise ScheduleError(f"a ladder's bots play a {', '.join(LADDER_FORMATS)} (the others need a "
                                 f"candidate named), not a {options.get('format')}")
@@ -195,7 +234,7 @@ class Schedule:
             anchor = int(day.timestamp())
         options = {k: v for k, v in options.items() if k in _SPEC_KEYS}
         selector = BotSelector(ladder=ladder) if ladder else BotSelector(tuple(bots))
-        schedule = cls(schedule_id, every_s, anchor, made, selector, options, seed, at)
+        schedule = cls(schedule_id, every_s, anchor, made, selector, options, seed, at, max_bots)
         schedule.spec_for(schedule.first)  # a bad option is refused now, not at each occurrence
         return schedule
 
@@ -223,8 +262,20 @@ class Schedule:
         """The tournament of the occurrence at ``at``, with the secret ``fresh`` (default: new
         randomness; with a given seed, one derived from it and the occurrence); a ladder's bots read
         from ``store`` (without one: stand-ins)."""
+        return self.spec_with(at, self.bots_at(at, store)[0], fresh)
+
+    def bots_at(self, at: int, store: Any = None) -> tuple[list[str], int]:
+        """The bots of the occurrence at ``at`` (a ladder's: :attr:`bot_limit` at most, :func:`draw`
+        when more are opted in, read from ``store``), and how many there were to choose from."""
+        found = self.bots.bots(store)
+        if not self.bots.ladder:
+            return found, len(found)
+        return draw(found, self.bot_limit, self.tournament_id(at)), len(found)
+
+    def spec_with(self, at: int, bots: list[str], fresh: str = "") -> TournamentSpec:
+        """The tournament of the occurrence at ``at`` played by ``bots`` (:meth:`spec_for`)."""
         tid = self.tournament_id(at)
-        data = dict(self.options, tournament_id=tid, bots=self.bots.bots(store))
+        data = dict(self.options, tournament_id=tid, bots=bots)
         if self.seed:
             data["seed"] = hashlib.sha256(f"{self.seed}/{tid}".encode()).hexdigest()
             data["unrated_reason"] = GIVEN_SEED
@@ -232,10 +283,28 @@ class Schedule:
             data["seed"] = fresh or secrets.token_hex(32)
         return TournamentSpec.from_dict(data)
 
+    def waits(self, due: int, choices: int, error: TournamentError) -> str:
+        """Why the occurrence due at ``due`` is not made: ``error``, its tournament's refusal (with
+        ``choices`` bots opted in, for a ladder's)."""
+        if self.bots.ladder:
+            return (f"its occurrence due {iso(due)} waits for bots: {_opted(choices)} opted in to the "
+                    f"{self.bots.ladder} ladder ({error}); it is made once there are enough")
+        return f"its occurrence due {iso(due)} cannot be made: {error}"
+
+    def drawn(self, chosen: int, choices: int) -> str:
+        """What an occurrence that drew ``chosen`` of ``choices`` opted-in bots says ("": it drew none)."""
+        if chosen >= choices:
+            return ""
+        return (f"{chosen} of the {choices} bots opted in to the {self.bots.ladder} ladder, drawn at random "
+                f"(an occurrence plays {self.bot_limit} at most)")
+
     def to_json(self) -> str:
-        return json.dumps({"schedule_id": self.schedule_id, "every_s": self.every_s, "anchor": self.anchor,
-                           "created_at": self.created_at, "bots": self.bots.to_dict(),
-                           "options": self.options, "seed": self.seed, "at": self.at}, sort_keys=True)
+        data = {"schedule_id": self.schedule_id, "every_s": self.every_s, "anchor": self.anchor,
+                "created_at": self.created_at, "bots": self.bots.to_dict(), "options": self.options,
+                "seed": self.seed, "at": self.at}
+        if self.max_bots:  # as schedules were before it
+            data["max_bots"] = self.max_bots
+        return json.dumps(data, sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> Schedule:
@@ -243,7 +312,7 @@ class Schedule:
             d = json.loads(text)
             return cls(str(d["schedule_id"]), int(d["every_s"]), int(d["anchor"]), int(d["created_at"]),
                        BotSelector.from_dict(d["bots"]), dict(d.get("options", {})), str(d.get("seed", "")),
-                       str(d.get("at", "")))
+                       str(d.get("at", "")), int(d.get("max_bots", 0)))
         except (ValueError, KeyError, TypeError) as e:
             raise ScheduleError(f"a schedule stored unreadable: {e}") from None
 
@@ -282,6 +351,19 @@ class Stored:
     last: int
 
 
+class DueRun(NamedTuple):
+    """What one :meth:`Schedules.run_due` did."""
+
+    #: the tournaments it made
+    made: list[str]
+    #: the next occurrence of any schedule (None: no schedule)
+    wake: float | None
+    #: schedule id -> why its occurrence due is not made (:meth:`Schedule.waits`)
+    waiting: dict[str, str]
+    #: tournament id -> which of the opted-in bots it plays, for an occurrence that drew them
+    drawn: dict[str, str]
+
+
 class Schedules:
     """The schedules of one store: made, listed and cancelled by an admin; run by every node."""
 
@@ -309,13 +391,12 @@ class Schedules:
         if not self.store.delete_schedule(schedule_id):
             raise UnknownSchedule(f"no schedule {schedule_id!r}")
 
-    def run_due(self, now: float | None = None) -> tuple[list[str], float | None]:
-        """Make each schedule's latest occurrence due and not made yet (once, whichever node asks);
-        the ids of the tournaments this call made, and when the next occurrence is (None: no
-        schedule). The caller advances the tournaments made (their first stage)."""
+    def run_due(self, now: float | None = None) -> DueRun:
+        """Make each schedule's latest occurrence due and not made yet (once, whichever node asks):
+        the tournaments this call made, when the next occurrence is, and why those due and not made
+        wait. The caller advances the tournaments made (their first stage)."""
         when = time.time() if now is None else now
-        made: list[str] = []
-        wake: float | None = None
+        run = DueRun([], None, {}, {})
         with self._lock:
             for _, text, last in self.store.schedules():
                 try:
@@ -324,14 +405,43 @@ class Schedules:
                     continue  # a newer version's: that version's nodes run it
                 due = schedule.latest_due(when)
                 if due is not None and due > last:
-                    try:
-                        spec = schedule.spec_for(due, store=self.store)
-                    except TournamentError:
-                        # options this version refuses (checked when it was made), or a ladder with too
-                        # few bots for the format now: skipped (made later, once it can be)
-                        continue
-                    if self.store.add_occurrence(schedule.schedule_id, text, due, spec):
-                        made.append(spec.tournament_id)
+                    self._make(schedule, text, due, run)
                 following = schedule.next_after(when)
-                wake = following if wake is None else min(wake, following)
-        return made, wake
+                run = run._replace(wake=following if run.wake is None else min(run.wake, following))
+        return run
+
+    def _make(self, schedule: Schedule, text: str, due: int, run: DueRun) -> None:
+        bots, choices = schedule.bots_at(due, self.store)
+        try:
+            spec = schedule.spec_with(due, bots)
+        except TournamentError as e:
+            # a ladder with too few bots for the format now, or options this version refuses (checked
+            # when it was made): not made now (later, once it can be), and said why
+            run.waiting[schedule.schedule_id] = schedule.waits(due, choices, e)
+            return
+        if self.store.add_occurrence(schedule.schedule_id, text, due, spec):
+            run.made.append(spec.tournament_id)
+            if note := schedule.drawn(len(bots), choices):
+                run.drawn[spec.tournament_id] = note
+
+    def why(self, found: Stored, now: float | None = None) -> str:
+        """What a person reading the schedule should know of its bots ("": nothing): why its
+        occurrence due is not made, or that its occurrences draw from more bots opted in than they
+        play. A ladder's reads its opted-in bots (one read)."""
+        s = found.schedule
+        when = time.time() if now is None else now
+        due = s.latest_due(when)
+        overdue = due is not None and due > found.last
+        if not (overdue or s.bots.ladder):
+            return ""
+        at = due if due is not None and overdue else s.next_after(when)
+        bots, choices = s.bots_at(at, self.store)
+        if overdue:
+            try:
+                s.spec_with(at, bots, fresh="-")
+            except TournamentError as e:
+                return s.waits(at, choices, e)
+        if choices > len(bots):
+            return (f"{choices} bots are opted in to the {s.bots.ladder} ladder, more than an occurrence "
+                    f"plays ({s.bot_limit}): each occurrence draws {s.bot_limit} of them at random")
+        return ""

@@ -9,7 +9,8 @@
   ``tournaments/{id}/matches?offset=&limit=`` (its finished matches in schedule order);
 - ``ladders`` (each pool's ladder: its setting and bot count), ``ladders/{pool}?offset=&limit=``
   (its setting, bots, matches in progress, and the pool's standings with intervals);
-- ``schedules?offset=&limit=``: the scheduled tournaments, each with its next occurrence (no seed);
+- ``schedules?offset=&limit=``: the scheduled tournaments, each with its next occurrence and what to
+  know of its bots (``why``), never its seed;
 - ``matches/{id}``: its status; its record and replay once it is over;
 - ``matches/{id}/events``: server-sent events, the public events of the match as they are played
   (``event: public``), then its result (``event: result``), then ``event: end``. Spectators are
@@ -32,7 +33,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from arena.edge.guard import host_key
+from arena.edge.guard import Tarpit, host_key
 from arena.edge.quietlog import QuietLog
 from arena.ratings.leaderboard import METHODS
 from arena.referee.replay_views import SSE_END, sse_frame
@@ -48,6 +49,7 @@ from arena.web.reads import (
     ReadError,
     TooMany,
     TooSlow,
+    Unauthorized,
     row_json,
 )
 from arena.web.sessions import Sessions
@@ -56,6 +58,8 @@ log = logging.getLogger("arena.web")
 quiet = QuietLog(log)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+#: where a refused request waits before its answer (arena.web.bounds sizes it)
+REFUSALS = web.AppKey("refusals", Tarpit)
 
 
 class Watchers:
@@ -150,8 +154,19 @@ async def readers_only(request: web.Request, handler: Handler) -> web.StreamResp
     if request.path.startswith("/api/") and request.path != SESSION:
         token = bearer(request)
         if token or not request.app[SESSIONS].valid(request.cookies.get(READ_COOKIE, "")):
-            request.app[READS].authorize(token, request.remote or "")
+            await authorize(request, token)
     return await handler(request)
+
+
+async def authorize(request: web.Request, token: str) -> None:
+    """May ``token`` read here? A refusal (a wrong credential, none where one is needed, an address
+    throttled for guessing) waits the node's refusal hold first, as the gRPC edge's do: a guesser
+    asking again at once asks once a second a connection."""
+    try:
+        request.app[READS].authorize(token, request.remote or "")
+    except (Unauthorized, TooMany):
+        await request.app[REFUSALS].hold_key(host_key(request.remote or ""))
+        raise
 
 
 SESSION = "/api/v1/session"
@@ -200,7 +215,7 @@ async def sign_in(request: web.Request) -> web.Response:
     token = body.get("token") if isinstance(body, dict) else None
     if not isinstance(token, str) or not token or len(token) > MAX_TOKEN:
         raise BadRequest("the body must be JSON: {\"token\": \"...\"}")
-    request.app[READS].authorize(token, request.remote or "")
+    await authorize(request, token)
     sessions = request.app[SESSIONS]
     sessions.close(request.cookies.get(READ_COOKIE, ""))  # signing in again replaces the session
     reply = web.json_response({"signed_in": True})

@@ -55,10 +55,10 @@ from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 from yarl import URL
 
-from arena.edge.guard import OpenCount, Tarpit, host_key
+from arena.edge.guard import OpenCount, host_key
 from arena.edge.quietlog import QuietLog
 from arena.edge.rates import ReadRates, retry_after
-from arena.web.api import Handler
+from arena.web.api import REFUSALS, Handler
 
 quiet = QuietLog(logging.getLogger("arena.web"))
 
@@ -84,7 +84,6 @@ class WebLimits:
 #: what each address may read a second (the node's, shared with its gRPC edge), and where a request
 #: refused for it waits
 READ_RATES = web.AppKey("read_rates", ReadRates)
-REFUSALS = web.AppKey("refusals", Tarpit)
 #: the API's routes that are not reads of the rate: event streams, bounded by their number
 UNRATED = frozenset({"/api/v1/matches/{id}/events"})
 

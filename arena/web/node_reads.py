@@ -335,7 +335,8 @@ class NodeReads:
                 next_at=s.next_after(now), last_at=found.last,
                 last_tournament_id=s.tournament_id(found.last) if found.last else "",
                 bots=tuple(s.bots.names), ladder=s.bots.ladder, options=dict(s.options),
-                unrated_reason=GIVEN_SEED if s.seed else ""))
+                unrated_reason=GIVEN_SEED if s.seed else "", max_bots=s.max_bots,
+                why=self.schedule_store.why(found, now)))  # a ladder's reads its bots
         return Page(total=len(stored), offset=offset, items=tuple(rows))
 
     # ------------------------------------------------------------ matches

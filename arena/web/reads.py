@@ -335,6 +335,10 @@ class ScheduleRow:
     #: the tournament options (format, ruleset, deals...), without id, bots or seed
     options: dict[str, Any]
     unrated_reason: str
+    #: a ladder's: the most bots an occurrence plays (0: a tournament's most)
+    max_bots: int = 0
+    #: what to know of its bots ("": nothing): why its occurrence due waits, or that it draws them
+    why: str = ""
 
 
 #: the public events of a match, each as JSON (``kind`` names the event), then one

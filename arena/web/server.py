@@ -35,6 +35,7 @@ from arena.referee.node import Limits
 from arena.web.api import (
     ORIGIN,
     READS,
+    REFUSALS,
     SEND_TIMEOUT,
     SESSIONS,
     WATCHERS,
@@ -44,7 +45,7 @@ from arena.web.api import (
     json_errors,
     readers_only,
 )
-from arena.web.bounds import READ_RATES, REFUSALS, BoundedSite, ConnectionBounds, WebLimits, read_rate
+from arena.web.bounds import READ_RATES, BoundedSite, ConnectionBounds, WebLimits, read_rate
 from arena.web.node_reads import NodeReads
 from arena.web.reads import ArenaReads
 from arena.web.sessions import Sessions

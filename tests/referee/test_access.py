@@ -74,7 +74,7 @@ def test_what_changes_the_arena_needs_the_admin_credential() -> None:
         async with arena_stub(arena.address, ADMIN) as admin:
             assert (await admin.RegisterBot(apb.RegisterBotRequest(name="beta"))).token
 
-    on_arena(body)
+    on_arena(body, limits=NO_HOLD)  # each refusal held (test_refusal_hold): 12 of them here
 
 
 def test_reading_is_public_by_default_and_needs_a_credential_with_private_reads() -> None:

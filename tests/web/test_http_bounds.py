@@ -29,7 +29,7 @@ from arena.referee.node import Limits
 from arena.web import WebConfig, WebLimits
 from tests.referee.arena_helpers import arena_stub
 from tests.web.clients import OTHER, closed_by_peer, connect, json_of, request
-from tests.web.site import Site
+from tests.web.site import ADMIN, Site
 
 pytestmark = [pytest.mark.reliability, pytest.mark.timing]
 
@@ -217,5 +217,28 @@ def test_one_address_past_its_reads_gets_429_with_retry_after_while_another_is_s
         status, stream, _ = _open_events(site, match_id, "127.0.0.1")
         stream.close()
         assert status == 200
+    finally:
+        site.close()
+
+
+@pytest.mark.security
+def test_a_wrong_credential_over_http_is_held_as_over_grpc(tmp_path: Path) -> None:
+    """A wrong bearer credential, none on a node with private reads, and a wrong one signing in:
+    each 401 waits the node's refusal hold (before: under a millisecond), while a right one is
+    answered."""
+    hold = 0.3
+    site = Site(tmp_path, tournament=False, private_reads=True, players={}, limits=Limits(refusal_hold=hold))
+    try:
+        own = {"Origin": site.url, "Content-Type": "application/json"}
+        refusals = {
+            "a wrong bearer": ("GET", "/api/v1/bots", {"Authorization": "Bearer adm_wrong"}, b""),
+            "no credential": ("GET", "/api/v1/bots", {}, b""),
+            "a wrong sign-in": ("POST", "/api/v1/session", own, b'{"token": "adm_wrong"}'),
+        }
+        for what, (method, path, headers, body) in refusals.items():
+            start = time.monotonic()
+            status, _, _ = request(site.url, path, method=method, headers=headers, body=body)
+            assert status == 401 and time.monotonic() - start >= hold, what
+        assert request(site.url, "/api/v1/bots", headers={"Authorization": f"Bearer {ADMIN}"})[0] == 200
     finally:
         site.close()

@@ -26,6 +26,7 @@ from belote_bot import HeuristicBot, RandomBot
 
 from arena.cli import build_parser
 from arena.demo import demo_bots, demo_specs
+from arena.tournament.schedule import Schedule
 from tests.web.browser import PHONE, SHOTS, WIDE, Watched, browser, needs_chromium, shot
 from tests.web.site import Site, get, nightly, wait_standings
 
@@ -149,6 +150,9 @@ def laddered() -> Iterator[Site]:
         site.start_ladder("coinche", LADDER_BOTS, deals=1)
         wait_standings(site, "coinche", len(LADDER_BOTS))
         site.add_schedule(nightly("nightly", LADDER_BOTS))
+        # the classic ladder has no bot opted in: this schedule's occurrence, due at once, waits
+        site.add_schedule(Schedule.make("weekly", 7 * 86_400, "", [], {"format": "swiss", "deals": 2},
+                                        ladder="classic"))
         yield site
 
 
@@ -188,6 +192,15 @@ def test_a_ladder_s_page_shows_its_standings_bots_and_matches_as_they_go(
         assert row.locator("td.every").inner_text().startswith("every 1d at ")
         assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", row.locator("td.next").inner_text())
         assert row.locator("td.bots").inner_text() == "3"
+        assert page.locator("#schedules tr.why[data-why-of='nightly']").count() == 0
+        # a schedule waiting for bots says why, under its row, on a phone too
+        why = page.locator("#schedules tr.why[data-why-of='weekly'] td")
+        assert why.is_visible() and re.fullmatch(
+            r"its occurrence due \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC waits for bots: 0 are opted in to the "
+            r"classic ladder \(a tournament needs 2 to 256 bots, not 0\); it is made once there are enough",
+            why.inner_text()), why.inner_text()
+        assert fits(page, "#schedules"), "the schedules are wider than their box"
+        shot(page, f"schedules-waiting-{width}")
 
 
 # ------------------------------------------------------------------ a young node

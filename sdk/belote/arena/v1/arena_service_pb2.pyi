@@ -616,6 +616,7 @@ class MatchSummary(_message.Message):
     result.reason) or "aborted" (the node stopped it; it is not recorded).
     """
     ruleset: _builtins.str
+    """As StartMatch takes it: a preset's name, or a JSON object of options."""
     deals_played: _builtins.int
     seed: _builtins.str
     """Empty until the match is over (and, for a leg of a duplicate pair, until
@@ -1374,6 +1375,7 @@ class CreateScheduleRequest(_message.Message):
     EVERY_S_FIELD_NUMBER: _builtins.int
     AT_FIELD_NUMBER: _builtins.int
     LADDER_FIELD_NUMBER: _builtins.int
+    MAX_BOTS_FIELD_NUMBER: _builtins.int
     schedule_id: _builtins.str
     """Empty: generated. 1 to 96 letters, digits, "_", ".", ":" or "-". Each
     occurrence's tournament is "<schedule_id>@<YYYYMMDDTHHMMSSZ>" (UTC).
@@ -1390,7 +1392,13 @@ class CreateScheduleRequest(_message.Message):
     """A ruleset preset's pool: its ladder's opted-in bots at the time of each
     occurrence play it, in place of the spec's bots (leave those empty);
     round-robin, swiss, knockout or partners. An occurrence that finds too
-    few bots for its format is made later, once there are enough.
+    few bots for its format is made later, once there are enough (Schedule.why
+    says so).
+    """
+    max_bots: _builtins.int
+    """With ladder: the most of its opted-in bots an occurrence plays, drawn at
+    random (seeded by the occurrence's tournament id) when more are opted in.
+    0: the most a tournament takes (256). 2 to 256.
     """
     @_builtins.property
     def spec(self) -> Global___TournamentSpec:
@@ -1407,10 +1415,11 @@ class CreateScheduleRequest(_message.Message):
         every_s: _builtins.int = ...,
         at: _builtins.str = ...,
         ladder: _builtins.str = ...,
+        max_bots: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["spec", b"spec"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["at", b"at", "every_s", b"every_s", "ladder", b"ladder", "schedule_id", b"schedule_id", "spec", b"spec"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["at", b"at", "every_s", b"every_s", "ladder", b"ladder", "max_bots", b"max_bots", "schedule_id", b"schedule_id", "spec", b"spec"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1429,6 +1438,8 @@ class Schedule(_message.Message):
     LAST_TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
     CREATED_AT_FIELD_NUMBER: _builtins.int
     LADDER_FIELD_NUMBER: _builtins.int
+    MAX_BOTS_FIELD_NUMBER: _builtins.int
+    WHY_FIELD_NUMBER: _builtins.int
     schedule_id: _builtins.str
     every_s: _builtins.int
     at: _builtins.str
@@ -1442,6 +1453,13 @@ class Schedule(_message.Message):
     ladder: _builtins.str
     """Its bots are the pool's ladder's at each occurrence (the spec's bots are
     then empty); empty: the spec's.
+    """
+    max_bots: _builtins.int
+    """A ladder's: the most bots an occurrence plays (0: 256)."""
+    why: _builtins.str
+    """What a person should know of its bots, in a sentence ("": nothing): why
+    its occurrence due is not made yet (too few bots opted in for its
+    format), or that more bots are opted in than an occurrence plays.
     """
     @_builtins.property
     def spec(self) -> Global___TournamentSpec:
@@ -1459,10 +1477,12 @@ class Schedule(_message.Message):
         last_tournament_id: _builtins.str = ...,
         created_at: _builtins.int = ...,
         ladder: _builtins.str = ...,
+        max_bots: _builtins.int = ...,
+        why: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["spec", b"spec"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["at", b"at", "created_at", b"created_at", "every_s", b"every_s", "ladder", b"ladder", "last_at", b"last_at", "last_tournament_id", b"last_tournament_id", "next_at", b"next_at", "schedule_id", b"schedule_id", "spec", b"spec"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["at", b"at", "created_at", b"created_at", "every_s", b"every_s", "ladder", b"ladder", "last_at", b"last_at", "last_tournament_id", b"last_tournament_id", "max_bots", b"max_bots", "next_at", b"next_at", "schedule_id", b"schedule_id", "spec", b"spec", "why", b"why"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
