@@ -279,6 +279,20 @@ class SprtState:
         low, high = self.score_interval
         return score_to_elo(low), score_to_elo(high)
 
+    def to_dict(self) -> dict[str, object]:
+        """As the JSON API shows it: ``elo``, ``elo_low`` and ``elo_high`` None before any pair result,
+        an end None where it is unbounded."""
+        out: dict[str, object] = {
+            "llr": round(self.llr, 4), "lower": round(self.lower, 4), "upper": round(self.upper, 4),
+            "decision": self.decision, "pairs": self.pairs, "pentanomial": list(self.pentanomial),
+            "set_aside": self.set_aside, "elo0": self.elo0, "elo1": self.elo1,
+            "elo": None, "elo_low": None, "elo_high": None}
+        if self.pairs:
+            low, high = self.elo_interval
+            out.update(elo=round(self.elo, 1), elo_low=finite_or_none(round(low, 1)),
+                       elo_high=finite_or_none(round(high, 1)))
+        return out
+
 
 class SequentialTest:
     """The SPRT fed one pair at a time, in pair order; it stops at the first crossing."""
