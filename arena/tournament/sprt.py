@@ -52,15 +52,15 @@ pentanomial, 1e-3 counted in its empty cells. That is a normal approximation: so
 tens of thousands of pairs of a chess patch, whose pentanomial is never degenerate, and not on
 few pairs or a degenerate pentanomial, whose variance it estimates near 0: 8 pairs all won gave
 LLR +703 at [0, 30], all drawn -95. On the Belote laws above it accepted H0 for a version 30 Elo
-better in 81% of the runs, and between equal bots it accepted H1 in 5.5% (the format's [0, 5],
-every one at pair 2) to 25% (pairs all won or all lost) against the 5% it states
-(``bench/sprt.py`` prints today's figures beside them). The betting test needs about the GSPRT's
+better in 74 to 82% of the runs at [0, 30], and between equal bots it accepted H1 in up to 10%
+(independent legs) and 27% (pairs all won or all lost) against the 5% it states (``bench/sprt.py``
+prints its figures beside the test's; docs/ratings.md has the table). The betting test needs about the GSPRT's
 pairs where that approximation holds, as its drift is the GSPRT's; where it does not, it needs more
 pairs than the GSPRT took, the price of deciding only on evidence.
 
 **The Elo shown** (:attr:`SprtState.elo`, :attr:`SprtState.elo_interval`): the Elo of the mean
 score of the pentanomial with :data:`PRIOR` pairs in each cell (finite: 8 pairs all won show
-+346, not +1000), and a 95% confidence interval for the Elo by betting too: the mean scores ``m``
++348, not +1000), and a 95% confidence interval for the Elo by betting too: the mean scores ``m``
 that neither a mixture of gamblers betting that the mean is above ``m`` nor one betting below has
 made 40 times richer (:func:`score_interval`). It holds for any law and after any number of pairs,
 as the test does; it is unbounded above when no pair was lost (a candidate that has won every pair
