@@ -28,6 +28,10 @@ Identifiers (all deterministic, so regenerating a round gives the same jobs):
   in two halves: every pair's leg 0 under the stage's key, then, once each of
   them has a result, every leg 1 under ``{key}/leg1`` (:meth:`Tournament.jobs_for`).
 
+The SPRT reads each mirror pair's match results in pair order; a pair with a
+leg whose every deal was thrown in (no card played) is set aside, no evidence
+(:mod:`arena.tournament.sprt`).
+
 Results are looked up by match id; a result listed twice counts once (the
 first), results of other tournaments or of matches not scheduled are ignored,
 and a result whose teams (or bots at each seat) differ from its job's raises
