@@ -27,6 +27,7 @@ from arena.node.versions import versions_view
 from arena.queue import open_broker
 from arena.referee.registry import BotEntry
 from arena.referee.versions import find
+from arena.tournament.sprt import elo_text
 from arena.web import web_for
 
 POOL = "coinche"
@@ -63,7 +64,7 @@ def _entry(running: RunningNode) -> BotEntry:
 
 def _decided(running: RunningNode) -> bool:
     v = find(_entry(running).versions, "2")
-    return v is not None and v.state in ("promoted", "rejected")
+    return v is not None and v.state in ("promoted", "rejected", "undecided")
 
 
 async def run_ladder_demo(data_dir: Path, console: Console, http: str = "", parallel: int = 8) -> int:
@@ -126,15 +127,17 @@ async def run_ladder_demo(data_dir: Path, console: Console, http: str = "", para
             for v in view.versions:
                 test = ""
                 if v.test:
-                    elo = "" if v.elo is None else f", {v.elo:+.0f} Elo"
-                    test = (f"vs {v.against}: {v.decision or 'under way'}, LLR {v.llr:.2f}, "
-                            f"{v.pairs} pairs{elo}")
+                    elo = "" if v.elo is None else f", {elo_text(v.elo, v.elo_low, v.elo_high)}"
+                    aside = f" ({v.set_aside} set aside)" if v.set_aside else ""
+                    ended = v.decision or ("under way" if v.state == "testing" else "no decision")
+                    test = f"vs {v.against}: {ended}, LLR {v.llr:.2f}, {v.pairs} pairs{aside}{elo}"
                 table.add_row(v.version, v.state, v.how or "-", str(v.games), test)
             console.print(table)
             if view.test is not None:
                 t = view.test
+                elo = "" if t.elo is None else f", {elo_text(t.elo, t.elo_low, t.elo_high)}"
                 console.print(f"the SPRT {t.tournament_id}: LLR {t.llr:.2f} against the bounds "
-                              f"[{t.lower:.2f}, {t.upper:.2f}] after {t.pairs} pairs "
+                              f"[{t.lower:.2f}, {t.upper:.2f}] after {t.pairs} pairs{elo} "
                               f"(H0: {t.elo0:g} Elo, H1: {t.elo1:g})")
             console.print(f"{time.perf_counter() - started:.0f} s")
             if site is not None:

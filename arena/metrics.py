@@ -306,8 +306,8 @@ class NodeMetrics:
                                       "the bots connected here)", ("pool",))
         self.version_tests = counter("version_tests_total",
                                      "Bot version tests (SPRTs) this node started, and those it saw end: "
-                                     "accepted (the version promoted) or rejected; each counted by one "
-                                     "node of a cluster", ("outcome",))
+                                     "accepted (the version promoted), rejected (H0) or undecided (no "
+                                     "verdict); each counted by one node of a cluster", ("outcome",))
         self.version_tests_running = gauge("version_tests_running",
                                            "Bot version tests (SPRTs) under way among the bots connected "
                                            "here, as this node last looked")

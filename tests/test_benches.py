@@ -49,10 +49,11 @@ QUICK = {
     "scale.py": ("nodes_per_redis_core", True),
     "sdk_act.py": ("ratio", False),
     "soak.py": ("fds_growth", False),
+    "sprt.py": ("worst_error_vs_alpha", True),
 }
 #: the figures a quick bench prints before its last line, by bench (issue 18: the referee's CPU against
 #: grpc.aio's floor, next to its ratio against raw gRPC; the queue's round trips and Redis CPU)
-ALSO = {"referee.py": ("node_cpu_vs_floor",),
+ALSO = {"referee.py": ("node_cpu_vs_floor",), "sprt.py": ("worst_error_vs_alpha_before",),
         "cluster.py": ("round_trips_per_job", "redis_cpu_vs_floor", "redis_commands_per_result")}
 #: a figure line: ``name=value``, the value a number, or ``n/a`` when a side is missing (colver)
 FIGURE = re.compile(r"^(?P<name>[a-z][a-z0-9_.]*)=(?P<value>-?\d+(\.\d+)?|n/a)$")

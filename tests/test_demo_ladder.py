@@ -25,6 +25,11 @@ def test_the_ladder_demo_places_every_bot_and_promotes_the_better_version(tmp_pa
     rows = {line.split("│")[1].strip(): line for line in out.splitlines() if line.count("│") >= 6}
     assert "promoted" in rows["2"] and "sprt" in rows["2"] and "H1" in rows["2"], out
     assert "retired" in rows["1"], out
+    # the test's Elo with its 95% interval, and an LLR on the scale of its bounds (it printed 703.53
+    # and +1000 Elo for 8 pairs all won before issue 24)
+    assert "95%:" in out and "1000" not in rows["2"] and "703" not in out, out
+    llr = float(out.split("the SPRT ")[1].split("LLR ")[1].split()[0])
+    assert 2.9 < llr < 5, out
     # each version's games are counted: version 2 played once promoted, both played in the test
     assert int(rows["2"].split("│")[4]) > 0 and int(rows["1"].split("│")[4]) > 0, out
     assert "forfeits" not in out + done.stderr  # the last matches played out before the bots left

@@ -6,13 +6,16 @@ talks to it over gRPC from another thread, exactly as from another process.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 from pathlib import Path
 
 import pytest
+from belote.arena.v1 import arena_service_pb2 as apb
 
 from arena.cli import main
+from arena.cli.tournament import print_standings, status_json
 from arena.credentials import ADMIN_ENV
 from arena.engine.dealing import commitment
 from arena.referee.node import Limits
@@ -280,3 +283,19 @@ def test_a_bad_audit_argument_is_one_error_line(tmp_path: Path, capsys: Capsys, 
     assert (code, out) == (1, "")
     [line] = err.splitlines()
     assert line.startswith("error: ") and message in line
+
+
+def test_status_prints_the_sprt_s_elo_interval_and_pairs_set_aside(capsys: Capsys) -> None:
+    """``tournament status`` of an sprt: the Elo estimate with its 95% interval (an end absent from the
+    message: unbounded), never a bare +1000, and the pairs set aside; ``--json`` the same, null ends."""
+    status = apb.TournamentStatus(spec=apb.TournamentSpec(tournament_id="s", format="sprt"), state="finished")
+    status.sprt.CopyFrom(apb.SprtStatus(llr=3.3445, lower=-2.9957, upper=2.9957, decision="H1", pairs=8,
+                                        pentanomial=[0, 0, 0, 0, 8], set_aside=3, elo=347.7, elo_low=-28.0))
+    out = status_json(status)
+    assert out["sprt"] == {"llr": 3.3445, "lower": -2.9957, "upper": 2.9957, "decision": "H1", "pairs": 8,
+                           "pentanomial": [0, 0, 0, 0, 8], "set_aside": 3, "elo": 347.7, "elo_low": -28.0,
+                           "elo_high": None}
+    print_standings(out, argparse.Namespace())
+    printed = capsys.readouterr().out
+    assert "8 pairs (3 set aside: a leg with no card played), +348 Elo (95%: -28 to +inf)" in printed
+    assert "1000" not in printed

@@ -94,6 +94,15 @@ def cmd_bot(args: argparse.Namespace) -> int:
     return 0
 
 
+def elo_text(elo: float, low: float | None, high: float | None) -> str:
+    """``+348 Elo (95%: -28 to +inf)`` (as arena.tournament.sprt.elo_text, which this light command
+    does not load): an end None is unbounded."""
+    def end(x: float | None, sign: str) -> str:
+        return f"{sign}inf" if x is None else f"{x:+.0f}"
+
+    return f"{elo:+.0f} Elo (95%: {end(low, '-')} to {end(high, '+')})"
+
+
 def _versions(args: argparse.Namespace) -> int:
     """``bot versions NAME``: each version, and the latest test with its LLR against the bounds."""
     from google.protobuf.json_format import MessageToDict
@@ -113,15 +122,24 @@ def _versions(args: argparse.Namespace) -> int:
     for v in reply.versions:
         test = ""
         if v.test_id:
-            elo = f", {v.elo:+.0f} Elo" if v.HasField("elo") else ""
-            test = f"against {v.against}: {v.decision or 'under way'} (LLR {v.llr:.2f}, {v.pairs} pairs{elo})"
+            elo = ""
+            if v.HasField("elo"):
+                elo = ", " + elo_text(v.elo, v.elo_low if v.HasField("elo_low") else None,
+                                      v.elo_high if v.HasField("elo_high") else None)
+            aside = f", {v.set_aside} set aside" if v.set_aside else ""
+            ended = v.decision or ("under way" if v.state == "testing" else "no decision")
+            test = f"against {v.against}: {ended} (LLR {v.llr:.2f}, {v.pairs} pairs{aside}{elo})"
         seen = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(v.first_seen))
         print(f"{v.version:12} {v.state:10} {v.how or '-':6} {v.games:>6} {seen:20} {test}")
     if reply.HasField("test"):
         t = reply.test
+        aside = f" ({t.set_aside} set aside: a leg with no card played)" if t.set_aside else ""
+        elo = "" if not t.HasField("elo") else ", " + elo_text(
+            t.elo, t.elo_low if t.HasField("elo_low") else None,
+            t.elo_high if t.HasField("elo_high") else None)
         print(f"test {t.tournament_id} ({t.state}): {t.candidate} against {t.against}, LLR {t.llr:.2f} in "
-              f"[{t.lower:.2f}, {t.upper:.2f}] after {t.pairs} pairs, H0 elo {t.elo0:g}, H1 elo {t.elo1:g}"
-              f"{', ' + t.decision if t.decision else ''}")
+              f"[{t.lower:.2f}, {t.upper:.2f}] after {t.pairs} pairs{aside}{elo}, H0 elo {t.elo0:g}, "
+              f"H1 elo {t.elo1:g}{', ' + t.decision if t.decision else ''}")
         print(reply.note)
     return 0
 

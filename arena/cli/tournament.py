@@ -122,7 +122,11 @@ def status_json(t: apb.TournamentStatus) -> dict[str, Any]:
         st = t.sprt
         out["sprt"] = {"llr": round(st.llr, 4), "lower": round(st.lower, 4), "upper": round(st.upper, 4),
                        "decision": st.decision or None, "pairs": st.pairs,
-                       "pentanomial": list(st.pentanomial)}
+                       "pentanomial": list(st.pentanomial), "set_aside": st.set_aside,
+                       # the Elo estimate and its 95% interval (null ends: unbounded; all null before a pair)
+                       "elo": round(st.elo, 1) if st.HasField("elo") else None,
+                       "elo_low": round(st.elo_low, 1) if st.HasField("elo_low") else None,
+                       "elo_high": round(st.elo_high, 1) if st.HasField("elo_high") else None}
     return out
 
 
@@ -148,8 +152,12 @@ def print_standings(status: dict[str, Any], args: argparse.Namespace) -> None:
                       str(s["diff"]))
     Console().print(table)
     if "sprt" in status:
+        from arena.tournament.sprt import elo_text
+
         sp = status["sprt"]
-        print(f"SPRT: LLR {sp['llr']} in [{sp['lower']}, {sp['upper']}], {sp['pairs']} pairs, "
+        aside = f" ({sp['set_aside']} set aside: a leg with no card played)" if sp["set_aside"] else ""
+        elo = "" if sp["elo"] is None else f", {elo_text(sp['elo'], sp['elo_low'], sp['elo_high'])}"
+        print(f"SPRT: LLR {sp['llr']} in [{sp['lower']}, {sp['upper']}], {sp['pairs']} pairs{aside}{elo}, "
               f"decision {sp['decision'] or 'none yet'}")
     if status["waiting_for"]:
         print(f"waiting for {', '.join(status['waiting_for'])}: connected to no node")

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import math
 import secrets
 import time
 from collections.abc import Callable, Sequence
@@ -132,7 +133,8 @@ class ClusterArenaServicer(ArenaServicer):
             reply.test.CopyFrom(apb.VersionTest(
                 tournament_id=t.tournament_id, candidate=t.candidate, against=t.against, state=t.state,
                 llr=t.llr, lower=t.lower, upper=t.upper, elo0=t.elo0, elo1=t.elo1, max_pairs=t.max_pairs,
-                pairs=t.pairs, pentanomial=t.pentanomial, decision=t.decision, llr_series=t.llr_series))
+                pairs=t.pairs, pentanomial=t.pentanomial, decision=t.decision, llr_series=t.llr_series,
+                set_aside=t.set_aside, elo=t.elo, elo_low=t.elo_low, elo_high=t.elo_high))
         return reply
 
     async def promoted_by_hand(self, before: BotEntry, after: BotEntry) -> None:
@@ -306,7 +308,7 @@ class ClusterArenaServicer(ArenaServicer):
         return apb.GetTournamentResponse(tournament=await self._status(context, request.tournament_id))
 
     async def _status(self, context: Context, tournament_id: str) -> apb.TournamentStatus:
-        progress = await self._queue(context, self.tournaments.progress, tournament_id)
+        progress = await self._queue(context, progress_with_interval, self.tournaments, tournament_id)
         present: set[str] = set()
         if progress.state.is_open:
             present = await self._queue(context, self.broker.present_bots)
@@ -657,8 +659,24 @@ def status_to_proto(progress: Progress, present: set[str]) -> apb.TournamentStat
     if st is not None:
         msg.sprt.CopyFrom(apb.SprtStatus(
             llr=st.llr, lower=st.lower, upper=st.upper, decision=st.decision or "", pairs=st.pairs,
-            pentanomial=st.pentanomial))
+            pentanomial=st.pentanomial, set_aside=st.set_aside))
+        if st.pairs:
+            low, high = st.elo_interval
+            msg.sprt.elo = st.elo
+            if math.isfinite(low):
+                msg.sprt.elo_low = low
+            if math.isfinite(high):
+                msg.sprt.elo_high = high
     return msg
+
+
+def progress_with_interval(tournaments: Tournaments, tournament_id: str) -> Progress:
+    """The tournament's progress, its SPRT's Elo interval worked out (a few milliseconds of
+    bisection: in the caller's thread, not on the event loop)."""
+    progress = tournaments.progress(tournament_id)
+    if progress.sprt is not None:
+        _ = progress.sprt.score_interval
+    return progress
 
 
 def spec_to_proto(spec: TournamentSpec) -> apb.TournamentSpec:

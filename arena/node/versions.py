@@ -12,9 +12,12 @@ other, so a node that dies during it loses nothing and counts nothing twice
 count against the ladder's share of the node's slots.
 
 **The test.** Mirror duplicate pairs of ``deals`` deals (the pool's ladder
-format) under the pool's preset, scored by fishtest's pentanomial GSPRT
-(:mod:`arena.tournament.sprt`), H0: the candidate is :data:`ELO0` stronger,
-H1: :data:`ELO1`, with ``alpha = beta =`` :data:`ALPHA`. Both sides belong to
+format) under the pool's preset, scored by the sprt format's sequential test
+by betting on the pentanomial (:mod:`arena.tournament.sprt`), H0: the
+candidate is :data:`ELO0` stronger, H1: :data:`ELO1`, with ``alpha = beta =``
+:data:`ALPHA`, which it keeps after any number of pairs whatever the law of
+the pairs: it decides only on evidence. A pair with a leg in which no card was
+played (every deal thrown in) is set aside. Both sides belong to
 one owner, so the two-bot duplicate (each bot sees both legs' hands) is
 acceptable here: there is nobody to exploit but itself. The test is not
 rated in the pool (the versions are one bot).
@@ -24,24 +27,26 @@ by a real improvement (the search bot against the heuristic, coinche), a
 mean of +95 points a deal with a per-deal standard deviation of duplicate
 boards about 1.5 times that mean; for a match of 8 deals the pair score
 then sits near 1, a difference of several hundred Elo on the match scale,
-which this test decides in a handful of pairs. A patch worth shipping moves
-a bot much less: [0, 30] on the match scale catches a version some 30 Elo
-better with 95% power while a version no better (or worse) is refused with
-95% confidence; by the GSPRT's expected length, ``2 log(19) var / (s1 -
-s0)^2``, with the per-pair variance of 8-deal mirror pairs between close bots
-(about 0.1: wins and losses of a pair cancel often), that is about 300 pairs
-at the boundary, far fewer away from it. fishtest's [0, 5] would need
-thousands of pairs at Belote's variance: too long for a ladder's spare slots.
-At most :data:`MAX_PAIRS` pairs: a test that has not decided by then rejects
-the candidate (no evidence it is better), which its owner can overrule by
-hand.
+which this test decides in a handful of pairs (8 pairs all won). A patch
+worth shipping moves a bot much less: [0, 30] on the match scale catches a
+version some 30 Elo better with 95% power while a version no better (or
+worse) is refused with 95% confidence. Between close versions of a bot, 80
+to 93% of 8-deal mirror pairs are drawn (both legs play the same cards), a
+pair variance of 0.015 to 0.05: ``bench/sprt.py`` measures such laws deciding
+in 80 to 125 pairs on average at elo0 and elo1, and within
+:data:`MAX_PAIRS` = 400 in 99% of the runs, far sooner away from the bounds.
+fishtest's [0, 5] would need thousands of pairs: too long for a ladder's
+spare slots. A test that has not decided within :data:`MAX_PAIRS` pairs
+leaves the candidate *undecided*: it is not promoted, and nothing is held
+against it (its owner can promote it by hand).
 
 **The decision** is written by whichever node sees the tournament finished
 first, as one atomic change of the bot's entry that applies once
 (:func:`arena.referee.versions.decide`): H1 promotes the candidate (the
-leaderboard then shows the bot at it), anything else rejects it, keeping the
-evidence (LLR, pairs, the Elo estimate) on the bot's versions page. One
-version of a bot is tested at a time, the first seen first.
+leaderboard then shows the bot at it), H0 rejects it, no decision leaves it
+undecided, each keeping the evidence (LLR, pairs, pairs set aside, the Elo
+estimate and its 95% interval) on the bot's versions page. One version of a
+bot is tested at a time, the first seen first.
 """
 
 from __future__ import annotations
@@ -69,7 +74,7 @@ from arena.referee.versions import (
 )
 from arena.tournament import Tournaments, TournamentState
 from arena.tournament.spec import SprtOptions, TournamentError, TournamentSpec
-from arena.tournament.sprt import SequentialTest, bounds, score_to_elo
+from arena.tournament.sprt import SequentialTest, bounds, finite_or_none
 
 log = logging.getLogger("arena.node")
 
@@ -81,12 +86,10 @@ MIN_ELO1, MAX_ELO1 = 1.0, 400.0
 ALPHA = 0.05
 #: pairs scheduled at a time (the test decides in the middle of a batch: a small one wastes little)
 BATCH_PAIRS = 4
+#: the measured Belote laws decide within it in 99% of runs at elo0 and elo1 (bench/sprt.py)
 MAX_PAIRS = 400
-#: no decision before so many pairs: a few pairs all won estimate the variance near 0 (their LLR is
-#: huge); 8 pairs all won by a version no better is a chance of 1 in 2^16 legs, far below alpha
-MIN_PAIRS = 8
 OPTIONS = SprtOptions(elo0=ELO0, elo1=ELO1, alpha=ALPHA, beta=ALPHA, batch_pairs=BATCH_PAIRS,
-                      max_pairs=MAX_PAIRS, min_pairs=MIN_PAIRS)
+                      max_pairs=MAX_PAIRS)
 #: the tournament id of a version's test starts with this
 PREFIX = "vt:"
 UNRATED = "a test between two versions of one bot: not rated in the pool"
@@ -131,7 +134,8 @@ class VersionTests:
         #: the registry's update_versions (an atomic change of a bot's versions)
         self.update = update
         self.options = options
-        #: told "started", "accepted" or "rejected" for each change this node wrote (the metrics)
+        #: told "started", "accepted", "rejected" or "undecided" for each change this node wrote (the
+        #: metrics)
         self.counted = counted
         #: the tests under way among the bots connected here, as this node last saw them
         self.running = 0
@@ -172,12 +176,14 @@ class VersionTests:
         decision = "" if sprt is None or state is not TournamentState.FINISHED else (sprt.decision or "")
         llr = 0.0 if sprt is None else sprt.llr
         pairs = 0 if sprt is None else sprt.pairs
-        elo = None
+        set_aside = 0 if sprt is None else sprt.set_aside
+        elo: float | None = None
+        low = high = None
         if sprt is not None and pairs:
-            mean = sum(c * x for c, x in zip(sprt.pentanomial, (0, .25, .5, .75, 1), strict=True)) / pairs
-            elo = max(-1000.0, min(1000.0, score_to_elo(mean)))
-        kind = "accepted" if decision == "H1" else "rejected"
-        self._write(name, lambda vs: decide(vs, v.version, v.test, decision, llr, pairs, elo, now), kind)
+            elo, (low, high) = sprt.elo, (finite_or_none(e) for e in sprt.elo_interval)
+        kind = {"H1": "accepted", "H0": "rejected"}.get(decision, "undecided")
+        self._write(name, lambda vs: decide(vs, v.version, v.test, decision, llr, pairs, elo, now,
+                                            elo_low=low, elo_high=high, set_aside=set_aside), kind)
         return 0
 
     def _start(self, h: Here, pools: Mapping[str, tuple[int, float]],
@@ -222,8 +228,8 @@ class VersionTests:
             return False  # another node wrote it first (or the bot is gone)
         if kind and self.counted is not None:
             self.counted(kind)
-        if kind in ("accepted", "rejected"):
-            v = next((x for x in written.versions if x.state in ("promoted", "rejected")
+        if kind in ("accepted", "rejected", "undecided"):
+            v = next((x for x in written.versions if x.state in ("promoted", "rejected", "undecided")
                       and x.changed == max(y.changed for y in written.versions)), None)
             log.info("bot %s: version %s %s", name, "?" if v is None else v.version, kind,
                      extra={"event": "version_decided", "bot": name, "outcome": kind})
@@ -249,8 +255,15 @@ class TestView:
     pentanomial: tuple[int, ...]
     #: H1, H0, or "" (undecided, or stopped)
     decision: str
-    #: the LLR after each finished pair, in pair order, up to the decision
+    #: the LLR after each pair result, in pair order, up to the decision (pairs set aside left out)
     llr_series: tuple[float, ...]
+    #: the pairs set aside (a leg with no card played: no evidence)
+    set_aside: int = 0
+    #: the Elo estimate of the candidate over ``against`` and its 95% interval (None: unbounded on
+    #: that side); all None before any pair result
+    elo: float | None = None
+    elo_low: float | None = None
+    elo_high: float | None = None
 
     def to_dict(self) -> dict[str, object]:
         return {**self.__dict__, "pentanomial": list(self.pentanomial), "llr_series": list(self.llr_series)}
@@ -293,16 +306,21 @@ def test_view(v: Version, tournaments: Tournaments) -> TestView:
     except TournamentError:  # the store lost it: what the entry kept
         lower, upper = bounds(ALPHA, ALPHA)
         return TestView(v.test, v.version, v.against, "", v.llr, lower, upper, ELO0, ELO1, MAX_PAIRS,
-                        v.pairs, (), v.decision, ())
+                        v.pairs, (), v.decision, (), v.set_aside, v.elo, v.elo_low, v.elo_high)
     options = progress.spec.sprt_options
     series = []
     test = SequentialTest(options)
     for game in progress.games:
-        decided = test.add(game.legs_score_a)
-        series.append(round(test.llr, 4))
+        decided = test.add(None if game.no_play else game.legs_score_a)
+        if not game.no_play:
+            series.append(round(test.llr, 4))
         if decided is not None:
             break
     sprt = progress.sprt or test.state()
+    elo: float | None = None
+    low = high = None
+    if sprt.pairs:
+        elo, (low, high) = sprt.elo, (finite_or_none(e) for e in sprt.elo_interval)
     return TestView(v.test, v.version, v.against, str(progress.state), sprt.llr, sprt.lower, sprt.upper,
                     sprt.elo0, sprt.elo1, options.max_pairs, sprt.pairs, tuple(sprt.pentanomial),
-                    sprt.decision or "", tuple(series))
+                    sprt.decision or "", tuple(series), sprt.set_aside, elo, low, high)

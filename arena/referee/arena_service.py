@@ -497,9 +497,13 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
 def version_to_proto(v: Version) -> apb.BotVersion:
     out = apb.BotVersion(version=v.version, state=v.state, how=v.how, first_seen=v.first_seen,
                          last_seen=v.last_seen, games=v.games, test_id=v.test, against=v.against,
-                         decision=v.decision, llr=v.llr, pairs=v.pairs)
+                         decision=v.decision, llr=v.llr, pairs=v.pairs, set_aside=v.set_aside)
     if v.elo is not None:
         out.elo = v.elo
+        if v.elo_low is not None:
+            out.elo_low = v.elo_low
+        if v.elo_high is not None:
+            out.elo_high = v.elo_high
     return out
 
 

@@ -14,9 +14,14 @@ first and last seen, how many matches it played, and where it stands:
   slots against the promoted version: :mod:`arena.node.versions`) or for a
   promotion by hand;
 - ``testing``: its SPRT is under way (``test`` is the SPRT tournament's id);
-- ``rejected``: its SPRT accepted H0 (or stopped without a decision): it is
-  no better than the promoted one by the test's bounds; its owner sees the
-  evidence on the bot's versions page, and may still promote it by hand;
+- ``rejected``: its SPRT accepted H0: it is no better than the promoted one
+  by the test's bounds; its owner sees the evidence on the bot's versions
+  page, and may still promote it by hand;
+- ``undecided``: its SPRT ended without a verdict (its most pairs played, or
+  cancelled), which says nothing against it: a test decides only on evidence
+  (two versions that always pass have their every pair set aside, as no
+  card was played). It is not tested again by itself; its owner may promote
+  it by hand, or connect a newer version;
 - ``retired``: it was promoted once, and another version was promoted since.
 
 Every change is a function of the stored entry (:func:`seen`,
@@ -36,8 +41,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-State = Literal["promoted", "candidate", "testing", "rejected", "retired"]
-STATES: tuple[State, ...] = ("promoted", "candidate", "testing", "rejected", "retired")
+State = Literal["promoted", "candidate", "testing", "rejected", "undecided", "retired"]
+STATES: tuple[State, ...] = ("promoted", "candidate", "testing", "rejected", "undecided", "retired")
+#: the states of a version whose test ended (it waits for no test)
+ENDED: tuple[State, ...] = ("retired", "rejected", "undecided")
 How = Literal["", "first", "sprt", "hand"]
 
 #: the most versions a bot's entry keeps
@@ -91,6 +98,11 @@ class Version:
     llr: float = 0.0
     pairs: int = 0
     elo: float | None = None
+    #: the ends of the Elo estimate's 95% interval (None: unbounded on that side, or no estimate)
+    elo_low: float | None = None
+    elo_high: float | None = None
+    #: the pairs its test set aside (a leg with no card played: no evidence)
+    set_aside: int = 0
     #: when its state last changed (unix seconds)
     changed: int = 0
 
@@ -128,11 +140,11 @@ def _replace(versions: Sequence[Version], new: Version) -> tuple[Version, ...]:
 
 
 def _bounded(versions: Sequence[Version]) -> tuple[Version, ...]:
-    """At most MAX_VERSIONS: the oldest retired or rejected go first (never the promoted one, a
-    candidate or a version under test)."""
+    """At most MAX_VERSIONS: the oldest retired, rejected or undecided go first (never the promoted
+    one, a candidate or a version under test)."""
     out = list(versions)
     while len(out) > MAX_VERSIONS:
-        gone = [v for v in out if v.state in ("retired", "rejected")]
+        gone = [v for v in out if v.state in ENDED]
         if not gone:
             break
         out.remove(min(gone, key=lambda v: (v.last_seen, v.version)))
@@ -194,21 +206,25 @@ def start_test(versions: Sequence[Version], version: str, test: str, against: st
     if p is None or p.version != against:
         raise VersionError(f"version {against[:40]} is not the promoted one")
     return _replace(versions, dataclasses.replace(v, state="testing", test=test, against=against,
-                                                 decision="", llr=0.0, pairs=0, elo=None, changed=now))
+                                                 decision="", llr=0.0, pairs=0, elo=None, elo_low=None,
+                                                 elo_high=None, set_aside=0, changed=now))
 
 
 def decide(versions: Sequence[Version], version: str, test: str, decision: str, llr: float,
-           pairs: int, elo: float | None, now: int) -> tuple[Version, ...]:
-    """The SPRT ``test`` of ``version`` ended: H1 promotes it (by sprt), anything else rejects it
-    (H0, or no decision within its pairs, or a test cancelled: ``decision`` "")."""
+           pairs: int, elo: float | None, now: int, *, elo_low: float | None = None,
+           elo_high: float | None = None, set_aside: int = 0) -> tuple[Version, ...]:
+    """The SPRT ``test`` of ``version`` ended: H1 promotes it (by sprt), H0 rejects it, and no
+    decision (its most pairs played, or a test cancelled: ``decision`` "") leaves it undecided."""
     v = find(versions, version)
     if v is None or v.state != "testing" or v.test != test:
         raise VersionError(f"version {version[:40]} is not under test {test}")
-    evidence = dataclasses.replace(v, decision=decision, llr=llr, pairs=pairs, elo=elo)
+    evidence = dataclasses.replace(v, decision=decision, llr=llr, pairs=pairs, elo=elo, elo_low=elo_low,
+                                   elo_high=elo_high, set_aside=set_aside)
     versions = _replace(versions, evidence)
     if decision == "H1":
         return promote(versions, version, "sprt", now, test=test)
-    return _replace(versions, dataclasses.replace(evidence, state="rejected", changed=now))
+    ended: State = "rejected" if decision == "H0" else "undecided"
+    return _replace(versions, dataclasses.replace(evidence, state=ended, changed=now))
 
 
 def back_to_candidate(versions: Sequence[Version], version: str, test: str,

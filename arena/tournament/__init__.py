@@ -30,7 +30,15 @@ from arena.tournament.spec import (
     TournamentSpec,
     default_duplicate,
 )
-from arena.tournament.sprt import SequentialTest, SprtState, bounds, elo_to_score, llr, pentanomial, run_sprt
+from arena.tournament.sprt import (
+    SequentialTest,
+    SprtState,
+    bounds,
+    elo_to_score,
+    pentanomial,
+    run_sprt,
+    score_interval,
+)
 from arena.tournament.standings import Game, Standing
 from arena.tournament.tournament import Pairing, Stage, Tournament
 
@@ -64,7 +72,7 @@ __all__ = [
     "default_duplicate",
     "duplicate_score",
     "elo_to_score",
-    "llr",
     "pentanomial",
     "run_sprt",
+    "score_interval",
 ]

@@ -63,11 +63,11 @@ class SprtOptions:
 
     H0: the candidate is ``elo0`` stronger than the other bot; H1: ``elo1``
     stronger. ``alpha`` is the chance of accepting H1 when H0 holds, ``beta``
-    the chance of accepting H0 when H1 holds. Pairs are scheduled
-    ``batch_pairs`` at a time, at most ``max_pairs`` in all. No decision is taken before
-    ``min_pairs``: the GSPRT estimates the variance from the pairs themselves, and two or three
-    pairs all won (a chance of 1 in 8 to 64 between equals) give an estimate near 0 and an LLR far
-    past the bounds (fishtest's tests never decide on so few).
+    the chance of accepting H0 when H1 holds: the test keeps both after any number of pairs, on
+    any law of the pairs (:mod:`arena.tournament.sprt`). Pairs are scheduled ``batch_pairs`` at a
+    time, at most ``max_pairs`` in all (pairs set aside included). No decision is taken before
+    ``min_pairs`` pair results: an option, which the error rates do not need (a test by betting
+    cannot decide before its gamblers could have won 20 times their stake: 8 pairs all won).
     """
 
     elo0: float = 0.0

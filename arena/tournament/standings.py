@@ -37,6 +37,9 @@ class Game:
     points_b: int
     difference: int | None  # duplicate point difference for a; None when not duplicate
     legs_score_a: float  # a's mean match score over the legs (what the SPRT counts)
+    #: a leg had no card played (every deal thrown in) and no forfeit: no evidence, the SPRT sets
+    #: the pair aside (the standings count it as the draw its matches were)
+    no_play: bool = False
 
 
 @dataclass(frozen=True)

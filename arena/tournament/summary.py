@@ -10,7 +10,10 @@ bot at each seat when a side's two seats held different bots (a mixed match:
 a duplicate pair, its deal difference: what team 0 wrote down
 minus what team 1 did, summed over the recorded deals, which is what the
 pair's point difference needs (the record's replay, about 0.75 ms a deal, is
-paid once, at write time). A record that does not replay keeps the reason in
+paid once, at write time). It also counts the deals in which a card was
+played (``played_deals``): a match whose every deal was thrown in (all four
+seats passed) is a 0-0 draw that tells nothing of how its bots play, and the
+SPRT sets its pair aside (:mod:`arena.tournament.sprt`). A record that does not replay keeps the reason in
 ``replay_error``, raised when the pair's difference is asked for, as reading
 the record did.
 
@@ -60,6 +63,9 @@ class ResultSummary:
     #: the bot at each seat 0..3 of a mixed match; None (and absent from older summaries'
     #: JSON) when each side is one bot, ``team0`` at seats 0 and 2, ``team1`` at 1 and 3
     seats: tuple[str, str, str, str] | None = None
+    #: the deals (the unfinished one included) in which at least one card was played; None in a
+    #: summary written before it was kept (then taken as played: :attr:`no_play` is False)
+    played_deals: int | None = None
 
     @classmethod
     def of_result(cls, result: MatchResult, *, deals: bool) -> ResultSummary:
@@ -74,12 +80,15 @@ class ResultSummary:
         end = result.record.result
         players = result.seat_bots
         seats = (players[0], players[1], players[2], players[3]) if result.is_mixed else None
+        record = result.record
+        unfinished = () if record.unfinished_deal is None else (record.unfinished_deal,)
+        played = sum(1 for d in (*record.deals, *unfinished) if d.get("plays"))
         return cls(
             match_id=result.match_id, tournament_id=result.tournament_id, team0=result.team0,
             team1=result.team1, totals=result.totals, winner=result.winner, reason=result.reason,
             seed=str(result.record.seed), deals_played=result.record.deals_played,
             ruleset=result.record.ruleset, detail=end.detail[:DETAIL_MAX], forfeit_seat=end.forfeit_seat,
-            deal_diff=diff, replay_error=error, seats=seats,
+            deal_diff=diff, replay_error=error, seats=seats, played_deals=played,
         )
 
     @property
@@ -91,6 +100,14 @@ class ResultSummary:
     def is_mixed(self) -> bool:
         """Whether a side's two seats held two different bots."""
         return self.seats is not None
+
+    @property
+    def no_play(self) -> bool:
+        """Whether the match had deals, every one thrown in (no card played), and did not end by
+        forfeit: a 0-0 draw that is no evidence of strength (a forfeit is). A record with no deal
+        at all (a forfeit before the first ended, or a test's synthetic result) is not one."""
+        return (self.played_deals == 0 and self.deals_played > 0
+                and self.reason is not ResultReason.FORFEIT)
 
     def score0(self) -> float:
         """Team 0's match score: 1 win, 0.5 draw, 0 loss."""
@@ -126,6 +143,8 @@ class ResultSummary:
             data["replay_error"] = self.replay_error
         if self.seats is not None:
             data["seats"] = list(self.seats)
+        if self.played_deals is not None:
+            data["played_deals"] = self.played_deals
         return data
 
     def to_json(self) -> str:
@@ -153,6 +172,7 @@ class ResultSummary:
                 forfeit_seat=d.get("forfeit_seat"), deal_diff=None if diff is None else int(diff),
                 replay_error=str(d.get("replay_error", "")),
                 seats=None if seats is None else (seats[0], seats[1], seats[2], seats[3]),
+                played_deals=None if d.get("played_deals") is None else int(d["played_deals"]),
             )
         except (ValueError, TypeError, KeyError) as e:
             raise TournamentError(f"a stored result summary is unreadable: {e}") from None

@@ -28,6 +28,10 @@ Identifiers (all deterministic, so regenerating a round gives the same jobs):
   in two halves: every pair's leg 0 under the stage's key, then, once each of
   them has a result, every leg 1 under ``{key}/leg1`` (:meth:`Tournament.jobs_for`).
 
+The SPRT reads each mirror pair's match results in pair order; a pair with a
+leg whose every deal was thrown in (no card played) is set aside, no evidence
+(:mod:`arena.tournament.sprt`).
+
 Results are looked up by match id; a result listed twice counts once (the
 first), results of other tournaments or of matches not scheduled are ignored,
 and a result whose teams (or bots at each seat) differ from its job's raises
@@ -462,7 +466,7 @@ class Tournament:
                     progress.done.append((p, legs))
                 prefix = prefix and legs is not None
                 if prefix and legs is not None:
-                    test.add(_legs_score(legs))
+                    test.add(None if any(leg.no_play for leg in legs) else _legs_score(legs))
             progress.sprt = test.state()
             if test.decision is not None or (prefix and scheduled >= options.max_pairs):
                 progress.finished = True
@@ -570,7 +574,7 @@ class Tournament:
         if not self.spec.duplicate:
             (r,) = legs
             return Game(p.round, p.index, p.a, p.b, score_a=r.score0(), points_a=r.totals[0],
-                        points_b=r.totals[1], difference=None, legs_score_a=r.score0())
+                        points_b=r.totals[1], difference=None, legs_score_a=r.score0(), no_play=r.no_play)
         leg0, leg1 = legs
         check_legs(leg0, leg1)
         # A's points minus B's: A is team 0 of leg 0 and team 1 of leg 1
@@ -578,7 +582,7 @@ class Tournament:
         return Game(
             p.round, p.index, p.a, p.b, score_a=pair_score(leg0, leg1, diff),
             points_a=leg0.totals[0] + leg1.totals[1], points_b=leg0.totals[1] + leg1.totals[0],
-            difference=diff, legs_score_a=_legs_score(legs),
+            difference=diff, legs_score_a=_legs_score(legs), no_play=leg0.no_play or leg1.no_play,
         )
 
     def summary(self, result: MatchResult) -> ResultSummary:
@@ -597,7 +601,7 @@ def _bot_games(game: Game, seats: Sequence[str]) -> list[Game]:
     bots at its seats 0..3, as its summary names them: side A at 0 and 2, side B at 1 and 3)."""
     return [Game(game.round, game.index, seats[i], seats[i + 1], score_a=game.score_a,
                  points_a=game.points_a, points_b=game.points_b, difference=game.difference,
-                 legs_score_a=game.legs_score_a)
+                 legs_score_a=game.legs_score_a, no_play=game.no_play)
             for i in (0, 2)]
 
 

@@ -248,6 +248,9 @@ class TournamentDetail:
     secret_revealed_at: float = 0.0
     secret_revealed_reason: str = ""
     ending: str = ""
+    #: the sprt format's test (:meth:`arena.tournament.sprt.SprtState.to_dict`: its LLR and bounds, the
+    #: pairs counted and set aside, the Elo estimate and its 95% interval); None for other formats
+    sprt: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -5,11 +5,17 @@ by a promotion by hand is stopped."""
 
 from __future__ import annotations
 
-from arena.node.versions import Here, VersionTests, is_test
+import random
+from dataclasses import replace
+
+import pytest
+
+from arena.node.versions import OPTIONS, Here, VersionTests, is_test
 from arena.queue import Broker
 from arena.referee.registry import BotEntry, BotRegistry
 from arena.referee.versions import find, promote, seen
 from arena.tournament import Tournaments, TournamentState
+from tests.tournament.helpers import play_job
 
 POOL = "coinche"
 
@@ -48,7 +54,7 @@ def test_a_test_starts_once_when_both_versions_are_here_and_the_ladder_is_on(bro
     assert broker.list_tournaments() == [v2.test] and counted == ["started"]
     spec, tstate = broker.get_tournament(v2.test)  # type: ignore[misc]
     assert spec.format == "sprt" and spec.bots == ("alpha@2", "alpha@1") and spec.deals == 4
-    assert spec.duplicate == "mirror" and spec.unrated_reason and spec.sprt_options.min_pairs == 8
+    assert spec.duplicate == "mirror" and spec.unrated_reason and spec.sprt_options == OPTIONS
     assert tstate is TournamentState.RUNNING and broker.pending_count(v2.test) > 0  # its first batch
     # a second look (another node's, or this one's next pass) starts nothing more
     tests.run([Here(entry(registry), both)], {POOL: (4, 30.0)}, lambda p: {"alpha"})
@@ -77,3 +83,44 @@ def test_a_test_made_moot_by_a_promotion_by_hand_is_stopped_and_its_candidate_wa
     tests.run([Here(entry(registry), both)], {POOL: (4, 30.0)}, lambda p: {"alpha"})
     v2 = find(entry(registry).versions, "2")
     assert v2 is not None and v2.state == "testing" and v2.against == "3" and v2.test != test
+
+
+@pytest.mark.security
+def test_two_versions_that_always_pass_get_no_verdict_from_no_evidence(broker: Broker) -> None:
+    """The issue's case: versions 1 and 2 pass every bid, so every deal of the test is thrown in and
+    every match drawn 0-0. The test rejected version 2 after 8 pairs (LLR -95) on no evidence at
+    all; now each pair is set aside, the test ends at its most pairs without a verdict, and version 2
+    is left undecided (not rejected), its evidence saying why."""
+    registry = BotRegistry()
+    registry.register("alpha")
+    registry.update_versions("alpha", lambda vs: seen(vs, "1", 1000))
+    registry.update_versions("alpha", lambda vs: seen(vs, "2", 1001))
+    counted: list[str] = []
+    tournaments = Tournaments(broker)
+    tests = VersionTests(broker, tournaments, registry.update_versions, counted=counted.append,
+                         options=replace(OPTIONS, max_pairs=8))
+    both = frozenset({"1", "2"})
+    tests.run([Here(entry(registry), both)], {POOL: (2, 30.0)}, lambda p: {"alpha"})
+    tid = find(entry(registry).versions, "2").test  # type: ignore[union-attr]
+    rng = random.Random(24)
+    seats = {"alpha@1": 100, "alpha@2": 100}
+    for _ in range(100):
+        found = broker.get_tournament(tid)
+        assert found is not None
+        if not found[1].is_open:
+            break
+        for claim in broker.claim("node-1", 4, 60.0, seats):
+            result = play_job(claim.job, {"alpha@1": "pass", "alpha@2": "pass"}, rng)
+            assert result.totals == (0, 0) and not any(d.get("plays") for d in result.record.deals)
+            broker.write_result(result)
+            broker.ack(claim)
+        tournaments.advance(tid)
+    assert broker.get_tournament(tid)[1] is TournamentState.FINISHED  # type: ignore[index]
+    tests.run([Here(entry(registry), both)], {POOL: (2, 30.0)}, lambda p: {"alpha"})
+    v2 = find(entry(registry).versions, "2")
+    assert v2 is not None and v2.state == "undecided" and v2.decision == ""
+    assert (v2.pairs, v2.set_aside, v2.elo, v2.llr) == (0, 8, None, 0.0)
+    assert state(registry, "1") == "promoted" and counted == ["started", "undecided"]
+    # it waits for no test of its own: only a newer version, or a promotion by hand, moves it
+    tests.run([Here(entry(registry), both)], {POOL: (2, 30.0)}, lambda p: {"alpha"})
+    assert state(registry, "2") == "undecided" and broker.list_tournaments() == [tid]

@@ -176,10 +176,11 @@ def test_a_stage_an_older_node_enqueued_whole_finishes_once(
 @pytest.mark.reliability
 def test_an_sprt_that_decides_among_its_second_legs_ends_there(store: Store) -> None:
     """The SPRT reads the finished pairs in order, a pair finished with its second leg: it decides
-    after two pairs won, the batch's other second legs still queued, and the tournament ends."""
+    after seven pairs won (the fewest it can decide on at [0, 100]), the batch's other second legs
+    still queued, and the tournament ends."""
     spec = TournamentSpec.from_dict({"tournament_id": f"m{next(_ids)}", "format": "sprt",
                                      "bots": ["new", "old"], "deals": 1, "seed": "legs",
-                                     "sprt": {"elo0": 0, "elo1": 100, "batch_pairs": 6, "max_pairs": 12}})
+                                     "sprt": {"elo0": 0, "elo1": 100, "batch_pairs": 12, "max_pairs": 24}})
     broker, _ = two_brokers(store)
     nodes = Tournaments(broker)
     nodes.create(spec)
@@ -192,15 +193,16 @@ def test_an_sprt_that_decides_among_its_second_legs_ends_there(store: Store) -> 
             nodes.advance(spec.tournament_id)
 
     firsts = broker.claim("node", 100, 60.0)
-    assert sorted(c.job.match_id for c in firsts) == [f"{spec.tournament_id}-r1-{i}-leg0" for i in range(6)]
+    tid = spec.tournament_id
+    assert sorted(c.job.match_id for c in firsts) == sorted(f"{tid}-r1-{i}-leg0" for i in range(12))
     play(firsts)
     seconds = broker.claim("node", 100, 60.0)
-    assert len(seconds) == 6 and all(c.job.tags["leg"] == 1 for c in seconds)
-    play(seconds[:2])
+    assert len(seconds) == 12 and all(c.job.tags["leg"] == 1 for c in seconds)
+    play(seconds[:7])
     assert broker.get_tournament(spec.tournament_id) == (spec, TournamentState.FINISHED)
     progress = nodes.progress(spec.tournament_id)
-    assert progress.sprt is not None and progress.sprt.decision == "H1" and progress.sprt.pairs == 2
-    assert progress.matches_queued == 4 and not progress.secret_revealed  # the rest still out
-    play(seconds[2:])
+    assert progress.sprt is not None and progress.sprt.decision == "H1" and progress.sprt.pairs == 7
+    assert progress.matches_queued == 5 and not progress.secret_revealed  # the rest still out
+    play(seconds[7:])
     assert broker.claim("node", 100, 60.0) == []  # no second batch
     assert nodes.progress(spec.tournament_id).secret_revealed

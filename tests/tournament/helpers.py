@@ -7,11 +7,25 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from arena.engine import Match, Ruleset, observe
+from arena.engine import actions as A
 from arena.engine.bots import HeuristicPlayer, Player, RandomPlayer
+from arena.engine.observation import Observation
 from arena.tournament import MatchJob, MatchResult, Tournament
 from tests.factories import record_of_match, result_of_job
 
-PLAYERS: dict[str, Callable[[], Player]] = {"random": RandomPlayer, "heuristic": HeuristicPlayer}
+
+class PassingPlayer:
+    """Passes at every bid (and plays a random card if its partner or an opponent took): four of
+    them throw in every deal, so their matches end 0-0 with no card played."""
+
+    name = "pass"
+
+    def act(self, obs: Observation, rng: random.Random) -> int:
+        return A.PASS if A.PASS in obs.legal_actions else rng.choice(obs.legal_actions)
+
+
+PLAYERS: dict[str, Callable[[], Player]] = {"random": RandomPlayer, "heuristic": HeuristicPlayer,
+                                            "pass": PassingPlayer}
 
 
 def play_match(
@@ -39,8 +53,8 @@ def result_of(job: MatchJob, match: Match) -> MatchResult:
 
 
 def play_job(job: MatchJob, kinds: dict[str, str], rng: random.Random) -> MatchResult:
-    """Play ``job`` with the engine; ``kinds`` maps a bot name to 'random' or 'heuristic' (a mixed
-    job: each seat's bot plays its seat)."""
+    """Play ``job`` with the engine; ``kinds`` maps a bot name to 'random', 'heuristic' or 'pass' (a
+    mixed job: each seat's bot plays its seat)."""
     bots = job.seat_bots if job.is_mixed else (job.team0, job.team1)
     players = tuple(PLAYERS[kinds[b]]() for b in bots)
     return result_of(job, play_match(job.ruleset, job.seed, job.deals, players, rng, job.target))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.node.versions import DUPLICATE_NOTE, MAX_PAIRS, MIN_PAIRS
+from arena.node.versions import DUPLICATE_NOTE, MAX_PAIRS
 from tests.queue.conftest import BACKENDS, Store, redis_unavailable
 from tests.web.site import Site, get
 from tests.web.versions_data import POOL, RUNNING_PAIRS, Built, built_site
@@ -56,9 +56,12 @@ def test_a_bot_s_versions_are_listed_newest_first_with_their_finished_sprt(built
     series = test["llr_series"]
     assert len(series) == test["pairs"] == sum(test["pentanomial"]) == v2["pairs"]
     assert series[-1] == pytest.approx(test["llr"], abs=1e-3) and series[-1] >= test["upper"]
-    # (before MIN_PAIRS the LLR may cross a bound: no decision is taken on so few pairs)
-    assert all(test["lower"] < x < test["upper"] for x in series[MIN_PAIRS - 1:-1])
-    assert len(series) >= MIN_PAIRS
+    assert all(test["lower"] < x < test["upper"] for x in series[:-1])
+    # the Elo estimate and its 95% interval (an end null: unbounded), kept with the version too
+    assert test["elo_low"] is None or test["elo_low"] <= test["elo"]
+    assert test["elo_high"] is None or test["elo"] <= test["elo_high"]
+    assert (v2["elo"], v2["elo_low"], v2["elo_high"], v2["set_aside"]) == (
+        test["elo"], test["elo_low"], test["elo_high"], test["set_aside"])
 
 
 def test_a_test_under_way_shows_its_pairs_so_far_and_never_its_seed(built: tuple[Site, Built]) -> None:
@@ -68,8 +71,10 @@ def test_a_test_under_way_shows_its_pairs_so_far_and_never_its_seed(built: tuple
         ("3", "testing", ""), ("2", "promoted", "hand"), ("1", "retired", "first")]
     test = view["test"]
     assert (test["tournament_id"], test["state"], test["decision"]) == (data.beta_test, "running", "")
-    # its legs come in halves (each pair's second after its first): the pairs finished so far
-    assert 1 <= test["pairs"] == len(test["llr_series"]) == sum(test["pentanomial"]) <= RUNNING_PAIRS
+    # its legs come in halves (each pair's second after its first): the pairs finished so far, the
+    # first set aside (every deal of its legs thrown in: no evidence), not counted
+    assert test["set_aside"] == 1
+    assert 1 <= test["pairs"] == len(test["llr_series"]) == sum(test["pentanomial"]) <= RUNNING_PAIRS - 1
     text = raw(site, "/api/v1/bots/beta/versions") + raw(site, "/api/v1/bots/alpha/versions")
     for seed in data.seeds:
         assert seed not in text

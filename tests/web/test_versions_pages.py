@@ -74,6 +74,10 @@ def test_a_finished_sprt_is_drawn_between_its_bounds(browser: Any, built: tuple[
     assert page.locator("#llr-chart polyline.llr").count() == 1
     assert page.locator("#pentanomial td").count() == 5
     assert page.locator("#duplicate-note").inner_text() == DUPLICATE_NOTE
+    # the Elo estimate with its 95% interval, in the row and the test's line; never a bare +1000
+    elo = page.locator("tr[data-version='2'] td.elo").inner_text()
+    assert "95%:" in elo and "1000" not in elo
+    assert "Elo" in page.locator("#test-line").inner_text()
     shot(page, f"versions-alpha-{width}")
     check(w, data)
 
@@ -86,7 +90,25 @@ def test_a_test_under_way_is_shown_without_its_seed(browser: Any, built: tuple[S
     assert w.page.locator("#test h2").inner_text() == "SPRT under way"
     assert w.page.locator("tr[data-version='2'] td.how").inner_text() == "by hand"
     assert w.page.locator("tr[data-version='3'] td.decision").inner_text() == "under way"
+    assert "1 set aside" in w.page.locator("#test-line").inner_text()
     shot(w.page, f"versions-beta-{width}")
+    check(w, data)
+
+
+@WIDTHS
+def test_a_test_s_tournament_page_shows_its_sprt(browser: Any, built: tuple[Site, Built], width: int) -> None:
+    """The sprt tournament's own page: its LLR against the bounds, the pairs counted and set aside, the
+    Elo estimate with its 95% interval, the pentanomial."""
+    site, data = built
+    w = opened(browser, site, f"/tournaments/{data.alpha_test}", width, "#sprt")
+    line = w.page.locator("#sprt-line").inner_text()
+    assert "H1" in line and "LLR" in line and "(95%:" in line and "set aside" not in line
+    assert w.page.locator("#sprt-pentanomial td").count() == 5
+    check(w, data)
+    w = opened(browser, site, f"/tournaments/{data.beta_test}", width, "#sprt")
+    line = w.page.locator("#sprt-line").inner_text()
+    assert "under way" in line and "1 set aside (a leg with no card played" in line
+    shot(w.page, f"tournament-sprt-{width}")
     check(w, data)
 
 

@@ -6,13 +6,15 @@ their results written (deal-less) as a node writes them, the tournament advanced
 
 - ``alpha``: version 1 (first, retired since), version 2 promoted by its SPRT (finished: H1);
 - ``beta``: version 1 (first, retired), version 2 promoted by hand, version 3 under test against 2
-  (its SPRT running, a few pairs played: its seed is not revealed);
+  (its SPRT running, a few pairs played: its seed is not revealed; its first pair's legs played out by
+  the engine with every seat passing, so every deal thrown in: the test sets that pair aside);
 - ``plain``: connected without a version: no versions.
 """
 
 from __future__ import annotations
 
 import contextlib
+import random
 import secrets
 import tempfile
 import time
@@ -28,8 +30,10 @@ from arena.node.versions import OPTIONS, test_id, test_spec
 from arena.queue import Broker
 from arena.referee.registry import BotRegistry
 from arena.referee.versions import Version, decide, find, promote, seen, start_test
-from arena.tournament import Tournaments, TournamentSpec, TournamentState
+from arena.tournament import MatchJob, Tournaments, TournamentSpec, TournamentState
+from arena.tournament.sprt import finite_or_none
 from tests.factories import result_of_job
+from tests.tournament.helpers import play_job
 from tests.web.site import Site
 
 POOL = "coinche"
@@ -70,7 +74,7 @@ def even(leg: int) -> int | None:
 
 
 def _play(broker: Broker, tournaments: Tournaments, spec: TournamentSpec, fate: Callable[[int], int | None],
-          enough: Callable[[int], bool]) -> None:
+          enough: Callable[[int], bool], thrown: Callable[[MatchJob], bool] = lambda job: False) -> None:
     """Claim the test's jobs (only those: its two players' seats) and write their results, the candidate
     (``spec.bots[0]``) winning most, until ``enough(legs played)`` or the tournament ends."""
     tid, candidate = spec.tournament_id, spec.bots[0]
@@ -88,10 +92,13 @@ def _play(broker: Broker, tournaments: Tournaments, spec: TournamentSpec, fate: 
             assert time.monotonic() < deadline, f"{tid} had nothing to play for 60 s"
             continue
         job = claims[0].job
-        won = fate(legs)
-        winner = None if won is None else (0 if (job.team0 == candidate) == (won == 1) else 1)
-        totals = (0, 0) if winner is None else (1, 0) if winner == 0 else (0, 1)
-        broker.write_result(result_of_job(job, totals, winner))
+        if thrown(job):  # played out: every seat passes, every deal is thrown in
+            broker.write_result(play_job(job, {b: "pass" for b in spec.bots}, random.Random(legs)))
+        else:
+            won = fate(legs)
+            winner = None if won is None else (0 if (job.team0 == candidate) == (won == 1) else 1)
+            totals = (0, 0) if winner is None else (1, 0) if winner == 0 else (0, 1)
+            broker.write_result(result_of_job(job, totals, winner))
         broker.ack(claims[0])
         legs += 1
         tournaments.advance(tid)
@@ -144,13 +151,16 @@ def _build(broker: Broker) -> Built:
     sprt = progress.sprt
     assert sprt.decision == "H1", sprt
     ended = int(time.time())
+    low, high = (finite_or_none(e) for e in sprt.elo_interval)
     _change(registry, "alpha", lambda vs: decide(vs, "2", alpha.tournament_id, "H1", sprt.llr, sprt.pairs,
-                                                 42.5, ended))
+                                                 sprt.elo, ended, elo_low=low, elo_high=high,
+                                                 set_aside=sprt.set_aside))
     # beta: 2 promoted by hand, then 3 under test against it
     _change(registry, "beta", lambda vs: promote(vs, "2", "hand", start + 900))
     versions = _change(registry, "beta", lambda vs: seen(vs, "3", start + 1200))
     beta = _start(registry, tournaments, versions, "beta", "3", "2")
-    _play(broker, tournaments, beta, even, lambda legs: legs >= 2 * RUNNING_PAIRS)
+    _play(broker, tournaments, beta, even, lambda legs: legs >= 2 * RUNNING_PAIRS,
+          thrown=lambda job: job.match_id.startswith(f"{beta.tournament_id}-r1-0-"))
     assert tournaments.progress(beta.tournament_id).state.is_open
     return Built(alpha.tournament_id, beta.tournament_id, (alpha.seed, beta.seed))
 

@@ -527,6 +527,18 @@ async function tournamentPage() {
                                          text: cell ? `${cell[0]}/${cell[1]}` : "" })))), { class: "cross", id: "crosstable" }));
   }
   const finished = finishedMatches(t);
+  let test = "";
+  if (t.sprt) {
+    const sp = t.sprt;
+    const outcome = sp.decision ? DECISION[sp.decision].replace(" (promoted)", "") : t.state === "finished" ? "no decision" : "under way";
+    test = el("section", { id: "sprt" }, el("h2", { text: "SPRT" }),
+      el("p", { id: "sprt-line" }, `${t.bots[0]} against ${t.bots[1]}: ${outcome}. LLR ${fixed(sp.llr, 2)} after ${sprtCounts(sp)}; `,
+         `bounds ${fixed(sp.lower, 2)} and ${fixed(sp.upper, 2)}.`),
+      el("p", { class: "muted", text: `H0: ${t.bots[0]} is ${fixed(sp.elo0, 1)} Elo stronger; H1: ${fixed(sp.elo1, 1)} Elo ` +
+                                       "(match scale). The interval holds after any number of pairs." }),
+      scroll(table(PAIR_POINTS.map((p) => [p]), [el("tr", {}, ...sp.pentanomial.map((n) => el("td", { text: n })))],
+                   { id: "sprt-pentanomial" })));
+  }
   show(el("h1", { text: `Tournament ${t.tournament_id}` }),
        el("p", {}, `${t.format}, ${t.state}: ${t.matches_done} of ${t.matches_scheduled} matches played`,
           t.matches_queued ? `, ${t.matches_queued} queued` : ""), bar,
@@ -537,6 +549,7 @@ async function tournamentPage() {
                                     text: t.duplicate_note ? `Duplicate: ${t.duplicate_note}.`
                                       : `Duplicate: ${t.duplicate_mode} (no bot sees a deal from two seats).` }) : "",
        t.ending ? el("p", { class: "muted", id: "ending", text: t.ending }) : "",
+       test,
        el("h2", { text: "Standings" }),
        t.standings.length ?
          scroll(table([["#"], ["bot", "name"], ["played"], ["W"], ["D"], ["L"], ["score"], ["diff"]], standings, { id: "standings" })) :
@@ -638,6 +651,24 @@ const DECISION = { H1: "H1: better (promoted)", H0: "H0: not better", "": "no de
 // the pentanomial's five counts: pairs by the candidate's points over their two legs
 const PAIR_POINTS = ["0", "0.5", "1", "1.5", "2"];
 
+// an Elo estimate and its 95% interval: "+348 (95%: -28 to +∞)"; a null end is unbounded
+function eloParts(elo, low, high) {
+  const signed = (x) => `${x >= 0 ? "+" : "−"}${Math.abs(x).toFixed(0)}`;
+  return [signed(elo), `95%: ${low === null ? "−∞" : signed(low)} to ${high === null ? "+∞" : signed(high)}`];
+}
+
+function eloText(elo, low, high) {
+  const [estimate, interval] = eloParts(elo, low, high);
+  return `${estimate} (${interval})`;
+}
+
+// what an SPRT counted: its pairs, those set aside, its Elo (the versions page and an sprt tournament's)
+function sprtCounts(t, most) {
+  const aside = t.set_aside ? `, ${t.set_aside} set aside (a leg with no card played: no evidence)` : "";
+  const elo = t.elo === null || t.elo === undefined ? "" : `; Elo ${eloText(t.elo, t.elo_low, t.elo_high)}`;
+  return `${t.pairs} pair${t.pairs === 1 ? "" : "s"}${most ? ` (at most ${most})` : ""}${aside}${elo}`;
+}
+
 function versionRow(v) {
   const tested = Boolean(v.test);
   return el("tr", { "data-version": v.version, "data-state": v.state },
@@ -648,10 +679,14 @@ function versionRow(v) {
     el("td", { class: "name last-seen", text: when(v.last_seen) }),
     el("td", { class: "games", text: v.games }),
     el("td", { class: "name against", text: tested ? v.against : "" }),
-    el("td", { class: "name decision", text: tested && v.state !== "testing" ? DECISION[v.decision] || v.decision : tested ? "under way" : "" }),
+    el("td", { class: "name decision", text: tested && v.state !== "testing" ? (DECISION[v.decision] || v.decision).replace(" (promoted)", "") : tested ? "under way" : "" }),
     el("td", { class: "llr", text: tested && v.state !== "testing" ? fixed(v.llr, 2) : "" }),
     el("td", { class: "pairs", text: tested && v.state !== "testing" ? v.pairs : "" }),
-    el("td", { class: "elo", text: tested && v.elo !== null ? fixed(v.elo, 1) : "" }));
+    tested && v.elo !== null ?
+      el("td", { class: "elo", title: v.set_aside ? `${v.set_aside} pairs set aside (a leg with no card played)` : "" },
+         eloParts(v.elo, v.elo_low, v.elo_high)[0], el("br"),
+         el("span", { class: "muted interval", text: eloParts(v.elo, v.elo_low, v.elo_high)[1] })) :
+      el("td", { class: "elo" }));
 }
 
 // fishtest's chart: the LLR after each pair, between the two bounds at which the test decides.
@@ -696,7 +731,7 @@ function testSection(t) {
   return el("section", { id: "test", "data-state": t.state },
     el("h2", { text: running ? "SPRT under way" : "Latest SPRT" }),
     el("p", { id: "test-line" }, `Version ${t.candidate} against ${t.against}: ${outcome}. `,
-       `LLR ${fixed(t.llr, 2)} after ${t.pairs} pair${t.pairs === 1 ? "" : "s"} (at most ${t.max_pairs}); `,
+       `LLR ${fixed(t.llr, 2)} after ${sprtCounts(t, t.max_pairs)}; `,
        `bounds ${fixed(t.lower, 2)} and ${fixed(t.upper, 2)}. `,
        t.state ? el("span", {}, "Its tournament: ", tournamentLink(t.tournament_id), ".") : ""),
     el("p", { class: "muted", id: "hypotheses",

@@ -37,9 +37,14 @@ class BotVersion(_message.Message):
     LLR_FIELD_NUMBER: _builtins.int
     PAIRS_FIELD_NUMBER: _builtins.int
     ELO_FIELD_NUMBER: _builtins.int
+    ELO_LOW_FIELD_NUMBER: _builtins.int
+    ELO_HIGH_FIELD_NUMBER: _builtins.int
+    SET_ASIDE_FIELD_NUMBER: _builtins.int
     version: _builtins.str
     state: _builtins.str
-    """promoted, candidate, testing, rejected or retired"""
+    """promoted, candidate, testing, rejected (its test accepted H0), undecided
+    (its test ended without a verdict) or retired
+    """
     how: _builtins.str
     """how a promoted (or retired) version was promoted: first, sprt or hand"""
     first_seen: _builtins.int
@@ -55,6 +60,11 @@ class BotVersion(_message.Message):
     pairs: _builtins.int
     elo: _builtins.float
     """the Elo over `against` its test's pairs suggest (match scale), if any"""
+    elo_low: _builtins.float
+    """the ends of that estimate's 95% interval; absent: unbounded on that side"""
+    elo_high: _builtins.float
+    set_aside: _builtins.int
+    """the pairs its test set aside: a leg in which no card was played"""
     def __init__(
         self,
         *,
@@ -70,14 +80,26 @@ class BotVersion(_message.Message):
         llr: _builtins.float = ...,
         pairs: _builtins.int = ...,
         elo: _builtins.float | None = ...,
+        elo_low: _builtins.float | None = ...,
+        elo_high: _builtins.float | None = ...,
+        set_aside: _builtins.int = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_elo", b"_elo", "elo", b"elo"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_elo", b"_elo", "_elo_high", b"_elo_high", "_elo_low", b"_elo_low", "elo", b"elo", "elo_high", b"elo_high", "elo_low", b"elo_low"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_elo", b"_elo", "against", b"against", "decision", b"decision", "elo", b"elo", "first_seen", b"first_seen", "games", b"games", "how", b"how", "last_seen", b"last_seen", "llr", b"llr", "pairs", b"pairs", "state", b"state", "test_id", b"test_id", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_elo", b"_elo", "_elo_high", b"_elo_high", "_elo_low", b"_elo_low", "against", b"against", "decision", b"decision", "elo", b"elo", "elo_high", b"elo_high", "elo_low", b"elo_low", "first_seen", b"first_seen", "games", b"games", "how", b"how", "last_seen", b"last_seen", "llr", b"llr", "pairs", b"pairs", "set_aside", b"set_aside", "state", b"state", "test_id", b"test_id", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__elo: _TypeAlias = _typing.Literal["elo"]  # noqa: Y015
     _WhichOneofArgType__elo: _TypeAlias = _typing.Literal["_elo", b"_elo"]  # noqa: Y015
+    _WhichOneofReturnType__elo_high: _TypeAlias = _typing.Literal["elo_high"]  # noqa: Y015
+    _WhichOneofArgType__elo_high: _TypeAlias = _typing.Literal["_elo_high", b"_elo_high"]  # noqa: Y015
+    _WhichOneofReturnType__elo_low: _TypeAlias = _typing.Literal["elo_low"]  # noqa: Y015
+    _WhichOneofArgType__elo_low: _TypeAlias = _typing.Literal["_elo_low", b"_elo_low"]  # noqa: Y015
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__elo) -> _WhichOneofReturnType__elo | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__elo_high) -> _WhichOneofReturnType__elo_high | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__elo_low) -> _WhichOneofReturnType__elo_low | None: ...
 
 Global___BotVersion: _TypeAlias = BotVersion  # noqa: Y015
 
@@ -101,6 +123,10 @@ class VersionTest(_message.Message):
     PENTANOMIAL_FIELD_NUMBER: _builtins.int
     DECISION_FIELD_NUMBER: _builtins.int
     LLR_SERIES_FIELD_NUMBER: _builtins.int
+    SET_ASIDE_FIELD_NUMBER: _builtins.int
+    ELO_FIELD_NUMBER: _builtins.int
+    ELO_LOW_FIELD_NUMBER: _builtins.int
+    ELO_HIGH_FIELD_NUMBER: _builtins.int
     tournament_id: _builtins.str
     candidate: _builtins.str
     against: _builtins.str
@@ -114,11 +140,19 @@ class VersionTest(_message.Message):
     max_pairs: _builtins.int
     pairs: _builtins.int
     decision: _builtins.str
+    set_aside: _builtins.int
+    """the pairs set aside (a leg in which no card was played: no evidence)"""
+    elo: _builtins.float
+    """the Elo estimate (match scale) and its 95% interval, once a pair counted;
+    an absent end is unbounded
+    """
+    elo_low: _builtins.float
+    elo_high: _builtins.float
     @_builtins.property
     def pentanomial(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
     @_builtins.property
     def llr_series(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
-        """the LLR after each finished pair, in pair order, up to the decision"""
+        """the LLR after each pair result, in pair order, up to the decision"""
 
     def __init__(
         self,
@@ -137,12 +171,27 @@ class VersionTest(_message.Message):
         pentanomial: _abc.Iterable[_builtins.int] | None = ...,
         decision: _builtins.str = ...,
         llr_series: _abc.Iterable[_builtins.float] | None = ...,
+        set_aside: _builtins.int = ...,
+        elo: _builtins.float | None = ...,
+        elo_low: _builtins.float | None = ...,
+        elo_high: _builtins.float | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_elo", b"_elo", "_elo_high", b"_elo_high", "_elo_low", b"_elo_low", "elo", b"elo", "elo_high", b"elo_high", "elo_low", b"elo_low"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["against", b"against", "candidate", b"candidate", "decision", b"decision", "elo0", b"elo0", "elo1", b"elo1", "llr", b"llr", "llr_series", b"llr_series", "lower", b"lower", "max_pairs", b"max_pairs", "pairs", b"pairs", "pentanomial", b"pentanomial", "state", b"state", "tournament_id", b"tournament_id", "upper", b"upper"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_elo", b"_elo", "_elo_high", b"_elo_high", "_elo_low", b"_elo_low", "against", b"against", "candidate", b"candidate", "decision", b"decision", "elo", b"elo", "elo0", b"elo0", "elo1", b"elo1", "elo_high", b"elo_high", "elo_low", b"elo_low", "llr", b"llr", "llr_series", b"llr_series", "lower", b"lower", "max_pairs", b"max_pairs", "pairs", b"pairs", "pentanomial", b"pentanomial", "set_aside", b"set_aside", "state", b"state", "tournament_id", b"tournament_id", "upper", b"upper"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__elo: _TypeAlias = _typing.Literal["elo"]  # noqa: Y015
+    _WhichOneofArgType__elo: _TypeAlias = _typing.Literal["_elo", b"_elo"]  # noqa: Y015
+    _WhichOneofReturnType__elo_high: _TypeAlias = _typing.Literal["elo_high"]  # noqa: Y015
+    _WhichOneofArgType__elo_high: _TypeAlias = _typing.Literal["_elo_high", b"_elo_high"]  # noqa: Y015
+    _WhichOneofReturnType__elo_low: _TypeAlias = _typing.Literal["elo_low"]  # noqa: Y015
+    _WhichOneofArgType__elo_low: _TypeAlias = _typing.Literal["_elo_low", b"_elo_low"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__elo) -> _WhichOneofReturnType__elo | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__elo_high) -> _WhichOneofReturnType__elo_high | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__elo_low) -> _WhichOneofReturnType__elo_low | None: ...
 
 Global___VersionTest: _TypeAlias = VersionTest  # noqa: Y015
 
@@ -1056,12 +1105,28 @@ class SprtStatus(_message.Message):
     DECISION_FIELD_NUMBER: _builtins.int
     PAIRS_FIELD_NUMBER: _builtins.int
     PENTANOMIAL_FIELD_NUMBER: _builtins.int
+    SET_ASIDE_FIELD_NUMBER: _builtins.int
+    ELO_FIELD_NUMBER: _builtins.int
+    ELO_LOW_FIELD_NUMBER: _builtins.int
+    ELO_HIGH_FIELD_NUMBER: _builtins.int
     llr: _builtins.float
     lower: _builtins.float
     upper: _builtins.float
     decision: _builtins.str
     """"H0", "H1", or empty while undecided."""
     pairs: _builtins.int
+    set_aside: _builtins.int
+    """Pairs set aside: a leg in which no card was played (every deal thrown
+    in) is no evidence, and its pair no result.
+    """
+    elo: _builtins.float
+    """The candidate's Elo over the other bot (match scale), estimated, and its
+    95% interval, valid after any number of pairs; absent before any pair
+    result. An absent end of the interval is unbounded (no pair lost: no
+    upper end).
+    """
+    elo_low: _builtins.float
+    elo_high: _builtins.float
     @_builtins.property
     def pentanomial(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """Counts of pair scores 0, 0.25, 0.5, 0.75, 1 (the candidate's mean over the legs)."""
@@ -1075,12 +1140,27 @@ class SprtStatus(_message.Message):
         decision: _builtins.str = ...,
         pairs: _builtins.int = ...,
         pentanomial: _abc.Iterable[_builtins.int] | None = ...,
+        set_aside: _builtins.int = ...,
+        elo: _builtins.float | None = ...,
+        elo_low: _builtins.float | None = ...,
+        elo_high: _builtins.float | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_elo", b"_elo", "_elo_high", b"_elo_high", "_elo_low", b"_elo_low", "elo", b"elo", "elo_high", b"elo_high", "elo_low", b"elo_low"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["decision", b"decision", "llr", b"llr", "lower", b"lower", "pairs", b"pairs", "pentanomial", b"pentanomial", "upper", b"upper"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_elo", b"_elo", "_elo_high", b"_elo_high", "_elo_low", b"_elo_low", "decision", b"decision", "elo", b"elo", "elo_high", b"elo_high", "elo_low", b"elo_low", "llr", b"llr", "lower", b"lower", "pairs", b"pairs", "pentanomial", b"pentanomial", "set_aside", b"set_aside", "upper", b"upper"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__elo: _TypeAlias = _typing.Literal["elo"]  # noqa: Y015
+    _WhichOneofArgType__elo: _TypeAlias = _typing.Literal["_elo", b"_elo"]  # noqa: Y015
+    _WhichOneofReturnType__elo_high: _TypeAlias = _typing.Literal["elo_high"]  # noqa: Y015
+    _WhichOneofArgType__elo_high: _TypeAlias = _typing.Literal["_elo_high", b"_elo_high"]  # noqa: Y015
+    _WhichOneofReturnType__elo_low: _TypeAlias = _typing.Literal["elo_low"]  # noqa: Y015
+    _WhichOneofArgType__elo_low: _TypeAlias = _typing.Literal["_elo_low", b"_elo_low"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__elo) -> _WhichOneofReturnType__elo | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__elo_high) -> _WhichOneofReturnType__elo_high | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__elo_low) -> _WhichOneofReturnType__elo_low | None: ...
 
 Global___SprtStatus: _TypeAlias = SprtStatus  # noqa: Y015
 
