@@ -178,6 +178,10 @@ def test_metrics_and_logs_of_a_real_tournament(tmp_path: Path) -> None:
     assert total(values, "grpc_server_handled_total", grpc_code="OK", grpc_type="unary", **create_call) == 1
     assert total(values, "grpc_server_handling_seconds_count", **create_call) == 1
     assert total(values, "process_cpu_seconds_total") > 0
+    # the node's own stalls (none to speak of here, but the families are there for the dashboards)
+    for name in ("belote_arena_loop_stall_seconds_count", "belote_arena_loop_stall_seconds_sum",
+                 "belote_arena_deadline_extensions_total"):
+        assert (name, ()) in values, name
     assert any(n.startswith("python_gc_") for n, _ in values)
 
     # ---- bounded labels: never a match id or a token
