@@ -23,8 +23,9 @@ What it gives a bot, and no more (docs/protocol.md#time-strikes-and-fallbacks):
   within a few milliseconds keeps nearly all of its limit after any stall.
 
 The time bank sees the same: the runner charges a bot the time from asking to reading its answer
-less the stalls in between (:meth:`LoopStalls.counted_since`), so a stall takes nothing from the
-bank, and the round trip recorded and told to the bot is that time too.
+less the stalls in between (:meth:`LoopStalls.since`), so a stall takes nothing from the bank. The
+round trip recorded, measured for Prometheus and told to the bot stays the whole of it: it shows
+a node that stalls (and an attack that would make it stall).
 
 How a stall is seen: while limits are pending, a beat runs on the loop every :data:`BEAT` seconds
 (a timer: about 100 a second, a microsecond or two each); a beat, a request asked or a limit falling
@@ -113,10 +114,11 @@ class LoopStalls:
         """A beat, and the start of a window: when, and the stalls counted by then."""
         return self.beat(), self.total
 
-    def counted_since(self, mark: Mark) -> float:
-        """The seconds since ``mark`` that count against a bot: all but the node's stalls."""
-        now = self.beat()
-        return now - mark[0] - (self.total - mark[1])
+    def since(self, mark: Mark) -> tuple[float, float]:
+        """The seconds since ``mark``, and those of them that count against a bot: all but the node's
+        stalls."""
+        wall = self.beat() - mark[0]
+        return wall, wall - (self.total - mark[1])
 
 
 class Deadlines:

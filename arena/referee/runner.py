@@ -279,10 +279,11 @@ class MatchRunner:
                                           f"no answer within {tc.deadline:g} s and the time bank")
             except BotDisconnected:
                 continue  # it may come back within the grace period
-        # the time it took, the node's own stalls meanwhile taken out (arena.referee.deadlines)
-        elapsed = stalls.counted_since(asked)
-        if elapsed > tc.deadline:
-            self._bank[seat] = max(0.0, self._bank[seat] - (elapsed - tc.deadline))
+        # the time it took, and what the bot is charged of it: the node's own stalls taken out
+        # (arena.referee.deadlines)
+        elapsed, charged = stalls.since(asked)
+        if charged > tc.deadline:
+            self._bank[seat] = max(0.0, self._bank[seat] - (charged - tc.deadline))
         latency_us = int(elapsed * 1e6)
         self._rtt_us[seat] = min(latency_us, 0xFFFFFFFF)
         if action not in legal:

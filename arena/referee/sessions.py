@@ -338,7 +338,7 @@ class BotLink:
         if stream_id != self._stream_id or self._writer is None:
             return
         started = self._write_started
-        if started is not None and self._stalls.counted_since(started) > self.write_timeout:
+        if started is not None and self._stalls.since(started)[1] > self.write_timeout:
             self.cut(stream_id, "it stopped reading its stream")
             return
         assert self._loop is not None

@@ -7,8 +7,9 @@ a prompt one and one late on cue, each writing what it was asked and struck for 
 (the token in ``$BELOTE_TOKEN``). Both play as the heuristic bot, on the stream's own loop (a
 decision takes well under a millisecond); the late one answers every ``--every``-th request it gets
 (the first one included) ``--late`` seconds late, each request its own task, so that the others are
-answered at once. The log has one line per event, as it happens: ``asked RID BANK_MS ROUND_TRIP_US``,
-``delayed RID``, ``struck RID``.
+answered at once. The log has one line per event, as it happens: ``asked RID BANK_MS ROUND_TRIP_US
+AT_US``, ``delayed RID AT_US``, ``struck RID AT_US`` (AT_US: when, on the machine's monotonic clock,
+which the node's ``time.perf_counter`` and the tests' share on Linux).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +36,7 @@ class LoggedBot(Bot):
     def note(self, *words: object) -> None:
         if self.log is not None:
             with self.log.open("a") as out:
-                out.write(" ".join(map(str, words)) + "\n")
+                out.write(" ".join(map(str, (*words, int(time.monotonic() * 1e6)))) + "\n")
 
     def on_strike(self, strike: Strike) -> None:
         self.note("struck", strike.request_id)
@@ -75,6 +77,9 @@ class BotLog:
     asked: list[tuple[int, int, int]] = field(default_factory=list)
     delayed: list[int] = field(default_factory=list)
     struck: list[int] = field(default_factory=list)
+    #: when (time.monotonic()) each request was asked, and each strike read, by request id
+    asked_at: dict[int, float] = field(default_factory=dict)
+    struck_at: dict[int, float] = field(default_factory=dict)
 
     @classmethod
     def read(cls, path: Path) -> BotLog:
@@ -84,8 +89,12 @@ class BotLog:
             values = [int(n) for n in numbers]
             if what == "asked":
                 log.asked.append((values[0], values[1], values[2]))
+                log.asked_at[values[0]] = values[3] / 1e6
+            elif what == "delayed":
+                log.delayed.append(values[0])
             else:
-                (log.delayed if what == "delayed" else log.struck).append(values[0])
+                log.struck.append(values[0])
+                log.struck_at[values[0]] = values[1] / 1e6
         return log
 
 
