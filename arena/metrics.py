@@ -46,7 +46,7 @@ from prometheus_client.registry import Collector
 
 from arena.records import TimeControl
 
-__all__ = ["CONTENT_TYPE", "DecisionStats", "NodeMetrics", "RpcStats", "decision_buckets"]
+__all__ = ["CONTENT_TYPE", "DecisionStats", "NodeMetrics", "RpcStats", "StallStats", "decision_buckets"]
 
 # no belote_arena_*_created series beside each counter: a node's start time is process_start_time_seconds
 disable_created_metrics()  # type: ignore[no-untyped-call]  # untyped in prometheus_client
@@ -233,6 +233,37 @@ class RpcStats(Collector):
         yield seconds
 
 
+#: the lengths of the node's stalls (seconds): a GC pause, a burst of work, a stopped process
+STALL_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+
+class StallStats(Collector):
+    """``belote_arena_loop_stall_seconds`` and ``belote_arena_deadline_extensions_total``.
+
+    A stall is a time the node's event loop could not run while bots' requests were pending, as its
+    beats saw it (:mod:`arena.referee.deadlines`); no bot is charged for it: each pending limit it
+    would have ended is extended by it (an extension), so the bot's answer is still read.
+    """
+
+    def __init__(self) -> None:
+        self.seconds = _Histogram(STALL_BUCKETS)
+        #: pending limits pushed back by the node's stalls
+        self.extended = 0
+
+    def stall(self, seconds: float) -> None:
+        self.seconds.observe(seconds)
+
+    def collect(self) -> Iterator[Metric]:
+        h = self.seconds
+        seconds = HistogramMetricFamily(
+            PREFIX + "loop_stall_seconds", "Stalls of the node's event loop while bots' requests were "
+            "pending (not counted against any bot)", unit="seconds")
+        seconds.add_metric([], h.buckets(), h.sum)
+        yield seconds
+        yield CounterMetricFamily(PREFIX + "deadline_extensions", "Pending requests' time limits pushed "
+                                  "back by the node's own stalls", value=self.extended)
+
+
 class Ratings(Collector):
     """``belote_arena_rating{pool,bot}``: the Bradley-Terry rating of each bot in each preset pool, as
     last sampled (:meth:`NodeMetrics.refresh`)."""
@@ -259,7 +290,8 @@ class NodeMetrics:
         self.decisions = DecisionStats(time, self.bot_labels)
         self.rpc = RpcStats()
         self.ratings = Ratings()
-        for collector in (self.decisions, self.rpc, self.ratings):
+        self.stalls = StallStats()
+        for collector in (self.decisions, self.rpc, self.ratings, self.stalls):
             registry.register(collector)
         ProcessCollector(registry=registry)
         PlatformCollector(registry=registry)

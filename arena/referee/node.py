@@ -201,6 +201,7 @@ class Node:
             lambda: sum(1 for link in self._hub.links.values() if link.connected))
         self.metrics.matches_running.set_function(lambda: len(self._matches))
         self.metrics.rpc.streams = self._stream_messages
+        self._hub.deadlines.stalls.stats = self.metrics.stalls
         #: what tells the world the node is draining (the gRPC edge adds its health service's)
         self.drain_hooks: list[Callable[[], Awaitable[None]]] = []
         self.draining = False

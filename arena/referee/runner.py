@@ -1,7 +1,9 @@
 """The match runner: asks each seat for its decisions, enforces time and legality.
 
 For each decision the seat's bot gets its own observation and the legal
-actions, and has ``deadline`` seconds plus what is left of its time bank. A
+actions, and has ``deadline`` seconds plus what is left of its time bank, of
+the node's running time: the node's own stalls are neither counted against
+the limit nor taken from the bank (:mod:`arena.referee.deadlines`). A
 late answer, an illegal one, or none at all is a *strike*: the bot is told
 why, the fallback action is played (pass in the bidding, the cheapest legal
 card in the play, without words) and the match goes on. ``max_strikes``
@@ -42,8 +44,9 @@ from arena.records import (
 )
 from arena.referee import wire
 from arena.referee.convert import STRIKE_REASONS, result_to_proto, ruleset_to_proto
+from arena.referee.deadlines import BotTimeout
 from arena.referee.encode import DealEncoder, action_request, request_head
-from arena.referee.sessions import BotDisconnected, BotLink, BotTimeout, Hub
+from arena.referee.sessions import BotDisconnected, BotLink, Hub
 
 __all__ = ["MatchRunner", "MatchSpec", "Seat", "TimeControl", "fallback_action"]
 
@@ -254,6 +257,7 @@ class MatchRunner:
         spec = self.spec
         tc = spec.time
         link = spec.seats[seat].link
+        stalls = self.hub.deadlines.stalls
         self._asked_at = self._elapsed_ms()
         while True:
             if not link.connected:
@@ -264,8 +268,8 @@ class MatchRunner:
             rid = self.hub.next_request_id()
             request = action_request(rid, self._request_head, seat, legal, int(tc.deadline * 1000),
                                      int(self._bank[seat] * 1000), self._rtt_us[seat], observation)
-            start = time.perf_counter()
-            self._asked_at = int((start - self._started) * 1000)
+            asked = stalls.mark()
+            self._asked_at = int((asked[0] - self._started) * 1000)
             try:
                 action = await self.hub.ask_encoded(link, rid, request, tc.deadline + self._bank[seat])
                 break
@@ -275,9 +279,11 @@ class MatchRunner:
                                           f"no answer within {tc.deadline:g} s and the time bank")
             except BotDisconnected:
                 continue  # it may come back within the grace period
-        elapsed = time.perf_counter() - start
-        if elapsed > tc.deadline:
-            self._bank[seat] = max(0.0, self._bank[seat] - (elapsed - tc.deadline))
+        # the time it took, and what the bot is charged of it: the node's own stalls taken out
+        # (arena.referee.deadlines)
+        elapsed, charged = stalls.since(asked)
+        if charged > tc.deadline:
+            self._bank[seat] = max(0.0, self._bank[seat] - (charged - tc.deadline))
         latency_us = int(elapsed * 1e6)
         self._rtt_us[seat] = min(latency_us, 0xFFFFFFFF)
         if action not in legal:

@@ -19,7 +19,10 @@ Replies resolve the futures of pending requests.
 A bot that stops reading its stream fills the HTTP/2 window and the writer's
 current write blocks: a watchdog (a timer per stream, every half second at
 most) cuts a stream whose write has been blocked for more than
-``write_timeout`` seconds, as if the bot had disconnected.
+``write_timeout`` seconds, as if the bot had disconnected. As with the
+requests' limits, the node's own stalls seen while requests are pending
+(:mod:`arena.referee.deadlines`) do not count: a write that completed during a
+stall of the node is not taken for a bot that stopped reading.
 
 What a bot may send is bounded by what it was asked: a stream earns one
 answer per request posted to it, beside its concurrency to start with, and
@@ -43,6 +46,7 @@ from belote.arena.v1 import game_pb2 as pb
 from arena.edge.guard import TokenBucket
 from arena.edge.quietlog import quiet
 from arena.referee import wire
+from arena.referee.deadlines import Deadlines, LoopStalls, Mark
 from arena.referee.wire import FLUSH_MARK, OutboxItem, RequestBytes, encode_outbox
 
 #: seconds a write to a bot's stream may block before the stream is cut (default)
@@ -67,10 +71,6 @@ class BotDisconnected(Exception):
     """The bot's stream closed while a request was pending."""
 
 
-class BotTimeout(Exception):
-    """The bot did not answer in time."""
-
-
 #: writes one serialized ConnectResponse to the stream (the BotService handler's
 #: response serializer passes bytes through; see :mod:`arena.referee.wire`)
 Writer = Callable[[bytes], Awaitable[None]]
@@ -80,7 +80,7 @@ class BotLink:
     """A registered bot as the referee sees it: its current stream, if any."""
 
     def __init__(self, bot_id: str, name: str, write_timeout: float = WRITE_TIMEOUT,
-                 bot_version: str = "") -> None:
+                 bot_version: str = "", stalls: LoopStalls | None = None) -> None:
         self.bot_id = bot_id
         self.name = name
         #: the bot's own version this link plays ("": the streams that say none): a bot has a link a
@@ -111,8 +111,10 @@ class BotLink:
         self._write_task: asyncio.Task[None] | None = None
         #: the event loop of the current stream
         self._loop: asyncio.AbstractEventLoop | None = None
-        #: time.monotonic() when the writer's current write began; None when it is idle
-        self._write_started: float | None = None
+        #: when the writer's current write began (and the node's stalls by then); None when it is idle
+        self._write_started: Mark | None = None
+        #: the node's stalls, which a blocked write's time does not count
+        self._stalls = stalls or LoopStalls()
         self._watchdog: asyncio.TimerHandle | None = None
         #: messages posted to this stream so far, and how many of them the writer has written
         self._posted = 0
@@ -291,7 +293,7 @@ class BotLink:
     async def _write_loop(self, write: Writer) -> None:
         """The stream's only writer: drain the outbox, a write at a time, until cancelled."""
         loop = asyncio.get_running_loop()
-        monotonic = time.monotonic
+        mark = self._stalls.mark
         try:
             while True:
                 if not self._ready:
@@ -307,7 +309,7 @@ class BotLink:
                 self._ready = self._pong_queued = False
                 upto = self._posted
                 for msg in msgs:
-                    self._write_started = monotonic()
+                    self._write_started = mark()
                     await write(msg)
                 self.messages_sent += len(msgs)
                 self._written = upto
@@ -336,7 +338,7 @@ class BotLink:
         if stream_id != self._stream_id or self._writer is None:
             return
         started = self._write_started
-        if started is not None and time.monotonic() - started > self.write_timeout:
+        if started is not None and self._stalls.since(started)[1] > self.write_timeout:
             self.cut(stream_id, "it stopped reading its stream")
             return
         assert self._loop is not None
@@ -361,86 +363,6 @@ class BotLink:
         return True
 
 
-class Deadlines:
-    """The time limits of the pending requests, with one timer for them all.
-
-    A timer per request (``loop.call_later`` and its cancel) cost about 2 us a
-    decision. The limits come in the order they end, nearly always (each is the
-    deadline and the seat's time bank from the moment of asking, and a bank only
-    shrinks when a bot is late): those are kept in that order, in a dict (a
-    request answered is removed in O(1)), and one timer is armed at the earliest.
-    When it fires, every limit up to the time it was armed for expires: the
-    event loop has decided that time has come, as it would have for each
-    request's own timer. A limit that ends before one already kept gets a timer
-    of its own, so each expires at its own time, as before.
-    """
-
-    __slots__ = ("_armed_at", "_last", "_loop", "_next_key", "_ordered", "_timer")
-
-    def __init__(self) -> None:
-        #: (end, future) of the limits that end in insertion order, by key
-        self._ordered: dict[int, tuple[float, asyncio.Future[int]]] = {}
-        self._last = float("-inf")
-        self._next_key = 0
-        self._timer: asyncio.TimerHandle | None = None
-        self._armed_at = 0.0
-        #: the event loop of the limits kept (and of the timer)
-        self._loop: asyncio.AbstractEventLoop | None = None
-
-    def add(self, fut: asyncio.Future[int], timeout: float) -> int | asyncio.TimerHandle:
-        """``fut`` fails with :class:`BotTimeout` in ``timeout`` seconds; what :meth:`remove` takes."""
-        loop = fut.get_loop()
-        if loop is not self._loop:  # another event loop (a node started again): its own limits
-            self._start(loop)
-        end = loop.time() + timeout
-        if end < self._last:  # ends before one already kept: its own timer
-            return loop.call_at(end, _expire, fut)
-        self._last = end
-        key = self._next_key = self._next_key + 1
-        self._ordered[key] = (end, fut)
-        if self._timer is None:
-            self._arm(loop, end)
-        return key
-
-    def remove(self, key: int | asyncio.TimerHandle) -> None:
-        """The request was answered (or given up): its limit no longer counts."""
-        if isinstance(key, int):
-            self._ordered.pop(key, None)
-        else:
-            key.cancel()
-
-    def _start(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Keep the limits of ``loop`` from now on: those of an earlier loop have no one left to
-        wake (its futures are its own), and its timer no longer fires."""
-        if self._timer is not None:
-            self._timer.cancel()
-        self._loop, self._timer = loop, None
-        self._ordered = {}
-        self._last = float("-inf")
-
-    def _arm(self, loop: asyncio.AbstractEventLoop, end: float) -> None:
-        self._armed_at = end
-        self._timer = loop.call_at(end, self._fire, loop)
-
-    def _fire(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._timer = None
-        due = self._armed_at
-        ordered = self._ordered
-        while ordered:
-            key = next(iter(ordered))
-            end, fut = ordered[key]
-            if end > due:
-                self._arm(loop, end)
-                return
-            del ordered[key]
-            _expire(fut)
-
-    @property
-    def pending(self) -> int:
-        """The limits kept in order (not those with a timer of their own)."""
-        return len(self._ordered)
-
-
 class Hub:
     """Every bot link of this node, by bot id."""
 
@@ -457,7 +379,8 @@ class Hub:
         key = f"{bot_id}@{bot_version}" if bot_version else bot_id
         link = self.links.get(key)
         if link is None:
-            link = self.links[key] = BotLink(bot_id, name, self.write_timeout, bot_version)
+            link = self.links[key] = BotLink(bot_id, name, self.write_timeout, bot_version,
+                                             self.deadlines.stalls)
             self.by_bot.setdefault(bot_id, []).append(link)
         return link
 
@@ -483,8 +406,9 @@ class Hub:
     ) -> int:
         """Send an action request and wait for its answer.
 
-        Raises :class:`BotTimeout` after ``timeout`` seconds and
-        :class:`BotDisconnected` if the stream is or goes down.
+        Raises :class:`arena.referee.deadlines.BotTimeout` once ``timeout`` seconds of the node's
+        running time have passed (its own stalls are not counted), and :class:`BotDisconnected` if
+        the stream is or goes down.
         """
         return await self.ask_encoded(link, request.request_id, request.SerializeToString(), timeout)
 
@@ -502,7 +426,3 @@ class Hub:
             deadlines.remove(key)
             link.forget(request_id)
 
-
-def _expire(fut: asyncio.Future[int]) -> None:
-    if not fut.done():
-        fut.set_exception(BotTimeout())

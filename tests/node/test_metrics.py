@@ -39,10 +39,12 @@ TOURNAMENT = "metrics-rr"
 
 
 class LateBot(RandomBot):
-    """Answers after its deadline and time bank, every time: a strike (late) per decision."""
+    """Answers long after its deadline and time bank (0.3 s), every time: a strike (late) per
+    decision. Long after: a limit is extended by the node's own stalls, which a loaded machine
+    makes (arena.referee.deadlines), and an answer 0.1 s late could then come in time."""
 
     async def act(self, obs: Observation) -> Action:  # type: ignore[override]
-        await asyncio.sleep(0.4)
+        await asyncio.sleep(1.0)
         return super().act(obs)
 
 
@@ -178,6 +180,10 @@ def test_metrics_and_logs_of_a_real_tournament(tmp_path: Path) -> None:
     assert total(values, "grpc_server_handled_total", grpc_code="OK", grpc_type="unary", **create_call) == 1
     assert total(values, "grpc_server_handling_seconds_count", **create_call) == 1
     assert total(values, "process_cpu_seconds_total") > 0
+    # the node's own stalls (none to speak of here, but the families are there for the dashboards)
+    for name in ("belote_arena_loop_stall_seconds_count", "belote_arena_loop_stall_seconds_sum",
+                 "belote_arena_deadline_extensions_total"):
+        assert (name, ()) in values, name
     assert any(n.startswith("python_gc_") for n, _ in values)
 
     # ---- bounded labels: never a match id or a token

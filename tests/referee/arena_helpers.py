@@ -43,6 +43,22 @@ def arun(coro: Coroutine[Any, Any, Any], timeout: float = 30.0) -> Any:
     return asyncio.run(asyncio.wait_for(coro, timeout))
 
 
+#: the event loops a node runs on: uvloop's (``belote-arena serve`` installs it when it can), and
+#: asyncio's own (a node without uvloop installed)
+LOOPS = ("asyncio", "uvloop")
+
+
+def run_on(loop: str, coro: Coroutine[Any, Any, Any], timeout: float = 30.0) -> Any:
+    """:func:`arun` on a fresh event loop of the kind ``loop`` names (one of :data:`LOOPS`)."""
+    factory: Callable[[], asyncio.AbstractEventLoop] | None = None
+    if loop == "uvloop":
+        import uvloop
+
+        factory = uvloop.new_event_loop
+    with asyncio.Runner(loop_factory=factory) as runner:
+        return runner.run(asyncio.wait_for(coro, timeout))
+
+
 async def until(predicate: Callable[[], bool], timeout: float = 5.0, what: str = "condition") -> None:
     deadline = time.monotonic() + timeout
     while not predicate():

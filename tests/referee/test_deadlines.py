@@ -1,14 +1,18 @@
-"""The pending requests' time limits share one timer (:class:`arena.referee.sessions.Deadlines`) and
-each still expires at its own time: not before, not much after, answered ones never."""
+"""The pending requests' time limits share one timer (:class:`arena.referee.deadlines.Deadlines`) and
+each still expires at its own time: not before, not much after, answered ones never; the node's own
+stalls in a limit's window are added to it, and nothing else."""
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 
 import pytest
 
-from arena.referee.sessions import BotTimeout, Deadlines, Hub
+from arena.referee.deadlines import BEAT, SLACK, BotTimeout, Deadlines
+from arena.referee.sessions import Hub
+from tests.referee.arena_helpers import LOOPS, run_on
 
 
 async def expiry(deadlines: Deadlines, timeouts: list[float]) -> list[float]:
@@ -34,8 +38,11 @@ def test_each_limit_expires_at_its_own_time_in_order_or_not(timeouts: list[float
         # the loop's timers round to a millisecond; the slack after is a busy machine's (what matters
         # here: none expires before its time, each in its own order)
         assert timeout - 0.002 <= at < timeout + 0.5, (timeouts, got)
-    order = sorted(range(len(timeouts)), key=timeouts.__getitem__)
-    assert sorted(range(len(got)), key=got.__getitem__) == order
+    # a shorter limit expires first (two equal ones may come in either order: the node's stalls on a
+    # loaded machine extend both, each by the stall it saw)
+    for i, j in itertools.permutations(range(len(timeouts)), 2):
+        if timeouts[i] < timeouts[j]:
+            assert got[i] < got[j], (timeouts, got)
 
 
 def test_answered_requests_leave_nothing_and_the_timer_moves_on_to_the_next_limit() -> None:
@@ -103,3 +110,72 @@ def test_a_hub_used_again_in_another_event_loop_still_times_its_requests_out() -
 
     asyncio.run(abandoned())
     assert asyncio.run(ask(0.05)) == "timeout"
+
+
+# ----------------------------------------------------------------- the node's own stalls
+def hold(seconds: float) -> None:
+    """The loop held up: a burst of work on its thread."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_a_stall_of_the_loop_in_a_limits_window_is_added_to_it_and_no_more(loop: str) -> None:
+    async def main() -> tuple[float, float]:
+        deadlines = Deadlines()
+        fut = asyncio.get_running_loop().create_future()
+        start = time.perf_counter()
+        deadlines.add(fut, 0.1)
+        await asyncio.sleep(0.02)
+        hold(0.2)  # the limit's time passes while the loop cannot run
+        with pytest.raises(BotTimeout):
+            await fut
+        return time.perf_counter() - start, deadlines.stalls.total
+
+    at, stalled = run_on(loop, main())
+    # the hold, less the first BEAT + SLACK of it (more, on a loaded machine), was a stall
+    assert stalled >= 0.2 - BEAT - SLACK - 0.002
+    # the limit ended once 0.1 s of the node's running time had passed: never before
+    assert at >= 0.1 + stalled - 0.002
+    assert at - stalled < 0.1 + 0.3, (at, stalled)  # and not much after (a loaded machine's slack)
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_a_stall_before_a_request_is_asked_is_not_given_to_it(loop: str) -> None:
+    async def main() -> tuple[float, float]:
+        deadlines = Deadlines()
+        loop = asyncio.get_running_loop()
+        deadlines.add(loop.create_future(), 5.0)  # the loop is watched
+        await asyncio.sleep(0.02)
+        hold(0.2)
+        fut = loop.create_future()
+        start = time.perf_counter()
+        deadlines.add(fut, 0.1)  # asked as the loop runs again: the stall is behind it
+        with pytest.raises(BotTimeout):
+            await fut
+        return time.perf_counter() - start, deadlines.stalls.total
+
+    at, stalled = run_on(loop, main())
+    assert stalled >= 0.2 - BEAT - SLACK - 0.002
+    assert 0.1 - 0.002 <= at < 0.1 + 0.15, at
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_the_time_counted_against_a_bot_leaves_the_stalls_out(loop: str) -> None:
+    async def main() -> tuple[float, float, float, float]:
+        deadlines = Deadlines()
+        deadlines.add(asyncio.get_running_loop().create_future(), 5.0)  # the loop is watched
+        stalls = deadlines.stalls
+        mark = stalls.mark()
+        await asyncio.sleep(0.03)
+        plain = stalls.since(mark)[1]
+        wall = time.perf_counter() - mark[0]
+        seen = stalls.total - mark[1]  # none, unless the machine is loaded
+        mark = stalls.mark()
+        hold(0.2)
+        return plain, wall, seen, stalls.since(mark)[1]
+
+    plain, wall, seen, held = run_on(loop, main())
+    assert plain == pytest.approx(wall - seen, abs=0.001)  # all of it but the stalls seen
+    assert held <= BEAT + SLACK + 0.002  # a stall: its first BEAT + SLACK at most
