@@ -7,15 +7,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator
 
 import pytest
-from belote_bot import Bot, HeuristicBot, RandomBot, run_async
+from belote_bot import Bot, HeuristicBot, MatchInfo, RandomBot, run_async
 
 from arena.node.ladder import Ladders
 from arena.node.run import NodeSettings, RunningNode, running_node
 from arena.node.versions import is_test
 from arena.queue import Broker
+from arena.ratings.pools import LADDER_PREFIX
 from arena.referee.versions import Version, find
 from tests.referee.arena_helpers import until
 
@@ -81,6 +83,68 @@ def test_a_better_version_is_promoted_and_a_worse_one_rejected(broker: Broker) -
                 await until(lambda: running.node.free_seats().get("alpha", 0) == 4, 20, "the games counted")
             finally:
                 stop.set()
+                await asyncio.gather(*tasks, return_exceptions=True)
+
+    asyncio.run(asyncio.wait_for(main(), 200))
+
+
+class Counted(RandomBot):
+    """A random bot that counts the ladder matches it was seated in."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__(seed)
+        self.ladder_matches = 0
+
+    def on_match_start(self, info: MatchInfo) -> None:
+        if info.match_id.startswith(LADDER_PREFIX):
+            self.ladder_matches += 1
+
+
+@pytest.mark.slow
+@pytest.mark.security
+def test_a_rejected_version_plays_no_rated_game_while_the_promoted_one_is_away(broker: Broker) -> None:
+    """The issue's run: version 2 (a random bot) was rejected; while version 1, the promoted one,
+    reconnected, the ladder seated version 2 under the bot's name, and its matches were recorded and
+    rated as the bot's. Now the bot is away while its promoted version is: the ladder pairs it again
+    once version 1 is back, and version 2 plays no ladder match."""
+    async def main() -> None:
+        async with node(broker) as running:
+            registry = running.node._registry
+            _, token = running.node.register_bot("alpha")
+            _, beta_token = running.node.register_bot("beta")
+            now = int(time.time())
+            kept = (Version("1", now, now, "promoted", "first", changed=now),
+                    Version("2", now, now, "rejected", decision="H0", llr=-3.0, pairs=8, changed=now))
+            await asyncio.to_thread(registry.update_versions, "alpha", lambda _: kept)
+            await until(lambda: state(running, "alpha", "2") == "rejected", 10, "the versions kept")
+            stop, first_stop = asyncio.Event(), asyncio.Event()
+            rejected = Counted(2)
+            rejected.version = "2"
+
+            def play(bot: Bot, tok: str, halt: asyncio.Event) -> asyncio.Task[None]:
+                return asyncio.create_task(run_async(bot, running.address, tok, 4, name=bot.name or "bot",
+                                                     stop=halt, ladder=True))
+
+            def games(bot: str) -> int:
+                return broker.pool_ratings(POOL).get(bot, (0.0, 0))[1]
+
+            tasks = [play(versioned(HeuristicBot(1), "1"), token, first_stop), play(rejected, token, stop),
+                     play(HeuristicBot(3), beta_token, stop)]
+            try:
+                await asyncio.to_thread(Ladders(broker).start, POOL, 1)
+                await until(lambda: games("alpha") >= 3, 60, "ladder games with version 1")
+                # version 1 goes away (a restart, a network blip) for longer than the ladder takes to pair
+                first_stop.set()
+                await tasks[0]
+                await until(lambda: "alpha@1" not in running.node.connected_bots(), 10, "version 1 away")
+                await asyncio.sleep(3.0)
+                tasks[0] = play(versioned(HeuristicBot(1), "1"), token, stop)
+                played = games("alpha")
+                await until(lambda: games("alpha") >= played + 3, 60, "ladder games with version 1 back")
+                assert rejected.ladder_matches == 0
+            finally:
+                stop.set()
+                first_stop.set()
                 await asyncio.gather(*tasks, return_exceptions=True)
 
     asyncio.run(asyncio.wait_for(main(), 200))
