@@ -172,6 +172,7 @@ def test_only_the_promoted_version_plays_under_the_bots_name() -> None:
             assert node.free_seats()["alpha@2"] == 2
             record = await node.wait(node.start_match("alpha@2", "beta", "coinche", deals=1))
             assert record.team_names() == ("alpha@2", "beta")
+            assert [b.version for b in record.bots] == ["2", "", "2", ""]  # what played each seat
             # nor does a stream that says no version (untested) play as the bot
             bare = await connect_client(node, address, RandomBot(7), "alpha", token=token, concurrency=2)
             assert "alpha" not in node.free_seats()
@@ -181,7 +182,8 @@ def test_only_the_promoted_version_plays_under_the_bots_name() -> None:
             again = await versioned(node, address, "alpha", "1", token=token)
             assert node.free_seats()["alpha"] == 2
             assert plays_as(node, "alpha") == "1"
-            await node.wait(node.start_match("alpha", "beta", "coinche", deals=1))
+            record = await node.wait(node.start_match("alpha", "beta", "coinche", deals=1))
+            assert [b.version for b in record.bots] == ["1", "", "1", ""]
             for c in (two, beta, bare, again):
                 await c.disconnect()  # type: ignore[attr-defined]
 
