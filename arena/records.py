@@ -56,6 +56,10 @@ def side_name(first: str, second: str) -> str:
     return first if first == second else f"{first}{SIDE_JOIN}{second}"
 
 
+#: joins a bot's name and one of its versions in a player's key (``alpha@2``); never part of a bot's name
+VERSION_JOIN = "@"
+
+
 Seats = tuple[str, str, str, str]
 
 

@@ -30,7 +30,7 @@ report it between neighbours) is ``Φ((r_a - r_b) / sqrt(var_a + var_b - 2 cov_a
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from operator import attrgetter, itemgetter
 
@@ -165,32 +165,51 @@ def los_of(ratings: Floats, covariance: Floats, i: int, j: int) -> float:
     return 0.5 * (1.0 + math.erf(diff / math.sqrt(2.0 * var)))
 
 
-def fit(counts: PairCounts) -> Fit:
-    """The Bradley-Terry fit of the bots that played in ``counts``."""
-    return fit_arrays(PairArrays.from_counts(counts))
+def fit(counts: PairCounts, links: Sequence[tuple[str, str]] = (), link_sd: float = 0.0) -> Fit:
+    """The Bradley-Terry fit of the bots that played in ``counts`` (with ``links``: :func:`fit_arrays`,
+    by name; a link naming a bot that did not play is left out)."""
+    pairs = PairArrays.from_counts(counts)
+    index = {bot: k for k, bot in enumerate(pairs.bots)}
+    linked = [(index[a], index[b]) for a, b in links if a in index and b in index]
+    return fit_arrays(pairs, linked, link_sd)
 
 
-def fit_arrays(pairs: PairArrays) -> Fit:
-    """The Bradley-Terry fit of ``pairs``: see the module's docstring."""
+def fit_arrays(pairs: PairArrays, links: Sequence[tuple[int, int]] = (), link_sd: float = 0.0) -> Fit:
+    """The Bradley-Terry fit of ``pairs``: see the module's docstring.
+
+    ``links`` (with ``link_sd`` > 0) tie players together: for each ``(k, l)``, the prior says that
+    ``r_k - r_l`` is normal with mean 0 and standard deviation ``link_sd`` Elo, and the player ``k``
+    has no virtual draws of its own (its link places it). :mod:`arena.ratings.versions` links each
+    version of a bot to the one before it: a version starts from the rating of that one, its
+    interval widened by ``link_sd``. Each ``k`` should be linked once, to a player that comes earlier
+    in a chain (no cycles), so that every chain's first player keeps the virtual draws."""
     n = len(pairs.bots)
     if n == 0:
         return Fit((), np.zeros(0), np.zeros((0, 0)))
     i, j = pairs.first, pairs.second
     games = (pairs.wins + pairs.draws + pairs.losses).astype(np.float64)
     score = pairs.wins + 0.5 * pairs.draws  # the first bot's points in the pair
-    prior = PRIOR_DRAWS
+    prior = np.full(n, PRIOR_DRAWS)
+    later = np.fromiter((k for k, _ in links), dtype=np.int64, count=len(links))
+    earlier = np.fromiter((e for _, e in links), dtype=np.int64, count=len(links))
+    # the links' precision, in natural-log units of odds
+    tie = (ELO_PER_NAT / link_sd) ** 2 if link_sd > 0 and len(links) else 0.0
+    if tie:
+        prior[later] = 0.0
 
     def log_posterior(theta: Floats) -> float:
         # s log p + (g - s) log (1 - p) = -g softplus(-d) - (g - s) d, with d the rating difference
         d = theta[i] - theta[j]
         data = -(games * np.logaddexp(0.0, -d)).sum() - ((games - score) * d).sum()
         # each virtual game is half a win and half a loss against theta = 0
-        return float(data - prior * np.logaddexp(0.0, -theta).sum() - prior * 0.5 * theta.sum())
+        virtual = (prior * np.logaddexp(0.0, -theta)).sum() + (prior * 0.5 * theta).sum()
+        tied = 0.5 * tie * float(((theta[later] - theta[earlier]) ** 2).sum()) if tie else 0.0
+        return float(data - virtual - tied)
 
     # start from each bot's own score, as if it had met the average opponent
     per_bot_games = _by_bot(n, i, j, games, games)
     per_bot_score = _by_bot(n, i, j, score, games - score)
-    share = (per_bot_score + 0.5 * prior) / (per_bot_games + prior)
+    share = (per_bot_score + 0.5 * PRIOR_DRAWS) / (per_bot_games + PRIOR_DRAWS)
     theta = np.log(share / (1.0 - share))
     theta -= theta.mean()
     current = log_posterior(theta)
@@ -201,6 +220,14 @@ def fit_arrays(pairs: PairArrays) -> Fit:
         p0 = 1.0 / (1.0 + np.exp(-theta))
         gradient += prior * (0.5 - p0)
         hessian = _information(n, i, j, games * p * (1.0 - p), prior * p0 * (1.0 - p0))
+        if tie:
+            pull = tie * (theta[later] - theta[earlier])
+            gradient -= np.bincount(later, weights=pull, minlength=n)
+            gradient += np.bincount(earlier, weights=pull, minlength=n)
+            np.add.at(hessian, (later, later), tie)
+            np.add.at(hessian, (earlier, earlier), tie)
+            np.add.at(hessian, (later, earlier), -tie)
+            np.add.at(hessian, (earlier, later), -tie)
         step = np.linalg.solve(hessian, gradient)
         if float(np.max(np.abs(step))) * ELO_PER_NAT < _TOLERANCE_ELO:
             theta = theta + step  # too small to move the Hessian: the covariance below is this one

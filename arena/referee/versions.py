@@ -36,6 +36,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from arena.records import VERSION_JOIN
+
 State = Literal["promoted", "candidate", "testing", "rejected", "retired"]
 STATES: tuple[State, ...] = ("promoted", "candidate", "testing", "rejected", "retired")
 How = Literal["", "first", "sprt", "hand"]
@@ -48,7 +50,7 @@ SEEN_EVERY_S = 60
 VERSION_RULE = "1 to 32 letters, digits, '_', '.' or '-', starting with a letter or digit"
 _VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
 #: joins a bot's name and a version in a player's key: ``name@version`` (never in a bot's name)
-SEP = "@"
+SEP = VERSION_JOIN
 
 
 class VersionError(ValueError):
