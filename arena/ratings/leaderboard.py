@@ -156,7 +156,7 @@ class PoolFit:
 
 def leaderboard(counts: PairCounts, elo: Mapping[str, tuple[float, int]], *, pool: str, method: Method = "bt",
                 offset: int = 0, limit: int = 50, versions: VersionCounts | None = None,
-                promoted: Mapping[str, str] | None = None) -> Leaderboard:
+                promoted: Mapping[str, str] | None = None, fitted: PoolFit | None = None) -> Leaderboard:
     """The leaderboard of ``pool`` from its pair counts and its online Elo (bot -> (rating, games)).
 
     The pool's bots are those of the counts and of ``elo``. ``bt`` ranks them by the Bradley-Terry
@@ -169,7 +169,8 @@ def leaderboard(counts: PairCounts, elo: Mapping[str, tuple[float, int]], *, poo
     With ``versions`` (the pool's versioned games), a bot's ``bt`` row rates one version: its
     ``promoted`` one (bot -> version, "" for a bot that says none; a bot left out: the last version
     that played here), from that version's games (:class:`PoolFit`). The online Elo is the bot's,
-    carried over from version to version as its games come.
+    carried over from version to version as its games come. ``fitted``: the :class:`PoolFit` of these
+    counts and versions, made already (its fit is shared).
     """
     if offset < 0 or limit < 0:
         raise ValueError(f"offset and limit must be >= 0, not {offset} and {limit}")
@@ -177,7 +178,7 @@ def leaderboard(counts: PairCounts, elo: Mapping[str, tuple[float, int]], *, poo
         raise ValueError("the openskill board comes from the pool's mixed ratings: mixed_leaderboard()")
     if method not in ("bt", "elo"):
         raise ValueError(f"unknown rating method {method!r} (one of {', '.join(METHODS)})")
-    pool_fit = PoolFit(counts, versions)
+    pool_fit = fitted or PoolFit(counts, versions)
     bot_pairs = pool_fit.bot_pairs
     wins, draws, losses = (dict(zip(bot_pairs.bots, x.tolist(), strict=True)) for x in bot_pairs.per_bot())
     bots = sorted(set(bot_pairs.bots) | set(elo))

@@ -94,7 +94,7 @@ class Part:
     def to_text(self) -> str:
         """A JSON array (the Lua script of the Redis backend decodes it with cjson), the players last."""
         return json.dumps([self.team0, self.team1, self.points0, self.points1, self.score0,
-                           int(self.forfeit), self.players[0] or self.team0, self.players[1] or self.team1])
+                           int(self.forfeit), self.players[0], self.players[1]])
 
     @classmethod
     def from_text(cls, text: str | bytes) -> Part:
