@@ -6,6 +6,7 @@ admin; revoking the bot cuts every version's stream."""
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import grpc
 import pytest
@@ -144,7 +145,7 @@ def _set_versions(node: Node, name: str, change: object) -> None:
 
 
 @pytest.mark.security
-def test_only_the_promoted_version_plays_under_the_bots_name() -> None:
+def test_only_the_promoted_version_plays_under_the_bots_name(caplog: pytest.LogCaptureFixture) -> None:
     """The issue's run: version 2 was rejected, and while version 1 (the promoted one) reconnected, the
     bot's name seated version 2 in rated matches. Neither a rejected version, nor a candidate, nor a
     stream that says no version plays as the bot: while its promoted version is away, the bot is away
@@ -152,6 +153,8 @@ def test_only_the_promoted_version_plays_under_the_bots_name() -> None:
     seats each version for its tests."""
     from arena.referee.node import BotNotConnected
     from arena.referee.versions import decide, start_test
+
+    caplog.set_level(logging.INFO, logger="arena.referee")  # the stream's note says why it is not seated
 
     async def main() -> None:
         async with node_server(config()) as (node, address):
@@ -176,6 +179,10 @@ def test_only_the_promoted_version_plays_under_the_bots_name() -> None:
             # nor does a stream that says no version (untested) play as the bot
             bare = await connect_client(node, address, RandomBot(7), "alpha", token=token, concurrency=2)
             assert "alpha" not in node.free_seats()
+            said = [r.getMessage() for r in caplog.records
+                    if getattr(r, "event", "") == "bot_not_seated_as_itself"]
+            assert any("plays nowhere (it says no version): only the promoted version 1 plays as alpha" in m
+                       for m in said), said
             with pytest.raises(BotNotConnected):
                 node.start_match("alpha", "beta", "coinche", deals=1)
             # version 1 back: the bot is back, and its name seats version 1
