@@ -91,7 +91,10 @@ class PoolFit:
     """The Bradley-Terry fit of a pool's players (each version of a bot on its own games, linked to the
     one before it: :mod:`arena.ratings.versions`), and what it says of each bot and version."""
 
-    def __init__(self, counts: PairCounts, versions: VersionCounts | None = None) -> None:
+    def __init__(self, counts: PairCounts, versions: VersionCounts | None = None,
+                 step_sd: float = STEP_SD) -> None:
+        #: the links' standard deviation (0: no link, each version from scratch: what the bench compares)
+        self.step_sd = step_sd
         self.versions = versions or VersionCounts()
         players = player_counts(counts, self.versions) if self.versions else counts
         self.pairs = PairArrays.from_counts(players)
@@ -107,7 +110,7 @@ class PoolFit:
     def fit(self) -> Fit:
         if self._fit is None:
             linked = [(self.index[a], self.index[b]) for a, b in self.links]
-            self._fit = fit_arrays(self.pairs, linked, STEP_SD)
+            self._fit = fit_arrays(self.pairs, linked, self.step_sd)
         return self._fit
 
     def chain(self, bot: str) -> list[str]:
@@ -126,8 +129,8 @@ class PoolFit:
         target = player_of(bot, promoted)
         if target in self.index:
             return self._rated(target, promoted, 0.0, fitted)
-        if chain:
-            return self._rated(chain[-1], promoted, STEP_SD**2 if promoted else 0.0, fitted, games=0)
+        if chain and self.step_sd > 0:
+            return self._rated(chain[-1], promoted, self.step_sd**2 if promoted else 0.0, fitted, games=0)
         return Rated(target, promoted, ANCHOR, None, None, 0)
 
     def _rated(self, player: str, version: str, extra: float, fitted: bool,

@@ -25,7 +25,8 @@ own games, and links each version of a bot to the one that played before it in
 the pool (:func:`chains`) by a prior on their difference, normal with a
 standard deviation of :data:`STEP_SD` Elo: a version starts from the rating of
 the version before it, its interval widened by that much, and its own games
-take over as they come (a game between equals weighs about 1/12 of the link).
+take over as they come (the link weighs about as much as 3 games between
+equals).
 The first player of a bot keeps the fit's usual prior (virtual draws against
 1500). A promoted version that has not played in the pool yet is shown at
 the rating of the last one that did, its variance plus ``STEP_SD ** 2``: the
@@ -49,8 +50,10 @@ from dataclasses import dataclass, field
 from arena.ratings.counts import PairCount, PairCounts, pair_key
 from arena.records import SIDE_JOIN, VERSION_JOIN
 
-#: the standard deviation of the prior on the difference between a version and the one before it (Elo)
-STEP_SD = 150.0
+#: the standard deviation of the prior on the difference between a version and the one before it (Elo):
+#: wide enough for a version much better or worse (a rewrite) to be found within tens of its games,
+#: narrow enough that a patch's row is not thrown about by its first few (bench/version_start.py)
+STEP_SD = 200.0
 #: the versions of one bot a pool keeps the games of (the registry keeps 16 versions a bot)
 MAX_POOL_VERSIONS = 16
 
