@@ -19,6 +19,12 @@ vectorised over the pairs with numpy, with a halving line search; from all ratin
 it converges in a handful of steps. The ratings are then shifted so that their mean is
 :data:`ANCHOR` (1500): only differences are measured.
 
+Links (:func:`fit_arrays`' ``links``): the versions of a bot
+(:mod:`arena.ratings.versions`) are players of their own, each tied to the one
+before it by a normal prior on their difference instead of the virtual
+draws; the log posterior gains ``-(r_k - r_l)² / (2 sd²)`` per link, its
+Hessian the link's precision as one more pair would.
+
 The intervals: the covariance of the fitted ratings is the inverse of the Hessian of
 the negative log posterior (the observed Fisher information, prior included), and the
 anchored ratings ``r - mean(r) + 1500`` have the covariance ``P C P`` with
