@@ -83,32 +83,45 @@ class PairArrays:
         """
         keys = list(counts)  # no (key, value) tuples: 500,000 new objects would wake the collector
         values = list(counts.values())
-        names = sorted(set(map(itemgetter(0), keys)) | set(map(itemgetter(1), keys)))
+        return cls.from_rows(list(map(itemgetter(0), keys)), list(map(itemgetter(1), keys)),
+                             list(map(attrgetter("wins"), values)), list(map(attrgetter("draws"), values)),
+                             list(map(attrgetter("losses"), values)))
+
+    @classmethod
+    def from_rows(cls, firsts: Sequence[str], seconds: Sequence[str], wins: Sequence[int],
+                  draws: Sequence[int], losses: Sequence[int], *, signed: bool = False) -> PairArrays:
+        """The arrays of rows ``(firsts[k], seconds[k], wins[k], draws[k], losses[k])``, from the first's
+        side, as :meth:`from_counts` makes them. ``signed``: some rows take games away (negative
+        counts) from others of the same pair, and the pairs are summed before those left with no game
+        are dropped (a count below zero is taken as zero)."""
+        names = sorted(set(firsts) | set(seconds))
         index = {bot: i for i, bot in enumerate(names)}
-        m = len(keys)
+        m = len(firsts)
 
         def ints(column: Iterable[int]) -> Ints:
             return np.fromiter(column, dtype=np.int64, count=m)
 
-        first = ints(map(index.__getitem__, map(itemgetter(0), keys)))
-        second = ints(map(index.__getitem__, map(itemgetter(1), keys)))
-        wins = ints(map(attrgetter("wins"), values))
-        draws = ints(map(attrgetter("draws"), values))
-        losses = ints(map(attrgetter("losses"), values))
+        first = ints(map(index.__getitem__, firsts))
+        second = ints(map(index.__getitem__, seconds))
+        won, drawn, lost = ints(wins), ints(draws), ints(losses)
         turned = first > second
         if turned.any():
             first, second = np.where(turned, second, first), np.where(turned, first, second)
-            wins, losses = np.where(turned, losses, wins), np.where(turned, wins, losses)
-        keep = (wins + draws + losses > 0) & (first != second)
+            won, lost = np.where(turned, lost, won), np.where(turned, won, lost)
+        keep = (first != second) if signed else (won + drawn + lost > 0) & (first != second)
         if not keep.all():
-            first, second, wins, draws, losses = (x[keep] for x in (first, second, wins, draws, losses))
+            first, second, won, drawn, lost = (x[keep] for x in (first, second, won, drawn, lost))
         n = len(names)
         flat = first * n + second
-        if len(flat) and np.bincount(flat, minlength=n * n).max() > 1:
+        if len(flat) and (signed or np.bincount(flat, minlength=n * n).max() > 1):
             pair, flat = np.unique(flat, return_inverse=True)
-            wins, draws, losses = (np.bincount(flat, weights=x).astype(np.int64)
-                                   for x in (wins, draws, losses))
+            won, drawn, lost = (np.bincount(flat, weights=x, minlength=len(pair)).astype(np.int64)
+                                for x in (won, drawn, lost))
             first, second = np.divmod(pair, n)
+        if signed:
+            won, drawn, lost = (np.maximum(x, 0) for x in (won, drawn, lost))
+            played_pair = won + drawn + lost > 0
+            first, second, won, drawn, lost = (x[played_pair] for x in (first, second, won, drawn, lost))
         played = np.zeros(n, dtype=bool)
         played[first] = True
         played[second] = True
@@ -116,7 +129,7 @@ class PairArrays:
             renumber = np.cumsum(played) - 1
             first, second = renumber[first], renumber[second]
             names = [bot for bot, p in zip(names, played, strict=True) if p]
-        return cls(tuple(names), first, second, wins, draws, losses)
+        return cls(tuple(names), first, second, won, drawn, lost)
 
     def per_bot(self) -> tuple[Ints, Ints, Ints]:
         """Each bot's wins, draws and losses over all its pairs, in the order of ``bots``."""

@@ -17,7 +17,7 @@ from arena.ratings.bt import ANCHOR, Fit, PairArrays, fit_arrays
 from arena.ratings.counts import PairCounts
 from arena.ratings.elo import INITIAL_RATING
 from arena.ratings.mixed import MixedRatings, MixedState
-from arena.ratings.versions import STEP_SD, VersionCounts, chains, player_counts, player_of, version_of
+from arena.ratings.versions import STEP_SD, VersionCounts, chains, player_arrays, player_of, version_of
 
 #: ``bt``: Bradley-Terry maximum likelihood with 95% intervals; ``elo``: the online Elo;
 #: ``openskill``: each bot of the pool's mixed partnerships (:mod:`arena.ratings.mixed`)
@@ -96,8 +96,7 @@ class PoolFit:
         #: the links' standard deviation (0: no link, each version from scratch: what the bench compares)
         self.step_sd = step_sd
         self.versions = versions or VersionCounts()
-        players = player_counts(counts, self.versions) if self.versions else counts
-        self.pairs = PairArrays.from_counts(players)
+        self.pairs = player_arrays(counts, self.versions)
         #: the bot pair counts' arrays (the players' own when no version played here)
         self.bot_pairs = PairArrays.from_counts(counts) if self.versions else self.pairs
         self.index = {p: k for k, p in enumerate(self.pairs.bots)}

@@ -47,6 +47,7 @@ import itertools
 from collections.abc import Iterable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 
+from arena.ratings.bt import PairArrays
 from arena.ratings.counts import PairCount, PairCounts, pair_key
 from arena.records import SIDE_JOIN, VERSION_JOIN
 
@@ -119,6 +120,29 @@ def player_counts(bots: PairCounts, versions: VersionCounts) -> dict[tuple[str, 
             _add(out, p, q, c, 1)
             _add(out, versions.bot(p), versions.bot(q), c, -1)
     return {k: c for k, c in out.items() if c.games > 0}
+
+
+def player_arrays(bots: PairCounts, versions: VersionCounts) -> PairArrays:
+    """:func:`player_counts` as the fit's arrays, summed by numpy (a pool's pairs cost one pass of list
+    appends, not an object each): what the leaderboard fits."""
+    keys = list(bots)
+    values = list(bots.values())
+    firsts, seconds = [k[0] for k in keys], [k[1] for k in keys]
+    wins, draws, losses = [c.wins for c in values], [c.draws for c in values], [c.losses for c in values]
+    if not versions:
+        return PairArrays.from_rows(firsts, seconds, wins, draws, losses)
+    for p, row in versions.games.items():
+        bp = versions.bot(p)
+        for q, c in row.items():
+            if q in versions.games and not p < q:
+                continue  # a game of two versioned players: under both, counted from the first's side
+            bq = versions.bot(q)
+            firsts += (p, bp)
+            seconds += (q, bq)
+            wins += (c.wins, -c.wins)
+            draws += (c.draws, -c.draws)
+            losses += (c.losses, -c.losses)
+    return PairArrays.from_rows(firsts, seconds, wins, draws, losses, signed=True)
 
 
 def _add(counts: dict[tuple[str, str], PairCount], a: str, b: str, c: PairCount, sign: int) -> None:

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arena.ratings.bt import PairArrays
 from arena.ratings.counts import PairCount, add_game
 from arena.ratings.leaderboard import PoolFit, leaderboard
 from arena.ratings.versions import (
@@ -19,6 +20,7 @@ from arena.ratings.versions import (
     VersionCounts,
     bot_of,
     chains,
+    player_arrays,
     player_counts,
     player_of,
 )
@@ -68,6 +70,17 @@ def test_the_games_of_no_version_are_the_bot_counts_less_the_versioned_ones() ->
     assert chains(pool.versions, {p for key in players for p in key}) == [("alpha@1", "alpha")]
     # no versioned game: the players are the bots
     assert player_counts(pool.bots, VersionCounts()) == pool.bots
+    # the fit's arrays, summed by numpy, are the same counts
+    assert same_arrays(player_arrays(pool.bots, pool.versions), PairArrays.from_counts(players))
+
+
+def same_arrays(x: PairArrays, y: PairArrays) -> bool:
+    """The same players and the same pairs with the same counts, in whatever order."""
+    def rows(a: PairArrays) -> set[tuple[int, ...]]:
+        return set(zip(*(getattr(a, f).tolist() for f in ("first", "second", "wins", "draws", "losses")),
+                       strict=True))
+
+    return x.bots == y.bots and rows(x) == rows(y)
 
 
 def test_a_pool_keeps_the_games_of_sixteen_versions_of_a_bot_and_folds_the_oldest_into_its_name() -> None:
@@ -106,6 +119,8 @@ def test_the_players_games_add_up_to_the_bots_whatever_the_versions_and_folds(
         for _ in range(c.losses):
             add_game(summed, pool.versions.bot(p), pool.versions.bot(q), 0.0)
     assert summed == pool.bots
+    assert same_arrays(player_arrays(pool.bots, pool.versions),
+                       PairArrays.from_counts(player_counts(pool.bots, pool.versions)))
     assert all(len(order) <= keep for order in pool.order.values())
     for p, row in pool.games.items():  # a game of two versions is under both, the same from each side
         for q, c in row.items():
