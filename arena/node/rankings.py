@@ -157,8 +157,10 @@ class Rankings:
             if method == "openskill":
                 board = mixed_leaderboard(self.broker.mixed_ratings(pool), pool=pool, offset=0, limit=10**9)
             else:
-                counts, elo = self.broker.pair_counts(pool), self.broker.pool_ratings(pool)
+                # the versioned games first: a result written between the reads is then in the bot
+                # counts (never in the versions' alone), and counts for the bot's name on this board
                 versions = self.broker.version_counts(pool)
+                counts, elo = self.broker.pair_counts(pool), self.broker.pool_ratings(pool)
                 fitted = PoolFit(counts, versions)
                 board = leaderboard(counts, elo, pool=pool, method=method, offset=0, limit=10**9,
                                     versions=versions, promoted=self._promoted(counts, elo), fitted=fitted)

@@ -122,6 +122,8 @@ class PoolFit:
         here) on its own games, or, when that version has not played here yet, the one that played last
         with its variance plus ``STEP_SD ** 2`` (the fit's own answer for a player with no game)."""
         chain = self.chain(bot)
+        if promoted == "" and bot not in self.index and chain:
+            promoted = None  # "no version" said of a bot whose versions played here: a copy behind the store
         if promoted is None:
             player = chain[-1] if chain else bot
             promoted = version_of(player) if player != bot else ""

@@ -164,6 +164,9 @@ def test_a_version_promoted_since_its_last_game_is_rated_from_the_one_before_its
     # a bot that says no version: its row as ever, all its games its own
     b3 = next(e for e in after.entries if e.bot == "b3")
     assert (b3.version, b3.version_games) == ("", b3.games)
+    # a registry that does not know alpha's versions yet (a node's copy behind the store): its last one
+    behind = leaderboard(pool.bots, {}, pool="p", versions=pool.versions, promoted={"alpha": ""})
+    assert next(e for e in behind.entries if e.bot == "alpha") == one
 
 
 def test_a_new_version_is_rated_on_its_own_games_as_they_come() -> None:
