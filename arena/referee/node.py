@@ -144,7 +144,8 @@ class DamagedRecord(FailedPrecondition):
 
 @dataclass(frozen=True, slots=True)
 class BotStatus:
-    """A registered bot as this node sees it now."""
+    """A registered bot as this node sees it now: by the link its name seats (:meth:`Node.play_link`),
+    so a bot with versions is connected when its promoted version is."""
 
     bot_id: str
     name: str
