@@ -56,6 +56,10 @@ def side_name(first: str, second: str) -> str:
     return first if first == second else f"{first}{SIDE_JOIN}{second}"
 
 
+#: joins a bot's name and one of its versions in a player's key (``alpha@2``); never part of a bot's name
+VERSION_JOIN = "@"
+
+
 Seats = tuple[str, str, str, str]
 
 
@@ -122,6 +126,15 @@ class SeatBot:
     seat: int
     bot_id: str
     name: str
+    #: the bot's own version that played the seat (its ``Hello.bot_version``; "" for a bot that says
+    #: none): what a per-version rating counts the game to (arena.ratings.versions)
+    version: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"seat": self.seat, "bot_id": self.bot_id, "name": self.name}
+        if self.version:
+            out["version"] = self.version  # a bot without versions: the record as it always was
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,7 +299,7 @@ class MatchRecord:
     def to_dict(self) -> dict[str, Any]:
         data = self.engine_record()
         data["match_id"] = self.match_id
-        data["bots"] = [{"seat": b.seat, "bot_id": b.bot_id, "name": b.name} for b in self.bots]
+        data["bots"] = [b.to_dict() for b in self.bots]
         data["time_control"] = self.time_control.to_dict()
         data["latencies_us"] = [list(d) for d in self.latencies_us]
         data["strikes"] = [s.to_dict() for s in self.strikes]
@@ -338,7 +351,8 @@ class MatchRecord:
             match_id=_str(d, "match_id"), ruleset=ruleset, seed=seed, players=tuple(players),
             deals=tuple(_deal(x, i) for i, x in enumerate(_list(d, "deals"))),
             bots=tuple(
-                SeatBot(seat=_seat(b, "seat"), bot_id=_str(b, "bot_id"), name=_str(b, "name"))
+                SeatBot(seat=_seat(b, "seat"), bot_id=_str(b, "bot_id"), name=_str(b, "name"),
+                        version=_version(b))
                 for b in (_object(x, "bots[]") for x in _list(d, "bots"))
             ),
             time_control=TimeControl.from_dict(d.get("time_control")),
@@ -376,6 +390,19 @@ def _str(d: Mapping[str, Any], key: str, default: str | None = None) -> str:
     v = d.get(key, default)
     if not isinstance(v, str):
         raise RecordError(f"'{key}' must be a string, not {shown(v)}")
+    return v
+
+
+#: a seat's version as a record keeps it (arena.referee.versions.VERSION_RULE: 1 to 32 letters,
+#: digits, '_', '.' or '-'), or "" for a bot that says none
+_SEAT_VERSION = re.compile(r"(?:[A-Za-z0-9][A-Za-z0-9_.-]{0,31})?")
+
+
+def _version(d: Mapping[str, Any]) -> str:
+    v = _str(d, "version", "")
+    if _SEAT_VERSION.fullmatch(v) is None:
+        raise RecordError(f"'version' must be a bot's version label (1 to 32 letters, digits, '_', '.' or "
+                          f"'-'), not {shown(v)}")
     return v
 
 

@@ -46,6 +46,16 @@ def test_the_times_of_the_decisions_survive_the_round_trip_and_older_records_hav
     assert again.started_ms is None and again.asked_ms == ()
 
 
+def test_each_seat_keeps_the_version_that_played_it_and_a_bot_without_one_writes_none() -> None:
+    record = played()
+    versioned = dataclasses.replace(record, bots=tuple(
+        dataclasses.replace(b, version="2.1" if b.name == "alpha" else "") for b in record.bots))
+    data = json.loads(versioned.to_json())
+    assert [b.get("version") for b in data["bots"]] == ["2.1", None, "2.1", None]
+    assert MatchRecord.from_dict(data) == versioned
+    assert "version" not in json.dumps(json.loads(record.to_json())["bots"])  # as records always were
+
+
 def test_the_engine_part_of_a_record_replays_to_its_totals() -> None:
     record = played(seed=8, deals=3)
     match, outcomes = record.replay()
@@ -82,6 +92,8 @@ def spoiled(change: Any) -> dict[str, Any]:
     (lambda d: d.update(latencies_us=[["1"]]), "'latencies_us' must be a list of lists of whole numbers"),
     (lambda d: d.update(started_ms="now"), "'started_ms' must be a whole number"),
     (lambda d: d.update(asked_ms=[[0, 1.5]]), "'asked_ms' must be a list of lists of whole numbers"),
+    (lambda d: d["bots"][0].update(version="a b"), "'version' must be a bot's version label"),
+    (lambda d: d["bots"][0].update(version=2), "'version' must be a string"),
 ])
 def test_a_malformed_record_is_a_record_error_naming_what_is_wrong(change: Any, message: str) -> None:
     with pytest.raises(RecordError, match=message):

@@ -48,6 +48,16 @@ def versions_of(address: str) -> dict[str, tuple[str, str]]:
     return {v.version: (v.state, v.how) for v in reply.versions}
 
 
+def alpha_row(address: str) -> tuple[str, int, int]:
+    """The version alpha's leaderboard row rates in coinche, that version's games and alpha's."""
+    from belote.arena.v1 import arena_service_pb2 as apb
+
+    with Remote(address) as remote:
+        reply = remote.call("GetLeaderboard", apb.GetLeaderboardRequest(pool="coinche"))
+    e = next(e for e in reply.entries if e.bot == "alpha")
+    return e.version, e.version_games, e.games
+
+
 @pytest.mark.slow
 def test_the_readme_versions_commands_work_as_pasted(
     tmp_path: Path, capsys: Capsys, monkeypatch: pytest.MonkeyPatch,
@@ -122,3 +132,57 @@ def test_promoting_needs_a_name_a_version_and_a_credential_of_that_bot(
         assert code == 1 and "no version '1'" in err  # alpha never said one
         code, out, _ = run(capsys, "bot", "versions", "alpha")
         assert code == 0 and "has said no version" in out
+
+
+def test_bot_versions_prints_each_version_s_rating_on_its_own_games(tmp_path: Path, capsys: Capsys) -> None:
+    """alpha played 3 ladder games as version 1, then 4 as version 2: ``bot versions`` prints each one's
+    rating with its interval and its own games, and ``rankings`` the row of version 2 with its 4 of the 7."""
+    import dataclasses
+    import secrets
+
+    from arena.node.bots import BrokerRegistryBackend
+    from arena.queue import EmbeddedBroker
+    from arena.ratings.pools import ladder_id
+    from arena.referee.registry import BotRegistry
+    from arena.referee.versions import promote, seen
+    from arena.tournament import MatchJob
+    from tests.factories import result_of_job
+
+    def ladder_game(broker: EmbeddedBroker, version: str) -> None:
+        tid = ladder_id("coinche")
+        job = MatchJob(match_id=f"{tid}:{secrets.token_hex(8)}", tournament_id=tid, team0="alpha",
+                       team1="beta", ruleset="coinche", seed=secrets.token_hex(32), deals=1)
+        result = result_of_job(job, (1, 0), 0)
+        bots = tuple(dataclasses.replace(b, version=version if b.name == "alpha" else "")
+                     for b in result.record.bots)
+        assert broker.write_result(dataclasses.replace(result, record=dataclasses.replace(result.record,
+                                                                                           bots=bots)))
+
+    with node_with_bots(tmp_path, bots=("alpha", "beta")) as node:
+        with EmbeddedBroker(tmp_path / "queue.sqlite3") as broker:  # as another node writes
+            registry = BotRegistry(BrokerRegistryBackend(broker))
+            now = int(time.time())
+            registry.update_versions("alpha", lambda vs: seen(vs, "1", now))
+            for _ in range(3):
+                ladder_game(broker, "1")
+            registry.update_versions("alpha", lambda vs: promote(seen(vs, "2", now) or vs, "2", "hand", now))
+            for _ in range(4):
+                ladder_game(broker, "2")
+        arun(until(lambda: versions_of(node.address).get("2") == ("promoted", "hand"), 10, "2 promoted"), 20)
+        # a board is kept for 2 s (arena.node.rankings): one made while the games came may be served
+        arun(until(lambda: alpha_row(node.address) == ("2", 4, 7), 10, "the row of version 2"), 20)
+        code, out, _ = run(capsys, "bot", "versions", "alpha", "--address", node.address)
+        assert code == 0
+        rows = {m.group(1): (int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5)))
+                for m in re.finditer(r"^  coinche\s+(\S+)\s+(\d+)\s+(\d+) \.\. (\d+)\s+(\d+)", out, re.M)}
+        assert set(rows) == {"1", "2"} and rows["1"][3] == 3 and rows["2"][3] == 4
+        for rating, low, high, _ in rows.values():
+            assert low < rating < high
+        code, out, _ = run(capsys, "bot", "versions", "alpha", "--address", node.address, "--json")
+        ratings = json.loads(out)["ratings"]
+        assert {(r["version"], r["games"]) for r in ratings} == {("1", 3), ("2", 4)}
+        code, out, _ = run(capsys, "rankings", "--address", node.address, "--pool", "coinche", "--json")
+        alpha = next(e for e in json.loads(out)["entries"] if e["bot"] == "alpha")
+        assert (alpha["version"], alpha["version_games"], alpha["games"]) == ("2", 4, 7)
+        code, out, _ = run(capsys, "rankings", "--address", node.address, "--pool", "coinche")
+        assert re.search(r"^1\s+alpha\s+2 \(by hand\)\s+4\s", out, re.M), out

@@ -131,6 +131,15 @@ def _versions(args: argparse.Namespace) -> int:
             test = f"against {v.against}: {ended} (LLR {v.llr:.2f}, {v.pairs} pairs{aside}{elo})"
         seen = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(v.first_seen))
         print(f"{v.version:12} {v.state:10} {v.how or '-':6} {v.games:>6} {seen:20} {test}")
+    if reply.ratings:
+        print("ratings, each version on its own games (an inherited one: from the version before it, "
+              "its interval widened, until it plays):")
+        print(f"  {'pool':16} {'version':12} {'rating':>6}  {'95% interval':13} {'games':>6}")
+        for r in reply.ratings:
+            version = r.version or "(no version)"
+            interval = f"{r.low:5.0f} .. {r.high:<5.0f}"
+            note = "  inherited" if r.inherited else ""
+            print(f"  {r.pool:16} {version:12} {r.rating:6.0f}  {interval} {r.games:>6}{note}")
     if reply.HasField("test"):
         t = reply.test
         aside = f" ({t.set_aside} set aside: a leg with no card played)" if t.set_aside else ""

@@ -28,21 +28,24 @@ def leaderboard_json(reply: apb.GetLeaderboardResponse) -> dict[str, Any]:
             "entries": [{"rank": e.rank, "bot": e.bot, "rating": e.rating, "low": optional(e, "low"),
                          "high": optional(e, "high"), "games": e.games, "wins": e.wins, "draws": e.draws,
                          "losses": e.losses, "score": e.score, "los_next": optional(e, "los_next"),
-                         "version": e.version, "promoted_how": e.promoted_how}
+                         "version": e.version, "version_games": e.version_games,
+                         "promoted_how": e.promoted_how}
                         for e in reply.entries]}
 
 
 def format_table(board: dict[str, Any]) -> list[str]:
-    """The leaderboard as text lines: rank, bot, rating, its 95% interval, the likelihood of superiority
+    """The leaderboard as text lines: rank, bot, the version its row rates and how many of the bot's games
+    that version played (when a bot said one), rating, its 95% interval, the likelihood of superiority
     over the next bot, games and their outcome."""
-    versions = any(e.get("version") for e in board["entries"])  # a column only when a bot said one
-    rows = [("#", "bot", *(("version",) if versions else ()), "rating", "95% interval", "LOS next", "games",
-             "won-drawn-lost", "score")]
+    versions = any(e.get("version") for e in board["entries"])  # columns only when a bot said one
+    rows = [("#", "bot", *(("version", "its games") if versions else ()), "rating", "95% interval",
+             "LOS next", "games", "won-drawn-lost", "score")]
     for e in board["entries"]:
         interval = "" if e["low"] is None else f"{e['low']:.0f} .. {e['high']:.0f}"
         los = "" if e["los_next"] is None else f"{100 * e['los_next']:.0f}%"
         version = (e.get("version") or "") + (" (by hand)" if e.get("promoted_how") == "hand" else "")
-        rows.append((str(e["rank"]), e["bot"], *((version,) if versions else ()), f"{e['rating']:.0f}",
+        own = str(e.get("version_games", e["games"])) if e.get("version") else ""
+        rows.append((str(e["rank"]), e["bot"], *((version, own) if versions else ()), f"{e['rating']:.0f}",
                      interval, los, str(e["games"]), f"{e['wins']}-{e['draws']}-{e['losses']}",
                      f"{e['score']:.3f}"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]

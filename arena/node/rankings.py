@@ -6,18 +6,33 @@ each result (:mod:`arena.queue`); a leaderboard is computed from those counts
 A fit over a pool of 1,000 bots takes a fraction of a second, so the whole
 board of a pool is computed once and kept for ``ttl`` seconds: readers asking
 at once (50 browsers on a page, a CLI) share it, and a page of it is a slice.
+
+A bot with versions is ranked by the version it plays as (``promoted``: the
+node's copy of the registry), each version rated on its own games
+(:mod:`arena.ratings.versions`); :meth:`Rankings.versions` gives each version's
+rating in each preset pool, from the same fit as the board.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from arena.queue import Broker
-from arena.ratings.leaderboard import METHODS, Entry, Leaderboard, Method, leaderboard, mixed_leaderboard
+from arena.ratings.counts import PairCounts
+from arena.ratings.leaderboard import (
+    METHODS,
+    Entry,
+    Leaderboard,
+    Method,
+    PoolFit,
+    leaderboard,
+    mixed_leaderboard,
+)
 from arena.ratings.pools import TOURNAMENT_PREFIX
+from arena.ratings.versions import player_of, version_of
 
 #: the most bots one page of a leaderboard holds, and how many when the caller does not say
 MAX_LIMIT = 200
@@ -56,14 +71,35 @@ class BotRating:
     method: Method = "bt"
 
 
-class Rankings:
-    """Leaderboards of the pools of ``broker``, each computed at most once every ``ttl`` seconds."""
+@dataclass(frozen=True, slots=True)
+class VersionRating:
+    """One version of a bot in one pool: its rating with its 95% interval, from its own games there
+    (``games``), and, for a version that has not played there yet, from the one before it
+    (``inherited``: that one's rating, its interval widened: docs/ratings.md#a-rating-per-version)."""
 
-    def __init__(self, broker: Broker, ttl: float = 2.0, clock: Callable[[], float] = time.monotonic) -> None:
+    pool: str
+    version: str
+    rating: float
+    low: float
+    high: float
+    games: int
+    inherited: bool = False
+
+
+class Rankings:
+    """Leaderboards of the pools of ``broker``, each computed at most once every ``ttl`` seconds.
+
+    ``promoted(bot)`` says the version a bot plays as ("" for a bot that says none, None for a name
+    the registry does not know): a row rates that version. Without it, a row rates the version of
+    the bot that played last in the pool."""
+
+    def __init__(self, broker: Broker, ttl: float = 2.0, clock: Callable[[], float] = time.monotonic,
+                 promoted: Callable[[str], str | None] | None = None) -> None:
         self.broker = broker
         self.ttl = ttl
         self._clock = clock
-        self._boards: dict[tuple[str, Method], tuple[float, Leaderboard]] = {}
+        self.promoted = promoted
+        self._boards: dict[tuple[str, Method], tuple[float, Leaderboard, PoolFit | None]] = {}
         self._default: tuple[float, str] | None = None
         self._lock = threading.Lock()  # one fit at a time: readers asking at once wait for it
 
@@ -102,26 +138,49 @@ class Rankings:
                            entries=board.entries[offset:offset + limit])
 
     def _board(self, pool: str, method: Method) -> Leaderboard:
+        return self._kept(pool, method)[0]
+
+    def _kept(self, pool: str, method: Method) -> tuple[Leaderboard, PoolFit | None]:
+        """The pool's whole board by ``method``, and the fit its ``bt`` rows come from."""
         key = (pool, method)
         with self._lock:
             kept = self._boards.get(key)
             now = self._clock()
             if kept is not None and now - kept[0] < self.ttl:
-                return kept[1]
+                return kept[1], kept[2]
             if method == "openskill":
                 # games a node wrote and died before rating are rated here, by whoever reads first
                 self.broker.apply_mixed(pool)
             if pool not in self.broker.pools():
                 raise UnknownPool(f"no rating pool {pool[:80]!r}: {self._known()}")
+            fitted: PoolFit | None = None
             if method == "openskill":
                 board = mixed_leaderboard(self.broker.mixed_ratings(pool), pool=pool, offset=0, limit=10**9)
             else:
-                board = leaderboard(self.broker.pair_counts(pool), self.broker.pool_ratings(pool), pool=pool,
-                                    method=method, offset=0, limit=10**9)
+                # the versioned games first: a result written between the reads is then in the bot
+                # counts (never in the versions' alone), and counts for the bot's name on this board
+                versions = self.broker.version_counts(pool)
+                counts, elo = self.broker.pair_counts(pool), self.broker.pool_ratings(pool)
+                fitted = PoolFit(counts, versions)
+                board = leaderboard(counts, elo, pool=pool, method=method, offset=0, limit=10**9,
+                                    versions=versions, promoted=self._promoted(counts, elo), fitted=fitted)
             if len(self._boards) >= BOARDS_KEPT:
                 self._boards.clear()
-            self._boards[key] = (now, board)
-            return board
+            self._boards[key] = (now, board, fitted)
+            return board, fitted
+
+    def _promoted(self, counts: PairCounts, elo: Mapping[str, tuple[float, int]]) -> dict[str, str] | None:
+        """The version each bot of the pool plays as, from the registry (a bot it does not know: left
+        out, rated at the last version that played)."""
+        if self.promoted is None:
+            return None
+        bots = {bot for pair in counts for bot in pair} | set(elo)
+        out = {}
+        for bot in bots:
+            version = self.promoted(bot)
+            if version is not None:
+                out[bot] = version
+        return out
 
     def _known(self) -> str:
         """The pools there are, in a line: the presets by name, the tournaments counted."""
@@ -150,6 +209,30 @@ class Rankings:
                 out.append(BotRating(pool=pool, rating=mixed.rating, low=mixed.low or mixed.rating,
                                      high=mixed.high or mixed.rating, rank=mixed.rank, elo=0.0,
                                      games=mixed.games, method="openskill"))
+        return out
+
+    def versions(self, name: str) -> list[VersionRating]:
+        """Each version of bot ``name`` rated in each preset pool it played in (a tournament's own pool
+        is its standings): those that played there, bare name first (its games before it said a
+        version), then its versions in the order they first played; and the version it plays as when
+        it has not played there yet, rated from the one before it."""
+        out = []
+        for pool in self.pools():
+            if pool.startswith(TOURNAMENT_PREFIX) or name not in self.broker.pool_ratings(pool):
+                continue
+            _, fitted = self._kept(pool, "bt")
+            if fitted is None:
+                continue
+            shown = [fitted.shown(name, version_of(p) if p != name else "") for p in fitted.chain(name)]
+            promoted = None if self.promoted is None else self.promoted(name)
+            if promoted and player_of(name, promoted) not in fitted.index:
+                shown.append(fitted.shown(name, promoted))
+            for r in shown:
+                low, high = r.interval()
+                out.append(VersionRating(pool=pool, version=r.version, rating=r.rating,
+                                         low=r.rating if low is None else low,
+                                         high=r.rating if high is None else high, games=r.games,
+                                         inherited=r.player != player_of(name, r.version)))
         return out
 
     def history(self, pool: str, bot: str) -> list[tuple[int, float]]:

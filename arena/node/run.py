@@ -121,6 +121,15 @@ class RunningNode:
     until_drained: contextlib.AsyncExitStack = field(default_factory=contextlib.AsyncExitStack)
 
 
+def _promoted_of(registry: BotRegistry) -> Callable[[str], str | None]:
+    """The version a bot plays as, from the registry's copy (memory): what a leaderboard row rates."""
+    def promoted(name: str) -> str | None:
+        entry = registry.by_name(name)
+        return None if entry is None else entry.promoted_version
+
+    return promoted
+
+
 async def _heartbeat(node: Node, broker: Broker, address: str, every: float) -> None:
     while True:
         try:
@@ -164,7 +173,7 @@ async def running_node(
         log.warning("could not summarize the results stored without a summary: %s", e,
                     extra={"event": "summaries_incomplete"})
     tournaments = Tournaments(broker)
-    rankings = Rankings(broker)
+    rankings = Rankings(broker, promoted=_promoted_of(registry))
     node.metrics.samplers.append(lambda: _sample_ratings(node, rankings))
     arena = ClusterArenaServicer(node, broker, tournaments, rankings)
     try:

@@ -36,7 +36,7 @@ from arena.engine import EngineError
 from arena.engine.dealing import commitment
 from arena.engine.rules import spec_from_text, spec_to_text
 from arena.node.ladder import DEFAULT_DEALS, LadderError, Ladders, LadderView, check_pool, ladder_standings
-from arena.node.rankings import BadRequest, Rankings, UnknownPool
+from arena.node.rankings import BadRequest, Rankings, UnknownPool, VersionRating
 from arena.node.seals import seal, sealed_among, still_sealed
 from arena.node.versions import DUPLICATE_NOTE, versions_view
 from arena.node.versions import ELO1 as TEST_ELO1
@@ -102,7 +102,7 @@ class ClusterArenaServicer(ArenaServicer):
         super().__init__(node)
         self.broker = broker
         self.tournaments = tournaments
-        self.rankings = rankings or Rankings(broker)
+        self.rankings = rankings or Rankings(broker, promoted=self._promoted_version)
         #: called with a tournament's id once it is cancelled through this node: stops the node's own
         #: running matches of it at once (the worker's ``stop_tournament``; the other nodes stop theirs
         #: on the cancel's notice, or within their check interval if they miss it)
@@ -125,9 +125,10 @@ class ClusterArenaServicer(ArenaServicer):
         """The bot's versions and its latest version test, with the LLR after each pair."""
         await self.reader(context)
         entry = await self.versions_entry(request.name, context)
-        view = await self._queue(context, versions_view, entry, self.tournaments)
+        view = await self._queue(context, versions_view, entry, self.tournaments, self.rankings)
         reply = apb.GetBotVersionsResponse(bot=entry.name, promoted=entry.promoted_version,
-                                           versions=versions_to_proto(entry), note=DUPLICATE_NOTE)
+                                           versions=versions_to_proto(entry), note=DUPLICATE_NOTE,
+                                           ratings=[version_rating_to_proto(r) for r in view.ratings])
         if view.test is not None:
             t = view.test
             reply.test.CopyFrom(apb.VersionTest(
@@ -454,6 +455,12 @@ class ClusterArenaServicer(ArenaServicer):
         board, pools = await self._queue(context, self._standings, request.pool, request.limit)
         return apb.GetLadderResponse(ladder=ladder, standings=leaderboard_to_proto(board, pools, self._shown))
 
+    def _promoted_version(self, bot: str) -> str | None:
+        """The version a bot plays as ("" for one that says none; None: unknown), from the registry's
+        copy: what its leaderboard row rates."""
+        entry = self.node.bot_named(bot)
+        return None if entry is None else entry.promoted_version
+
     def _shown(self, bot: str) -> tuple[str, str]:
         """The version a bot plays as and how it was promoted, from the registry's copy (no I/O)."""
         entry = self.node.bot_named(bot)
@@ -705,6 +712,11 @@ def standing_to_proto(s: Standing, duplicate: bool) -> apb.Standing:
     return msg
 
 
+def version_rating_to_proto(r: VersionRating) -> apb.VersionRating:
+    return apb.VersionRating(pool=r.pool, version=r.version, rating=r.rating, low=r.low, high=r.high,
+                             games=r.games, inherited=r.inherited)
+
+
 def leaderboard_to_proto(board: Leaderboard, pools: list[str],
                          shown: Callable[[str], tuple[str, str]] | None = None) -> apb.GetLeaderboardResponse:
     """The reply; ``shown(bot)`` gives each bot's promoted version and how it was promoted."""
@@ -713,8 +725,8 @@ def leaderboard_to_proto(board: Leaderboard, pools: list[str],
     for e in board.entries:
         version, how = ("", "") if shown is None else shown(e.bot)
         entry = reply.entries.add(rank=e.rank, bot=e.bot, rating=e.rating, games=e.games, wins=e.wins,
-                                  draws=e.draws, losses=e.losses, score=e.score, version=version,
-                                  promoted_how=how)
+                                  draws=e.draws, losses=e.losses, score=e.score, version=e.version or version,
+                                  promoted_how=how, version_games=e.version_games)
         if e.low is not None and e.high is not None:
             entry.low, entry.high = e.low, e.high
         if e.los_next is not None:

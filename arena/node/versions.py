@@ -56,10 +56,11 @@ import logging
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 
 from arena.edge.quietlog import QuietLog
 from arena.engine.rules import PRESETS
+from arena.node.rankings import Rankings, VersionRating
 from arena.queue import Broker
 from arena.referee.registry import BotEntry
 from arena.referee.versions import (
@@ -277,10 +278,13 @@ class VersionsView:
     promoted: str
     versions: tuple[Version, ...]
     test: TestView | None
+    #: each version's rating in each preset pool it played in (arena.node.rankings.Rankings.versions)
+    ratings: tuple[VersionRating, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         return {"bot": self.bot, "promoted": self.promoted, "versions": [v.to_dict() for v in self.versions],
-                "test": None if self.test is None else self.test.to_dict(), "note": DUPLICATE_NOTE}
+                "test": None if self.test is None else self.test.to_dict(), "note": DUPLICATE_NOTE,
+                "ratings": [asdict(r) for r in self.ratings]}
 
 
 #: what the versions page says of the test's duplicate play
@@ -289,15 +293,17 @@ DUPLICATE_NOTE = ("Each test plays mirror duplicate pairs between two versions o
                   "(between different owners the arena never plays it).")
 
 
-def versions_view(entry: BotEntry, tournaments: Tournaments) -> VersionsView:
-    """What the bot's versions page shows; the latest test read from the store (a few reads: blocking,
-    from a thread)."""
+def versions_view(entry: BotEntry, tournaments: Tournaments,
+                  rankings: Rankings | None = None) -> VersionsView:
+    """What the bot's versions page shows; the latest test read from the store, and each version's
+    rating from ``rankings`` (a few reads: blocking, from a thread)."""
     ordered = tuple(sorted(entry.versions, key=lambda v: (v.first_seen, v.version), reverse=True))
     with_test = [v for v in entry.versions if v.test]
     latest = next((v for v in with_test if v.state == "testing"), None) or (
         max(with_test, key=lambda v: v.changed) if with_test else None)
     return VersionsView(entry.name, entry.promoted_version, ordered,
-                        None if latest is None else test_view(latest, tournaments))
+                        None if latest is None else test_view(latest, tournaments),
+                        () if rankings is None else tuple(rankings.versions(entry.name)))
 
 
 def test_view(v: Version, tournaments: Tournaments) -> TestView:

@@ -527,7 +527,9 @@ class Worker:
         bots = []
         for seat, name in enumerate(players):
             entry = self.node.bot_named(name)
-            bots.append(SeatBot(seat, entry.bot_id if entry else "", name))
+            # each seat as its bot's name seats it now: its promoted version (which was away, or won)
+            bots.append(SeatBot(seat, entry.bot_id if entry else "", name,
+                                entry.promoted_version if entry else ""))
         log.info("match %s: %s connected to no node for %.0f s: forfeited unplayed", job.match_id,
                  ", ".join(absent), self.absent_timeout_s)
         return MatchRecord(

@@ -10,10 +10,14 @@ is never counted twice.
 
 The ratings a result updates, in that same step, are per pool (see
 :mod:`arena.ratings.pools`): each pool's online Elo, its pair counts (wins,
-draws and losses per pair of bots) and each bot's rating history. A mirror
-duplicate pair counts as one game, when its second leg is written; a field
-duplicate quartet its one or two games, when its fourth table is written, by
-whichever node writes it, exactly once (:class:`RatingPlan`).
+draws and losses per pair of bots) and each bot's rating history, and, for
+the sides whose bot played as one of its versions (the record says which),
+the versioned games of :mod:`arena.ratings.versions` (that version's games
+against each opponent player, its bot's versions in order, the oldest folded
+into the bot's name past 16). A mirror duplicate pair counts as one game,
+when its second leg is written; a field duplicate quartet its one or two
+games, when its fourth table is written, by whichever node writes it, exactly
+once (:class:`RatingPlan`).
 
 With the result, in the same step, the store keeps its
 :class:`~arena.tournament.summary.ResultSummary` twice: at the end of its
@@ -96,6 +100,7 @@ from arena.ratings import PairCount, ladder_pool, pools_of, tournament_pool
 from arena.ratings.counts import pair_key
 from arena.ratings.mixed import MixedGame, MixedState, team_of
 from arena.ratings.online import HISTORY_EVERY, HISTORY_MAX, Leg, Part
+from arena.ratings.versions import VersionCounts, player_of
 from arena.records import ResultReason
 from arena.tournament import MatchJob, MatchResult, TournamentError, TournamentSpec, TournamentState
 from arena.tournament.jobs import Ending
@@ -295,6 +300,15 @@ class RatingPlan:
     #: a game of mixed partnerships: ``a`` and ``b`` are side names (``"alice+bob"``), and the
     #: game goes to the pools' to-rate queues (openskill) rather than to their Elo and counts
     mixed: bool = False
+    #: the players of ``a`` and ``b`` (:func:`arena.ratings.versions.player_of`: the version of the bot
+    #: that played, as the record says, or the name itself); a duplicate leg's or table's are kept with
+    #: it, and its pair's or quartet's game counts for the players that played all of it
+    players: tuple[str, str] = ("", "")
+
+    @property
+    def played_by(self) -> tuple[str, str]:
+        """The players of a single game's ``a`` and ``b``."""
+        return self.players[0] or self.a, self.players[1] or self.b
 
     @property
     def counted_pools(self) -> tuple[str, ...]:
@@ -330,23 +344,36 @@ def rating_plan(result: MatchResult, spec: TournamentSpec | None) -> RatingPlan:
         pools = pools_of(tid, spec.ruleset.to_spec(), rated=spec.unrated_reason == "")
     # partners that are different bots are not one player of Bradley-Terry and the Elo: openskill
     mixed = result.is_mixed
+    p0, p1 = players_of(result)
     table = quartet_table(result.match_id) if spec is not None and spec.duplicate == "field" else None
     if table is not None:
         quartet, k, scored = table
         part = Part(result.team0, result.team1, result.totals[0], result.totals[1], result.score0(),
-                    result.reason is ResultReason.FORFEIT)
+                    result.reason is ResultReason.FORFEIT, (p0, p1))
         return RatingPlan(pools, result.team0, result.team1, result.score0(),
                           quartet=(quartet, k, scored, part), mixed=mixed)
     legs = duplicate_legs(result.match_id) if spec is not None and spec.duplicate == "mirror" else None
     if legs is None:
-        return RatingPlan(pools, result.team0, result.team1, result.score0(), mixed=mixed)
+        return RatingPlan(pools, result.team0, result.team1, result.score0(), mixed=mixed, players=(p0, p1))
     (t0, t1), forfeit = result.totals, result.reason is ResultReason.FORFEIT
     pair = legs[0].removesuffix("-leg0")
     if result.match_id == legs[0]:
         return RatingPlan(pools, result.team0, result.team1, result.score0(),
-                          (pair, Leg(t0, t1, result.score0(), forfeit)), mixed=mixed)
+                          (pair, Leg(t0, t1, result.score0(), forfeit, (p0, p1))), mixed=mixed)
     return RatingPlan(pools, result.team1, result.team0, 1.0 - result.score0(),
-                      (pair, Leg(t1, t0, 1.0 - result.score0(), forfeit)), mixed=mixed)
+                      (pair, Leg(t1, t0, 1.0 - result.score0(), forfeit, (p1, p0))), mixed=mixed)
+
+
+def players_of(result: MatchResult) -> tuple[str, str]:
+    """The players of team 0 and team 1 (:func:`arena.ratings.versions.player_of`): the version of its
+    bot that played both its seats, as the record keeps it, or the team's name (no version said, a
+    mixed side, seats of two versions, a record of before versions)."""
+    versions = {b.seat: b.version for b in result.record.bots}
+    if result.is_mixed or len(versions) != 4:
+        return result.team0, result.team1
+    v0 = versions[0] if versions[0] == versions[2] else ""
+    v1 = versions[1] if versions[1] == versions[3] else ""
+    return player_of(result.team0, v0), player_of(result.team1, v1)
 
 
 def quartet_game_id(quartet: str, game: int) -> str:
@@ -540,6 +567,12 @@ class Broker(abc.ABC):
     @abc.abstractmethod
     def pair_counts(self, pool: str) -> dict[tuple[str, str], PairCount]:
         """The pool's games per pair of bots ``(a, b)``, ``a < b``, from ``a``'s side."""
+
+    @abc.abstractmethod
+    def version_counts(self, pool: str) -> VersionCounts:
+        """The pool's versioned games (:mod:`arena.ratings.versions`): each versioned player's games
+        against each opponent player, and each bot's versions in the order they first played there,
+        in one consistent read."""
 
     # mixed partnerships (openskill): see the module's docstring
     @abc.abstractmethod

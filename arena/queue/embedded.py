@@ -85,12 +85,28 @@ from arena.queue.broker import (
 from arena.ratings import PairCount, counts_from_rows, pair_key
 from arena.ratings.elo import INITIAL_RATING, elo_update
 from arena.ratings.mixed import MixedGame, MixedRatings, MixedState
-from arena.ratings.online import Leg, Part, duplicate_score, history_points, quartet_scores
+from arena.ratings.online import (
+    Leg,
+    Part,
+    duplicate_players,
+    duplicate_score,
+    history_points,
+    quartet_players,
+    quartet_scores,
+)
+from arena.ratings.versions import MAX_POOL_VERSIONS, VersionCounts
+from arena.records import VERSION_JOIN
 from arena.tournament import MatchJob, MatchResult, TournamentError, TournamentSpec, TournamentState
 from arena.tournament.jobs import REVEALED_AT_ONCE, REVEALED_ONCE_OVER, Ending
 from arena.tournament.summary import ResultSummary
 
 log = logging.getLogger(__name__)
+
+#: a versioned player's games against an opponent player, added to what the pool holds
+_ADD_VERSION_GAMES = (
+    "INSERT INTO version_games (pool, player, opponent, wins, draws, losses) VALUES (?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT (pool, player, opponent) DO UPDATE SET wins = wins + excluded.wins,"
+    " draws = draws + excluded.draws, losses = losses + excluded.losses")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -156,6 +172,22 @@ CREATE TABLE IF NOT EXISTS pair_counts (   -- games per pair of bots a < b, from
     draws INTEGER NOT NULL,
     losses INTEGER NOT NULL,
     PRIMARY KEY (pool, a, b)
+);
+CREATE TABLE IF NOT EXISTS version_games (  -- each versioned player's games against each opponent player
+    pool TEXT NOT NULL,                     -- (arena.ratings.versions), from its own side
+    player TEXT NOT NULL,
+    opponent TEXT NOT NULL,
+    wins INTEGER NOT NULL,
+    draws INTEGER NOT NULL,
+    losses INTEGER NOT NULL,
+    PRIMARY KEY (pool, player, opponent)
+);
+CREATE TABLE IF NOT EXISTS pool_versions (  -- each bot's versions in a pool, in the order they first played
+    pool TEXT NOT NULL,
+    bot TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    version TEXT NOT NULL,
+    PRIMARY KEY (pool, bot, version)
 );
 CREATE TABLE IF NOT EXISTS rating_history (
     pool TEXT NOT NULL,
@@ -720,19 +752,22 @@ class EmbeddedBroker(Broker):
         db.execute("INSERT INTO results (match_id, tournament_id, body, written_at) VALUES (?, ?, ?, ?)",
                    (result.match_id, result.tournament_id, result.to_json(), self._clock()))
         self._keep_summary(db, summary)
-        for a, b, score_a, game_id in self._games(db, plan, result.match_id):
+        for a, b, score_a, game_id, players in self._games(db, plan, result.match_id):
             for pool in plan.counted_pools:
                 self._count_game(db, pool, a, b, score_a)
+                self._count_versions(db, pool, a, b, score_a, players)
             for pool in plan.mixed_pools:  # rated in order by apply_mixed
                 db.execute("INSERT INTO mixed_queue (pool, game) VALUES (?, ?)",
                            (pool, plan.mixed_game(game_id, score_a, a, b).to_text()))
         return Write.WRITTEN
 
     @staticmethod
-    def _games(db: sqlite3.Connection, plan: RatingPlan, match_id: str) -> list[tuple[str, str, float, str]]:
+    def _games(db: sqlite3.Connection, plan: RatingPlan,
+               match_id: str) -> list[tuple[str, str, float, str, tuple[str, str]]]:
         """The games writing this result counts, in the write's transaction: ``(a, b, a's score, game
-        id)``. None yet for a duplicate leg or table whose others are not all written (it is kept for
-        them); the pair's game with the second leg; the quartet's games with its fourth table."""
+        id, the players of a and b)``. None yet for a duplicate leg or table whose others are not all
+        written (it is kept for them); the pair's game with the second leg; the quartet's games with
+        its fourth table."""
         if plan.quartet is not None:
             quartet, k, scored, part = plan.quartet
             db.execute("INSERT OR REPLACE INTO quartet_tables (quartet, tbl, part) VALUES (?, ?, ?)",
@@ -742,8 +777,10 @@ class EmbeddedBroker(Broker):
             if len(rows) < 4:
                 return []
             db.execute("DELETE FROM quartet_tables WHERE quartet = ?", (quartet,))
-            scores = quartet_scores([Part.from_text(row[0]) for row in rows], scored)
-            return [(a, b, s, quartet_game_id(quartet, i)) for i, (a, b, s) in enumerate(scores)]
+            parts = [Part.from_text(row[0]) for row in rows]
+            scores = quartet_scores(parts, scored)
+            players = quartet_players(parts, scored)
+            return [(a, b, s, quartet_game_id(quartet, i), players[i]) for i, (a, b, s) in enumerate(scores)]
         if plan.leg is not None:
             pair, leg = plan.leg
             row = db.execute("SELECT leg FROM duplicate_legs WHERE pair = ?", (pair,)).fetchone()
@@ -751,8 +788,46 @@ class EmbeddedBroker(Broker):
                 db.execute("INSERT INTO duplicate_legs (pair, leg) VALUES (?, ?)", (pair, leg.to_text()))
                 return []
             db.execute("DELETE FROM duplicate_legs WHERE pair = ?", (pair,))
-            return [(plan.a, plan.b, duplicate_score(Leg.from_text(row[0]), leg), match_id)]
-        return [(plan.a, plan.b, plan.score_a, match_id)]
+            first = Leg.from_text(row[0])
+            return [(plan.a, plan.b, duplicate_score(first, leg), match_id,
+                     duplicate_players(first, leg, plan.a, plan.b))]
+        return [(plan.a, plan.b, plan.score_a, match_id, plan.played_by)]
+
+    @staticmethod
+    def _count_versions(db: sqlite3.Connection, pool: str, a: str, b: str, score_a: float,
+                        players: tuple[str, str]) -> None:
+        """One game in the pool's version tables, as :func:`arena.ratings.versions.add_game` counts it."""
+        if a == b:
+            return
+        for bot, me, other, score in ((a, players[0], players[1], score_a),
+                                      (b, players[1], players[0], 1.0 - score_a)):
+            if me == bot:
+                continue  # no version: the bot's pair counts hold the game
+            db.execute(_ADD_VERSION_GAMES, (pool, me, other, int(score > 0.5), int(score == 0.5),
+                                            int(score < 0.5)))
+            version = me[len(bot) + len(VERSION_JOIN):]
+            if db.execute("SELECT 1 FROM pool_versions WHERE pool = ? AND bot = ? AND version = ?",
+                          (pool, bot, version)).fetchone():
+                continue
+            db.execute("INSERT INTO pool_versions (pool, bot, seq, version) VALUES (?, ?, (SELECT"
+                       " COALESCE(MAX(seq) + 1, 0) FROM pool_versions WHERE pool = ? AND bot = ?), ?)",
+                       (pool, bot, pool, bot, version))
+            kept = db.execute("SELECT version FROM pool_versions WHERE pool = ? AND bot = ? ORDER BY seq",
+                              (pool, bot)).fetchall()
+            if len(kept) > MAX_POOL_VERSIONS:  # the oldest one's games go to the bot's name
+                EmbeddedBroker._fold(db, pool, bot, kept[0][0])
+
+    @staticmethod
+    def _fold(db: sqlite3.Connection, pool: str, bot: str, version: str) -> None:
+        """:func:`arena.ratings.versions.fold`: the version's games leave the pool's version tables."""
+        gone = f"{bot}{VERSION_JOIN}{version}"
+        db.execute("DELETE FROM pool_versions WHERE pool = ? AND bot = ? AND version = ?",
+                   (pool, bot, version))
+        db.execute("DELETE FROM version_games WHERE pool = ? AND player = ?", (pool, gone))
+        rows = db.execute("SELECT player, wins, draws, losses FROM version_games"
+                          " WHERE pool = ? AND opponent = ?", (pool, gone)).fetchall()
+        db.execute("DELETE FROM version_games WHERE pool = ? AND opponent = ?", (pool, gone))
+        db.executemany(_ADD_VERSION_GAMES, [(pool, player, bot, w, d, l_) for player, w, d, l_ in rows])
 
     @staticmethod
     def _keep_summary(db: sqlite3.Connection, summary: ResultSummary) -> None:
@@ -923,6 +998,20 @@ class EmbeddedBroker(Broker):
                 "SELECT a, b, wins, draws, losses FROM pair_counts WHERE pool = ?", (pool,)
             ).fetchall()
         return counts_from_rows(rows)
+
+    def version_counts(self, pool: str) -> VersionCounts:
+        with self._errors(), self._tx(write=False) as db:
+            rows = db.execute("SELECT player, opponent, wins, draws, losses FROM version_games"
+                              " WHERE pool = ?", (pool,)).fetchall()
+            order = db.execute("SELECT bot, version FROM pool_versions WHERE pool = ? ORDER BY bot, seq",
+                               (pool,)).fetchall()
+        games: dict[str, dict[str, PairCount]] = {}
+        for player, opponent, w, d, l_ in rows:
+            games.setdefault(player, {})[opponent] = PairCount(int(w), int(d), int(l_))
+        versions: dict[str, tuple[str, ...]] = {}
+        for bot, version in order:
+            versions[bot] = (*versions.get(bot, ()), version)
+        return VersionCounts(games, versions)
 
     def rating_history(self, pool: str, bot: str) -> list[tuple[int, float]]:
         with self._errors(), self._tx(write=False) as db:

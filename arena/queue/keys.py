@@ -27,6 +27,11 @@ With the default prefix ``belote-arena`` the keys are::
     belote-arena:pairs:<pool>           hash: JSON ``["a","b"]`` (a < b) -> ``"wins draws losses"`` of a
     belote-arena:history:<pool>         hash: bot -> ``"games rating;games rating;..."``, a point every
                                         HISTORY_EVERY games of the bot in the pool, the last HISTORY_MAX
+    belote-arena:vgames:<pool>:<player> hash: opponent player -> ``"wins draws losses"`` of a versioned
+                                        player (``bot@version``) in the pool, from its side
+                                        (arena.ratings.versions)
+    belote-arena:vorder:<pool>          hash: bot -> its versions in the pool, space-separated, in the
+                                        order they first played there (MAX_POOL_VERSIONS at most)
     belote-arena:mixed:queue:<pool>     list of the pool's mixed-partnership games written and not yet
                                         rated (``MixedGame.to_text()``), oldest first
     belote-arena:mixed:<pool>           hash: bot -> ``MixedState.to_text()`` (openskill), and
@@ -169,6 +174,12 @@ class Keys:
 
     def history(self, pool: str) -> str:
         return self._key("history", pool)
+
+    def version_games(self, pool: str, player: str) -> str:
+        return self._key("vgames", pool, player)
+
+    def version_order(self, pool: str) -> str:
+        return self._key("vorder", pool)
 
     def leg(self, pair_id: str) -> str:
         return self._key("leg", pair_id)

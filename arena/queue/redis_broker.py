@@ -136,6 +136,7 @@ from arena.queue.sentinel import WAIT_TIMEOUT_S, SentinelSet, connect, replicate
 from arena.ratings import PairCount, counts_from_rows, history_points
 from arena.ratings.elo import INITIAL_RATING
 from arena.ratings.mixed import MixedGame, MixedRatings, MixedState
+from arena.ratings.versions import VersionCounts, player_of
 from arena.tournament import MatchJob, MatchResult, TournamentError, TournamentSpec, TournamentState
 from arena.tournament.jobs import REVEALED_AT_ONCE, REVEALED_ONCE_OVER, Ending
 from arena.tournament.summary import ResultSummary
@@ -455,6 +456,7 @@ class RedisBroker(Broker):
             job,
             REVEALED_ONCE_OVER,
             repr(time.time()),
+            *plan.played_by,
             *plan.counted_pools,
         ]
         return keys, args
@@ -654,6 +656,28 @@ class RedisBroker(Broker):
         if not rows:
             self.check_data()
         return counts_from_rows(rows)
+
+    def version_counts(self, pool: str) -> VersionCounts:
+        """The pool's version order, then its versioned players' tables with the order again, in one
+        MULTI: the same order twice says no write came between (a new version, a fold); else again."""
+        k = self.keys
+        with self._reading():
+            order = cast("dict[str, str]", self._redis.hgetall(k.version_order(pool)))
+            for _ in range(10):
+                players = [player_of(bot, v) for bot, text in sorted(order.items()) for v in text.split()]
+                pipe = self._redis.pipeline(transaction=True)
+                pipe.hgetall(k.version_order(pool))
+                for player in players:
+                    pipe.hgetall(k.version_games(pool, player))
+                again, *tables = pipe.execute()
+                if again == order:
+                    break
+                order = again
+            else:
+                raise BrokerError(f"pool {pool}: its versioned games kept changing while read: try again")
+        games = {player: {other: PairCount(*(int(n) for n in text.split())) for other, text in table.items()}
+                 for player, table in zip(players, tables, strict=True) if table}
+        return VersionCounts(games, {bot: tuple(text.split()) for bot, text in order.items()})
 
     # mixed partnerships
     def apply_mixed(self, pool: str) -> int:

@@ -9,6 +9,8 @@ delivery number is ``deliveries`` plus the consumer group's counter.
 from __future__ import annotations
 
 from arena.queue.keys import GAMES_FIELD, RATING_FIELD
+from arena.ratings.versions import MAX_POOL_VERSIONS
+from arena.records import VERSION_JOIN
 
 # The job queue's scripts build their keys from the arena's prefix (their first ARGV but the
 # result script's, which gives it later): a claim reads the jobs waiting for each bot named, and a
@@ -378,7 +380,14 @@ return #entries
 #       part (quartet: arena.ratings.online.Part.to_text), 13 the summary's JSON, 14 the recent
 #       matches kept per bot, 15 the quartet's id ('' if none), 16 the arena's key prefix, 17 the
 #       job to remove with it ('' for none: LUA_WRITE_RESULT below), 18 why a secret is revealed, 19
-#       now (unix s), 20.. the counted pools' names (n = #ARGV - 19; none for a mixed game)
+#       now (unix s), 20 21 the players of a and b (a single game's: arena.ratings.versions; a leg's
+#       and a table's are in its text), 22.. the counted pools' names (n = #ARGV - 21; none for a
+#       mixed game)
+# A side whose player is one of its bot's versions (not its name) counts the game in the pool's
+# version tables too (arena.ratings.versions.add_game, the same rule in Lua): ``vgames:<pool>:<player>``
+# (opponent player -> "wins draws losses" from its side) and ``vorder:<pool>`` (bot -> its versions in
+# the order they first played, space-separated); past MAX_POOL_VERSIONS the oldest is folded into the
+# bot's name. Those keys are built from the prefix (the pools' names and the players come in ARGV).
 _WRITE_RESULT_BODY = f"""
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 if redis.call('HGET', KEYS[#KEYS], 'state') == 'cancelled' then return 2 end
@@ -413,11 +422,19 @@ local function before(x, y)
 end
 
 -- a game: {{a, b, the pair's field (json.dumps([first, second]) as Python writes it), '1' if a is
--- first, a's score, its id}}
-local function game(a, b, score, id)
+-- first, a's score, its id, a's player, b's player}}
+local function game(a, b, score, id, pa, pb)
   local first, second, a_first = a, b, '1'
   if before(b, a) then first, second, a_first = b, a, '0' end
-  return {{a, b, '[' .. cjson.encode(first) .. ', ' .. cjson.encode(second) .. ']', a_first, score, id}}
+  return {{a, b, '[' .. cjson.encode(first) .. ', ' .. cjson.encode(second) .. ']', a_first, score, id,
+          pa, pb}}
+end
+
+-- the player a side's two parts agree on (arena.ratings.online.duplicate_players and quartet_players),
+-- else its name
+local function agreed(x, y, name)
+  if x and x ~= '' and x == y then return x end
+  return name
 end
 
 local games = {{}}
@@ -448,16 +465,18 @@ if ARGV[11] == 'quartet' then
         v = v + p[4] - p[3]
       end
     end
-    return t[roles[r][1][1]][roles[r][1][2] + 1], v
+    local one, two = roles[r][1], roles[r][2]
+    local name = t[one[1]][one[2] + 1]
+    return name, v, agreed(t[one[1]][one[2] + 7], t[two[1]][two[2] + 7], name)
   end
   local compared = {{{{1, 2, 'PQ'}}}}
   if ARGV[10] == '2' then compared[2] = {{3, 4, 'RS'}} end
   for _, xy in ipairs(compared) do
-    local a, va = side(xy[1])
-    local b, vb = side(xy[2])
+    local a, va, pa = side(xy[1])
+    local b, vb, pb = side(xy[2])
     local s = 0.5
     if va > vb then s = 1 elseif va < vb then s = 0 end
-    games[#games + 1] = game(a, b, s, ARGV[15] .. '/' .. xy[3])
+    games[#games + 1] = game(a, b, s, ARGV[15] .. '/' .. xy[3], pa, pb)
   end
 elseif ARGV[11] == 'leg' then
   local other = redis.call('GET', KEYS[4])
@@ -475,9 +494,12 @@ elseif ARGV[11] == 'leg' then
     local d = p[1] + q[1] - p[2] - q[2]
     if d > 0 then score = 1 elseif d < 0 then score = 0 else score = 0.5 end
   end
-  games[1] = {{ARGV[7], ARGV[8], ARGV[9], ARGV[10], score, ARGV[2]}}
+  -- the players, A's and B's, after the leg's four numbers (none in a leg kept before versions were)
+  local wp, wq = words(other), words(ARGV[12])
+  games[1] = {{ARGV[7], ARGV[8], ARGV[9], ARGV[10], score, ARGV[2], agreed(wp[5], wq[5], ARGV[7]),
+              agreed(wp[6], wq[6], ARGV[8])}}
 else
-  games[1] = {{ARGV[7], ARGV[8], ARGV[9], ARGV[10], tonumber(ARGV[12]), ARGV[2]}}
+  games[1] = {{ARGV[7], ARGV[8], ARGV[9], ARGV[10], tonumber(ARGV[12]), ARGV[2], ARGV[20], ARGV[21]}}
 end
 
 local k, init = tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -505,10 +527,50 @@ local function rate(elo, hist, bot, rating)
   point(hist, bot, redis.call('HINCRBY', elo, '{GAMES_FIELD}' .. bot, 1), rating)
 end
 
-local counted = #ARGV - 19
+local function add(t, field, w, d, l)
+  local c = leg(redis.call('HGET', t, field) or '0 0 0')
+  redis.call('HSET', t, field, string.format('%d %d %d', c[1] + w, c[2] + d, c[3] + l))
+end
+
+-- the oldest version of a bot leaves the pool's version tables: its games are its name's (the bot's
+-- pair counts hold them), and its versioned opponents' rows against it become rows against the name
+local function fold(pool, bot, oldest)
+  local gone = bot .. '{VERSION_JOIN}' .. oldest
+  local mine = key('vgames', pool, gone)
+  local rows = redis.call('HGETALL', mine)
+  for i = 1, #rows, 2 do
+    local theirs = key('vgames', pool, rows[i])
+    local text = redis.call('HGET', theirs, gone)
+    if text then
+      redis.call('HDEL', theirs, gone)
+      local c = leg(text)
+      add(theirs, bot, c[1], c[2], c[3])
+    end
+  end
+  redis.call('DEL', mine)
+end
+
+-- one game of player ``me`` (a version of ``bot``) against player ``other``, scored ``s`` by ``me``
+local function versioned(pool, bot, me, other, s)
+  local w, d, l = 0, 0, 0
+  if s > 0.5 then w = 1 elseif s < 0.5 then l = 1 else d = 1 end
+  add(key('vgames', pool, me), other, w, d, l)
+  local version = string.sub(me, #bot + {len(VERSION_JOIN) + 1})
+  local order = key('vorder', pool)
+  local known = words(redis.call('HGET', order, bot))
+  for _, v in ipairs(known) do
+    if v == version then return end
+  end
+  known[#known + 1] = version
+  if #known > {MAX_POOL_VERSIONS} then fold(pool, bot, table.remove(known, 1)) end
+  redis.call('HSET', order, bot, table.concat(known, ' '))
+end
+
+local counted = #ARGV - 21
 for i = 1, counted do
   local elo, pairs, hist = KEYS[7 + 3 * i], KEYS[8 + 3 * i], KEYS[9 + 3 * i]
-  redis.call('SADD', KEYS[3], ARGV[19 + i])
+  local pool = ARGV[21 + i]
+  redis.call('SADD', KEYS[3], pool)
   for _, g in ipairs(games) do
     local a, b, score = g[1], g[2], g[5]
     local ra = tonumber(redis.call('HGET', elo, '{RATING_FIELD}' .. a) or init)
@@ -523,6 +585,8 @@ for i = 1, counted do
       local c = leg(redis.call('HGET', pairs, g[3]) or '0 0 0')
       if s > 0.5 then c[1] = c[1] + 1 elseif s < 0.5 then c[3] = c[3] + 1 else c[2] = c[2] + 1 end
       redis.call('HSET', pairs, g[3], string.format('%d %d %d', c[1], c[2], c[3]))
+      if g[7] and g[7] ~= a then versioned(pool, a, g[7], g[8] or b, score) end
+      if g[8] and g[8] ~= b then versioned(pool, b, g[8], g[7] or a, 1 - score) end
     end
     rate(elo, hist, a, ra)
   end

@@ -2,8 +2,10 @@
 
 Pure and typed: no I/O, no clock. The store (:mod:`arena.queue`) keeps, per
 pool, the online Elo and the pair counts (wins, draws and losses per pair of
-bots), updated in the same atomic step that writes a result; the leaderboard
-is computed from those counts, never by re-reading results.
+bots), and the versioned games of the bots that say their version
+(:mod:`arena.ratings.versions`), updated in the same atomic step that writes a
+result; the leaderboard is computed from those counts, never by re-reading
+results.
 """
 
 from arena.ratings.counts import PairCount, PairCounts, add_game, counts_from_rows, pair_key

@@ -19,6 +19,12 @@ vectorised over the pairs with numpy, with a halving line search; from all ratin
 it converges in a handful of steps. The ratings are then shifted so that their mean is
 :data:`ANCHOR` (1500): only differences are measured.
 
+Links (:func:`fit_arrays`' ``links``): the versions of a bot
+(:mod:`arena.ratings.versions`) are players of their own, each tied to the one
+before it by a normal prior on their difference instead of the virtual
+draws; the log posterior gains ``-(r_k - r_l)² / (2 sd²)`` per link, its
+Hessian the link's precision as one more pair would.
+
 The intervals: the covariance of the fitted ratings is the inverse of the Hessian of
 the negative log posterior (the observed Fisher information, prior included), and the
 anchored ratings ``r - mean(r) + 1500`` have the covariance ``P C P`` with
@@ -30,7 +36,7 @@ report it between neighbours) is ``Φ((r_a - r_b) / sqrt(var_a + var_b - 2 cov_a
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from operator import attrgetter, itemgetter
 
@@ -77,32 +83,45 @@ class PairArrays:
         """
         keys = list(counts)  # no (key, value) tuples: 500,000 new objects would wake the collector
         values = list(counts.values())
-        names = sorted(set(map(itemgetter(0), keys)) | set(map(itemgetter(1), keys)))
+        return cls.from_rows(list(map(itemgetter(0), keys)), list(map(itemgetter(1), keys)),
+                             list(map(attrgetter("wins"), values)), list(map(attrgetter("draws"), values)),
+                             list(map(attrgetter("losses"), values)))
+
+    @classmethod
+    def from_rows(cls, firsts: Sequence[str], seconds: Sequence[str], wins: Sequence[int],
+                  draws: Sequence[int], losses: Sequence[int], *, signed: bool = False) -> PairArrays:
+        """The arrays of rows ``(firsts[k], seconds[k], wins[k], draws[k], losses[k])``, from the first's
+        side, as :meth:`from_counts` makes them. ``signed``: some rows take games away (negative
+        counts) from others of the same pair, and the pairs are summed before those left with no game
+        are dropped (a count below zero is taken as zero)."""
+        names = sorted(set(firsts) | set(seconds))
         index = {bot: i for i, bot in enumerate(names)}
-        m = len(keys)
+        m = len(firsts)
 
         def ints(column: Iterable[int]) -> Ints:
             return np.fromiter(column, dtype=np.int64, count=m)
 
-        first = ints(map(index.__getitem__, map(itemgetter(0), keys)))
-        second = ints(map(index.__getitem__, map(itemgetter(1), keys)))
-        wins = ints(map(attrgetter("wins"), values))
-        draws = ints(map(attrgetter("draws"), values))
-        losses = ints(map(attrgetter("losses"), values))
+        first = ints(map(index.__getitem__, firsts))
+        second = ints(map(index.__getitem__, seconds))
+        won, drawn, lost = ints(wins), ints(draws), ints(losses)
         turned = first > second
         if turned.any():
             first, second = np.where(turned, second, first), np.where(turned, first, second)
-            wins, losses = np.where(turned, losses, wins), np.where(turned, wins, losses)
-        keep = (wins + draws + losses > 0) & (first != second)
+            won, lost = np.where(turned, lost, won), np.where(turned, won, lost)
+        keep = (first != second) if signed else (won + drawn + lost > 0) & (first != second)
         if not keep.all():
-            first, second, wins, draws, losses = (x[keep] for x in (first, second, wins, draws, losses))
+            first, second, won, drawn, lost = (x[keep] for x in (first, second, won, drawn, lost))
         n = len(names)
         flat = first * n + second
-        if len(flat) and np.bincount(flat, minlength=n * n).max() > 1:
+        if len(flat) and (signed or np.bincount(flat, minlength=n * n).max() > 1):
             pair, flat = np.unique(flat, return_inverse=True)
-            wins, draws, losses = (np.bincount(flat, weights=x).astype(np.int64)
-                                   for x in (wins, draws, losses))
+            won, drawn, lost = (np.bincount(flat, weights=x, minlength=len(pair)).astype(np.int64)
+                                for x in (won, drawn, lost))
             first, second = np.divmod(pair, n)
+        if signed:
+            won, drawn, lost = (np.maximum(x, 0) for x in (won, drawn, lost))
+            played_pair = won + drawn + lost > 0
+            first, second, won, drawn, lost = (x[played_pair] for x in (first, second, won, drawn, lost))
         played = np.zeros(n, dtype=bool)
         played[first] = True
         played[second] = True
@@ -110,7 +129,7 @@ class PairArrays:
             renumber = np.cumsum(played) - 1
             first, second = renumber[first], renumber[second]
             names = [bot for bot, p in zip(names, played, strict=True) if p]
-        return cls(tuple(names), first, second, wins, draws, losses)
+        return cls(tuple(names), first, second, won, drawn, lost)
 
     def per_bot(self) -> tuple[Ints, Ints, Ints]:
         """Each bot's wins, draws and losses over all its pairs, in the order of ``bots``."""
@@ -165,32 +184,51 @@ def los_of(ratings: Floats, covariance: Floats, i: int, j: int) -> float:
     return 0.5 * (1.0 + math.erf(diff / math.sqrt(2.0 * var)))
 
 
-def fit(counts: PairCounts) -> Fit:
-    """The Bradley-Terry fit of the bots that played in ``counts``."""
-    return fit_arrays(PairArrays.from_counts(counts))
+def fit(counts: PairCounts, links: Sequence[tuple[str, str]] = (), link_sd: float = 0.0) -> Fit:
+    """The Bradley-Terry fit of the bots that played in ``counts`` (with ``links``: :func:`fit_arrays`,
+    by name; a link naming a bot that did not play is left out)."""
+    pairs = PairArrays.from_counts(counts)
+    index = {bot: k for k, bot in enumerate(pairs.bots)}
+    linked = [(index[a], index[b]) for a, b in links if a in index and b in index]
+    return fit_arrays(pairs, linked, link_sd)
 
 
-def fit_arrays(pairs: PairArrays) -> Fit:
-    """The Bradley-Terry fit of ``pairs``: see the module's docstring."""
+def fit_arrays(pairs: PairArrays, links: Sequence[tuple[int, int]] = (), link_sd: float = 0.0) -> Fit:
+    """The Bradley-Terry fit of ``pairs``: see the module's docstring.
+
+    ``links`` (with ``link_sd`` > 0) tie players together: for each ``(k, l)``, the prior says that
+    ``r_k - r_l`` is normal with mean 0 and standard deviation ``link_sd`` Elo, and the player ``k``
+    has no virtual draws of its own (its link places it). :mod:`arena.ratings.versions` links each
+    version of a bot to the one before it: a version starts from the rating of that one, its
+    interval widened by ``link_sd``. Each ``k`` should be linked once, to a player that comes earlier
+    in a chain (no cycles), so that every chain's first player keeps the virtual draws."""
     n = len(pairs.bots)
     if n == 0:
         return Fit((), np.zeros(0), np.zeros((0, 0)))
     i, j = pairs.first, pairs.second
     games = (pairs.wins + pairs.draws + pairs.losses).astype(np.float64)
     score = pairs.wins + 0.5 * pairs.draws  # the first bot's points in the pair
-    prior = PRIOR_DRAWS
+    prior = np.full(n, PRIOR_DRAWS)
+    later = np.fromiter((k for k, _ in links), dtype=np.int64, count=len(links))
+    earlier = np.fromiter((e for _, e in links), dtype=np.int64, count=len(links))
+    # the links' precision, in natural-log units of odds
+    tie = (ELO_PER_NAT / link_sd) ** 2 if link_sd > 0 and len(links) else 0.0
+    if tie:
+        prior[later] = 0.0
 
     def log_posterior(theta: Floats) -> float:
         # s log p + (g - s) log (1 - p) = -g softplus(-d) - (g - s) d, with d the rating difference
         d = theta[i] - theta[j]
         data = -(games * np.logaddexp(0.0, -d)).sum() - ((games - score) * d).sum()
         # each virtual game is half a win and half a loss against theta = 0
-        return float(data - prior * np.logaddexp(0.0, -theta).sum() - prior * 0.5 * theta.sum())
+        virtual = (prior * np.logaddexp(0.0, -theta)).sum() + (prior * 0.5 * theta).sum()
+        tied = 0.5 * tie * float(((theta[later] - theta[earlier]) ** 2).sum()) if tie else 0.0
+        return float(data - virtual - tied)
 
     # start from each bot's own score, as if it had met the average opponent
     per_bot_games = _by_bot(n, i, j, games, games)
     per_bot_score = _by_bot(n, i, j, score, games - score)
-    share = (per_bot_score + 0.5 * prior) / (per_bot_games + prior)
+    share = (per_bot_score + 0.5 * PRIOR_DRAWS) / (per_bot_games + PRIOR_DRAWS)
     theta = np.log(share / (1.0 - share))
     theta -= theta.mean()
     current = log_posterior(theta)
@@ -201,6 +239,14 @@ def fit_arrays(pairs: PairArrays) -> Fit:
         p0 = 1.0 / (1.0 + np.exp(-theta))
         gradient += prior * (0.5 - p0)
         hessian = _information(n, i, j, games * p * (1.0 - p), prior * p0 * (1.0 - p0))
+        if tie:
+            pull = tie * (theta[later] - theta[earlier])
+            gradient -= np.bincount(later, weights=pull, minlength=n)
+            gradient += np.bincount(earlier, weights=pull, minlength=n)
+            np.add.at(hessian, (later, later), tie)
+            np.add.at(hessian, (earlier, earlier), tie)
+            np.add.at(hessian, (later, earlier), -tie)
+            np.add.at(hessian, (earlier, later), -tie)
         step = np.linalg.solve(hessian, gradient)
         if float(np.max(np.abs(step))) * ELO_PER_NAT < _TOLERANCE_ELO:
             theta = theta + step  # too small to move the Hessian: the covariance below is this one

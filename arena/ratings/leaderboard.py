@@ -1,4 +1,10 @@
-"""The leaderboard of a pool, as the API, the CLI and the pages show it."""
+"""The leaderboard of a pool, as the API, the CLI and the pages show it.
+
+A bot with versions is ranked by the rating of the version it plays as (its
+promoted one), each version rated on its own games (:mod:`arena.ratings.versions`):
+its row says which version it rates and how many of the bot's games in the
+pool are that version's.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +13,11 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from arena.ratings.bt import ANCHOR, PairArrays, fit_arrays, los_of
+from arena.ratings.bt import ANCHOR, Fit, PairArrays, fit_arrays
 from arena.ratings.counts import PairCounts
 from arena.ratings.elo import INITIAL_RATING
 from arena.ratings.mixed import MixedRatings, MixedState
+from arena.ratings.versions import STEP_SD, VersionCounts, chains, player_arrays, player_of, version_of
 
 #: ``bt``: Bradley-Terry maximum likelihood with 95% intervals; ``elo``: the online Elo;
 #: ``openskill``: each bot of the pool's mixed partnerships (:mod:`arena.ratings.mixed`)
@@ -26,6 +33,7 @@ class Entry:
     #: the 95% interval of the rating (None for the online Elo, which has none)
     low: float | None
     high: float | None
+    #: the bot's games in the pool, whatever version played them, and their outcomes
     games: int
     wins: int
     draws: int
@@ -34,6 +42,11 @@ class Entry:
     score: float
     #: the likelihood that this bot is stronger than the next one down (None for the last, and for Elo)
     los_next: float | None
+    #: the version the row rates: the bot's promoted one ("" for a bot that says none)
+    version: str = ""
+    #: how many of ``games`` that version played (all of them for a bot that says no version; 0 for a
+    #: version promoted since its last game here, rated from the one before it: see the module)
+    version_games: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,8 +67,100 @@ class Leaderboard:
 _TIE = 1e-6
 
 
+@dataclass(frozen=True, slots=True)
+class Rated:
+    """One player of a pool's fit, as a row or a version's rating shows it: its rating, its variance,
+    and its place in the fit (None: not in it)."""
+
+    player: str
+    version: str
+    rating: float
+    variance: float | None
+    index: int | None
+    #: its own games in the pool
+    games: int
+
+    def interval(self) -> tuple[float | None, float | None]:
+        if self.variance is None:
+            return None, None
+        half = 1.959963984540054 * math.sqrt(max(0.0, self.variance))
+        return self.rating - half, self.rating + half
+
+
+class PoolFit:
+    """The Bradley-Terry fit of a pool's players (each version of a bot on its own games, linked to the
+    one before it: :mod:`arena.ratings.versions`), and what it says of each bot and version."""
+
+    def __init__(self, counts: PairCounts, versions: VersionCounts | None = None,
+                 step_sd: float = STEP_SD) -> None:
+        #: the links' standard deviation (0: no link, each version from scratch: what the bench compares)
+        self.step_sd = step_sd
+        self.versions = versions or VersionCounts()
+        self.pairs = player_arrays(counts, self.versions)
+        #: the bot pair counts' arrays (the players' own when no version played here)
+        self.bot_pairs = PairArrays.from_counts(counts) if self.versions else self.pairs
+        self.index = {p: k for k, p in enumerate(self.pairs.bots)}
+        self.links = chains(self.versions, self.index)
+        self._fit: Fit | None = None
+        w, d, l_ = self.pairs.per_bot()
+        self.player_games = dict(zip(self.pairs.bots, (w + d + l_).tolist(), strict=True))
+
+    @property
+    def fit(self) -> Fit:
+        if self._fit is None:
+            linked = [(self.index[a], self.index[b]) for a, b in self.links]
+            self._fit = fit_arrays(self.pairs, linked, self.step_sd)
+        return self._fit
+
+    def chain(self, bot: str) -> list[str]:
+        """The bot's players with games here: its bare name first, then its versions in order."""
+        order = self.versions.order.get(bot, ())
+        return [p for p in (bot, *(player_of(bot, v) for v in order)) if p in self.index]
+
+    def shown(self, bot: str, promoted: str | None, *, fitted: bool = True) -> Rated:
+        """What rates ``bot``: its ``promoted`` version (None: not known, then the last of it that played
+        here) on its own games, or, when that version has not played here yet, the one that played last
+        with its variance plus ``STEP_SD ** 2`` (the fit's own answer for a player with no game)."""
+        chain = self.chain(bot)
+        if promoted == "" and bot not in self.index and chain:
+            promoted = None  # "no version" said of a bot whose versions played here: a copy behind the store
+        if promoted is None:
+            player = chain[-1] if chain else bot
+            promoted = version_of(player) if player != bot else ""
+        target = player_of(bot, promoted)
+        if target in self.index:
+            return self._rated(target, promoted, 0.0, fitted)
+        if chain and self.step_sd > 0:
+            return self._rated(chain[-1], promoted, self.step_sd**2 if promoted else 0.0, fitted, games=0)
+        return Rated(target, promoted, ANCHOR, None, None, 0)
+
+    def _rated(self, player: str, version: str, extra: float, fitted: bool,
+               games: int | None = None) -> Rated:
+        k = self.index[player]
+        played = self.player_games[player] if games is None else games
+        if not fitted:
+            return Rated(player, version, ANCHOR, None, k, played)
+        fit = self.fit
+        variance = float(fit.covariance[k, k]) + extra
+        return Rated(player, version, float(fit.ratings[k]), variance, k, played)
+
+    def los(self, a: Rated, b: Rated) -> float | None:
+        """The likelihood that ``a`` is stronger than ``b`` (None unless both are in the fit)."""
+        if a.index is None or b.index is None or a.variance is None or b.variance is None:
+            return None
+        c = self.fit.covariance
+        i, j = a.index, b.index
+        own = (a.variance - float(c[i, i])) + (b.variance - float(c[j, j]))  # a start's widening
+        var = float(c[i, i] + c[j, j] - c[i, j] - c[j, i]) + own
+        diff = a.rating - b.rating
+        if var <= 0.0:
+            return 0.5 if diff == 0.0 else (1.0 if diff > 0.0 else 0.0)
+        return 0.5 * (1.0 + math.erf(diff / math.sqrt(2.0 * var)))
+
+
 def leaderboard(counts: PairCounts, elo: Mapping[str, tuple[float, int]], *, pool: str, method: Method = "bt",
-                offset: int = 0, limit: int = 50) -> Leaderboard:
+                offset: int = 0, limit: int = 50, versions: VersionCounts | None = None,
+                promoted: Mapping[str, str] | None = None, fitted: PoolFit | None = None) -> Leaderboard:
     """The leaderboard of ``pool`` from its pair counts and its online Elo (bot -> (rating, games)).
 
     The pool's bots are those of the counts and of ``elo``. ``bt`` ranks them by the Bradley-Terry
@@ -64,24 +169,29 @@ def leaderboard(counts: PairCounts, elo: Mapping[str, tuple[float, int]], *, poo
     with no counted game (it only met itself, or nothing yet) has the anchor rating (1500) and, under
     ``bt``, no interval and no LOS next to it. Ties share the better rank (1, 2, 2, 4); equal
     ratings go by name. ``entries`` are the ranks ``offset + 1`` to ``offset + limit``.
+
+    With ``versions`` (the pool's versioned games), a bot's ``bt`` row rates one version: its
+    ``promoted`` one (bot -> version, "" for a bot that says none; a bot left out: the last version
+    that played here), from that version's games (:class:`PoolFit`). The online Elo is the bot's,
+    carried over from version to version as its games come. ``fitted``: the :class:`PoolFit` of these
+    counts and versions, made already (its fit is shared).
     """
     if offset < 0 or limit < 0:
         raise ValueError(f"offset and limit must be >= 0, not {offset} and {limit}")
     if method == "openskill":
         raise ValueError("the openskill board comes from the pool's mixed ratings: mixed_leaderboard()")
-    pairs = PairArrays.from_counts(counts)
-    wins, draws, losses = (dict(zip(pairs.bots, x.tolist(), strict=True)) for x in pairs.per_bot())
-    bots = sorted(set(pairs.bots) | set(elo))
-    fitted = {bot: i for i, bot in enumerate(pairs.bots)}
-    if method == "bt":
-        fit = fit_arrays(pairs)
-        lows, highs = fit.intervals()
-        rating = {bot: float(fit.ratings[i]) for bot, i in fitted.items()}
-        rating.update((bot, ANCHOR) for bot in bots if bot not in fitted)
-    elif method == "elo":
-        rating = {bot: float(elo[bot][0]) if bot in elo else INITIAL_RATING for bot in bots}
-    else:
+    if method not in ("bt", "elo"):
         raise ValueError(f"unknown rating method {method!r} (one of {', '.join(METHODS)})")
+    pool_fit = fitted or PoolFit(counts, versions)
+    bot_pairs = pool_fit.bot_pairs
+    wins, draws, losses = (dict(zip(bot_pairs.bots, x.tolist(), strict=True)) for x in bot_pairs.per_bot())
+    bots = sorted(set(bot_pairs.bots) | set(elo))
+    shown = {bot: pool_fit.shown(bot, None if promoted is None else promoted.get(bot, ""),
+                                 fitted=method == "bt") for bot in bots}
+    if method == "bt":
+        rating = {bot: r.rating for bot, r in shown.items()}
+    else:
+        rating = {bot: float(elo[bot][0]) if bot in elo else INITIAL_RATING for bot in bots}
     order = sorted(bots, key=lambda bot: (-rating[bot], bot))
     ranks: list[int] = []
     for place, bot in enumerate(order):
@@ -90,18 +200,18 @@ def leaderboard(counts: PairCounts, elo: Mapping[str, tuple[float, int]], *, poo
     entries: list[Entry] = []
     for place in range(offset, min(len(order), offset + limit)):
         bot = order[place]
+        row = shown[bot]
         low = high = los_next = None
-        if method == "bt" and bot in fitted:
-            i = fitted[bot]
-            low, high = float(lows[i]), float(highs[i])
-            below = order[place + 1] if place + 1 < len(order) else None
-            if below is not None and below in fitted:
-                los_next = los_of(fit.ratings, fit.covariance, i, fitted[below])
+        if method == "bt":
+            low, high = row.interval()
+            if place + 1 < len(order):
+                los_next = pool_fit.los(row, shown[order[place + 1]])
         w, d, l_ = wins.get(bot, 0), draws.get(bot, 0), losses.get(bot, 0)
         games = w + d + l_
         entries.append(Entry(rank=ranks[place], bot=bot, rating=rating[bot], low=low, high=high, games=games,
                              wins=w, draws=d, losses=l_, score=(w + 0.5 * d) / games if games else 0.0,
-                             los_next=los_next))
+                             los_next=los_next, version=row.version,
+                             version_games=row.games if pool_fit.versions else games))
     return Leaderboard(pool=pool, method=method, total=len(order), offset=offset, entries=tuple(entries))
 
 

@@ -37,15 +37,31 @@ class Leg:
     score_a: float
     #: the leg ended by forfeit (its points stopped early and compare nothing)
     forfeit: bool
+    #: the players of A and B in this leg (:func:`arena.ratings.versions.player_of`: a version of the
+    #: bot, or its name); "" where not known (a leg kept before versions were)
+    players: tuple[str, str] = ("", "")
 
     def to_text(self) -> str:
-        """How a store keeps it until the other leg: ``points_a points_b score_a forfeit``."""
-        return f"{self.points_a} {self.points_b} {self.score_a!r} {int(self.forfeit)}"
+        """How a store keeps it until the other leg: ``points_a points_b score_a forfeit``, then the
+        players of A and B when known (names hold no space)."""
+        text = f"{self.points_a} {self.points_b} {self.score_a!r} {int(self.forfeit)}"
+        return f"{text} {self.players[0]} {self.players[1]}" if all(self.players) else text
 
     @classmethod
     def from_text(cls, text: str) -> Leg:
-        pa, pb, sa, f = text.split()
-        return cls(int(pa), int(pb), float(sa), f == "1")
+        pa, pb, sa, f, *players = text.split()
+        return cls(int(pa), int(pb), float(sa), f == "1",
+                   (players[0], players[1]) if len(players) == 2 else ("", ""))
+
+
+def duplicate_players(first: Leg, second: Leg, a: str, b: str) -> tuple[str, str]:
+    """The players a mirror pair's game counts for, A's and B's (bots ``a`` and ``b``): each side's player
+    when it is the same in both legs, else the bot's name (its version changed between the legs, or a
+    leg kept before versions were: no one version played the pair)."""
+    def same(k: int, bot: str) -> str:
+        return first.players[k] if first.players[k] and first.players[k] == second.players[k] else bot
+
+    return same(0, a), same(1, b)
 
 
 def duplicate_score(first: Leg, second: Leg) -> float:
@@ -71,16 +87,20 @@ class Part:
     points1: int
     score0: float
     forfeit: bool
+    #: the players of team 0 and team 1 at this table (a version of the bot, or the side's name); "" where
+    #: not known (a table kept before versions were)
+    players: tuple[str, str] = ("", "")
 
     def to_text(self) -> str:
-        """A JSON array (the Lua script of the Redis backend decodes it with cjson)."""
+        """A JSON array (the Lua script of the Redis backend decodes it with cjson), the players last."""
         return json.dumps([self.team0, self.team1, self.points0, self.points1, self.score0,
-                           int(self.forfeit)])
+                           int(self.forfeit), self.players[0], self.players[1]])
 
     @classmethod
     def from_text(cls, text: str | bytes) -> Part:
-        t0, t1, p0, p1, s0, f = json.loads(text)
-        return cls(str(t0), str(t1), int(p0), int(p1), float(s0), f == 1)
+        t0, t1, p0, p1, s0, f, *players = json.loads(text)
+        return cls(str(t0), str(t1), int(p0), int(p1), float(s0), f == 1,
+                   (str(players[0]), str(players[1])) if len(players) == 2 else ("", ""))
 
 
 #: where each side of a quartet sat, P, Q, R, S in order: (table, team) at its two tables
@@ -109,6 +129,19 @@ def quartet_scores(parts: Sequence[Part], scored: bool) -> list[tuple[str, str, 
         (a, va), (b, vb) = side(x), side(y)
         games.append((a, b, 1.0 if va > vb else 0.0 if va < vb else 0.5))
     return games
+
+
+def quartet_players(parts: Sequence[Part], scored: bool) -> list[tuple[str, str]]:
+    """The players each game of :func:`quartet_scores` counts for, in the same order: a side's player
+    when it is the same at its two tables, else the side's name."""
+    def side(role: int) -> str:
+        (t1, team1), (t2, team2) = QUARTET_ROLES[role]
+        first, second = parts[t1].players[team1], parts[t2].players[team2]
+        p = parts[t1]
+        name = p.team0 if team1 == 0 else p.team1
+        return first if first and first == second else name
+
+    return [(side(x), side(y)) for x, y in (((0, 1), (2, 3)) if scored else ((0, 1),))]
 
 
 def history_points(

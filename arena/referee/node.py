@@ -144,7 +144,8 @@ class DamagedRecord(FailedPrecondition):
 
 @dataclass(frozen=True, slots=True)
 class BotStatus:
-    """A registered bot as this node sees it now."""
+    """A registered bot as this node sees it now: by the link its name seats (:meth:`Node.play_link`),
+    so a bot with versions is connected when its promoted version is."""
 
     bot_id: str
     name: str
@@ -218,13 +219,14 @@ class Node:
     def free_seats(self) -> dict[str, int]:
         """The free seats of each bot connected here now, by name (those with none left out): what a
         job must fit to start here. A bot's name alone counts the seats of the link it seats
-        (:meth:`play_link`); each version connected here counts its own under ``name@version``."""
+        (:meth:`play_link`: none while its promoted version is away); each version connected here
+        counts its own under ``name@version``."""
         out: dict[str, int] = {}
         for bot_id, links in self._hub.by_bot.items():
             entry = self._registry.by_id(bot_id)
             if entry is None:
                 continue
-            if (free := self.play_link(entry).free_seats) > 0:
+            if (link := self.play_link(entry)) is not None and (free := link.free_seats) > 0:
                 out[entry.name] = free
             for link in links:
                 if link.bot_version and (free := link.free_seats) > 0:
@@ -238,29 +240,43 @@ class Node:
         for bot_id, links in self._hub.by_bot.items():
             on = [link for link in links if link.connected]
             entry = self._registry.by_id(bot_id) if on else None
-            if on and (any(link.ladder for link in on) or (entry is not None and entry.ladder)):
-                out.add(on[0].name)
+            if entry is None or not self.plays_here(entry):
+                continue  # away: its promoted version is not connected here
+            if any(link.ladder for link in on) or entry.ladder:
+                out.add(entry.name)
         return frozenset(out)
 
-    def play_link(self, entry: BotEntry) -> BotLink:
-        """The link a bot's name alone seats: its promoted version's when connected, else its streams
-        that say no version, else the version that connected last (its owner runs only that one:
-        it plays as the bot until another is promoted); the promoted or unversioned link when none
-        is connected."""
-        links = self._hub.by_bot.get(entry.bot_id)
-        if not links:
-            return self.link_for(entry)
+    def play_link(self, entry: BotEntry) -> BotLink | None:
+        """The link the bot's name alone seats (a tournament's match, the ladder's, a match naming the
+        bot), connected or not; None when it never connected here.
+
+        A bot that never said a version: its streams that say none, as ever. A bot with versions: its
+        promoted version's, and nothing else. Never a candidate, a version under test or a rejected
+        one, nor a stream that says no version (none of them was tested): while the promoted version
+        is away (a reconnection, a crash), the bot is away, whatever else of it is connected here.
+        Its first version plays as the bot once the registry keeps it promoted (the node's copy:
+        another first version may win the write). ``name@version`` seats each version by its own
+        link (:meth:`version_link`), for its tests.
+        """
+        if not entry.versions:
+            return self._hub.links.get(entry.bot_id)
         promoted = entry.promoted_version
-        connected = [link for link in links if link.connected]
-        for link in connected:
-            if link.bot_version == promoted:
-                return link
-        for link in connected:
-            if not link.bot_version:
-                return link
-        if connected:
-            return max(connected, key=lambda link: link.attached_at)
-        return next((link for link in links if link.bot_version == promoted), links[0])
+        return self.version_link(entry, promoted) if promoted else None
+
+    def plays_here(self, entry: BotEntry) -> bool:
+        """Whether the bot's name can be seated here now: the link it seats is connected."""
+        link = self.play_link(entry)
+        return link is not None and link.connected
+
+    def _away(self, entry: BotEntry) -> str:
+        """Why the bot's name cannot be seated here (its play link is not connected)."""
+        promoted = entry.promoted_version
+        if not entry.versions:
+            return f"bot {entry.name} is not connected to this node"
+        if not promoted:
+            return f"bot {entry.name} has no promoted version: only a promoted version plays as the bot"
+        return (f"bot {entry.name} is away: its promoted version {promoted} is not connected to this node "
+                "(only the promoted version plays as the bot)")
 
     def version_link(self, entry: BotEntry, bot_version: str) -> BotLink | None:
         """The link of one version of the bot on this node (None: that version never connected here)."""
@@ -359,11 +375,15 @@ class Node:
     def enforce_registry(self, bot_ids: Iterable[str] | None = None) -> int:
         """Cut the streams (of those bots, or of all) opened with a token that no longer opens one:
         a revoked bot's, or one rotated since. How many were cut. The registry's copy must be
-        current: the node calls it after each change it applies (its own, or another node's)."""
+        current: the node calls it after each change it applies (its own, or another node's). A
+        change of a bot connected here may change what its name seats (a version promoted, a first
+        version kept): the seat hooks are told (the worker looks at the queue again)."""
         by_bot = self._hub.by_bot
-        ids = by_bot.keys() if bot_ids is None else bot_ids
+        ids = list(by_bot) if bot_ids is None else list(bot_ids)
+        if any(bot_id in by_bot for bot_id in ids):
+            self._seats_changed()
         cut = 0
-        for link in [link for bot_id in list(ids) for link in by_bot.get(bot_id, ())]:
+        for link in [link for bot_id in ids for link in by_bot.get(bot_id, ())]:
             entry = self._registry.by_id(link.bot_id)
             if not link.connected or entry is None:
                 continue
@@ -451,10 +471,13 @@ class Node:
         if current is None or seen(current.versions, bot_version, now) is None:
             return
         try:
-            await asyncio.to_thread(self._registry.update_versions, entry.name,
-                                    lambda versions: seen(versions, bot_version, int(time.time())))
+            written = await asyncio.to_thread(self._registry.update_versions, entry.name,
+                                              lambda versions: seen(versions, bot_version, int(time.time())))
         except RegistryError as e:
             log.warning("bot %s: version %s could not be recorded: %s", entry.name, bot_version, e)
+            return
+        if written is not None and not self._registry.notified:
+            self._seats_changed()  # a first version kept plays as the bot now (else: on the notice)
 
     async def promote_version(self, name: str, version: str) -> tuple[BotEntry, BotEntry]:
         """Promote a version of bot ``name`` by hand; (its entry before, after). :class:`UnknownBot`,
@@ -516,7 +539,7 @@ class Node:
                 log.warning("bot %s: the games of its versions could not be counted: %s", name, e)
 
     def _status(self, entry: BotEntry) -> BotStatus:
-        link = self.play_link(entry) if entry.bot_id in self._hub.by_bot else None
+        link = self.play_link(entry)
         return BotStatus(
             bot_id=entry.bot_id, name=entry.name, connected=link is not None and link.connected,
             version=link.version if link else "", concurrency=link.concurrency if link else 0,
@@ -558,13 +581,17 @@ class Node:
         return [self._status(e) for e in self._registry.all()]
 
     def connected_bots(self) -> list[str]:
-        """The names of the bots connected to this node now, and ``name@version`` for each version
-        connected (a job naming it can start here)."""
+        """The names of the bots that play here now (their name seats: :meth:`plays_here`), and
+        ``name@version`` for each version connected (a job naming it can start here): what the node's
+        heartbeat says is present. A bot whose promoted version is away is not, whatever else of it
+        is connected: its tournament matches wait for it, and forfeit as any absent bot's do."""
         out: list[str] = []
-        for links in self._hub.by_bot.values():
+        for bot_id, links in self._hub.by_bot.items():
             on = [link for link in links if link.connected]
             if on:
-                out.append(on[0].name)
+                entry = self._registry.by_id(bot_id)
+                if entry is not None and self.plays_here(entry):
+                    out.append(entry.name)
                 out.extend(player_key(link.name, link.bot_version) for link in on if link.bot_version)
         return out
 
@@ -603,7 +630,10 @@ class Node:
                                               "connected to this node")
                     resolved[key] = (entry, link, player_key(entry.name, version))
                 else:
-                    resolved[key] = (entry, self.play_link(entry), entry.name)
+                    played = self.play_link(entry)
+                    if played is None or not played.connected:
+                        raise BotNotConnected(self._away(entry))
+                    resolved[key] = (entry, played, entry.name)
             seats.append(resolved[key])
         sides = [{id(link) for _, link, _ in seats[side::2]} for side in (0, 1)]
         if sides[0] & sides[1] and len(sides[0] | sides[1]) > 1:

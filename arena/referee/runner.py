@@ -382,7 +382,8 @@ class MatchRunner:
         kept = len(match.outcomes) + (unfinished is not None)
         self.record = MatchRecord.of_match(
             spec.match_id, match, [s.name for s in spec.seats],
-            bots=[SeatBot(i, s.bot_id, s.name) for i, s in enumerate(spec.seats)], time_control=spec.time,
+            bots=[SeatBot(i, s.bot_id, s.name, s.link.bot_version) for i, s in enumerate(spec.seats)],
+            time_control=spec.time,
             latencies_us=self._latencies[:kept], strikes=self._strike_log, result=end,
             unfinished=unfinished_record, started_ms=self._started_ms, asked_ms=self._asked[:kept],
         )

@@ -180,6 +180,13 @@ class BotServicer(bgrpc.BotServiceServicer):
         fields = {"bot": shown, "node": self.node.node_id, "stream": stream_id}
         quiet.info(("connected", entry.bot_id, hello.bot_version), "bot %s connected (stream %d, %d seats)",
                    shown, stream_id, link.concurrency, extra={"event": "bot_connected", **fields})
+        promoted = entry.promoted_version
+        if promoted and hello.bot_version != promoted:  # never seated as the bot: say why (now and then)
+            where = f"under {shown} only (its tests)" if hello.bot_version else "nowhere (it says no version)"
+            quiet.info(("not the bot", entry.bot_id, hello.bot_version),
+                       "bot %s: stream %d plays %s: only the promoted version %s plays as %s", entry.name,
+                       stream_id, where, promoted, entry.name,
+                       extra={"event": "bot_not_seated_as_itself", **fields})
         try:
             link.post(bpb.ConnectResponse(welcome=bpb.Welcome(
                 bot_id=entry.bot_id, bot_name=entry.name, node_id=self.node.node_id,

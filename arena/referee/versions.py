@@ -41,6 +41,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from arena.records import VERSION_JOIN
+
 State = Literal["promoted", "candidate", "testing", "rejected", "undecided", "retired"]
 STATES: tuple[State, ...] = ("promoted", "candidate", "testing", "rejected", "undecided", "retired")
 #: the states of a version whose test ended (it waits for no test)
@@ -55,7 +57,7 @@ SEEN_EVERY_S = 60
 VERSION_RULE = "1 to 32 letters, digits, '_', '.' or '-', starting with a letter or digit"
 _VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
 #: joins a bot's name and a version in a player's key: ``name@version`` (never in a bot's name)
-SEP = "@"
+SEP = VERSION_JOIN
 
 
 class VersionError(ValueError):

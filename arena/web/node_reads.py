@@ -203,7 +203,7 @@ class NodeReads:
         if entry is None:
             raise NotFound(f"no bot named {name[:80]!r}")
         # its latest test's progress is a few store reads: in a thread
-        return await self._queue(versions_view, entry, self.store)
+        return await self._queue(versions_view, entry, self.store, self.rankings)
 
     def _tournament_of(self, match_id: str, stored: dict[str, str]) -> str:
         """The tournament of one of the node's own matches: its result's in the queue, else the job's

@@ -94,7 +94,8 @@ def row_json(item: Any) -> dict[str, Any]:
 class ShownBoard:
     """A page of a pool's leaderboard as the site shows it: each bot at the version it plays as (its
     promoted one, :mod:`arena.referee.versions`), said beside its name in each row's JSON as
-    ``version`` and ``promoted_how`` (first, sprt or hand; "" for a bot that never said a version)."""
+    ``version`` and ``promoted_how`` (first, sprt or hand; "" for a bot that never said a version);
+    the row rates that version, and ``version_games`` says how many of its games it played."""
 
     board: Leaderboard
     #: per entry, in order: (its promoted version, how it was promoted)
@@ -103,7 +104,8 @@ class ShownBoard:
     def to_json(self) -> dict[str, Any]:
         out = self.board.to_json()
         for row, (version, how) in zip(out["entries"], self.shown, strict=True):
-            row["version"], row["promoted_how"] = version, how
+            # the version the row rates (the leaderboard's: the promoted one), else the registry's
+            row["version"], row["promoted_how"] = row.get("version") or version, how
         return out
 
 

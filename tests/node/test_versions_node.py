@@ -7,16 +7,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator
 
 import pytest
-from belote_bot import Bot, HeuristicBot, RandomBot, run_async
+from belote_bot import Bot, HeuristicBot, MatchInfo, RandomBot, run_async
 
 from arena.node.ladder import Ladders
+from arena.node.rankings import Rankings
 from arena.node.run import NodeSettings, RunningNode, running_node
 from arena.node.versions import is_test
 from arena.queue import Broker
-from arena.referee.versions import Version, find
+from arena.ratings.leaderboard import Entry
+from arena.ratings.pools import LADDER_PREFIX
+from arena.referee.versions import Version, find, promote, seen
 from tests.referee.arena_helpers import until
 
 POOL = "coinche"
@@ -81,6 +85,138 @@ def test_a_better_version_is_promoted_and_a_worse_one_rejected(broker: Broker) -
                 await until(lambda: running.node.free_seats().get("alpha", 0) == 4, 20, "the games counted")
             finally:
                 stop.set()
+                await asyncio.gather(*tasks, return_exceptions=True)
+
+    asyncio.run(asyncio.wait_for(main(), 200))
+
+
+class Counted(RandomBot):
+    """A random bot that counts the ladder matches it was seated in."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__(seed)
+        self.ladder_matches = 0
+
+    def on_match_start(self, info: MatchInfo) -> None:
+        if info.match_id.startswith(LADDER_PREFIX):
+            self.ladder_matches += 1
+
+
+@pytest.mark.slow
+@pytest.mark.security
+def test_a_rejected_version_plays_no_rated_game_while_the_promoted_one_is_away(broker: Broker) -> None:
+    """The issue's run: version 2 (a random bot) was rejected; while version 1, the promoted one,
+    reconnected, the ladder seated version 2 under the bot's name, and its matches were recorded and
+    rated as the bot's. Now the bot is away while its promoted version is: the ladder pairs it again
+    once version 1 is back, and version 2 plays no ladder match."""
+    async def main() -> None:
+        async with node(broker) as running:
+            registry = running.node._registry
+            _, token = running.node.register_bot("alpha")
+            _, beta_token = running.node.register_bot("beta")
+            now = int(time.time())
+            kept = (Version("1", now, now, "promoted", "first", changed=now),
+                    Version("2", now, now, "rejected", decision="H0", llr=-3.0, pairs=8, changed=now))
+            await asyncio.to_thread(registry.update_versions, "alpha", lambda _: kept)
+            await until(lambda: state(running, "alpha", "2") == "rejected", 10, "the versions kept")
+            stop, first_stop = asyncio.Event(), asyncio.Event()
+            rejected = Counted(2)
+            rejected.version = "2"
+
+            def play(bot: Bot, tok: str, halt: asyncio.Event) -> asyncio.Task[None]:
+                return asyncio.create_task(run_async(bot, running.address, tok, 4, name=bot.name or "bot",
+                                                     stop=halt, ladder=True))
+
+            def games(bot: str) -> int:
+                return broker.pool_ratings(POOL).get(bot, (0.0, 0))[1]
+
+            tasks = [play(versioned(HeuristicBot(1), "1"), token, first_stop), play(rejected, token, stop),
+                     play(HeuristicBot(3), beta_token, stop)]
+            try:
+                await asyncio.to_thread(Ladders(broker).start, POOL, 1)
+                await until(lambda: games("alpha") >= 3, 60, "ladder games with version 1")
+                # version 1 goes away (a restart, a network blip) for longer than the ladder takes to pair
+                first_stop.set()
+                await tasks[0]
+                await until(lambda: "alpha@1" not in running.node.connected_bots(), 10, "version 1 away")
+                await asyncio.sleep(3.0)
+                tasks[0] = play(versioned(HeuristicBot(1), "1"), token, stop)
+                played = games("alpha")
+                await until(lambda: games("alpha") >= played + 3, 60, "ladder games with version 1 back")
+                assert rejected.ladder_matches == 0
+            finally:
+                stop.set()
+                first_stop.set()
+                await asyncio.gather(*tasks, return_exceptions=True)
+
+    asyncio.run(asyncio.wait_for(main(), 200))
+
+
+@pytest.mark.slow
+def test_the_leaderboard_rates_the_promoted_version_on_its_own_games(broker: Broker) -> None:
+    """The issue's run: right after version 3 was promoted the leaderboard read ``highbot 3 ... 347 games``,
+    nearly all of them version 1's, at version 1's rating. Now the row rates the promoted version: right
+    after its promotion, none of the games are its own and its interval is wider than the one before
+    it's; as it plays, its own games count, and each version keeps its own rating."""
+    async def main() -> None:
+        async with node(broker) as running:
+            registry = running.node._registry
+            _, token = running.node.register_bot("alpha")
+            _, beta_token = running.node.register_bot("beta")
+            stop, first_stop = asyncio.Event(), asyncio.Event()
+
+            def play(bot: Bot, tok: str, halt: asyncio.Event) -> asyncio.Task[None]:
+                return asyncio.create_task(run_async(bot, running.address, tok, 4, name=bot.name or "bot",
+                                                     stop=halt, ladder=True))
+
+            def promoted_of(name: str) -> str | None:
+                entry = running.node.bot_named(name)
+                return None if entry is None else entry.promoted_version
+
+            rankings = Rankings(broker, ttl=0, promoted=promoted_of)  # the node's, never a kept board
+
+            def row(bot: str) -> Entry | None:
+                if POOL not in broker.pools():
+                    return None
+                board = rankings.leaderboard(POOL, limit=200)
+                return next((e for e in board.entries if e.bot == bot), None)
+
+            def own(bot: str) -> int:
+                r = row(bot)
+                return -1 if r is None else r.version_games
+
+            tasks = [play(versioned(HeuristicBot(1), "1"), token, first_stop),
+                     play(RandomBot(3), beta_token, stop)]
+            try:
+                await asyncio.to_thread(Ladders(broker).start, POOL, 1)
+                await until(lambda: state(running, "alpha", "1") == "promoted", 15, "version 1 kept")
+                await until(lambda: own("alpha") >= 6, 60, "games of version 1")
+                first_stop.set()
+                await tasks[0]
+                settled = -1
+                while settled != (settled := broker.pool_ratings(POOL)["alpha"][1]):
+                    await asyncio.sleep(1.5)  # its last matches ended and written
+                before = row("alpha")
+                assert before is not None and (before.version, before.version_games) == ("1", before.games)
+                now = int(time.time())
+                await asyncio.to_thread(registry.update_versions, "alpha",
+                                        lambda vs: promote(seen(vs, "2", now) or vs, "2", "hand", now))
+                await until(lambda: (r := row("alpha")) is not None and r.version == "2", 10, "2 promoted")
+                after = row("alpha")
+                assert after is not None and (after.version_games, after.games) == (0, before.games)
+                assert after.rating == pytest.approx(before.rating)  # where version 1 left it
+                assert after.low is not None and after.high is not None
+                assert before.low is not None and before.high is not None
+                assert after.high - after.low > before.high - before.low  # none of its own games yet
+                tasks[0] = play(versioned(HeuristicBot(2), "2"), token, stop)
+                await until(lambda: own("alpha") >= 4, 60, "games of version 2")
+                rated = {r.version: r for r in await asyncio.to_thread(rankings.versions, "alpha")
+                         if r.pool == POOL}
+                assert set(rated) == {"1", "2"} and not rated["2"].inherited
+                assert rated["1"].games >= before.version_games and rated["2"].games >= 4
+            finally:
+                stop.set()
+                first_stop.set()
                 await asyncio.gather(*tasks, return_exceptions=True)
 
     asyncio.run(asyncio.wait_for(main(), 200))

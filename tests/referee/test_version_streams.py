@@ -6,6 +6,7 @@ admin; revoking the bot cuts every version's stream."""
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import grpc
 import pytest
@@ -33,6 +34,13 @@ async def versioned(node: Node, address: str, name: str, version: str, token: st
     return await connect_client(node, address, bot, name, token=token, concurrency=2)
 
 
+def plays_as(node: Node, name: str) -> str | None:
+    """The version the bot's name seats on ``node`` (None: none of it)."""
+    entry = node.bot_named(name)
+    link = None if entry is None else node.play_link(entry)
+    return None if link is None else link.bot_version
+
+
 def test_one_stream_per_version_each_seated_by_its_key() -> None:
     async def main() -> None:
         async with node_server(config()) as (node, address):
@@ -45,7 +53,7 @@ def test_one_stream_per_version_each_seated_by_its_key() -> None:
             assert node.bot_named("alpha").promoted_version == "1"  # type: ignore[union-attr]
             assert entry is not None
             # the bot's name seats the promoted version; each version its own key; seats are each link's
-            assert node.play_link(node.bot_named("alpha")).bot_version == "1"  # type: ignore[arg-type]
+            assert plays_as(node, "alpha") == "1"
             assert node.free_seats() == {"alpha": 2, "alpha@1": 2, "alpha@2": 2}
             mid = node.start_match("alpha@2", "alpha@1", "coinche", deals=1)
             record = await node.wait(mid)
@@ -105,7 +113,7 @@ def test_a_version_is_promoted_by_hand_by_its_bot_or_an_admin_only() -> None:
                 states = {v.version: (v.state, v.how) for v in done.versions}
                 assert states == {"2": ("promoted", "hand"), "1": ("retired", "first")}
             # the bot's name now seats version 2
-            assert node.play_link(node.bot_named("alpha")).bot_version == "2"  # type: ignore[arg-type]
+            assert plays_as(node, "alpha") == "2"
             async with arena_stub(address, ADMIN) as admin:
                 done = await admin.PromoteBotVersion(apb.PromoteBotVersionRequest(name="alpha", version="1"))
                 assert {v.version: v.how for v in done.versions if v.state == "promoted"} == {"1": "hand"}
@@ -129,3 +137,83 @@ def test_a_node_refuses_a_bots_versions_beyond_its_bound() -> None:
         assert node.version_link(entry, "0") is None
 
     asyncio.run(main())
+
+
+def _set_versions(node: Node, name: str, change: object) -> None:
+    """Write the bot's versions as ``change(versions)`` says, as a test, a promotion or an SPRT would."""
+    assert node._registry.update_versions(name, change, strict=True) is not None  # type: ignore[arg-type]
+
+
+@pytest.mark.security
+def test_only_the_promoted_version_plays_under_the_bots_name(caplog: pytest.LogCaptureFixture) -> None:
+    """The issue's run: version 2 was rejected, and while version 1 (the promoted one) reconnected, the
+    bot's name seated version 2 in rated matches. Neither a rejected version, nor a candidate, nor a
+    stream that says no version plays as the bot: while its promoted version is away, the bot is away
+    (its name has no seat, no presence, and a match naming it is refused), and ``name@version`` still
+    seats each version for its tests."""
+    from arena.referee.node import BotNotConnected
+    from arena.referee.versions import decide, start_test
+
+    caplog.set_level(logging.INFO, logger="arena.referee")  # the stream's note says why it is not seated
+
+    async def main() -> None:
+        async with node_server(config()) as (node, address):
+            one = await versioned(node, address, "alpha", "1")
+            token = one.token  # type: ignore[attr-defined]
+            two = await versioned(node, address, "alpha", "2", token=token)
+            beta = await connect_client(node, address, HeuristicBot(5), "beta", concurrency=2)
+            await until(lambda: len(node.bot_named("alpha").versions) == 2, 5, "both versions kept")  # type: ignore[union-attr]
+            _set_versions(node, "alpha", lambda vs: decide(start_test(vs, "2", "vt:alpha:2:1", "1", 1),
+                                                           "2", "vt:alpha:2:1", "H0", -3.0, 8, -120.0, 2))
+            assert node.bot_named("alpha").promoted_version == "1"  # type: ignore[union-attr]
+            await one.disconnect()  # type: ignore[attr-defined]
+            await until(lambda: "alpha@1" not in node.connected_bots(), 5, "version 1 away")
+            assert "alpha" not in node.free_seats() and "alpha" not in node.connected_bots()
+            with pytest.raises(BotNotConnected):
+                node.start_match("alpha", "beta", "coinche", deals=1)
+            # its own key still seats the rejected version (an unrated match, as its tests are)
+            assert node.free_seats()["alpha@2"] == 2
+            record = await node.wait(node.start_match("alpha@2", "beta", "coinche", deals=1))
+            assert record.team_names() == ("alpha@2", "beta")
+            assert [b.version for b in record.bots] == ["2", "", "2", ""]  # what played each seat
+            # nor does a stream that says no version (untested) play as the bot
+            bare = await connect_client(node, address, RandomBot(7), "alpha", token=token, concurrency=2)
+            assert "alpha" not in node.free_seats()
+            said = [r.getMessage() for r in caplog.records
+                    if getattr(r, "event", "") == "bot_not_seated_as_itself"]
+            assert any("plays nowhere (it says no version): only the promoted version 1 plays as alpha" in m
+                       for m in said), said
+            with pytest.raises(BotNotConnected):
+                node.start_match("alpha", "beta", "coinche", deals=1)
+            # version 1 back: the bot is back, and its name seats version 1
+            again = await versioned(node, address, "alpha", "1", token=token)
+            assert node.free_seats()["alpha"] == 2
+            assert plays_as(node, "alpha") == "1"
+            record = await node.wait(node.start_match("alpha", "beta", "coinche", deals=1))
+            assert [b.version for b in record.bots] == ["1", "", "1", ""]
+            for c in (two, beta, bare, again):
+                await c.disconnect()  # type: ignore[attr-defined]
+
+    arun(main(), 60)
+
+
+def test_a_first_version_plays_as_the_bot_once_kept_and_the_node_looks_again() -> None:
+    """A bot's first version is promoted as it is first seen: it plays as the bot once the registry keeps
+    it (never before: another first version may win the write), and the node's seat hooks (its worker)
+    are told then. A bot that never says a version plays as before."""
+    async def main() -> None:
+        async with node_server(config()) as (node, address):
+            plain = await connect_client(node, address, HeuristicBot(5), "beta", concurrency=2)
+            assert node.free_seats() == {"beta": 2}
+            told: list[str] = []
+            node.seat_hooks.append(told.append)
+            _, token = node.register_bot("alpha")
+            first = await versioned(node, address, "alpha", "1", token=token)
+            await until(lambda: node.bot_named("alpha").promoted_version == "1", 5, "version 1 kept")  # type: ignore[union-attr]
+            await until(lambda: "alpha" in node.free_seats(), 5, "version 1 seated as the bot")
+            assert told.count("") >= 2  # the stream opened, then the version was kept
+            await node.wait(node.start_match("alpha", "beta", "coinche", deals=1))
+            for c in (plain, first):
+                await c.disconnect()  # type: ignore[attr-defined]
+
+    arun(main(), 60)

@@ -16,7 +16,7 @@ import pytest
 from arena.node.versions import DUPLICATE_NOTE, MAX_PAIRS
 from tests.queue.conftest import BACKENDS, Store, redis_unavailable
 from tests.web.site import Site, get
-from tests.web.versions_data import POOL, RUNNING_PAIRS, Built, built_site
+from tests.web.versions_data import LADDER_GAMES, POOL, RUNNING_PAIRS, Built, built_site
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
@@ -106,3 +106,42 @@ def test_the_leaderboard_shows_each_bot_at_its_promoted_version(built: tuple[Sit
     # a version's test is never rated in the pool: no "bot@version" row
     assert not any("@" in e["bot"] for e in board["entries"])
     assert json.dumps(board).count("promoted_how") == len(board["entries"])
+
+
+def test_each_version_is_rated_on_its_own_games_with_its_interval(built: tuple[Site, Built]) -> None:
+    site, _ = built
+    _, view = get(site, "/api/v1/bots/alpha/versions")
+    ratings = {(r["pool"], r["version"]): r for r in view["ratings"]}
+    # its games before it said a version (the round-robin), then each version's own ladder games
+    assert [v for pool, v in ratings if pool == POOL] == ["", "1", "2"]
+    for version, wins, losses in LADDER_GAMES:
+        r = ratings[POOL, version]
+        assert r["games"] == wins + losses and not r["inherited"]
+        assert r["low"] < r["rating"] < r["high"]
+    # version 2 won 5 of 6 where version 1 won 2 of 4, against the same bot: rated higher
+    assert ratings[POOL, "2"]["rating"] > ratings[POOL, "1"]["rating"]
+    # beta's version 2 has played no rated game since its promotion: rated from beta's games before it,
+    # its interval wider
+    _, beta = get(site, "/api/v1/bots/beta/versions")
+    rows = {r["version"]: r for r in beta["ratings"] if r["pool"] == POOL}
+    assert set(rows) == {"", "2"} and rows["2"]["inherited"] and rows["2"]["games"] == 0
+    assert rows["2"]["rating"] == pytest.approx(rows[""]["rating"])
+    assert rows["2"]["high"] - rows["2"]["low"] > rows[""]["high"] - rows[""]["low"]
+    # a bot without versions: its games under its name
+    _, plain = get(site, "/api/v1/bots/plain/versions")
+    assert {r["version"] for r in plain["ratings"]} == {""}
+
+
+def test_the_leaderboard_row_says_which_version_it_rates_and_how_many_games_are_its(
+        built: tuple[Site, Built]) -> None:
+    site, _ = built
+    _, board = get(site, f"/api/v1/leaderboard?pool={POOL}")
+    rows = {e["bot"]: e for e in board["entries"]}
+    _, alpha = get(site, "/api/v1/bots/alpha/versions")
+    two = next(r for r in alpha["ratings"] if (r["pool"], r["version"]) == (POOL, "2"))
+    _, wins, losses = LADDER_GAMES[1]
+    assert (rows["alpha"]["version"], rows["alpha"]["version_games"]) == ("2", wins + losses)
+    assert rows["alpha"]["games"] > rows["alpha"]["version_games"]  # all its games, whatever version
+    assert (rows["alpha"]["rating"], rows["alpha"]["low"]) == pytest.approx((two["rating"], two["low"]))
+    assert (rows["beta"]["version"], rows["beta"]["version_games"]) == ("2", 0)
+    assert rows["plain"]["version_games"] == rows["plain"]["games"]

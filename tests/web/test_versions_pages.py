@@ -1,7 +1,8 @@
 """The versions page in a real browser (Debian's headless chromium), at a laptop's width and a phone's:
 a bot without versions says so plainly; a bot with several shows them newest first and its latest
 SPRT's chart of the LLR between its two bounds, its pentanomial and the duplicate note; neither shows
-a test's seed nor a card. The leaderboard shows each bot at its promoted version."""
+a test's seed nor a card; each version's rating on its own games with its interval. The leaderboard
+shows each bot at its promoted version, and how many of its games that version played."""
 
 from __future__ import annotations
 
@@ -78,6 +79,11 @@ def test_a_finished_sprt_is_drawn_between_its_bounds(browser: Any, built: tuple[
     elo = page.locator("tr[data-version='2'] td.elo").inner_text()
     assert "95%:" in elo and "1000" not in elo
     assert "Elo" in page.locator("#test-line").inner_text()
+    # each version's rating on its own games, with its interval: its name's games, then 1, then 2
+    rated = page.locator("#ratings tbody tr")
+    assert [r.get_attribute("data-rated") for r in rated.all()] == ["", "1", "2"]
+    assert page.locator("#ratings tr[data-rated='2'] td.games").inner_text() == "6"
+    assert page.locator("#ratings tr[data-rated='2'] svg.bar line").count() == 1
     shot(page, f"versions-alpha-{width}")
     check(w, data)
 
@@ -91,6 +97,10 @@ def test_a_test_under_way_is_shown_without_its_seed(browser: Any, built: tuple[S
     assert w.page.locator("tr[data-version='2'] td.how").inner_text() == "by hand"
     assert w.page.locator("tr[data-version='3'] td.decision").inner_text() == "under way"
     assert "1 set aside" in w.page.locator("#test-line").inner_text()
+    # version 2 has played no rated game since its promotion: rated from the one before it
+    inherited = w.page.locator("#ratings tr[data-rated='2']")
+    assert inherited.get_attribute("data-inherited") == "true"
+    assert inherited.locator("td.from").inner_text() == "from the version before it"
     shot(w.page, f"versions-beta-{width}")
     check(w, data)
 
@@ -122,6 +132,10 @@ def test_the_bot_page_links_to_its_versions_and_the_leaderboard_shows_them(
     w.page.wait_for_selector("#leaderboard tbody tr")
     cell = w.page.locator("tr[data-bot=alpha] td.bot").inner_text()
     assert cell == "alpha 2"
+    # the row rates version 2, which played 6 of alpha's games; beta's 2 none yet
+    assert w.page.locator("tr[data-bot=alpha] td.games .version-games").inner_text() == ", 6 as 2"
+    assert w.page.locator("tr[data-bot=beta] td.games .version-games").inner_text() == ", 0 as 2"
+    assert w.page.locator("tr[data-bot=plain] td.games .version-games").count() == 0
     assert w.page.locator("tr[data-bot=beta] td.bot").inner_text() == "beta 2 promoted by hand"
     assert w.page.locator("tr[data-bot=plain] td.bot").inner_text() == "plain"
     shot(w.page, "leaderboard-versions")

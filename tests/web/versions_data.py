@@ -9,6 +9,11 @@ their results written (deal-less) as a node writes them, the tournament advanced
   (its SPRT running, a few pairs played: its seed is not revealed; its first pair's legs played out by
   the engine with every seat passing, so every deal thrown in: the test sets that pair aside);
 - ``plain``: connected without a version: no versions.
+
+Besides a rated round-robin of the three (before any said a version: their games under their names),
+``alpha`` played ladder games in the pool as version 1 (:data:`LADDER_GAMES`), then as version 2
+(``alpha@1`` and ``alpha@2`` rated on their own games), and ``beta`` none since its version 2 was
+promoted (rated from its games under its name, its interval widened).
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import secrets
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from belote_bot import Bot, HeuristicBot, RandomBot
@@ -28,6 +33,7 @@ from arena.engine.rules import PRESETS
 from arena.node.bots import BrokerRegistryBackend
 from arena.node.versions import OPTIONS, test_id, test_spec
 from arena.queue import Broker
+from arena.ratings.pools import ladder_id
 from arena.referee.registry import BotRegistry
 from arena.referee.versions import Version, decide, find, promote, seen, start_test
 from arena.tournament import MatchJob, Tournaments, TournamentSpec, TournamentState
@@ -37,6 +43,8 @@ from tests.tournament.helpers import play_job
 from tests.web.site import Site
 
 POOL = "coinche"
+#: alpha's ladder games against plain as each version: (version, its wins, its losses)
+LADDER_GAMES = (("1", 2, 2), ("2", 5, 1))
 #: beta's test has played this many pairs' worth of legs when the pages are read (fewer pairs are whole)
 RUNNING_PAIRS = 3
 
@@ -162,7 +170,21 @@ def _build(broker: Broker) -> Built:
     _play(broker, tournaments, beta, even, lambda legs: legs >= 2 * RUNNING_PAIRS,
           thrown=lambda job: job.match_id.startswith(f"{beta.tournament_id}-r1-0-"))
     assert tournaments.progress(beta.tournament_id).state.is_open
+    for version, wins, losses in LADDER_GAMES:
+        for winner in [0] * wins + [1] * losses:
+            _ladder_game(broker, {"alpha": version}, winner)
     return Built(alpha.tournament_id, beta.tournament_id, (alpha.seed, beta.seed))
+
+
+def _ladder_game(broker: Broker, versions: dict[str, str], winner: int) -> None:
+    """A ladder match of alpha against plain in the pool, written as a node writes it, each seat's bot at
+    its version in ``versions``."""
+    tid = ladder_id(POOL)
+    job = MatchJob(match_id=f"{tid}:{secrets.token_hex(8)}", tournament_id=tid, team0="alpha", team1="plain",
+                   ruleset=POOL, seed=secrets.token_hex(32), deals=1, tags={"format": "ladder"})
+    result = result_of_job(job, (1, 0) if winner == 0 else (0, 1), winner)
+    bots = tuple(replace(b, version=versions.get(b.name, "")) for b in result.record.bots)
+    assert broker.write_result(replace(result, record=replace(result.record, bots=bots)))
 
 
 def wait_known(site: Site, name: str, version: str, state: str, timeout: float = 20.0) -> None:
@@ -179,7 +201,7 @@ def wait_known(site: Site, name: str, version: str, state: str, timeout: float =
         time.sleep(0.05)
 
 
-__all__ = ["POOL", "RUNNING_PAIRS", "Built", "build", "players", "rated", "wait_known"]
+__all__ = ["LADDER_GAMES", "POOL", "RUNNING_PAIRS", "Built", "build", "players", "rated", "wait_known"]
 
 
 @contextlib.contextmanager

@@ -237,13 +237,23 @@ function intervalBar(entry, low, high) {
   return bar;
 }
 
-// A bot in a leaderboard's row, at the version it plays as ("alpha 2"): its promoted one, said "promoted by
-// hand" when its owner or an admin chose it over the tests (docs/web.md, Versions).
+// A bot in a leaderboard's row, at the version it plays as ("alpha 2"): its promoted one, which the row rates,
+// said "promoted by hand" when its owner or an admin chose it over the tests (docs/web.md, Versions).
 function botCell(e) {
   return el("td", { class: "name bot" }, botLink(e.bot),
-    e.version ? el("span", { class: "played-version", title: `plays as version ${e.version}` }, " ",
+    e.version ? el("span", { class: "played-version", title: `rated as version ${e.version}, the one it plays as` }, " ",
                    el("a", { href: `/bots/${encodeURIComponent(e.bot)}/versions`, text: e.version })) : "",
     e.version && e.promoted_how === "hand" ? el("span", { class: "muted by-hand", text: " promoted by hand" }) : "");
+}
+
+// A ranked bot's games: all of them, and for a bot with versions how many the version its row rates played
+// ("347, 12 as 3"): a version promoted a moment ago has few, and its rating is mostly the one before it's
+// (docs/ratings.md, A rating per version).
+function gamesCell(e) {
+  return el("td", { class: "games" }, String(e.games),
+    e.version ? el("span", { class: "muted version-games",
+                             title: `${e.version_games} of them played by version ${e.version}, the one this row rates` },
+                   `, ${e.version_games} as ${e.version}`) : "");
 }
 
 function noRatingsYet() {
@@ -283,7 +293,7 @@ async function leaderboardPage() {
     const rows = board.entries.map((e) => el("tr", { "data-bot": e.bot },
       ...ratingCells(e, low, high),
       el("td", { class: "los", text: percent(e.los_next) }),
-      el("td", { class: "games", text: e.games }),
+      gamesCell(e),
       el("td", { class: "wins wide", text: e.wins }),
       el("td", { class: "draws wide", text: e.draws }),
       el("td", { class: "losses wide", text: e.losses }),
@@ -614,7 +624,7 @@ async function ladderPage() {
       const low = Math.min(...values), high = Math.max(...values);
       const rows = board.entries.map((e) => el("tr", { "data-bot": e.bot },
         ...ratingCells(e, low, high),
-        el("td", { class: "games", text: e.games }),
+        gamesCell(e),
         el("td", { class: "wins wide", text: e.wins }),
         el("td", { class: "draws wide", text: e.draws }),
         el("td", { class: "losses wide", text: e.losses })));
@@ -741,6 +751,30 @@ function testSection(t) {
     el("h3", { text: "Pentanomial: pairs by the new version's points over their two legs" }), pent);
 }
 
+// Each version rated on its own games in each pool it played in, and the promoted one where it has not played
+// yet: the rating of the version before it, the interval widened (docs/ratings.md, A rating per version).
+function ratingsSection(ratings) {
+  if (!ratings.length) {
+    return el("p", { class: "muted", id: "no-version-ratings", text: "No version has played a rated game yet." });
+  }
+  const values = ratings.flatMap((r) => [r.low, r.high]);
+  const low = Math.min(...values), high = Math.max(...values);
+  const rows = ratings.map((r) => el("tr", { "data-pool": r.pool, "data-rated": r.version, "data-inherited": r.inherited },
+    el("td", { class: "name pool", text: r.pool }),
+    el("td", { class: "name version", text: r.version || "(none said)" }),
+    el("td", { class: "rating", text: fixed(r.rating, 0) }),
+    el("td", { class: "interval" }, intervalBar(r, low, high)),
+    el("td", { class: "range wide", text: `${fixed(r.low, 0)} \u2013 ${fixed(r.high, 0)}` }),
+    el("td", { class: "games", text: r.games }),
+    el("td", { class: "name muted from", text: r.inherited ? "from the version before it" : "" })));
+  return el("section", { id: "version-ratings" },
+    el("h2", { text: "Ratings" }),
+    el("p", { class: "muted", text: "Each version on its own games in each pool, with its 95% interval. A new version " +
+      "starts from the rating of the one before it, its interval widened, and its own games take over as they come." }),
+    scroll(table([["pool", "name"], ["version", "name"], ["rating"], ["95% interval", "name interval"],
+                  ["low \u2013 high", "wide"], ["games"], ["", "name"]], rows, { id: "ratings" })));
+}
+
 async function versionsPage() {
   const name = pathPart(2);
   document.title = `Versions of ${name} \u2013 Belote Arena`;
@@ -761,6 +795,7 @@ async function versionsPage() {
       scroll(table([["version", "name"], ["state", "name"], ["promoted", "name"], ["first seen", "name wide"],
                     ["last seen", "name"], ["games"], ["against", "name"], ["decision", "name"], ["LLR"], ["pairs"],
                     ["Elo"]], view.versions.map(versionRow), { id: "versions" })),
+      ratingsSection(view.ratings || []),
       view.test ? testSection(view.test) : el("p", { class: "muted", id: "no-test", text: "No version has been tested yet." }),
       el("p", { class: "muted", id: "duplicate-note", text: view.note }));
   };

@@ -223,6 +223,7 @@ class GetBotVersionsResponse(_message.Message):
     VERSIONS_FIELD_NUMBER: _builtins.int
     TEST_FIELD_NUMBER: _builtins.int
     NOTE_FIELD_NUMBER: _builtins.int
+    RATINGS_FIELD_NUMBER: _builtins.int
     bot: _builtins.str
     promoted: _builtins.str
     note: _builtins.str
@@ -235,6 +236,14 @@ class GetBotVersionsResponse(_message.Message):
     def test(self) -> Global___VersionTest:
         """the test under way, else the last one ended (unset: none, or a node without a queue)"""
 
+    @_builtins.property
+    def ratings(self) -> _containers.RepeatedCompositeFieldContainer[Global___VersionRating]:
+        """Each version's rating in each preset pool it played in, on its own games
+        there, and the promoted one's where it has not played yet (rated from the
+        version before it): docs/ratings.md#a-rating-per-version. Empty on a node
+        without a queue.
+        """
+
     def __init__(
         self,
         *,
@@ -243,14 +252,62 @@ class GetBotVersionsResponse(_message.Message):
         versions: _abc.Iterable[Global___BotVersion] | None = ...,
         test: Global___VersionTest | None = ...,
         note: _builtins.str = ...,
+        ratings: _abc.Iterable[Global___VersionRating] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["test", b"test"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "note", b"note", "promoted", b"promoted", "test", b"test", "versions", b"versions"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "note", b"note", "promoted", b"promoted", "ratings", b"ratings", "test", b"test", "versions", b"versions"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetBotVersionsResponse: _TypeAlias = GetBotVersionsResponse  # noqa: Y015
+
+@_typing.final
+class VersionRating(_message.Message):
+    """One version of a bot rated in one pool."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POOL_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    RATING_FIELD_NUMBER: _builtins.int
+    LOW_FIELD_NUMBER: _builtins.int
+    HIGH_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    INHERITED_FIELD_NUMBER: _builtins.int
+    pool: _builtins.str
+    version: _builtins.str
+    """"": the bot's games under its name alone (before it said a version, or a
+    duplicate pair whose legs two versions played)
+    """
+    rating: _builtins.float
+    low: _builtins.float
+    """The 95% interval of the rating."""
+    high: _builtins.float
+    games: _builtins.int
+    """Its own games in the pool."""
+    inherited: _builtins.bool
+    """It has not played in the pool yet: the rating of the version before it,
+    the interval widened.
+    """
+    def __init__(
+        self,
+        *,
+        pool: _builtins.str = ...,
+        version: _builtins.str = ...,
+        rating: _builtins.float = ...,
+        low: _builtins.float = ...,
+        high: _builtins.float = ...,
+        games: _builtins.int = ...,
+        inherited: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games", "high", b"high", "inherited", b"inherited", "low", b"low", "pool", b"pool", "rating", b"rating", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___VersionRating: _TypeAlias = VersionRating  # noqa: Y015
 
 @_typing.final
 class PromoteBotVersionRequest(_message.Message):
@@ -2240,6 +2297,7 @@ class LeaderboardEntry(_message.Message):
     LOS_NEXT_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
     PROMOTED_HOW_FIELD_NUMBER: _builtins.int
+    VERSION_GAMES_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
     bot: _builtins.str
     rating: _builtins.float
@@ -2257,10 +2315,16 @@ class LeaderboardEntry(_message.Message):
     for the last and for the online Elo.
     """
     version: _builtins.str
-    """The version the bot plays as (its promoted one), and how it was
-    promoted: first, sprt or hand; both empty for a bot that never said one.
+    """The version the row rates: the one the bot plays as (its promoted one),
+    rated on its own games (docs/ratings.md#a-rating-per-version); and how it
+    was promoted: first, sprt or hand. Both empty for a bot that never said
+    a version.
     """
     promoted_how: _builtins.str
+    version_games: _builtins.int
+    """How many of games are that version's (all of them for a bot without
+    versions; 0 for a version promoted since the bot last played here).
+    """
     def __init__(
         self,
         *,
@@ -2277,10 +2341,11 @@ class LeaderboardEntry(_message.Message):
         los_next: _builtins.float | None = ...,
         version: _builtins.str = ...,
         promoted_how: _builtins.str = ...,
+        version_games: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_high", b"_high", "_los_next", b"_los_next", "_low", b"_low", "high", b"high", "los_next", b"los_next", "low", b"low"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_high", b"_high", "_los_next", b"_los_next", "_low", b"_low", "bot", b"bot", "draws", b"draws", "games", b"games", "high", b"high", "los_next", b"los_next", "losses", b"losses", "low", b"low", "promoted_how", b"promoted_how", "rank", b"rank", "rating", b"rating", "score", b"score", "version", b"version", "wins", b"wins"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_high", b"_high", "_los_next", b"_los_next", "_low", b"_low", "bot", b"bot", "draws", b"draws", "games", b"games", "high", b"high", "los_next", b"los_next", "losses", b"losses", "low", b"low", "promoted_how", b"promoted_how", "rank", b"rank", "rating", b"rating", "score", b"score", "version", b"version", "version_games", b"version_games", "wins", b"wins"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__high: _TypeAlias = _typing.Literal["high"]  # noqa: Y015
     _WhichOneofArgType__high: _TypeAlias = _typing.Literal["_high", b"_high"]  # noqa: Y015
