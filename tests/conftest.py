@@ -6,12 +6,28 @@ hundreds of them) compiled the project's sources again, and pytest rewrote every
 asserts again in each worker: more than a minute of CPU in a run on two cores. The tests write
 bytecode (``__pycache__``, which git ignores) whatever the environment says; the processes they
 start inherit that.
+
+The referee's quiet log (:data:`arena.edge.quietlog.quiet`) is one per process: each test starts
+with it forgotten, so that a line another test of the same xdist worker logged a moment before
+(a strike of a bot of the same name) does not hold back the line this test reads.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+
+import pytest
+
+from arena.edge.quietlog import RateLimit, quiet
 
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+
+@pytest.fixture(autouse=True)
+def _quiet_log_forgotten() -> Iterator[None]:
+    before = quiet.limit
+    quiet.limit = RateLimit(before.every, max_keys=before.max_keys, clock=before.clock)
+    yield
