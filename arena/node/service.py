@@ -79,6 +79,7 @@ from arena.tournament.schedule import (
     Stored,
     UnknownSchedule,
 )
+from arena.tournament.spec import check_callers_id
 from arena.tournament.summary import ResultSummary
 from arena.tournament.tables import is_duplicate_match, sealed_reason
 
@@ -244,6 +245,7 @@ class ClusterArenaServicer(ArenaServicer):
         await self.admin(context, "creating a tournament")
         try:
             spec = self._spec_of(request.spec)
+            check_callers_id(spec.tournament_id)  # a version test's id: the arena's own
             await self._check_bots(spec)
         except (TournamentError, EngineError) as e:
             await abort(context, InvalidArgument(str(e)))

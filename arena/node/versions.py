@@ -68,7 +68,7 @@ from arena.referee.versions import (
     start_test,
 )
 from arena.tournament import Tournaments, TournamentState
-from arena.tournament.spec import SprtOptions, TournamentError, TournamentSpec
+from arena.tournament.spec import TEST_PREFIX, SprtOptions, TournamentError, TournamentSpec
 from arena.tournament.sprt import SequentialTest, bounds, score_to_elo
 
 log = logging.getLogger("arena.node")
@@ -87,8 +87,8 @@ MAX_PAIRS = 400
 MIN_PAIRS = 8
 OPTIONS = SprtOptions(elo0=ELO0, elo1=ELO1, alpha=ALPHA, beta=ALPHA, batch_pairs=BATCH_PAIRS,
                       max_pairs=MAX_PAIRS, min_pairs=MIN_PAIRS)
-#: the tournament id of a version's test starts with this
-PREFIX = "vt:"
+#: the tournament id of a version's test starts with this (reserved: no caller may use it)
+PREFIX = TEST_PREFIX
 UNRATED = "a test between two versions of one bot: not rated in the pool"
 
 

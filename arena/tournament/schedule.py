@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from arena.tournament.spec import TournamentError, TournamentSpec
+from arena.tournament.spec import TournamentError, TournamentSpec, check_callers_id
 
 #: the shortest period a node accepts by default (a node's setting: tests run with seconds)
 MIN_EVERY_S = 60
@@ -223,7 +223,7 @@ class Schedule:
         """The tournament of the occurrence at ``at``, with the secret ``fresh`` (default: new
         randomness; with a given seed, one derived from it and the occurrence); a ladder's bots read
         from ``store`` (without one: stand-ins)."""
-        tid = self.tournament_id(at)
+        tid = check_callers_id(self.tournament_id(at))
         data = dict(self.options, tournament_id=tid, bots=self.bots.bots(store))
         if self.seed:
             data["seed"] = hashlib.sha256(f"{self.seed}/{tid}".encode()).hexdigest()
