@@ -92,6 +92,14 @@ PREFIX = TEST_PREFIX
 UNRATED = "a test between two versions of one bot: not rated in the pool"
 
 
+def slots_for_tests(slots: int, share: float) -> int:
+    """The version-test matches a node of ``slots`` match slots plays at once, the ladder having ``share``
+    of them: half the ladder's slots (rounded down), one at least where the ladder has any, so that the
+    ladder keeps the other half for its own games and a tournament the rest of the node."""
+    ladder = int(share * slots + 1e-9)
+    return 0 if ladder <= 0 else max(1, ladder // 2)
+
+
 def test_id(name: str, candidate: Version) -> str:
     """The test's tournament id: the same on every node for one candidacy (a candidate sent back to
     wait gets a new one: ``changed`` moved)."""

@@ -418,7 +418,8 @@ class Broker(abc.ABC):
 
     @abc.abstractmethod
     def claim_batch(self, node_id: str, count: int, lease_s: float, seats: Mapping[str, int] | None = None,
-                    *, absent: Sequence[str] = (), matches: Sequence[str] = ()) -> ClaimBatch:
+                    *, absent: Sequence[str] = (), matches: Sequence[str] = (),
+                    capped: tuple[str, int] | None = None) -> ClaimBatch:
         """Up to ``count`` jobs for ``node_id``, each leased for ``lease_s``, in one step.
 
         First the leases that ran out (their node died or hung) give their jobs back to the queue, at
@@ -430,7 +431,10 @@ class Broker(abc.ABC):
         tournament was cancelled, or whose result is written already, is dropped, not taken. Before
         any of those, the waiting jobs of ``matches``, whatever the seats: the node holds their records
         (played to the end here, their results not written: it died, and restarted on its data).
-        ``count`` 0 gives back the leases run out and says when the next one does."""
+        ``capped`` (prefix, n), with ``seats``: at most n of the jobs taken belong to tournaments whose id
+        starts with the prefix (a node's room for version tests, :mod:`arena.node.versions`); the others
+        are taken as if those were not there. ``count`` 0 gives back the leases run out and says when
+        the next one does."""
 
     @abc.abstractmethod
     def waiting_bots(self) -> set[str]:

@@ -449,7 +449,8 @@ class EmbeddedBroker(Broker):
         return True
 
     def claim_batch(self, node_id: str, count: int, lease_s: float, seats: Mapping[str, int] | None = None,
-                    *, absent: Sequence[str] = (), matches: Sequence[str] = ()) -> ClaimBatch:
+                    *, absent: Sequence[str] = (), matches: Sequence[str] = (),
+                    capped: tuple[str, int] | None = None) -> ClaimBatch:
         if lease_s <= 0:
             raise ValueError(f"lease_s must be positive, not {lease_s}")
         if not node_id:
@@ -467,6 +468,7 @@ class EmbeddedBroker(Broker):
                 if row is not None:
                     self._accept(db, node_id, lease_until, row, claims)
             by_seats = seats is not None and not absent
+            prefix, cap = capped if capped is not None and capped[0] and by_seats else ("", 0)
             free = {bot: n for bot, n in (seats or {}).items() if n > 0}
             bots = list(absent) or list(free)
             while len(claims) < count and (bots or not by_seats):
@@ -477,9 +479,13 @@ class EmbeddedBroker(Broker):
                     need = self._seats_needed(row[1]) if by_seats else collections.Counter()
                     if by_seats and any(free.get(bot, 0) < n for bot, n in need.items()):
                         continue  # it waits for a seat here or elsewhere
+                    is_capped = bool(prefix) and self._tournament_of(row[1]).startswith(prefix)
+                    if is_capped and cap <= 0:
+                        continue  # past the node's room for such jobs: another look, or another node
                     if self._accept(db, node_id, lease_until, row, claims) and by_seats:
                         for bot, n in need.items():
                             free[bot] -= n
+                        cap -= is_capped
                 # without seats every row looked at was taken or dropped: look again while some came;
                 # with seats, every job of the bots' first SCAN_PER_BOT was looked at once
                 if by_seats or not rows:
@@ -513,6 +519,14 @@ class EmbeddedBroker(Broker):
             back += 1
         self._jobs_notice(db, bots)
         return back
+
+    @staticmethod
+    def _tournament_of(body: str) -> str:
+        """A job's tournament id ("" for an unreadable job)."""
+        try:
+            return MatchJob.from_json(body).tournament_id
+        except (ValueError, TypeError, KeyError):
+            return ""
 
     @staticmethod
     def _seats_needed(body: str) -> collections.Counter[str]:

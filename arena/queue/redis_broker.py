@@ -309,7 +309,8 @@ class RedisBroker(Broker):
             return self._enqueue_jobs(self.keys.enqueue_marker(key), jobs)
 
     def claim_batch(self, node_id: str, count: int, lease_s: float, seats: Mapping[str, int] | None = None,
-                    *, absent: Sequence[str] = (), matches: Sequence[str] = ()) -> ClaimBatch:
+                    *, absent: Sequence[str] = (), matches: Sequence[str] = (),
+                    capped: tuple[str, int] | None = None) -> ClaimBatch:
         if lease_s <= 0:
             raise ValueError(f"lease_s must be positive, not {lease_s}")
         if not node_id:
@@ -318,15 +319,16 @@ class RedisBroker(Broker):
         args: list[str | int] = [self.keys.prefix, node_id, max(1, round(lease_s * 1000)), count,
                                  self.max_deliveries, NOTICES_KEPT, REVEALED_ONCE_OVER, repr(time.time())]
         kept = " ".join(matches)
+        prefix, cap = capped if capped is not None and capped[0] else ("", 0)
         if absent:
-            args += ["absent", count, kept, *dict.fromkeys(absent)]
+            args += ["absent", count, kept, "", 0, *dict.fromkeys(absent)]
         elif seats is not None:
-            args += ["seats", SCAN_PER_BOT, kept]
+            args += ["seats", SCAN_PER_BOT, kept, prefix, max(0, cap)]
             for bot, free in seats.items():
                 if free > 0:
                     args += [bot, free]
         else:
-            args += ["any", count, kept]
+            args += ["any", count, kept, "", 0]
         with self._errors():
             out, next_ms, now_ms, dead, _dropped, back = self._claim(args=args)
         claims: list[Claim] = []

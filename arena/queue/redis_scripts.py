@@ -150,16 +150,22 @@ return 1
 #    written already, is dropped instead of taken.
 #    Before any of those, the jobs of the matches named in ARGV[11] (space-separated), if they wait:
 #    the node holds their records (it played them, then died before their results were written).
+#    With 'seats', at most ARGV[13] of the jobs taken may be of tournaments whose id starts with
+#    ARGV[12] (a node's room for version tests; '' caps nothing); the others are taken past them.
 # ARGV: 1 prefix, 2 node id, 3 lease (ms), 4 count, 5 max deliveries, 6 notices kept, 7 why a secret
 #       is revealed, 8 now (unix s, what the revealed time says), 9 mode, 10 scan, 11 the matches
-#       whose records the node holds ('' for none), then with 'seats' pairs (bot, free seats), with
-#       'absent' bot names
+#       whose records the node holds ('' for none), 12 the capped tournaments' id prefix ('' for
+#       none), 13 how many of them, then with 'seats' pairs (bot, free seats), with 'absent' bot names
 # Returns {{{id, job JSON, delivery}, ...}, the earliest lease held (ms, server time; -1: none),
 #          server time (ms), dead-lettered, dropped, given back (leases run out)}
 LUA_CLAIM = "local P = ARGV[1]\n" + LUA_JOBS_PRELUDE + """
 local node, lease, count = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 local max_deliveries, kept, why, at = tonumber(ARGV[5]), ARGV[6], ARGV[7], ARGV[8]
 local mode, scan = ARGV[9], tonumber(ARGV[10])
+local capped, cap = ARGV[12], tonumber(ARGV[13])
+local function is_capped(tid)
+  return capped ~= '' and string.sub(tid, 1, #capped) == capped
+end
 local now = now_ms()
 local dead, dropped, back = 0, 0, 0
 
@@ -223,10 +229,10 @@ if count > #out then
   else
     local seen, ids = {}, {}
     if mode == 'seats' then
-      for i = 12, #ARGV, 2 do free[ARGV[i]] = tonumber(ARGV[i + 1]) end
+      for i = 14, #ARGV, 2 do free[ARGV[i]] = tonumber(ARGV[i + 1]) end
     end
     local step = (mode == 'seats') and 2 or 1
-    for i = 12, #ARGV, step do
+    for i = 14, #ARGV, step do
       if mode ~= 'seats' or free[ARGV[i]] > 0 then
         local n = scan
         if mode ~= 'seats' then n = count end
@@ -247,9 +253,11 @@ if count > #out then
           for b, n in pairs(need) do
             if (free[b] or 0) < n then fits = false end
           end
+          if is_capped(f[2]) and cap <= 0 then fits = false end
         end
         if fits and take(id, f) then
           for b, n in pairs(need) do free[b] = free[b] - n end
+          if mode == 'seats' and is_capped(f[2]) then cap = cap - 1 end
         end
       end
     end
