@@ -27,7 +27,14 @@ from arena.node.notices import NoticeWatcher
 from arena.node.rankings import MAX_LIMIT, Rankings
 from arena.node.schedules import ScheduleLoop
 from arena.node.service import ClusterArenaServicer
-from arena.node.versions import Here, VersionTests
+from arena.node.versions import (
+    TESTS_A_DAY,
+    TESTS_PER_OWNER,
+    Here,
+    VersionTestLimits,
+    VersionTests,
+    slots_for_tests,
+)
 from arena.node.worker import Worker, quiet, stop_on_cancel_notices, wake_on_jobs
 from arena.queue import LADDER_NOTICE, SCHEDULE_NOTICE, Broker, BrokerError
 from arena.ratings.pools import TOURNAMENT_PREFIX
@@ -90,6 +97,10 @@ class NodeSettings:
     schedule_min_every_s: int = MIN_EVERY_S
     #: the share of the match slots the ladder may fill (``--ladder-share``; see arena.node.ladder)
     ladder_share: float = DEFAULT_SHARE
+    #: a bot's version tests in 24 hours at most, and those under way at once among one owner's bots
+    #: (``--version-tests-a-day``, ``--version-tests-per-owner``; see arena.node.versions)
+    version_tests_a_day: int = TESTS_A_DAY
+    version_tests_per_owner: int = TESTS_PER_OWNER
     #: TLS for the gRPC port: the server's certificate (PEM, with any intermediates) and its key;
     #: both or neither (neither: plaintext, for loopback)
     tls_cert: Path | None = None
@@ -188,7 +199,9 @@ async def running_node(
         return Capacity(node.free_seats(), worker.capacity, frozenset(worker.running), node.ladder_bots(),
                         tuple(Here(entry, on) for entry, on in node.versioned_here()))
 
-    tests = VersionTests(broker, tournaments, registry.update_versions,
+    limits = VersionTestLimits(at_once=max(1, slots_for_tests(config.capacity, config.ladder_share)),
+                               per_owner=config.version_tests_per_owner, a_day=config.version_tests_a_day)
+    tests = VersionTests(broker, tournaments, registry.update_entry, limits=limits,
                          counted=lambda kind: node.metrics.version_tests.labels(kind).inc())
     node.metrics.version_tests_running.set_function(lambda: tests.running)
     ladder_loop = LadderLoop(broker, LadderLoop.on_loop(asyncio.get_running_loop(), capacity),

@@ -46,6 +46,7 @@ version of a bot is tested at a time, the first seen first.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import logging
 import secrets
@@ -59,6 +60,7 @@ from arena.queue import Broker
 from arena.referee.registry import BotEntry
 from arena.referee.versions import (
     Version,
+    VersionError,
     back_to_candidate,
     decide,
     find,
@@ -119,6 +121,94 @@ def test_spec(name: str, candidate: str, base: str, tid: str, pool: str, deals: 
         seed=secrets.token_hex(32), unrated_reason=UNRATED)
 
 
+#: a bot's version tests a day at most, by default (``serve --version-tests-a-day``): a test of close
+#: versions runs hundreds of pairs, so an author who pushes a version every hour or two of a working day
+#: is never held back, while one bot cycling labels makes 12 tournaments a day, not some 18,000 (one
+#: every 4.6 s was measured)
+TESTS_A_DAY = 12
+#: the most a node may be told (a bot's entry keeps the start of each of its tests of the last day)
+MAX_TESTS_A_DAY = 1000
+#: version tests under way at once among one owner's bots, by default (``serve --version-tests-per-owner``)
+TESTS_PER_OWNER = 1
+DAY_S = 86_400
+
+
+@dataclass(frozen=True)
+class VersionTestLimits:
+    """How many version tests are under way at once, and how often a bot's versions are tested."""
+
+    #: tests under way at once among the bots connected to a node (run.py: the node's room for test
+    #: matches, :func:`slots_for_tests`, for a test plays several matches at once)
+    at_once: int = 1
+    #: tests under way at once among one owner's bots (:attr:`BotEntry.owner_of`)
+    per_owner: int = TESTS_PER_OWNER
+    #: tests started in the last 24 hours of one bot
+    a_day: int = TESTS_A_DAY
+
+    def __post_init__(self) -> None:
+        for name, high in (("at_once", 10_000), ("per_owner", 10_000), ("a_day", MAX_TESTS_A_DAY)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
+                raise ValueError(f"{name} must be a whole number from 1 to {high}, not {value!r}")
+
+
+def recent_starts(started: Sequence[int], now: int) -> tuple[int, ...]:
+    """The starts of the last 24 hours before ``now``, oldest first."""
+    return tuple(sorted(t for t in started if now - DAY_S < t <= now))
+
+
+def quota_reason(entry: BotEntry, now: int, a_day: int) -> str:
+    """Why the bot's next test waits for its day's tests ("": it need not)."""
+    recent = recent_starts(entry.tests_started, now)
+    if len(recent) < a_day:
+        return ""
+    free_at = recent[len(recent) - a_day] + DAY_S
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(free_at))
+    return (f"{len(recent)} of its version tests started in the last 24 hours, the most a bot may ({a_day} a "
+            f"day): the next may start at {when}")
+
+
+def waited_since(entry: BotEntry) -> int:
+    """Since when the bot's next candidate has waited for its turn: its candidacy, or the bot's latest
+    test's start or end if later (a bot whose test just ended waits behind those that waited)."""
+    cand = next_candidate(entry.versions)
+    return max([0 if cand is None else cand.changed, *(v.changed for v in entry.versions if v.test)])
+
+
+def waiting_reasons(entry: BotEntry, node_says: str, now: int, a_day: int) -> dict[str, str]:
+    """Why each candidate of ``entry`` waits (version -> a sentence): one test a bot at a time, the
+    first seen first; the next one's reason as a node saw it (``node_says``), else its day's tests."""
+    under_test = next((v for v in entry.versions if v.state == "testing"), None)
+    first = next_candidate(entry.versions)
+    out = {}
+    for v in entry.versions:
+        if v.state != "candidate":
+            continue
+        if under_test is not None:
+            out[v.version] = f"waits for the test of version {under_test.version} (one test a bot at a time)"
+        elif first is not None and v.version != first.version:
+            out[v.version] = (f"waits behind version {first.version} (one test a bot at a time, the first "
+                              f"seen first)")
+        else:
+            out[v.version] = (node_says or quota_reason(entry, now, a_day)
+                              or "waits for its test, on a ladder's slots where both versions are connected")
+    return out
+
+
+def anew(versions: Sequence[Version], cand: Version, now: int) -> tuple[Version, ...]:
+    """``cand``, still a candidate as it was, starts its candidacy again (a new test id); its place in
+    line is kept by the bot's own order (first seen first)."""
+    v = find(versions, cand.version)
+    if v is None or v.state != "candidate" or v.changed != cand.changed:
+        raise VersionError(f"version {cand.version[:40]} changed meanwhile")
+    return tuple(replace(x, changed=max(now, cand.changed + 1)) if x.version == v.version else x
+                 for x in versions)
+
+
+def ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
 @dataclass(frozen=True)
 class Here:
     """A versioned bot connected to this node: its entry now and the versions connected here."""
@@ -129,37 +219,108 @@ class Here:
 
 class VersionTests:
     """Starts and decides the version tests of the bots connected to one node (from its ladder
-    thread: every call blocks on the broker or the registry's backend)."""
+    thread: every call blocks on the broker or the registry's backend), within its
+    :class:`VersionTestLimits`."""
 
     def __init__(self, broker: Broker, tournaments: Tournaments,
-                 update: Callable[..., BotEntry | None], *, options: SprtOptions = OPTIONS,
-                 counted: Callable[[str], None] | None = None) -> None:
+                 update: Callable[[str, Callable[[BotEntry], BotEntry | None]], BotEntry | None], *,
+                 options: SprtOptions = OPTIONS, counted: Callable[[str], None] | None = None,
+                 limits: VersionTestLimits | None = None, clock: Callable[[], float] = time.time) -> None:
         self.broker = broker
         self.tournaments = tournaments
-        #: the registry's update_versions (an atomic change of a bot's versions)
+        #: the registry's update_entry (an atomic change of a bot's entry: its versions, its tests' starts)
         self.update = update
         self.options = options
         #: told "started", "accepted" or "rejected" for each change this node wrote (the metrics)
         self.counted = counted
+        self.limits = limits or VersionTestLimits()
+        self.clock = clock
         #: the tests under way among the bots connected here, as this node last saw them
         self.running = 0
+        #: why each bot connected here waits for its next candidate's test, as this node last saw it
+        #: (bot name -> a sentence; replaced whole at each look, read from the event loop)
+        self.waiting: dict[str, str] = {}
         self._quiet = QuietLog(log)
 
     def run(self, here: Sequence[Here], pools: Mapping[str, tuple[int, float]],
             opted: Callable[[str], set[str]]) -> None:
         """One look: decide the tests that ended, start those that can. ``pools``: the pools whose
         ladder is on, each with its deals and its tests' H1 bound; ``opted(pool)``: the bots opted in
-        to its ladder."""
+        to its ladder.
+
+        The bots whose next candidate could start take turns: the one waiting longest first (since
+        its candidate came, or its last test ended, whichever is later), while fewer than
+        ``limits.at_once`` tests are under way among the bots here and fewer than
+        ``limits.per_owner`` among its owner's; a bot whose tests of the last day are used waits
+        for the oldest of them to be a day old. Each waiting bot's reason is kept in :attr:`waiting`."""
+        now = int(self.clock())
         testing = {h.entry.name: v for h in here for v in h.entry.versions if v.state == "testing"}
         states = self.broker.tournament_states([v.test for v in testing.values()]) if testing else {}
-        self.running = 0
+        running = 0
+        owners: collections.Counter[str] = collections.Counter()
+        idle = []
         for h in here:
-            name = h.entry.name
-            v = testing.get(name)
-            if v is not None:
-                self.running += self._follow(h.entry, v, states.get(v.test))
-            elif pools:
-                self._start(h, pools, opted)
+            v = testing.get(h.entry.name)
+            if v is None:
+                idle.append(h)
+            elif self._follow(h.entry, v, states.get(v.test)):
+                running += 1
+                owners[h.entry.owner_of] += 1
+        waiting: dict[str, str] = {}
+        ready = []
+        for h in idle:
+            why = self._why_not(h, pools, opted, now)
+            if why is None:
+                ready.append(h)
+            elif why:
+                waiting[h.entry.name] = why
+        ready.sort(key=lambda h: (waited_since(h.entry), h.entry.name))
+        line = 0
+        limits = self.limits
+        for h in ready:
+            owner = h.entry.owner_of
+            if running >= limits.at_once:
+                line += 1
+                waiting[h.entry.name] = (
+                    f"{running} version tests are under way among the bots of this node, the most at once "
+                    f"({limits.at_once}): it is {ordinal(line)} in line (the bot waiting longest goes first)")
+            elif owners[owner] >= limits.per_owner:
+                waiting[h.entry.name] = (
+                    f"its owner's bots ({owner}) have {owners[owner]} version test"
+                    f"{'' if owners[owner] == 1 else 's'} under way, the most at once ({limits.per_owner})")
+            elif self._start(h, pools, opted, now):
+                running += 1
+                owners[owner] += 1
+        self.running = running
+        self.waiting = waiting
+
+    def _why_not(self, h: Here, pools: Mapping[str, tuple[int, float]], opted: Callable[[str], set[str]],
+                 now: int) -> str | None:
+        """Why the bot's next candidate cannot start its test here now, whatever the others do ("": it
+        has none), or None: it can, when its turn comes."""
+        entry = h.entry
+        cand, base = next_candidate(entry.versions), promoted(entry.versions)
+        if cand is None or base is None:
+            return ""
+        missing = [x for x in dict.fromkeys((cand.version, base.version)) if x not in h.connected]
+        if missing:
+            verb = "is" if len(missing) == 1 else "are"
+            return (f"version {' and '.join(missing)} {verb} not connected to this node: a test plays the "
+                    f"candidate against the promoted version")
+        if self._pool(entry, pools, opted) is None:
+            return ("the bot plays no ladder that is on: a version test runs on a ladder's slots (its "
+                    "Hello's ladder flag, or an admin's ladder add)")
+        return quota_reason(entry, now, self.limits.a_day) or None
+
+    @staticmethod
+    def _pool(entry: BotEntry, pools: Mapping[str, tuple[int, float]],
+              opted: Callable[[str], set[str]]) -> str | None:
+        """The pool of the bot's test: the first of the ladders on that it plays."""
+        return next((p for p in sorted(pools) if entry.name in opted(p)), None)
+
+    def reasons(self, entry: BotEntry) -> dict[str, str]:
+        """Why each candidate of ``entry`` waits (version -> a sentence), as its versions page says it."""
+        return waiting_reasons(entry, self.waiting.get(entry.name, ""), int(self.clock()), self.limits.a_day)
 
     def _follow(self, entry: BotEntry, v: Version, state: TournamentState | None) -> int:
         """Apply the end of a test; 1 while it runs."""
@@ -188,43 +349,65 @@ class VersionTests:
         self._write(name, lambda vs: decide(vs, v.version, v.test, decision, llr, pairs, elo, now), kind)
         return 0
 
-    def _start(self, h: Here, pools: Mapping[str, tuple[int, float]],
-               opted: Callable[[str], set[str]]) -> None:
+    def _start(self, h: Here, pools: Mapping[str, tuple[int, float]], opted: Callable[[str], set[str]],
+               now: int) -> bool:
+        """Start the test of the bot's next candidate; whether it is under way (started here or by another
+        node first)."""
         entry = h.entry
         cand, base = next_candidate(entry.versions), promoted(entry.versions)
-        if cand is None or base is None or not {cand.version, base.version} <= h.connected:
-            return
-        pool = next((p for p in sorted(pools) if entry.name in opted(p)), None)
-        if pool is None:
-            return
+        pool = self._pool(entry, pools, opted)
+        if cand is None or base is None or pool is None:
+            return False
         tid = test_id(entry.name, cand)
         deals, elo1 = pools[pool]
         options = self.options if elo1 == self.options.elo1 else replace(self.options, elo1=elo1)
         spec = test_spec(entry.name, cand.version, base.version, tid, pool, deals, options)
         made = self.broker.put_tournament(spec)  # another node may have made it first: that one stands
-        now = int(time.time())
+        if not made and not self._open_or_gone(tid):
+            # an earlier start of this candidacy was called off (its version changed meanwhile, or its
+            # day's tests were used on another node): its id is spent, and the next try takes a new one
+            # rather than a test that ended before it began
+            self._write(entry.name, lambda vs: anew(vs, cand, now), "")
+            return False
         found: list[Version | None] = []
+        a_day = self.limits.a_day
 
-        def change(versions: tuple[Version, ...]) -> tuple[Version, ...]:
-            found[:] = [find(versions, cand.version)]
-            return start_test(versions, cand.version, tid, base.version, now)
+        def change(stored: BotEntry) -> BotEntry:
+            found[:] = [find(stored.versions, cand.version)]
+            if any(x.state == "testing" for x in stored.versions):
+                raise VersionError("one test a bot at a time")
+            recent = recent_starts(stored.tests_started, now)
+            if len(recent) >= a_day:
+                raise VersionError(f"its {a_day} tests a day are used")
+            versions = start_test(stored.versions, cand.version, tid, base.version, now)
+            return replace(stored, versions=versions, tests_started=(*recent, now))
 
-        if self._write(entry.name, change, "started"):
+        if self._write_entry(entry.name, change, "started"):
             log.info("bot %s: version %s tested against %s (%s, %s)", entry.name, cand.version,
                      base.version, pool, tid, extra={"event": "version_test", "bot": entry.name,
                                                      "tournament": tid})
-        elif made and not (found and found[0] is not None and found[0].test == tid):
-            # the version changed meanwhile (promoted by hand, the bot revoked): the tournament this
-            # call stored tests nothing; cancelled before any node's advance sweep plays it
-            with contextlib.suppress(TournamentError):
-                self.tournaments.cancel(tid)
-            return
+        elif not (found and found[0] is not None and found[0].test == tid):
+            if made:
+                # the version changed meanwhile (promoted by hand, the bot revoked, its day's tests used
+                # on another node): the tournament this call stored tests nothing; cancelled before any
+                # node's advance sweep plays it
+                with contextlib.suppress(TournamentError):
+                    self.tournaments.cancel(tid)
+            return False
         current = self.broker.get_tournament(tid)
         if current is not None and current[1].is_open:
             self.tournaments.advance(tid)  # its first batch (idempotent: enqueued once)
+        return True
+
+    def _open_or_gone(self, tid: str) -> bool:
+        current = self.broker.get_tournament(tid)
+        return current is None or current[1].is_open
 
     def _write(self, name: str, change: Callable[[tuple[Version, ...]], tuple[Version, ...]],
                kind: str) -> bool:
+        return self._write_entry(name, lambda e: replace(e, versions=change(e.versions)), kind)
+
+    def _write_entry(self, name: str, change: Callable[[BotEntry], BotEntry], kind: str) -> bool:
         written = self.update(name, change)
         if written is None:
             return False  # another node wrote it first (or the bot is gone)

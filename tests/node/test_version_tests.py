@@ -20,7 +20,7 @@ def setup(broker: Broker) -> tuple[BotRegistry, VersionTests, list[str]]:
     registry.update_versions("alpha", lambda vs: seen(vs, "1", 1000))
     registry.update_versions("alpha", lambda vs: seen(vs, "2", 1001))
     counted: list[str] = []
-    tests = VersionTests(broker, Tournaments(broker), registry.update_versions, counted=counted.append)
+    tests = VersionTests(broker, Tournaments(broker), registry.update_entry, counted=counted.append)
     return registry, tests, counted
 
 
