@@ -26,7 +26,7 @@ from arena.referee.access import AccessError, Caller, PermissionDenied, Role, Un
 from arena.referee.calls import EDGE_ERRORS, Context, abort, address_of, token_of
 from arena.referee.convert import result_to_proto
 from arena.referee.node import BotStatus, InvalidArgument, MatchSummary, Node, NotFound, ResourceExhausted
-from arena.referee.registry import BotEntry, PerEntry
+from arena.referee.registry import OWNER_RULE, BotEntry, PerEntry, invite_owner
 from arena.referee.replays import ReplaySlot, SendTimeout, Stalled
 from arena.referee.versions import Version
 
@@ -123,8 +123,15 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
         who = await self.caller(context)
         try:
             await self.node.check_new_bot(request.name)  # before an invite is spent on a name that cannot be
+            owner = request.owner
+            if owner and who.role is not Role.ADMIN:  # else a stranger could take turns from another's bots
+                raise PermissionDenied("only an admin names a bot's owner (an invite made for an owner "
+                                       "carries it: bot invite --owner)")
+            if owner and not valid_bot_name(owner):
+                raise InvalidArgument(f"bad owner {owner[:80]!r}: {OWNER_RULE}")
             await self.gate.register(who, address_of(context), request.invite)
-            entry, token = await self.node.register(request.name, request.ladder)
+            owner = owner or invite_owner(request.invite)
+            entry, token = await self.node.register(request.name, request.ladder, owner)
         except EDGE_ERRORS as e:
             await abort(context, e)
         return apb.RegisterBotResponse(bot_id=entry.bot_id, token=token)
@@ -158,7 +165,11 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
         self, request: apb.CreateInviteRequest, context: Context,
     ) -> apb.CreateInviteResponse:
         await self.admin(context, "making an invite")
-        return apb.CreateInviteResponse(invite=await self.node.create_invite())
+        try:
+            code = await self.node.create_invite(request.owner)
+        except EDGE_ERRORS as e:
+            await abort(context, e)
+        return apb.CreateInviteResponse(invite=code)
 
     async def ListBots(
         self, request: apb.ListBotsRequest, context: Context,

@@ -128,6 +128,24 @@ def digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
+#: an invite made for an owner ends with this and the owner's name (neither a token's nor a name's character)
+OWNER_SEP = "@"
+OWNER_RULE = "an owner is named as a bot is: " + BOT_NAME_RULE
+
+
+def check_owner(owner: str) -> str:
+    """``owner``, if it names one ("" names nobody)."""
+    if owner and not valid_bot_name(owner):
+        raise RegistryError(f"bad owner {owner[:80]!r}: {OWNER_RULE}")
+    return owner
+
+
+def invite_owner(code: str) -> str:
+    """Whom the invite ``code`` was made for ("": nobody said)."""
+    _, sep, owner = code.rpartition(OWNER_SEP)
+    return owner if sep and valid_bot_name(owner) else ""
+
+
 def new_token(prefix: str) -> str:
     """A fresh secret of 192 random bits; the prefix keeps it from starting with '-' (an option)."""
     return f"{prefix}_{secrets.token_urlsafe(24)}"
@@ -352,14 +370,15 @@ class BotRegistry:
             self._apply([entry])
         return entry
 
-    def register(self, name: str, ladder: bool = False) -> tuple[BotEntry, str]:
-        """Register a bot under ``name`` (asking to play the ladder, with ``ladder``); its entry and its
-        token, made here and shown once."""
+    def register(self, name: str, ladder: bool = False, owner: str = "") -> tuple[BotEntry, str]:
+        """Register a bot under ``name`` (asking to play the ladder, with ``ladder``; owned by ``owner``);
+        its entry and its token, made here and shown once."""
         if not valid_bot_name(name):
             raise RegistryError(f"bad bot name {name!r}: {BOT_NAME_RULE}")
+        check_owner(owner)
         token = new_token("bt")
         entry = BotEntry(bot_id=f"bot-{secrets.token_hex(4)}", name=name, token_sha256=digest(token),
-                         ladder=ladder)
+                         ladder=ladder, owner=owner)
         if not self._backend.add(entry):
             raise DuplicateBotError(f"a bot named {name!r} is already registered")
         # a new bot: nothing newer of it can be in the copy, so it goes in now, notices or not
@@ -429,8 +448,10 @@ class BotRegistry:
         changed = self._backend.update(name, apply)
         return None if changed is None else self._applied(changed)
 
-    def create_invite(self) -> str:
-        code = new_token("inv")
+    def create_invite(self, owner: str = "") -> str:
+        """A code good for one registration; with ``owner``, the bot registered with it is theirs (the
+        code carries the owner's name after an ``@``: kept only as its digest, it cannot be changed)."""
+        code = new_token("inv") + (f"{OWNER_SEP}{check_owner(owner)}" if owner else "")
         self._backend.add_invite(digest(code))
         return code
 
