@@ -120,7 +120,7 @@ def _versions(args: argparse.Namespace) -> int:
             elo = f", {v.elo:+.0f} Elo" if v.HasField("elo") else ""
             test = f"against {v.against}: {v.decision or 'under way'} (LLR {v.llr:.2f}, {v.pairs} pairs{elo})"
         seen = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(v.first_seen))
-        print(f"{v.version:12} {v.state:10} {v.how or '-':6} {v.games:>6} {seen:20} {test}")
+        print(f"{v.version:12} {v.state:10} {v.how or '-':6} {v.games:>6} {seen:20} {test or v.waiting}")
     if reply.HasField("test"):
         t = reply.test
         print(f"test {t.tournament_id} ({t.state}): {t.candidate} against {t.against}, LLR {t.llr:.2f} in "

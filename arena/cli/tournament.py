@@ -215,7 +215,7 @@ def resume(args: argparse.Namespace) -> int:
 def list_(args: argparse.Namespace) -> int:
     rows = [{"tournament_id": t.tournament_id, "format": t.format, "state": t.state,
              "matches_done": t.matches_done}
-            for t in call(args, "ListTournaments").tournaments]
+            for t in call(args, "ListTournaments", version_tests=args.tests).tournaments]
     if args.json:
         print(json.dumps(rows))
     else:
@@ -482,7 +482,10 @@ def _add_tournament_parsers(tsub: Any) -> None:
         cluster_flags(p)
         p.set_defaults(func=fn)
 
-    ls = tsub.add_parser("list", help="every tournament")
+    ls = tsub.add_parser("list", help="every tournament (the version tests are listed apart: --tests)")
+    ls.add_argument("--tests", action="store_true",
+                    help="the version tests instead (the tournaments the arena makes between two versions "
+                         "of a bot)")
     cluster_flags(ls)
     ls.set_defaults(func=list_)
 

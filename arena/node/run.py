@@ -209,6 +209,7 @@ async def running_node(
                              counted=lambda pool, n: node.metrics.ladder_matches.labels(pool).inc(n),
                              tests=tests)
     worker.test_room = ladder_loop.test_room  # the version tests' matches only within their room
+    arena.version_reasons = tests.reasons  # why a candidate waits, on its versions page
     arena.on_ladder = ladder_loop.wake  # a ladder changed through this node: look again at once
     watcher.on(LADDER_NOTICE, ladder_loop.wake)  # ...and through another node, on its notice
     watcher.on_gap(ladder_loop.wake)

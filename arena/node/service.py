@@ -24,7 +24,7 @@ import contextlib
 import json
 import secrets
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import grpc
@@ -37,7 +37,7 @@ from arena.engine.rules import spec_from_text
 from arena.node.ladder import DEFAULT_DEALS, LadderError, Ladders, LadderView, check_pool, ladder_standings
 from arena.node.rankings import BadRequest, Rankings, UnknownPool
 from arena.node.seals import seal, sealed_among, still_sealed
-from arena.node.versions import DUPLICATE_NOTE, versions_view
+from arena.node.versions import DUPLICATE_NOTE, is_test, versions_view
 from arena.node.versions import ELO1 as TEST_ELO1
 from arena.queue import CANCEL_NOTICE, SCHEDULE_NOTICE, Broker, BrokerError
 from arena.ratings.leaderboard import Leaderboard
@@ -110,6 +110,8 @@ class ClusterArenaServicer(ArenaServicer):
         self.on_schedule: Callable[[], object] | None = None
         #: called once a ladder is changed through this node (its ladder loop's wake)
         self.on_ladder: Callable[[], object] | None = None
+        #: why each candidate of a bot waits for its test (the node's VersionTests.reasons)
+        self.version_reasons: Callable[[BotEntry], Mapping[str, str]] | None = None
         self.ladders = Ladders(broker)
         #: one audit at a time on this node, and what earlier audits worked out
         self._auditing = asyncio.Lock()
@@ -121,9 +123,10 @@ class ClusterArenaServicer(ArenaServicer):
         """The bot's versions and its latest version test, with the LLR after each pair."""
         await self.reader(context)
         entry = await self.versions_entry(request.name, context)
-        view = await self._queue(context, versions_view, entry, self.tournaments)
+        waiting = self.version_reasons(entry) if self.version_reasons is not None else None
+        view = await self._queue(context, versions_view, entry, self.tournaments, waiting)
         reply = apb.GetBotVersionsResponse(bot=entry.name, promoted=entry.promoted_version,
-                                           versions=versions_to_proto(entry), note=DUPLICATE_NOTE)
+                                           versions=versions_to_proto(entry, waiting), note=DUPLICATE_NOTE)
         if view.test is not None:
             t = view.test
             reply.test.CopyFrom(apb.VersionTest(
@@ -308,12 +311,13 @@ class ClusterArenaServicer(ArenaServicer):
         self, request: apb.ListTournamentsRequest, context: Context,
     ) -> apb.ListTournamentsResponse:
         await self.reader(context)
-        rows = await self._queue(context, self._summaries)
+        rows = await self._queue(context, self._summaries, request.version_tests)
         return apb.ListTournamentsResponse(tournaments=rows)
 
-    def _summaries(self) -> list[apb.TournamentSummary]:
-        """Every tournament, in three reads whatever their number (never reading their results)."""
-        ids = self.broker.list_tournaments()
+    def _summaries(self, version_tests: bool) -> list[apb.TournamentSummary]:
+        """Every tournament, or with ``version_tests`` every version test (listed apart: a bot's tests are
+        the arena's, not an admin's), in three reads whatever their number (never reading their results)."""
+        ids = [t for t in self.broker.list_tournaments() if is_test(t) == version_tests]
         stored = self.broker.get_tournaments(ids)
         done = self.broker.result_counts(ids)
         return [apb.TournamentSummary(tournament_id=tid, format=stored[tid][0].format, state=stored[tid][1],

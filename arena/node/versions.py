@@ -52,7 +52,7 @@ import logging
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from arena.edge.quietlog import QuietLog
 from arena.engine.rules import PRESETS
@@ -455,9 +455,13 @@ class VersionsView:
     promoted: str
     versions: tuple[Version, ...]
     test: TestView | None
+    #: why each candidate waits for its test (version -> a sentence: :func:`waiting_reasons`)
+    waiting: Mapping[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, object]:
-        return {"bot": self.bot, "promoted": self.promoted, "versions": [v.to_dict() for v in self.versions],
+        waiting = self.waiting
+        return {"bot": self.bot, "promoted": self.promoted,
+                "versions": [{**v.to_dict(), "waiting": waiting.get(v.version, "")} for v in self.versions],
                 "test": None if self.test is None else self.test.to_dict(), "note": DUPLICATE_NOTE}
 
 
@@ -467,15 +471,17 @@ DUPLICATE_NOTE = ("Each test plays mirror duplicate pairs between two versions o
                   "(between different owners the arena never plays it).")
 
 
-def versions_view(entry: BotEntry, tournaments: Tournaments) -> VersionsView:
-    """What the bot's versions page shows; the latest test read from the store (a few reads: blocking,
-    from a thread)."""
+def versions_view(entry: BotEntry, tournaments: Tournaments,
+                  waiting: Mapping[str, str] | None = None) -> VersionsView:
+    """What the bot's versions page shows, each candidate with why it waits (``waiting``, the node's
+    :meth:`VersionTests.reasons`); the latest test read from the store (a few reads: blocking, from a
+    thread)."""
     ordered = tuple(sorted(entry.versions, key=lambda v: (v.first_seen, v.version), reverse=True))
     with_test = [v for v in entry.versions if v.test]
     latest = next((v for v in with_test if v.state == "testing"), None) or (
         max(with_test, key=lambda v: v.changed) if with_test else None)
     return VersionsView(entry.name, entry.promoted_version, ordered,
-                        None if latest is None else test_view(latest, tournaments))
+                        None if latest is None else test_view(latest, tournaments), dict(waiting or {}))
 
 
 def test_view(v: Version, tournaments: Tournaments) -> TestView:

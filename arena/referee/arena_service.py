@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import NoReturn
 
 import grpc
@@ -475,19 +475,20 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
         await self._no_queue(context)
 
 
-def version_to_proto(v: Version) -> apb.BotVersion:
+def version_to_proto(v: Version, waiting: str = "") -> apb.BotVersion:
     out = apb.BotVersion(version=v.version, state=v.state, how=v.how, first_seen=v.first_seen,
                          last_seen=v.last_seen, games=v.games, test_id=v.test, against=v.against,
-                         decision=v.decision, llr=v.llr, pairs=v.pairs)
+                         decision=v.decision, llr=v.llr, pairs=v.pairs, waiting=waiting)
     if v.elo is not None:
         out.elo = v.elo
     return out
 
 
-def versions_to_proto(entry: BotEntry) -> list[apb.BotVersion]:
-    """A bot's versions, newest first."""
-    return [version_to_proto(v) for v in sorted(entry.versions, key=lambda v: (v.first_seen, v.version),
-                                                 reverse=True)]
+def versions_to_proto(entry: BotEntry, waiting: Mapping[str, str] | None = None) -> list[apb.BotVersion]:
+    """A bot's versions, newest first, each candidate with why it waits (``waiting``: version -> why)."""
+    why = waiting or {}
+    return [version_to_proto(v, why.get(v.version, ""))
+            for v in sorted(entry.versions, key=lambda v: (v.first_seen, v.version), reverse=True)]
 
 
 def acted_on(who: Caller, name: str, says: tuple[str, str, str]) -> str:

@@ -101,3 +101,19 @@ def test_the_leaderboard_shows_each_bot_at_its_promoted_version(built: tuple[Sit
     # a version's test is never rated in the pool: no "bot@version" row
     assert not any("@" in e["bot"] for e in board["entries"])
     assert json.dumps(board).count("promoted_how") == len(board["entries"])
+
+
+def test_the_version_tests_are_listed_apart_from_the_tournaments(built: tuple[Site, Built]) -> None:
+    """Issue 24: one bot's tests made the whole first page of the public tournaments list."""
+    site, data = built
+    status, page = get(site, "/api/v1/tournaments")
+    assert status == 200
+    assert [t["tournament_id"] for t in page["items"]] == ["versions-rr"]
+    assert (page["total"], page["apart"]) == (1, 2)
+    _, tests = get(site, "/api/v1/tournaments?tests=1")
+    assert [t["tournament_id"] for t in tests["items"]] == [data.beta_test, data.alpha_test]  # latest first
+    assert (tests["total"], tests["apart"]) == (2, 1)
+    assert all(t["format"] == "sprt" for t in tests["items"])
+    status, error = get(site, "/api/v1/tournaments?tests=yes")
+    assert status == 400 and "tests must be a whole number from 0 to 1" in error["error"]
+

@@ -114,7 +114,8 @@ def _start(registry: BotRegistry, tournaments: Tournaments, versions: tuple[Vers
     assert cand is not None
     tid = test_id(name, cand)
     spec = test_spec(name, candidate, base, tid, POOL, 1)
-    tournaments.create(spec)
+    assert tournaments.store.put_tournament(spec)  # as the node stores a test (its id is no caller's)
+    tournaments.advance(tid)
     now = int(time.time())
     _change(registry, name, lambda vs: start_test(vs, candidate, tid, base, now))
     return spec
