@@ -17,6 +17,7 @@ import secrets
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from arena.datadir import private_dir
 from arena.edge.tls import TlsError, server_credentials
@@ -33,10 +34,12 @@ from arena.node.versions import (
     Here,
     VersionTestLimits,
     VersionTests,
+    forget_records,
     slots_for_tests,
+    sweep_records,
 )
 from arena.node.worker import Worker, quiet, stop_on_cancel_notices, wake_on_jobs
-from arena.queue import LADDER_NOTICE, SCHEDULE_NOTICE, Broker, BrokerError
+from arena.queue import FORGOTTEN_NOTICE, LADDER_NOTICE, SCHEDULE_NOTICE, Broker, BrokerError
 from arena.ratings.pools import TOURNAMENT_PREFIX
 from arena.records import TimeControl
 from arena.referee.access import AccessPolicy
@@ -168,6 +171,10 @@ async def running_node(
     #: the other nodes' changes (and this one's): the registry kept current, old tokens' streams cut
     watcher = NoticeWatcher(broker, name=f"notices-{node.node_id}")
     keep_current(watcher, registry, node, asyncio.get_running_loop())
+    # the version tests the arena forgot: their records here go too (at the start and after a gap, any
+    # this node missed)
+    watcher.on(FORGOTTEN_NOTICE, lambda tids: _quietly(forget_records, store, tids))
+    watcher.on_gap(lambda: _quietly(sweep_records, store, broker))
     await watcher.start()
     try:  # results of an older version: summarized once, so the bots' recent matches list them
         await asyncio.to_thread(broker.complete_summaries)
@@ -249,6 +256,18 @@ async def running_node(
         log.info("node %s stopped (%d match%s completed here; %d result%s written to the queue)",
                  node.node_id, done, "" if done == 1 else "es", written, "" if written == 1 else "s",
                  extra={**fields, "event": "node_stop", "matches": done, "results": written})
+
+
+def _quietly(forget: Callable[..., int], *args: Any) -> None:
+    """Delete records of forgotten version tests (in the notice reader's thread); a failure is logged."""
+    try:
+        gone = forget(*args)
+    except (BrokerError, OSError) as e:
+        log.warning("could not delete the records of forgotten version tests: %s", e)
+        return
+    if gone:
+        log.info("%d records of forgotten version tests deleted here", gone,
+                 extra={"event": "test_records_deleted", "records": gone})
 
 
 def _sample_ratings(node: Node, rankings: Rankings) -> None:

@@ -49,6 +49,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import logging
+import re
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -56,8 +57,9 @@ from dataclasses import dataclass, field, replace
 
 from arena.edge.quietlog import QuietLog
 from arena.engine.rules import PRESETS
-from arena.queue import Broker
+from arena.queue import FORGOTTEN_NOTICE, Broker
 from arena.referee.registry import BotEntry
+from arena.referee.store import MatchStore
 from arena.referee.versions import (
     Version,
     VersionError,
@@ -91,6 +93,12 @@ OPTIONS = SprtOptions(elo0=ELO0, elo1=ELO1, alpha=ALPHA, beta=ALPHA, batch_pairs
                       max_pairs=MAX_PAIRS, min_pairs=MIN_PAIRS)
 #: the tournament id of a version's test starts with this (reserved: no caller may use it)
 PREFIX = TEST_PREFIX
+#: the tests of one bot whose tournaments (results, records, own pool) the arena keeps: the latest ones,
+#: the one under way among them; an older one is forgotten once a later one is decided, its evidence
+#: (decision, LLR, pairs, Elo) staying in its version's row of the bot's entry
+TESTS_KEPT = 3
+#: a version test's match id: its tournament's id (``vt:NAME:VERSION:CHANGED``), a dash, the rest
+_TEST_MATCH = re.compile(r"(vt:[^:]+:[^:]+:[0-9]+)-")
 UNRATED = "a test between two versions of one bot: not rated in the pool"
 
 
@@ -110,6 +118,29 @@ def test_id(name: str, candidate: Version) -> str:
 
 def is_test(match_or_tournament_id: str) -> bool:
     return match_or_tournament_id.startswith(PREFIX)
+
+
+def test_of(match_id: str) -> str | None:
+    """The version test a match id belongs to (None: no test's)."""
+    found = _TEST_MATCH.match(match_id)
+    return None if found is None else found.group(1)
+
+
+def forget_records(store: MatchStore, tournament_ids: Sequence[str]) -> int:
+    """Delete a node's records of the matches of the version tests ``tournament_ids`` (forgotten: the
+    ``forgotten`` notice's data); how many. Blocking: from a thread."""
+    return sum(store.forget_tournament(tid) for tid in dict.fromkeys(tournament_ids) if is_test(tid))
+
+
+def sweep_records(store: MatchStore, broker: Broker) -> int:
+    """Delete a node's records of version tests whose tournament the broker no longer has (forgotten
+    while this node was down, or missed the notice); how many. Lists the node's records and reads the
+    tests' states once: at its start and after a gap in the notices, from a thread."""
+    tests = sorted({t for t in map(test_of, store.ids()) if t is not None})
+    if not tests:
+        return 0
+    stored = broker.tournament_states(tests)
+    return forget_records(store, [t for t in tests if t not in stored])
 
 
 def test_spec(name: str, candidate: str, base: str, tid: str, pool: str, deals: int,
@@ -346,8 +377,20 @@ class VersionTests:
             mean = sum(c * x for c, x in zip(sprt.pentanomial, (0, .25, .5, .75, 1), strict=True)) / pairs
             elo = max(-1000.0, min(1000.0, score_to_elo(mean)))
         kind = "accepted" if decision == "H1" else "rejected"
-        self._write(name, lambda vs: decide(vs, v.version, v.test, decision, llr, pairs, elo, now), kind)
+        if self._write(name, lambda vs: decide(vs, v.version, v.test, decision, llr, pairs, elo, now), kind):
+            self._forget_old(name)
         return 0
+
+    def _forget_old(self, name: str) -> None:
+        """Forget the bot's tests before its latest :data:`TESTS_KEPT` (one a test decided: each is
+        tried again after the next decision while a late match of it is still being written), and
+        tell every node to delete its records of them."""
+        mine = [t for t in self.broker.list_tournaments() if t.startswith(f"{PREFIX}{name}:")]
+        for tid in mine[:-TESTS_KEPT]:  # in creation order
+            if self.broker.forget_tournament(tid):
+                self.broker.publish_notice(FORGOTTEN_NOTICE, tid)
+                log.info("bot %s: its version test %s forgotten (its %d latest kept)", name, tid, TESTS_KEPT,
+                         extra={"event": "version_test_forgotten", "bot": name, "tournament": tid})
 
     def _start(self, h: Here, pools: Mapping[str, tuple[int, float]], opted: Callable[[str], set[str]],
                now: int) -> bool:

@@ -77,6 +77,11 @@ from the store), and never a secret. Kinds in use:
   stopped, or a bot joined or left it; every node's ladder loop reads the
   ladders again (also at least every minute, for a notice lost).
 
+- :data:`FORGOTTEN_NOTICE` (``data``: the tournament's id): a version test was
+  forgotten (:meth:`Broker.forget_tournament`); every node deletes its own
+  records of its matches (also at its start and after a gap in the notices,
+  for a notice missed).
+
 Another kind is one more word and a handler on the node's
 :class:`~arena.node.notices.NoticeWatcher`: ``publish_notice("tournament",
 tournament_id)``, say, for "re-read this tournament".
@@ -126,12 +131,16 @@ LADDER_NOTICE = "ladder"
 JOBS_NOTICE = "jobs"
 #: what a ``jobs`` notice says when it names no bot: any node may look
 ANY_BOT = "*"
+#: the kind of notice that says a tournament was forgotten (``data``: its id; a version test past those
+#: kept): each node deletes its own records of its matches
+FORGOTTEN_NOTICE = "forgotten"
 
 __all__ = [
     "ANY_BOT",
     "BOT_MATCHES_KEPT",
     "BOT_NOTICE",
     "CANCEL_NOTICE",
+    "FORGOTTEN_NOTICE",
     "JOBS_NOTICE",
     "LADDER_NOTICE",
     "MIXED_BATCH",
@@ -603,6 +612,16 @@ class Broker(abc.ABC):
 
     @abc.abstractmethod
     def list_tournaments(self) -> list[str]: ...
+
+    @abc.abstractmethod
+    def forget_tournament(self, tournament_id: str) -> bool:
+        """Forget an ended tournament whole, in one step: its spec and state, its results and their
+        summaries, its own pool's ratings, counts and history, its mirror pairs' first legs left waiting,
+        and its enqueue markers. Used for the version tests past those the arena keeps
+        (:mod:`arena.node.versions`): their evidence stays in the bot's entry. Only once it ended and
+        none of its jobs is left, queued or held, so that no match of it can be written after: False
+        (nothing changed) for one still open, with jobs left, or unknown. The nodes' own records of
+        its matches are theirs to delete (:data:`FORGOTTEN_NOTICE`)."""
 
     @abc.abstractmethod
     def enqueue_once(self, key: str, jobs: Sequence[MatchJob]) -> bool:

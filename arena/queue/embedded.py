@@ -82,7 +82,7 @@ from arena.queue.broker import (
     stored_tournament,
     summary_of,
 )
-from arena.ratings import PairCount, counts_from_rows, pair_key
+from arena.ratings import PairCount, counts_from_rows, pair_key, tournament_pool
 from arena.ratings.elo import INITIAL_RATING, elo_update
 from arena.ratings.mixed import MixedGame, MixedRatings, MixedState
 from arena.ratings.online import Leg, Part, duplicate_score, history_points, quartet_scores
@@ -958,6 +958,28 @@ class EmbeddedBroker(Broker):
                 (spec.tournament_id, json.dumps(spec.to_dict(), sort_keys=True), TournamentState.CREATED),
             )
             return cur.rowcount == 1
+
+    def forget_tournament(self, tournament_id: str) -> bool:
+        pool = tournament_pool(tournament_id)
+        with self._errors(), self._tx() as db:
+            row = db.execute("SELECT state FROM tournaments WHERE id = ?", (tournament_id,)).fetchone()
+            if row is None or TournamentState(row[0]).is_open:
+                return False
+            if db.execute("SELECT 1 FROM jobs WHERE tournament_id = ? LIMIT 1", (tournament_id,)).fetchone():
+                return False  # a match of it may still be written
+            for table in ("results", "summaries"):
+                db.execute(f"DELETE FROM {table} WHERE tournament_id = ?", (tournament_id,))
+            for table in ("tournaments", "tournament_endings"):
+                db.execute(f"DELETE FROM {table} WHERE id = ?", (tournament_id,))
+            for table in ("pool_ratings", "pair_counts", "rating_history", "mixed_queue", "mixed_ratings"):
+                db.execute(f"DELETE FROM {table} WHERE pool = ?", (pool,))
+            # its pairs' first legs left waiting, and its enqueue markers: their names start with its id
+            # (compared, not LIKE'd: an id may hold '_', LIKE's wildcard)
+            db.execute("DELETE FROM duplicate_legs WHERE substr(pair, 1, ?) = ?",
+                       (len(tournament_id) + 1, f"{tournament_id}-"))
+            db.execute("DELETE FROM enqueue_markers WHERE substr(key, 1, ?) = ?",
+                       (len(tournament_id) + 1, f"{tournament_id}/"))
+        return True
 
     # scheduled tournaments
     def put_schedule(self, schedule_id: str, text: str) -> bool:

@@ -119,6 +119,7 @@ from arena.queue.redis_scripts import (
     LUA_DELETE_SCHEDULE,
     LUA_DROP,
     LUA_ENQUEUE,
+    LUA_FORGET_TOURNAMENT,
     LUA_LADDER_JOIN,
     LUA_MIGRATE,
     LUA_NOTICE,
@@ -131,7 +132,7 @@ from arena.queue.redis_scripts import (
     LUA_WRITE_RESULT,
 )
 from arena.queue.sentinel import WAIT_TIMEOUT_S, SentinelSet, connect, replicated
-from arena.ratings import PairCount, counts_from_rows, history_points
+from arena.ratings import PairCount, counts_from_rows, history_points, tournament_pool
 from arena.ratings.elo import INITIAL_RATING
 from arena.ratings.mixed import MixedGame, MixedRatings, MixedState
 from arena.tournament import MatchJob, MatchResult, TournamentError, TournamentSpec, TournamentState
@@ -225,6 +226,7 @@ class RedisBroker(Broker):
         self._release = r.register_script(LUA_RELEASE)
         self._write_result = r.register_script(LUA_WRITE_RESULT)
         self._put_tournament = r.register_script(LUA_PUT_TOURNAMENT)
+        self._forget_tournament = r.register_script(LUA_FORGET_TOURNAMENT)
         self._put_schedule = r.register_script(LUA_PUT_SCHEDULE)
         self._delete_schedule = r.register_script(LUA_DELETE_SCHEDULE)
         self._add_occurrence = r.register_script(LUA_ADD_OCCURRENCE)
@@ -716,6 +718,18 @@ class RedisBroker(Broker):
         args = [json.dumps(spec.to_dict(), sort_keys=True), spec.tournament_id]
         with self._errors():
             return bool(self._put_tournament(keys=keys, args=args))
+
+    def forget_tournament(self, tournament_id: str) -> bool:
+        with self._errors():
+            args = [self.keys.prefix, tournament_id, tournament_pool(tournament_id)]
+            if not self._forget_tournament(args=args):
+                return False
+            # its enqueue markers (a few a stage): their names start with its id and a slash
+            markers = list(self._redis.scan_iter(match=self.keys.enqueue_marker(f"{tournament_id}/") + "*",
+                                                 count=1000))
+            for i in range(0, len(markers), _READ_CHUNK):
+                self._redis.delete(*markers[i : i + _READ_CHUNK])
+        return True
 
     # scheduled tournaments
     def put_schedule(self, schedule_id: str, text: str) -> bool:

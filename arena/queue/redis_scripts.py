@@ -593,6 +593,31 @@ redis.call('RPUSH', KEYS[2], ARGV[2])
 return 1
 """
 
+# Forget an ended tournament whole (a version test past those the arena keeps: arena.node.versions):
+# its hash and its place in the list, its results and their summaries, its mirror pairs' first legs
+# left waiting, its own pool's ratings, counts and history. Only once it ended and none of its jobs is
+# left, queued or held (no match of it can still be written).
+# ARGV: 1 prefix, 2 tournament id, 3 its own pool. Returns 1 if forgotten, 0 if not (none, open, jobs).
+LUA_FORGET_TOURNAMENT = "local P = ARGV[1]\n" + LUA_JOBS_PRELUDE + """
+local tid, pool = ARGV[2], ARGV[3]
+local t = key('tournament', tid)
+local state = redis.call('HGET', t, 'state')
+if not state or state == 'created' or state == 'running' then return 0 end
+if tonumber(redis.call('GET', key('pending', tid)) or '0') > 0 then return 0 end
+if redis.call('SCARD', key('jobs', 'of', tid)) > 0 then return 0 end
+for _, m in ipairs(redis.call('SMEMBERS', key('results', tid))) do
+  redis.call('DEL', key('result', m))
+  local pair = string.match(m, '^(.*)%-leg0$')
+  if pair then redis.call('DEL', key('leg', pair)) end
+end
+redis.call('DEL', t, key('results', tid), key('summaries', tid), key('pending', tid), key('jobs', 'of', tid))
+redis.call('LREM', key('tournaments'), 0, tid)
+redis.call('SREM', key('pools'), pool)
+redis.call('DEL', key('elo', pool), key('pairs', pool), key('history', pool), key('mixed', 'queue', pool),
+           key('mixed', pool))
+return 1
+"""
+
 # KEYS: schedule hash, schedules set.  ARGV: schedule JSON, schedule id
 LUA_PUT_SCHEDULE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end

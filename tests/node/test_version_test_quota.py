@@ -10,12 +10,25 @@ from __future__ import annotations
 
 import functools
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
-from arena.node.versions import DAY_S, TESTS_A_DAY, Here, VersionTestLimits, VersionTests, is_test
+from arena.node import versions
+from arena.node.versions import (
+    DAY_S,
+    TESTS_A_DAY,
+    TESTS_KEPT,
+    Here,
+    VersionTestLimits,
+    VersionTests,
+    forget_records,
+    is_test,
+    sweep_records,
+)
 from arena.queue import Broker
 from arena.referee.registry import BotEntry, BotRegistry
+from arena.referee.store import MatchStore
 from arena.referee.versions import find, seen
 from arena.tournament import Tournaments
 
@@ -54,7 +67,11 @@ def test_a_bot_cycling_version_labels_gets_the_day_s_tests_and_no_more(broker: B
         assert find(entry(registry, "hostile").versions, label).state == "rejected"  # type: ignore[union-attr]
     print(f"{len(made)} tests made for 40 labels")
     assert len(made) == TESTS_A_DAY, f"{len(made)} tests made in a row by one bot"
-    assert len([t for t in broker.list_tournaments() if is_test(t)]) == len(made)
+    # and the arena keeps the tournaments of its latest few only: the others are forgotten whole
+    assert [t for t in broker.list_tournaments() if is_test(t)] == made[-TESTS_KEPT:]
+    assert all(broker.results(t) == [] and broker.get_tournament(t) is None for t in made[:-TESTS_KEPT])
+    rejected = find(entry(registry, "hostile").versions, "2")
+    assert rejected is not None and rejected.state == "rejected" and rejected.test == made[0]  # its evidence
     # the candidate past them waits, and says why and until when, not dropped
     waiting = find(entry(registry, "hostile").versions, label)
     assert waiting is not None and waiting.state == "candidate"
@@ -140,3 +157,18 @@ def test_one_owner_s_bots_have_one_test_at_a_time_and_the_others_go_on(broker: B
     assert tests.waiting == {"ann2": "its owner's bots (alice) have 1 version test under way, the most at "
                                      "once (1)"}
     assert tests.reasons(entry(registry, "ann2")) == {"2": tests.waiting["ann2"]}
+
+
+def test_a_node_deletes_its_records_of_the_tests_forgotten_and_of_no_other(broker: Broker,
+                                                                          tmp_path: Path) -> None:
+    store = MatchStore(tmp_path / "matches")
+    names = ["vt:alpha:2:1000-r1-0-leg0", "vt:alpha:2:1000-r1-0-leg1", "vt:alpha:3:2000-r1-0-leg0",
+             "vt:alpha:2:10000-r1-0-leg0", "league-r1-0", "m-0a1b"]
+    for name in names:
+        (tmp_path / "matches" / f"{name}.json").write_text("{}")
+    assert forget_records(store, ["vt:alpha:2:1000", "league"]) == 2  # a test's only (its notice's data)
+    assert store.ids() == sorted(names[2:])
+    # the broker still has one of the tests left: a node that missed the notices deletes the other's
+    broker.put_tournament(versions.test_spec("alpha", "3", "2", "vt:alpha:3:2000", "coinche", 1))
+    assert sweep_records(store, broker) == 1
+    assert store.ids() == sorted(["vt:alpha:3:2000-r1-0-leg0", "league-r1-0", "m-0a1b"])
