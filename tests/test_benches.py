@@ -49,6 +49,7 @@ QUICK = {
     "scale.py": ("nodes_per_redis_core", True),
     "sdk_act.py": ("ratio", False),
     "soak.py": ("fds_growth", False),
+    "version_tests.py": ("tests_peak_vs_room", True),
 }
 #: the figures a quick bench prints before its last line, by bench (issue 18: the referee's CPU against
 #: grpc.aio's floor, next to its ratio against raw gRPC; the queue's round trips and Redis CPU)

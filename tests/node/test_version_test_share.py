@@ -88,7 +88,11 @@ def test_three_bots_slow_versions_take_no_more_than_their_room_and_a_tournament_
                 await until(lambda: all(state(s, "1") == "promoted" for s in slow), 30, "version 1 kept")
                 for i, name in enumerate(slow):
                     connect(name, Slow("2", 30 + i), 8, ladder=True)
-                await until(lambda: all(state(s, "2") == "testing" for s in slow), 30, "the three tests")
+                # two tests under way (the node's room), the third bot waits its turn, saying so
+                await until(lambda: [state(s, "2") for s in slow].count("testing") == 2, 30, "two tests")
+                [waits] = [s for s in slow if state(s, "2") == "candidate"]
+                await until(lambda: "in line" in running.ladder.tests.waiting.get(waits, ""), 10,  # type: ignore[union-attr]
+                            "its reason")
 
                 ladder_done: list[str] = []
                 running.worker.done_hooks.append(
