@@ -29,8 +29,13 @@ ladder games fell from 366 to 4 in 90 s; three bots' tests held 6.4 (peak 8), th
 in 185 s (about 780 an hour). The bench runs on main's code too (copy it into an export of main):
 what it cannot set there it leaves.
 
-The last line is ``tests_peak_vs_room=R``: the most test matches running at once in any phase over
-the node's room for them (half the ladder's share of its slots): the target is R <= 1.
+Before the last line: the test matches running on average (``tests_mean_one``, ``tests_mean_three``),
+the ladder's games a second over the idle phase's (``ladder_games_one_vs_idle``, ``..._three_...``),
+the round-robin's first match's wait with three bots' tests and idle (``first_match_wait_s``,
+``first_match_wait_idle_s``) and the labels bot's tests an hour at its pace (``label_tests_per_hour``:
+past its day's tests, it makes no more that day). The last line is ``tests_peak_vs_room=R``: the most
+test matches running at once in any phase over the node's room for them (half the ladder's share of
+its slots): the target is R <= 1.
 """
 
 from __future__ import annotations
@@ -302,8 +307,9 @@ def main(argv: list[str] | None = None) -> int:
           + (f"; then its candidate waits: {labels['waiting']}" if labels["waiting"] else ""))
     print(f"tests_mean_one={one['tests_mean']:.2f}")
     print(f"tests_mean_three={three['tests_mean']:.2f}")
-    print(f"ladder_games_one_vs_idle={one['ladder_games'] / max(1, idle['ladder_games']):.3f}")
-    print(f"ladder_games_three_vs_idle={three['ladder_games'] / max(1, idle['ladder_games']):.3f}")
+    idle_rate = max(1, idle["ladder_games"]) / idle["seconds"]  # the ladder's games a second, alone
+    print(f"ladder_games_one_vs_idle={one['ladder_games'] / one['seconds'] / idle_rate:.3f}")
+    print(f"ladder_games_three_vs_idle={three['ladder_games'] / three['seconds'] / idle_rate:.3f}")
     print(f"first_match_wait_s={three['first_match_wait_s']:.3f}")
     print(f"first_match_wait_idle_s={idle['first_match_wait_s']:.3f}")
     print(f"label_tests_per_hour={labels['tests_per_hour']:.0f}")

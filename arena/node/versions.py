@@ -8,8 +8,33 @@ bot plays a pool's ladder that is on, the node's ladder thread
 pass) starts the test: an ``sprt`` tournament between ``bot@candidate`` and
 ``bot@promoted`` (:func:`test_spec`), whose jobs the queue carries like any
 other, so a node that dies during it loses nothing and counts nothing twice
-(leases, exactly-once results, and any node's advance sweep). Its matches
-count against the ladder's share of the node's slots.
+(leases, exactly-once results, and any node's advance sweep). The ``vt:``
+tournament ids are the tests' own: no caller may make one
+(:func:`arena.tournament.spec.check_callers_id`), and the tests are listed
+apart from the tournaments.
+
+**Their share.** A node plays at most :func:`slots_for_tests` test matches at
+once, half the ladder's share of its slots: its worker's claim takes no more
+(:meth:`arena.node.ladder.LadderLoop.test_room`), within the ladder's share
+with the ladder's own matches, and while a test is open the ladder leaves
+them that room. So the ladder keeps the other half of its share and a
+tournament's match always finds the rest of the node free.
+
+**Their turns** (:class:`VersionTestLimits`). As many tests are under way
+among the bots of a node as that room, and ``per_owner`` among one owner's
+bots (:attr:`~arena.referee.registry.BotEntry.owner_of`); the bots whose
+candidate could start take turns, the one waiting longest first
+(:func:`waited_since`). A bot has one test at a time, and ``a_day`` started
+in 24 hours at most (its entry keeps their starts, written with the start in
+one atomic change): a candidate past them waits, and :attr:`VersionTests.waiting`
+and :func:`waiting_reasons` say why and until when (its versions page, ``bot
+versions``).
+
+**What is kept.** The tournaments of each bot's :data:`TESTS_KEPT` latest
+tests; an older one is forgotten whole once a later one is decided
+(:meth:`~arena.queue.Broker.forget_tournament`, and every node deletes its
+records of its matches: :func:`forget_records`, :func:`sweep_records`), its
+evidence staying in its version's row.
 
 **The test.** Mirror duplicate pairs of ``deals`` deals (the pool's ladder
 format) under the pool's preset, scored by fishtest's pentanomial GSPRT

@@ -2,8 +2,9 @@
 
 A node claims only the jobs it can start now: those whose bots are connected
 here with free seats (:meth:`Broker.claim_batch` with the node's free seats),
-for all its free match slots at once. Then it sleeps until that may have
-changed, never polling the broker in a loop:
+for all its free match slots at once, a version test's only within the room
+the ladder gives the tests (:attr:`Worker.test_room`: :mod:`arena.node.versions`).
+Then it sleeps until that may have changed, never polling the broker in a loop:
 
 - one of its bots' seats frees or a bot connects here (:attr:`Node.seat_hooks`);
 - jobs wait that did not a moment ago: the broker's ``jobs`` notice, published

@@ -16,7 +16,7 @@ import pytest
 from arena.node.versions import DUPLICATE_NOTE, MAX_PAIRS, MIN_PAIRS
 from tests.queue.conftest import BACKENDS, Store, redis_unavailable
 from tests.web.site import Site, get
-from tests.web.versions_data import POOL, RUNNING_PAIRS, Built, built_site
+from tests.web.versions_data import POOL, RUNNING_PAIRS, WAITER, Built, built_site
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
@@ -117,3 +117,13 @@ def test_the_version_tests_are_listed_apart_from_the_tournaments(built: tuple[Si
     status, error = get(site, "/api/v1/tournaments?tests=yes")
     assert status == 400 and "tests must be a whole number from 0 to 1" in error["error"]
 
+
+
+def test_a_candidate_says_why_it_waits(built: tuple[Site, Built]) -> None:
+    site, _ = built
+    _, view = get(site, f"/api/v1/bots/{WAITER}/versions")
+    assert [(v["version"], v["state"], v["waiting"]) for v in view["versions"]] == [
+        ("2", "candidate", "waits for its test, on a ladder's slots where both versions are connected"),
+        ("1", "promoted", "")]
+    _, beta = get(site, "/api/v1/bots/beta/versions")
+    assert all(v["waiting"] == "" for v in beta["versions"])  # its candidate is under test

@@ -7,7 +7,8 @@ their results written (deal-less) as a node writes them, the tournament advanced
 - ``alpha``: version 1 (first, retired since), version 2 promoted by its SPRT (finished: H1);
 - ``beta``: version 1 (first, retired), version 2 promoted by hand, version 3 under test against 2
   (its SPRT running, a few pairs played: its seed is not revealed);
-- ``plain``: connected without a version: no versions.
+- ``plain``: connected without a version: no versions;
+- ``waiter``: registered, never connected to the node: version 1 promoted, version 2 waiting.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ from tests.web.site import Site
 POOL = "coinche"
 #: beta's test has played this many pairs' worth of legs when the pages are read (fewer pairs are whole)
 RUNNING_PAIRS = 3
+#: a bot with a candidate waiting for its test (registered, not connected to the site's node)
+WAITER = "waiter"
 
 
 def players() -> dict[str, Bot]:
@@ -153,6 +156,10 @@ def _build(broker: Broker) -> Built:
     beta = _start(registry, tournaments, versions, "beta", "3", "2")
     _play(broker, tournaments, beta, even, lambda legs: legs >= 2 * RUNNING_PAIRS)
     assert tournaments.progress(beta.tournament_id).state.is_open
+    # waiter: registered elsewhere, never connected here; its version 2 waits for its test
+    registry.register(WAITER)
+    _change(registry, WAITER, lambda vs: seen(vs, "1", start))
+    _change(registry, WAITER, lambda vs: seen(vs, "2", start + 60))
     return Built(alpha.tournament_id, beta.tournament_id, (alpha.seed, beta.seed))
 
 
@@ -170,7 +177,7 @@ def wait_known(site: Site, name: str, version: str, state: str, timeout: float =
         time.sleep(0.05)
 
 
-__all__ = ["POOL", "RUNNING_PAIRS", "Built", "build", "players", "rated", "wait_known"]
+__all__ = ["POOL", "RUNNING_PAIRS", "WAITER", "Built", "build", "players", "rated", "wait_known"]
 
 
 @contextlib.contextmanager
@@ -183,6 +190,7 @@ def built_site(broker: Callable[[], Broker] | None = None) -> Iterator[tuple[Sit
             data = build(site)
             wait_known(site, "alpha", "2", "promoted")
             wait_known(site, "beta", "3", "testing")
+            wait_known(site, WAITER, "2", "candidate")
             yield site, data
         finally:
             site.close()
