@@ -50,7 +50,8 @@ it comes back.
 match slots (:data:`DEFAULT_SHARE`, a half), so the other half is always free
 for tournament matches that come; and it never pairs a bot that has a job
 waiting in the queue (a tournament's match, which then takes the bot's next
-free seat). A ladder match already running when a tournament's match for the
+free seat; or its version test's, :mod:`arena.node.versions`, whose matches
+run within their own room of the ladder's share). A ladder match already running when a tournament's match for the
 same bot arrives is not stopped: the tournament's match waits for the bot's
 seat at most that one ladder match, which is why the ladder plays short
 matches (a few deals) by default.
@@ -82,6 +83,7 @@ from arena.ratings.counts import PairCount
 from arena.ratings.leaderboard import Leaderboard
 from arena.ratings.matchmaking import Fairness, Rules, pick
 from arena.records import MAX_DEALS
+from arena.referee.versions import split_key
 from arena.tournament import MatchJob
 
 log = logging.getLogger("arena.node")
@@ -432,7 +434,8 @@ class LadderLoop(WakingThread):
             seats = self._free_seats(capacity)
             if not seats:
                 return self.rescan_s
-            busy = self.broker.waiting_bots()  # a job waits for them (a tournament's): not paired
+            # a job waits for them (a tournament's, or their version test's: ``bot@version``): not paired
+            busy = {split_key(b)[0] for b in self.broker.waiting_bots()}
             for _, setting in sorted(settings.items()):
                 if room <= 0:
                     break
