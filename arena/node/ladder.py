@@ -51,10 +51,10 @@ match slots (:data:`DEFAULT_SHARE`, a half), so the other half is always free
 for tournament matches that come; and it never pairs a bot that has a job
 waiting in the queue (a tournament's match, which then takes the bot's next
 free seat; or its version test's, :mod:`arena.node.versions`, whose matches
-run within their own room of the ladder's share). A ladder match already running when a tournament's match for the
-same bot arrives is not stopped: the tournament's match waits for the bot's
-seat at most that one ladder match, which is why the ladder plays short
-matches (a few deals) by default.
+run within their own room of the ladder's share). A ladder match already
+running when a tournament's match for the same bot arrives is not stopped: the
+tournament's match waits for the bot's seat at most that one ladder match,
+which is why the ladder plays short matches (a few deals) by default.
 """
 
 from __future__ import annotations
