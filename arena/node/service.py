@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import secrets
 import time
@@ -124,7 +125,8 @@ class ClusterArenaServicer(ArenaServicer):
         await self.reader(context)
         entry = await self.versions_entry(request.name, context)
         waiting = self.version_reasons(entry) if self.version_reasons is not None else None
-        view = await self._queue(context, versions_view, entry, self.tournaments, waiting)
+        view_of = functools.partial(versions_view, waiting=waiting)
+        view = await self._queue(context, view_of, entry, self.tournaments)
         reply = apb.GetBotVersionsResponse(bot=entry.name, promoted=entry.promoted_version,
                                            versions=versions_to_proto(entry, waiting), note=DUPLICATE_NOTE)
         if view.test is not None:

@@ -13,6 +13,7 @@ reads need a credential. Broker calls run in a thread; the node's own state
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
@@ -208,7 +209,7 @@ class NodeReads:
             raise NotFound(f"no bot named {name[:80]!r}")
         # its latest test's progress is a few store reads: in a thread
         waiting = None if self.version_reasons is None else self.version_reasons(entry)
-        return await self._queue(versions_view, entry, self.store, waiting)
+        return await self._queue(functools.partial(versions_view, waiting=waiting), entry, self.store)
 
     def _tournament_of(self, match_id: str, stored: dict[str, str]) -> str:
         """The tournament of one of the node's own matches: its result's in the queue, else the job's
