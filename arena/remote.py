@@ -143,8 +143,10 @@ class Remote:
         return RemoteError(f"{code.name}: {detail}")
 
     # bots
-    def register_bot(self, name: str, invite: str = "", ladder: bool = False) -> tuple[str, str]:
-        r = self.call("RegisterBot", apb.RegisterBotRequest(name=name, invite=invite, ladder=ladder))
+    def register_bot(self, name: str, invite: str = "", ladder: bool = False,
+                     owner: str = "") -> tuple[str, str]:
+        r = self.call("RegisterBot", apb.RegisterBotRequest(name=name, invite=invite, ladder=ladder,
+                                                            owner=owner))
         return r.bot_id, r.token
 
     def list_bots(self) -> list[apb.BotInfo]:

@@ -51,6 +51,7 @@ QUICK = {
     "soak.py": ("fds_growth", False),
     "sprt.py": ("worst_error_vs_alpha", True),
     "version_start.py": ("inherit_worst_coverage", False),
+    "version_tests.py": ("tests_peak_vs_room", True),
 }
 #: the figures a quick bench prints before its last line, by bench (issue 18: the referee's CPU against
 #: grpc.aio's floor, next to its ratio against raw gRPC; the queue's round trips and Redis CPU)

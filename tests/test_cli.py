@@ -333,6 +333,10 @@ BAD_ARGUMENTS: dict[str, tuple[list[str], str]] = {
     "serve: a negative ladder share": (["serve", "--ladder-share", "-0.1"], "--ladder-share must be from 0"),
     "serve: a ladder share that is not a number": (["serve", "--ladder-share", "nan"],
                                                    "--ladder-share must be from 0 to 1, not nan"),
+    "serve: no version test a day": (["serve", "--version-tests-a-day", "0"],
+                                     "--version-tests-a-day must be a whole number from 1 to 1000"),
+    "serve: no version test per owner": (["serve", "--version-tests-per-owner", "0"],
+                                         "--version-tests-per-owner must be a whole number from 1"),
     "serve: a zero deadline": (["serve", "--deadline", "0"], "--deadline must be more than 0"),
     "serve: a negative deadline": (["serve", "--deadline", "-1"], "--deadline must be more than 0"),
     "serve: a deadline that is not a number": (["serve", "--deadline", "nan"], "not nan"),
@@ -403,6 +407,11 @@ BAD_ARGUMENTS: dict[str, tuple[list[str], str]] = {
                                     "--deals must be a whole number from 0 to 1000"),
     "match start: a bad bot name": (["match", "start", "alpha", "be ta"], "bad bot name 'be ta'"),
     "bot register: a bad name": (["bot", "register", "a/b"], "bad bot name 'a/b'"),
+    "bot register: a bad owner": (["bot", "register", "a", "--owner", "no one"], "--owner"),
+    "bot list: an owner": (["bot", "list", "--owner", "alice"], "--owner is for bot register and bot invite"),
+    "tournament create: a version test's id": (
+        ["tournament", "create", "--id", "vt:alpha:9:1", "--format", "round-robin", "--bots", "a,b"],
+        "are the version tests'"),
     "bot register: a name too long": (["bot", "register", "x" * 65], "1 to 64 letters"),
     "selfplay: negative deals": (["selfplay", "--deals", "-5"], "--deals must be at least 1"),
 }

@@ -37,6 +37,10 @@ def cmd_bot(args: argparse.Namespace) -> int:
     from arena.remote import RemoteError
 
     action = args.action
+    if args.owner:
+        if action not in ("register", "invite"):
+            raise CliError("--owner is for bot register and bot invite")
+        check_bot_name("--owner", args.owner)
     if action == "register":
         if not args.name:
             raise CliError("bot register needs a NAME")
@@ -63,7 +67,7 @@ def cmd_bot(args: argparse.Namespace) -> int:
     token = _bot_token(args) if mine else admin_token(args)
     with one_line(RemoteError, CredentialError), open_remote(args, token) as remote:
         if action == "register":
-            bot_id, new = remote.register_bot(args.name, args.invite, ladder=args.ladder)
+            bot_id, new = remote.register_bot(args.name, args.invite, ladder=args.ladder, owner=args.owner)
             _registered(args, bot_id, new)
         elif action == "rotate":
             reply = remote.call("RotateBotToken", request("RotateBotTokenRequest"))
@@ -77,7 +81,7 @@ def cmd_bot(args: argparse.Namespace) -> int:
             print(f"bot {args.name}: version {args.version} promoted by hand (the leaderboard marks it so); "
                   f"see {shell('belote-arena', 'bot', 'versions', args.name)}")
         elif action == "invite":
-            code = remote.call("CreateInvite", request("CreateInviteRequest")).invite
+            code = remote.call("CreateInvite", request("CreateInviteRequest", owner=args.owner)).invite
             print(json.dumps({"invite": code}) if args.json else
                   f"invite code (good for one registration, shown once): {code}")
         else:
@@ -130,7 +134,7 @@ def _versions(args: argparse.Namespace) -> int:
             ended = v.decision or ("under way" if v.state == "testing" else "no decision")
             test = f"against {v.against}: {ended} (LLR {v.llr:.2f}, {v.pairs} pairs{aside}{elo})"
         seen = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(v.first_seen))
-        print(f"{v.version:12} {v.state:10} {v.how or '-':6} {v.games:>6} {seen:20} {test}")
+        print(f"{v.version:12} {v.state:10} {v.how or '-':6} {v.games:>6} {seen:20} {test or v.waiting}")
     if reply.ratings:
         print("ratings, each version on its own games (an inherited one: from the version before it, "
               "its interval widened, until it plays):")
@@ -233,6 +237,9 @@ def add_bot(sub: Any) -> None:
     b.add_argument("--ladder", action="store_true",
                    help="register: the bot asks to play the ladder whenever it is connected (opted in to "
                         "every pool whose ladder is on, as the bots' --ladder does for one run)")
+    b.add_argument("--owner", default="",
+                   help="register (admin), invite: who owns the bot (the bot registered with the invite); "
+                        "its version tests take turns with those of the owner's other bots")
     b.add_argument("--address", default=default_address(), help=ADDRESS_HELP)
     tls_flags(b)
     b.add_argument("--json", action="store_true")

@@ -31,6 +31,9 @@ MAX_DEADLINE = 600.0
 MAX_SECONDS = 3600.0
 #: the most replicas a result's write may wait for
 MAX_WAIT_REPLICAS = 16
+#: arena.node.versions' bounds of VersionTestLimits (not imported: see --capacity)
+MAX_TESTS_A_DAY = 1000
+MAX_TESTS_AT_ONCE = 10_000
 
 
 def check_serve(args: argparse.Namespace) -> None:
@@ -42,6 +45,8 @@ def check_serve(args: argparse.Namespace) -> None:
     check_whole("--capacity", args.capacity, 1, MAX_CAPACITY)
     if not 0 <= args.ladder_share <= 1:  # NaN fails too
         raise CliError(f"--ladder-share must be from 0 to 1, not {args.ladder_share:g}")
+    check_whole("--version-tests-a-day", args.version_tests_a_day, 1, MAX_TESTS_A_DAY)
+    check_whole("--version-tests-per-owner", args.version_tests_per_owner, 1, MAX_TESTS_AT_ONCE)
     check_whole("--max-strikes", args.max_strikes, 1, MAX_STRIKES)
     check_seconds("--deadline", args.deadline, MAX_DEADLINE, zero=False)
     check_seconds("--time-bank", args.time_bank, MAX_SECONDS, zero=True)
@@ -182,7 +187,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                     read_burst_per_peer=args.read_burst_per_address, send_timeout=args.send_timeout)
     settings = NodeSettings(
         listen=args.listen, advertise=args.advertise, data_dir=data, time=tc, capacity=args.capacity,
-        ladder_share=args.ladder_share,
+        ladder_share=args.ladder_share, version_tests_a_day=args.version_tests_a_day,
+        version_tests_per_owner=args.version_tests_per_owner,
         lease_s=args.lease, drain_s=args.drain, replace_streams=args.replace_streams, access=access,
         limits=limits,
         absent_timeout_s=args.absent_timeout,
@@ -288,6 +294,14 @@ def add_serve(sub: Any) -> None:
                    help="the share of the match slots the pools' ladders may fill, from 0 (none) to 1 "
                         "(default: %(default)s: the rest is kept free for tournaments, whose matches then "
                         "start at once)")
+    # arena.node.versions' TESTS_A_DAY and TESTS_PER_OWNER (not imported, as --capacity's)
+    v.add_argument("--version-tests-a-day", type=int, default=12,
+                   help="version tests a bot's new versions get in 24 hours at most; a candidate past them "
+                        "waits, and its versions page says until when (default: %(default)s)")
+    v.add_argument("--version-tests-per-owner", type=int, default=1,
+                   help="version tests under way at once among one owner's bots (an owner: what the admin "
+                        "said at bot register --owner or bot invite --owner; else each bot its own) "
+                        "(default: %(default)s)")
     v.add_argument("--lease", type=float, default=30.0, help="seconds a claimed job is held between renewals")
     v.add_argument("--drain", type=float, default=60.0,
                    help="on SIGTERM, seconds running matches may take to finish before being requeued")

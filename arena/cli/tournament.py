@@ -20,7 +20,7 @@ from arena.cli.checks import CliError, check_bot_name, check_whole, one_line
 from arena.cli.dial import admin_token, call, cluster_flags, open_remote
 from arena.hints import belote_arena
 from arena.records import MAX_DEALS, MAX_TARGET
-from arena.tournament.spec import MAX_BOTS, MAX_PAIRS, MAX_ROUNDS
+from arena.tournament.spec import MAX_BOTS, MAX_PAIRS, MAX_ROUNDS, TournamentError, check_callers_id
 
 if TYPE_CHECKING:  # the command line imports grpc only when one of these commands runs
     from belote.arena.v1 import arena_service_pb2 as apb
@@ -38,6 +38,8 @@ def check_create(args: argparse.Namespace, schedule: bool = False) -> str:
 
     with one_line(ScheduleError):
         pool = ladder_of(args.bots)
+    with one_line(TournamentError):
+        check_callers_id(args.id or "")  # a version test's id (a schedule's occurrences start with its id)
     if pool:
         if not schedule:
             raise CliError("--bots @ladder:POOL is for schedules (the pool's opted-in bots at each "
@@ -221,7 +223,7 @@ def resume(args: argparse.Namespace) -> int:
 def list_(args: argparse.Namespace) -> int:
     rows = [{"tournament_id": t.tournament_id, "format": t.format, "state": t.state,
              "matches_done": t.matches_done}
-            for t in call(args, "ListTournaments").tournaments]
+            for t in call(args, "ListTournaments", version_tests=args.tests).tournaments]
     if args.json:
         print(json.dumps(rows))
     else:
@@ -502,7 +504,10 @@ def _add_tournament_parsers(tsub: Any) -> None:
         cluster_flags(p)
         p.set_defaults(func=fn)
 
-    ls = tsub.add_parser("list", help="every tournament")
+    ls = tsub.add_parser("list", help="every tournament (the version tests are listed apart: --tests)")
+    ls.add_argument("--tests", action="store_true",
+                    help="the version tests instead (the tournaments the arena makes between two versions "
+                         "of a bot)")
     cluster_flags(ls)
     ls.set_defaults(func=list_)
 

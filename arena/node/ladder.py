@@ -50,10 +50,11 @@ it comes back.
 match slots (:data:`DEFAULT_SHARE`, a half), so the other half is always free
 for tournament matches that come; and it never pairs a bot that has a job
 waiting in the queue (a tournament's match, which then takes the bot's next
-free seat). A ladder match already running when a tournament's match for the
-same bot arrives is not stopped: the tournament's match waits for the bot's
-seat at most that one ladder match, which is why the ladder plays short
-matches (a few deals) by default.
+free seat; or its version test's, :mod:`arena.node.versions`, whose matches
+run within their own room of the ladder's share). A ladder match already
+running when a tournament's match for the same bot arrives is not stopped: the
+tournament's match waits for the bot's seat at most that one ladder match,
+which is why the ladder plays short matches (a few deals) by default.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ import logging
 import random
 import secrets
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -74,14 +75,15 @@ from arena.node.rankings import Rankings, UnknownPool
 from arena.node.versions import ELO1 as TEST_ELO1
 from arena.node.versions import MAX_ELO1 as MAX_TEST_ELO1
 from arena.node.versions import MIN_ELO1 as MIN_TEST_ELO1
-from arena.node.versions import Here, VersionTests, is_test
+from arena.node.versions import Here, VersionTests, is_test, slots_for_tests
 from arena.node.waking import WakingThread
 from arena.queue import LADDER_NOTICE, Broker, BrokerError
-from arena.ratings import ladder_id
+from arena.ratings import ladder_id, ladder_pool
 from arena.ratings.counts import PairCount
 from arena.ratings.leaderboard import Leaderboard
 from arena.ratings.matchmaking import Fairness, Rules, pick
 from arena.records import MAX_DEALS
+from arena.referee.versions import split_key
 from arena.tournament import MatchJob
 
 log = logging.getLogger("arena.node")
@@ -421,10 +423,9 @@ class LadderLoop(WakingThread):
             if not settings:
                 return self.rescan_s
             self._join(settings, capacity.volunteers)
-            # the version tests' matches running here take ladder slots too (their jobs are a
-            # tournament's: the worker starts them whenever a slot is free)
-            testing = sum(1 for mid in capacity.running if is_test(mid))
-            room = self.slots(capacity) - len(self.sent) - testing
+            # the version tests' matches take ladder slots too: those running here, or their room while
+            # a test is open (the worker starts them within it: test_room)
+            room = self.slots(capacity) - len(self.sent) - self._tests_hold(capacity)
             free_slots = capacity.slots - len(capacity.running) - sum(
                 1 for mid in self.sent if mid not in capacity.running)
             room = min(room, free_slots)
@@ -433,7 +434,8 @@ class LadderLoop(WakingThread):
             seats = self._free_seats(capacity)
             if not seats:
                 return self.rescan_s
-            busy = self.broker.waiting_bots()  # a job waits for them (a tournament's): not paired
+            # a job waits for them (a tournament's, or their version test's: ``bot@version``): not paired
+            busy = {split_key(b)[0] for b in self.broker.waiting_bots()}
             for _, setting in sorted(settings.items()):
                 if room <= 0:
                     break
@@ -445,6 +447,27 @@ class LadderLoop(WakingThread):
             log.exception("the ladder loop failed")
             return RETRY_S
         return self.rescan_s
+
+    def _tests_hold(self, capacity: Capacity) -> int:
+        """The ladder's slots the version tests hold: those of their matches running here, and while a
+        test is open among the bots here, their whole room (:func:`slots_for_tests`), which the ladder
+        leaves them so that they take turns with its games rather than wait for a gap in them."""
+        running = sum(1 for mid in capacity.running if is_test(mid))
+        if self.tests is None or not self.tests.running:
+            return running
+        return max(running, slots_for_tests(capacity.slots, self.share))
+
+    def test_room(self, slots: int, running: Collection[str]) -> int:
+        """How many more version-test matches the node may start now (the worker's cap on its claims,
+        read on the event loop): within :func:`slots_for_tests` of its ``slots``, and within the ladder's
+        share less the ladder's matches ``running`` here and those this loop enqueued that have not
+        started here. So the tests and the ladder together never take more than the ladder's share,
+        and a tournament's match always finds the rest of the node free."""
+        tests = sum(1 for mid in running if is_test(mid))
+        ladder = sum(1 for mid in running if ladder_pool(mid) is not None)
+        waiting = sum(1 for mid in tuple(self.sent) if mid not in running)  # a copy: this thread's dict
+        share = int(self.share * slots + 1e-9)
+        return max(0, min(slots_for_tests(slots, self.share) - tests, share - tests - ladder - waiting))
 
     def _join(self, settings: Mapping[str, LadderSetting], volunteers: frozenset[str]) -> None:
         """Opt the volunteers connected here in to the pools whose ladder is on, once each while both

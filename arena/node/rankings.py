@@ -31,8 +31,9 @@ from arena.ratings.leaderboard import (
     leaderboard,
     mixed_leaderboard,
 )
-from arena.ratings.pools import TOURNAMENT_PREFIX
+from arena.ratings.pools import TOURNAMENT_PREFIX, tournament_pool
 from arena.ratings.versions import player_of, version_of
+from arena.tournament.spec import TEST_PREFIX
 
 #: the most bots one page of a leaderboard holds, and how many when the caller does not say
 MAX_LIMIT = 200
@@ -46,6 +47,10 @@ BOARDS_KEPT = 256
 
 class RankingsError(Exception):
     """A request the rankings cannot answer: :class:`UnknownPool` or :class:`BadRequest`."""
+
+
+#: the version tests' own pools start with this (``tournament:vt:``): never listed among the pools
+TESTS_POOL = tournament_pool(TEST_PREFIX)
 
 
 class UnknownPool(RankingsError):
@@ -104,8 +109,10 @@ class Rankings:
         self._lock = threading.Lock()  # one fit at a time: readers asking at once wait for it
 
     def pools(self) -> list[str]:
-        """Every pool, the presets first, then the tournaments."""
-        return sorted(self.broker.pools(), key=lambda p: (p.startswith(TOURNAMENT_PREFIX), p))
+        """Every pool, the presets first, then the tournaments; not the version tests' own (each test
+        has one, read by its name: a test is not rated, and one bot makes a test after another)."""
+        return sorted((p for p in self.broker.pools() if not p.startswith(TESTS_POOL)),
+                      key=lambda p: (p.startswith(TOURNAMENT_PREFIX), p))
 
     def default_pool(self) -> str:
         """The preset pool with the most games (a tournament's pool when there is no preset pool),

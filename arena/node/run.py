@@ -17,6 +17,7 @@ import secrets
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from arena.datadir import private_dir
 from arena.edge.tls import TlsError, server_credentials
@@ -27,9 +28,18 @@ from arena.node.notices import NoticeWatcher
 from arena.node.rankings import MAX_LIMIT, Rankings
 from arena.node.schedules import ScheduleLoop
 from arena.node.service import ClusterArenaServicer
-from arena.node.versions import Here, VersionTests
+from arena.node.versions import (
+    TESTS_A_DAY,
+    TESTS_PER_OWNER,
+    Here,
+    VersionTestLimits,
+    VersionTests,
+    forget_records,
+    slots_for_tests,
+    sweep_records,
+)
 from arena.node.worker import Worker, quiet, stop_on_cancel_notices, wake_on_jobs
-from arena.queue import LADDER_NOTICE, SCHEDULE_NOTICE, Broker, BrokerError
+from arena.queue import FORGOTTEN_NOTICE, LADDER_NOTICE, SCHEDULE_NOTICE, Broker, BrokerError
 from arena.ratings.pools import TOURNAMENT_PREFIX
 from arena.records import TimeControl
 from arena.referee.access import AccessPolicy
@@ -90,6 +100,10 @@ class NodeSettings:
     schedule_min_every_s: int = MIN_EVERY_S
     #: the share of the match slots the ladder may fill (``--ladder-share``; see arena.node.ladder)
     ladder_share: float = DEFAULT_SHARE
+    #: a bot's version tests in 24 hours at most, and those under way at once among one owner's bots
+    #: (``--version-tests-a-day``, ``--version-tests-per-owner``; see arena.node.versions)
+    version_tests_a_day: int = TESTS_A_DAY
+    version_tests_per_owner: int = TESTS_PER_OWNER
     #: TLS for the gRPC port: the server's certificate (PEM, with any intermediates) and its key;
     #: both or neither (neither: plaintext, for loopback)
     tls_cert: Path | None = None
@@ -166,6 +180,10 @@ async def running_node(
     #: the other nodes' changes (and this one's): the registry kept current, old tokens' streams cut
     watcher = NoticeWatcher(broker, name=f"notices-{node.node_id}")
     keep_current(watcher, registry, node, asyncio.get_running_loop())
+    # the version tests the arena forgot: their records here go too (at the start and after a gap, any
+    # this node missed)
+    watcher.on(FORGOTTEN_NOTICE, lambda tids: _quietly(forget_records, store, tids))
+    watcher.on_gap(lambda: _quietly(sweep_records, store, broker))
     await watcher.start()
     try:  # results of an older version: summarized once, so the bots' recent matches list them
         await asyncio.to_thread(broker.complete_summaries)
@@ -197,13 +215,17 @@ async def running_node(
         return Capacity(node.free_seats(), worker.capacity, frozenset(worker.running), node.ladder_bots(),
                         tuple(Here(entry, on) for entry, on in node.versioned_here()))
 
-    tests = VersionTests(broker, tournaments, registry.update_versions,
+    limits = VersionTestLimits(at_once=max(1, slots_for_tests(config.capacity, config.ladder_share)),
+                               per_owner=config.version_tests_per_owner, a_day=config.version_tests_a_day)
+    tests = VersionTests(broker, tournaments, registry.update_entry, limits=limits,
                          counted=lambda kind: node.metrics.version_tests.labels(kind).inc())
     node.metrics.version_tests_running.set_function(lambda: tests.running)
     ladder_loop = LadderLoop(broker, LadderLoop.on_loop(asyncio.get_running_loop(), capacity),
                              node_id=node.node_id, share=config.ladder_share, name=f"ladder-{node.node_id}",
                              counted=lambda pool, n: node.metrics.ladder_matches.labels(pool).inc(n),
                              tests=tests)
+    worker.test_room = ladder_loop.test_room  # the version tests' matches only within their room
+    arena.version_reasons = tests.reasons  # why a candidate waits, on its versions page
     arena.on_ladder = ladder_loop.wake  # a ladder changed through this node: look again at once
     watcher.on(LADDER_NOTICE, ladder_loop.wake)  # ...and through another node, on its notice
     watcher.on_gap(ladder_loop.wake)
@@ -243,6 +265,18 @@ async def running_node(
         log.info("node %s stopped (%d match%s completed here; %d result%s written to the queue)",
                  node.node_id, done, "" if done == 1 else "es", written, "" if written == 1 else "s",
                  extra={**fields, "event": "node_stop", "matches": done, "results": written})
+
+
+def _quietly(forget: Callable[..., int], *args: Any) -> None:
+    """Delete records of forgotten version tests (in the notice reader's thread); a failure is logged."""
+    try:
+        gone = forget(*args)
+    except (BrokerError, OSError) as e:
+        log.warning("could not delete the records of forgotten version tests: %s", e)
+        return
+    if gone:
+        log.info("%d records of forgotten version tests deleted here", gone,
+                 extra={"event": "test_records_deleted", "records": gone})
 
 
 def _sample_ratings(node: Node, rankings: Rankings) -> None:

@@ -25,7 +25,7 @@ import functools
 import math
 import secrets
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import grpc
@@ -38,7 +38,7 @@ from arena.engine.rules import spec_from_text, spec_to_text
 from arena.node.ladder import DEFAULT_DEALS, LadderError, Ladders, LadderView, check_pool, ladder_standings
 from arena.node.rankings import BadRequest, Rankings, UnknownPool, VersionRating
 from arena.node.seals import seal, sealed_among, still_sealed
-from arena.node.versions import DUPLICATE_NOTE, versions_view
+from arena.node.versions import DUPLICATE_NOTE, is_test, versions_view
 from arena.node.versions import ELO1 as TEST_ELO1
 from arena.queue import CANCEL_NOTICE, SCHEDULE_NOTICE, Broker, BrokerDataLost, BrokerError
 from arena.ratings.leaderboard import Leaderboard
@@ -80,6 +80,7 @@ from arena.tournament.schedule import (
     Stored,
     UnknownSchedule,
 )
+from arena.tournament.spec import check_callers_id
 from arena.tournament.summary import ResultSummary
 from arena.tournament.tables import is_duplicate_match, sealed_reason
 
@@ -114,6 +115,8 @@ class ClusterArenaServicer(ArenaServicer):
         self.on_schedule: Callable[[], object] | None = None
         #: called once a ladder is changed through this node (its ladder loop's wake)
         self.on_ladder: Callable[[], object] | None = None
+        #: why each candidate of a bot waits for its test (the node's VersionTests.reasons)
+        self.version_reasons: Callable[[BotEntry], Mapping[str, str]] | None = None
         self.ladders = Ladders(broker)
         #: one audit at a time on this node, and what earlier audits worked out
         self._auditing = asyncio.Lock()
@@ -125,9 +128,11 @@ class ClusterArenaServicer(ArenaServicer):
         """The bot's versions and its latest version test, with the LLR after each pair."""
         await self.reader(context)
         entry = await self.versions_entry(request.name, context)
-        view = await self._queue(context, versions_view, entry, self.tournaments, self.rankings)
+        waiting = self.version_reasons(entry) if self.version_reasons is not None else None
+        view_of = functools.partial(versions_view, waiting=waiting)
+        view = await self._queue(context, view_of, entry, self.tournaments, self.rankings)
         reply = apb.GetBotVersionsResponse(bot=entry.name, promoted=entry.promoted_version,
-                                           versions=versions_to_proto(entry), note=DUPLICATE_NOTE,
+                                           versions=versions_to_proto(entry, waiting), note=DUPLICATE_NOTE,
                                            ratings=[version_rating_to_proto(r) for r in view.ratings])
         if view.test is not None:
             t = view.test
@@ -254,6 +259,7 @@ class ClusterArenaServicer(ArenaServicer):
         await self.admin(context, "creating a tournament")
         try:
             spec = self._spec_of(request.spec)
+            check_callers_id(spec.tournament_id)  # a version test's id: the arena's own
             await self._check_bots(spec)
         except (TournamentError, EngineError) as e:
             await abort(context, InvalidArgument(str(e)))
@@ -319,12 +325,13 @@ class ClusterArenaServicer(ArenaServicer):
         self, request: apb.ListTournamentsRequest, context: Context,
     ) -> apb.ListTournamentsResponse:
         await self.reader(context)
-        rows = await self._queue(context, self._summaries)
+        rows = await self._queue(context, self._summaries, request.version_tests)
         return apb.ListTournamentsResponse(tournaments=rows)
 
-    def _summaries(self) -> list[apb.TournamentSummary]:
-        """Every tournament, in three reads whatever their number (never reading their results)."""
-        ids = self.broker.list_tournaments()
+    def _summaries(self, version_tests: bool) -> list[apb.TournamentSummary]:
+        """Every tournament, or with ``version_tests`` every version test (listed apart: a bot's tests are
+        the arena's, not an admin's), in three reads whatever their number (never reading their results)."""
+        ids = [t for t in self.broker.list_tournaments() if is_test(t) == version_tests]
         stored = self.broker.get_tournaments(ids)
         done = self.broker.result_counts(ids)
         return [apb.TournamentSummary(tournament_id=tid, format=stored[tid][0].format, state=stored[tid][1],

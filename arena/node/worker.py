@@ -2,8 +2,9 @@
 
 A node claims only the jobs it can start now: those whose bots are connected
 here with free seats (:meth:`Broker.claim_batch` with the node's free seats),
-for all its free match slots at once. Then it sleeps until that may have
-changed, never polling the broker in a loop:
+for all its free match slots at once, a version test's only within the room
+the ladder gives the tests (:attr:`Worker.test_room`: :mod:`arena.node.versions`).
+Then it sleeps until that may have changed, never polling the broker in a loop:
 
 - one of its bots' seats frees or a bot connects here (:attr:`Node.seat_hooks`);
 - jobs wait that did not a moment ago: the broker's ``jobs`` notice, published
@@ -50,7 +51,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 from arena.edge.quietlog import QuietLog
@@ -71,6 +72,7 @@ from arena.queue import (
 from arena.records import MatchEnd, MatchRecord, ResultReason, SeatBot
 from arena.referee.node import InvalidArgument, Node, NodeError, SeatingError
 from arena.tournament import MatchJob, MatchResult, Tournaments, TournamentState
+from arena.tournament.spec import TEST_PREFIX
 
 #: results written together at most, in one round trip
 FINISH_BATCH = 64
@@ -121,6 +123,10 @@ class Worker:
         #: called (on the loop) with each job whose match is over here, written or not, once its slot
         #: is free (the ladder loop looks again: :mod:`arena.node.ladder`)
         self.done_hooks: list[Callable[[MatchJob], None]] = []
+        #: how many more version-test matches (``vt:`` tournaments) this node may start now, asked on the
+        #: loop before each claim (the ladder's :meth:`~arena.node.ladder.LadderLoop.test_room`; None: no
+        #: bound, a node without a ladder)
+        self.test_room: Callable[[int, Collection[str]], int] | None = None
         self.completed = 0
         self.released = 0
         #: set when what the node can start may have changed: a seat freed, jobs came, a slot freed
@@ -248,9 +254,12 @@ class Worker:
         if count == 0 and not due:
             return self._until_due(loop)  # nothing this node could start: only a lease may need it
         self._looked = now
+        # the version tests' matches only within their room: a tournament's match finds its half free
+        room = self.test_room
+        capped = None if room is None else (TEST_PREFIX, room(self.capacity, self.running))
         try:
             batch = await asyncio.to_thread(self.broker.claim_batch, self.node.node_id, count,
-                                            self.lease_s, seats, matches=kept)
+                                            self.lease_s, seats, matches=kept, capped=capped)
         except BrokerError as e:
             self._failures += 1
             quiet.warning("claim", "claim failed: %s", e)

@@ -81,6 +81,11 @@ from the store), and never a secret. Kinds in use:
   stopped, or a bot joined or left it; every node's ladder loop reads the
   ladders again (also at least every minute, for a notice lost).
 
+- :data:`FORGOTTEN_NOTICE` (``data``: the tournament's id): a version test was
+  forgotten (:meth:`Broker.forget_tournament`); every node deletes its own
+  records of its matches (also at its start and after a gap in the notices,
+  for a notice missed).
+
 Another kind is one more word and a handler on the node's
 :class:`~arena.node.notices.NoticeWatcher`: ``publish_notice("tournament",
 tournament_id)``, say, for "re-read this tournament".
@@ -131,12 +136,16 @@ LADDER_NOTICE = "ladder"
 JOBS_NOTICE = "jobs"
 #: what a ``jobs`` notice says when it names no bot: any node may look
 ANY_BOT = "*"
+#: the kind of notice that says a tournament was forgotten (``data``: its id; a version test past those
+#: kept): each node deletes its own records of its matches
+FORGOTTEN_NOTICE = "forgotten"
 
 __all__ = [
     "ANY_BOT",
     "BOT_MATCHES_KEPT",
     "BOT_NOTICE",
     "CANCEL_NOTICE",
+    "FORGOTTEN_NOTICE",
     "JOBS_NOTICE",
     "LADDER_NOTICE",
     "MIXED_BATCH",
@@ -445,7 +454,8 @@ class Broker(abc.ABC):
 
     @abc.abstractmethod
     def claim_batch(self, node_id: str, count: int, lease_s: float, seats: Mapping[str, int] | None = None,
-                    *, absent: Sequence[str] = (), matches: Sequence[str] = ()) -> ClaimBatch:
+                    *, absent: Sequence[str] = (), matches: Sequence[str] = (),
+                    capped: tuple[str, int] | None = None) -> ClaimBatch:
         """Up to ``count`` jobs for ``node_id``, each leased for ``lease_s``, in one step.
 
         First the leases that ran out (their node died or hung) give their jobs back to the queue, at
@@ -457,7 +467,10 @@ class Broker(abc.ABC):
         tournament was cancelled, or whose result is written already, is dropped, not taken. Before
         any of those, the waiting jobs of ``matches``, whatever the seats: the node holds their records
         (played to the end here, their results not written: it died, and restarted on its data).
-        ``count`` 0 gives back the leases run out and says when the next one does."""
+        ``capped`` (prefix, n), with ``seats``: at most n of the jobs taken belong to tournaments whose id
+        starts with the prefix (a node's room for version tests, :mod:`arena.node.versions`); the others
+        are taken as if those were not there. ``count`` 0 gives back the leases run out and says when
+        the next one does."""
 
     @abc.abstractmethod
     def waiting_bots(self) -> set[str]:
@@ -632,6 +645,16 @@ class Broker(abc.ABC):
 
     @abc.abstractmethod
     def list_tournaments(self) -> list[str]: ...
+
+    @abc.abstractmethod
+    def forget_tournament(self, tournament_id: str) -> bool:
+        """Forget an ended tournament whole, in one step: its spec and state, its results and their
+        summaries, its own pool's ratings, counts and history, its mirror pairs' first legs left waiting,
+        and its enqueue markers. Used for the version tests past those the arena keeps
+        (:mod:`arena.node.versions`): their evidence stays in the bot's entry. Only once it ended and
+        none of its jobs is left, queued or held, so that no match of it can be written after: False
+        (nothing changed) for one still open, with jobs left, or unknown. The nodes' own records of
+        its matches are theirs to delete (:data:`FORGOTTEN_NOTICE`)."""
 
     @abc.abstractmethod
     def enqueue_once(self, key: str, jobs: Sequence[MatchJob]) -> bool:

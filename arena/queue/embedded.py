@@ -82,7 +82,7 @@ from arena.queue.broker import (
     stored_tournament,
     summary_of,
 )
-from arena.ratings import PairCount, counts_from_rows, pair_key
+from arena.ratings import PairCount, counts_from_rows, pair_key, tournament_pool
 from arena.ratings.elo import INITIAL_RATING, elo_update
 from arena.ratings.mixed import MixedGame, MixedRatings, MixedState
 from arena.ratings.online import (
@@ -481,7 +481,8 @@ class EmbeddedBroker(Broker):
         return True
 
     def claim_batch(self, node_id: str, count: int, lease_s: float, seats: Mapping[str, int] | None = None,
-                    *, absent: Sequence[str] = (), matches: Sequence[str] = ()) -> ClaimBatch:
+                    *, absent: Sequence[str] = (), matches: Sequence[str] = (),
+                    capped: tuple[str, int] | None = None) -> ClaimBatch:
         if lease_s <= 0:
             raise ValueError(f"lease_s must be positive, not {lease_s}")
         if not node_id:
@@ -499,6 +500,7 @@ class EmbeddedBroker(Broker):
                 if row is not None:
                     self._accept(db, node_id, lease_until, row, claims)
             by_seats = seats is not None and not absent
+            prefix, cap = capped if capped is not None and capped[0] and by_seats else ("", 0)
             free = {bot: n for bot, n in (seats or {}).items() if n > 0}
             bots = list(absent) or list(free)
             while len(claims) < count and (bots or not by_seats):
@@ -509,9 +511,13 @@ class EmbeddedBroker(Broker):
                     need = self._seats_needed(row[1]) if by_seats else collections.Counter()
                     if by_seats and any(free.get(bot, 0) < n for bot, n in need.items()):
                         continue  # it waits for a seat here or elsewhere
+                    is_capped = bool(prefix) and self._tournament_of(row[1]).startswith(prefix)
+                    if is_capped and cap <= 0:
+                        continue  # past the node's room for such jobs: another look, or another node
                     if self._accept(db, node_id, lease_until, row, claims) and by_seats:
                         for bot, n in need.items():
                             free[bot] -= n
+                        cap -= is_capped
                 # without seats every row looked at was taken or dropped: look again while some came;
                 # with seats, every job of the bots' first SCAN_PER_BOT was looked at once
                 if by_seats or not rows:
@@ -545,6 +551,14 @@ class EmbeddedBroker(Broker):
             back += 1
         self._jobs_notice(db, bots)
         return back
+
+    @staticmethod
+    def _tournament_of(body: str) -> str:
+        """A job's tournament id ("" for an unreadable job)."""
+        try:
+            return MatchJob.from_json(body).tournament_id
+        except (ValueError, TypeError, KeyError):
+            return ""
 
     @staticmethod
     def _seats_needed(body: str) -> collections.Counter[str]:
@@ -1033,6 +1047,28 @@ class EmbeddedBroker(Broker):
                 (spec.tournament_id, json.dumps(spec.to_dict(), sort_keys=True), TournamentState.CREATED),
             )
             return cur.rowcount == 1
+
+    def forget_tournament(self, tournament_id: str) -> bool:
+        pool = tournament_pool(tournament_id)
+        with self._errors(), self._tx() as db:
+            row = db.execute("SELECT state FROM tournaments WHERE id = ?", (tournament_id,)).fetchone()
+            if row is None or TournamentState(row[0]).is_open:
+                return False
+            if db.execute("SELECT 1 FROM jobs WHERE tournament_id = ? LIMIT 1", (tournament_id,)).fetchone():
+                return False  # a match of it may still be written
+            for table in ("results", "summaries"):
+                db.execute(f"DELETE FROM {table} WHERE tournament_id = ?", (tournament_id,))
+            for table in ("tournaments", "tournament_endings"):
+                db.execute(f"DELETE FROM {table} WHERE id = ?", (tournament_id,))
+            for table in ("pool_ratings", "pair_counts", "rating_history", "mixed_queue", "mixed_ratings"):
+                db.execute(f"DELETE FROM {table} WHERE pool = ?", (pool,))
+            # its pairs' first legs left waiting, and its enqueue markers: their names start with its id
+            # (compared, not LIKE'd: an id may hold '_', LIKE's wildcard)
+            db.execute("DELETE FROM duplicate_legs WHERE substr(pair, 1, ?) = ?",
+                       (len(tournament_id) + 1, f"{tournament_id}-"))
+            db.execute("DELETE FROM enqueue_markers WHERE substr(key, 1, ?) = ?",
+                       (len(tournament_id) + 1, f"{tournament_id}/"))
+        return True
 
     # scheduled tournaments
     def put_schedule(self, schedule_id: str, text: str) -> bool:

@@ -121,6 +121,7 @@ from arena.queue.redis_scripts import (
     LUA_DELETE_SCHEDULE,
     LUA_DROP,
     LUA_ENQUEUE,
+    LUA_FORGET_TOURNAMENT,
     LUA_LADDER_JOIN,
     LUA_MIGRATE,
     LUA_NOTICE,
@@ -133,7 +134,7 @@ from arena.queue.redis_scripts import (
     LUA_WRITE_RESULT,
 )
 from arena.queue.sentinel import WAIT_TIMEOUT_S, SentinelSet, connect, replicated
-from arena.ratings import PairCount, counts_from_rows, history_points
+from arena.ratings import PairCount, counts_from_rows, history_points, tournament_pool
 from arena.ratings.elo import INITIAL_RATING
 from arena.ratings.mixed import MixedGame, MixedRatings, MixedState
 from arena.ratings.versions import VersionCounts, player_of
@@ -228,6 +229,7 @@ class RedisBroker(Broker):
         self._release = r.register_script(LUA_RELEASE)
         self._write_result = r.register_script(LUA_WRITE_RESULT)
         self._put_tournament = r.register_script(LUA_PUT_TOURNAMENT)
+        self._forget_tournament = r.register_script(LUA_FORGET_TOURNAMENT)
         self._put_schedule = r.register_script(LUA_PUT_SCHEDULE)
         self._delete_schedule = r.register_script(LUA_DELETE_SCHEDULE)
         self._add_occurrence = r.register_script(LUA_ADD_OCCURRENCE)
@@ -316,7 +318,8 @@ class RedisBroker(Broker):
             return self._enqueue_jobs(self.keys.enqueue_marker(key), jobs)
 
     def claim_batch(self, node_id: str, count: int, lease_s: float, seats: Mapping[str, int] | None = None,
-                    *, absent: Sequence[str] = (), matches: Sequence[str] = ()) -> ClaimBatch:
+                    *, absent: Sequence[str] = (), matches: Sequence[str] = (),
+                    capped: tuple[str, int] | None = None) -> ClaimBatch:
         if lease_s <= 0:
             raise ValueError(f"lease_s must be positive, not {lease_s}")
         if not node_id:
@@ -325,15 +328,16 @@ class RedisBroker(Broker):
         args: list[str | int] = [self.keys.prefix, node_id, max(1, round(lease_s * 1000)), count,
                                  self.max_deliveries, NOTICES_KEPT, REVEALED_ONCE_OVER, repr(time.time())]
         kept = " ".join(matches)
+        prefix, cap = capped if capped is not None and capped[0] else ("", 0)
         if absent:
-            args += ["absent", count, kept, *dict.fromkeys(absent)]
+            args += ["absent", count, kept, "", 0, *dict.fromkeys(absent)]
         elif seats is not None:
-            args += ["seats", SCAN_PER_BOT, kept]
+            args += ["seats", SCAN_PER_BOT, kept, prefix, max(0, cap)]
             for bot, free in seats.items():
                 if free > 0:
                     args += [bot, free]
         else:
-            args += ["any", count, kept]
+            args += ["any", count, kept, "", 0]
         with self._errors():
             out, next_ms, now_ms, dead, _dropped, back = self._claim(args=args)
         claims: list[Claim] = []
@@ -751,6 +755,18 @@ class RedisBroker(Broker):
         if stored < 0:
             self._found_lost()
         return bool(stored)
+
+    def forget_tournament(self, tournament_id: str) -> bool:
+        with self._errors():
+            args = [self.keys.prefix, tournament_id, tournament_pool(tournament_id)]
+            if not self._forget_tournament(args=args):
+                return False
+            # its enqueue markers (a few a stage): their names start with its id and a slash
+            markers = list(self._redis.scan_iter(match=self.keys.enqueue_marker(f"{tournament_id}/") + "*",
+                                                 count=1000))
+            for i in range(0, len(markers), _READ_CHUNK):
+                self._redis.delete(*markers[i : i + _READ_CHUNK])
+        return True
 
     # scheduled tournaments
     def put_schedule(self, schedule_id: str, text: str) -> bool:

@@ -152,16 +152,22 @@ return 1
 #    written already, is dropped instead of taken.
 #    Before any of those, the jobs of the matches named in ARGV[11] (space-separated), if they wait:
 #    the node holds their records (it played them, then died before their results were written).
+#    With 'seats', at most ARGV[13] of the jobs taken may be of tournaments whose id starts with
+#    ARGV[12] (a node's room for version tests; '' caps nothing); the others are taken past them.
 # ARGV: 1 prefix, 2 node id, 3 lease (ms), 4 count, 5 max deliveries, 6 notices kept, 7 why a secret
 #       is revealed, 8 now (unix s, what the revealed time says), 9 mode, 10 scan, 11 the matches
-#       whose records the node holds ('' for none), then with 'seats' pairs (bot, free seats), with
-#       'absent' bot names
+#       whose records the node holds ('' for none), 12 the capped tournaments' id prefix ('' for
+#       none), 13 how many of them, then with 'seats' pairs (bot, free seats), with 'absent' bot names
 # Returns {{{id, job JSON, delivery}, ...}, the earliest lease held (ms, server time; -1: none),
 #          server time (ms), dead-lettered, dropped, given back (leases run out)}
 LUA_CLAIM = "local P = ARGV[1]\n" + LUA_JOBS_PRELUDE + """
 local node, lease, count = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 local max_deliveries, kept, why, at = tonumber(ARGV[5]), ARGV[6], ARGV[7], ARGV[8]
 local mode, scan = ARGV[9], tonumber(ARGV[10])
+local capped, cap = ARGV[12], tonumber(ARGV[13])
+local function is_capped(tid)
+  return capped ~= '' and string.sub(tid, 1, #capped) == capped
+end
 local now = now_ms()
 local dead, dropped, back = 0, 0, 0
 
@@ -225,10 +231,10 @@ if count > #out then
   else
     local seen, ids = {}, {}
     if mode == 'seats' then
-      for i = 12, #ARGV, 2 do free[ARGV[i]] = tonumber(ARGV[i + 1]) end
+      for i = 14, #ARGV, 2 do free[ARGV[i]] = tonumber(ARGV[i + 1]) end
     end
     local step = (mode == 'seats') and 2 or 1
-    for i = 12, #ARGV, step do
+    for i = 14, #ARGV, step do
       if mode ~= 'seats' or free[ARGV[i]] > 0 then
         local n = scan
         if mode ~= 'seats' then n = count end
@@ -249,9 +255,11 @@ if count > #out then
           for b, n in pairs(need) do
             if (free[b] or 0) < n then fits = false end
           end
+          if is_capped(f[2]) and cap <= 0 then fits = false end
         end
         if fits and take(id, f) then
           for b, n in pairs(need) do free[b] = free[b] - n end
+          if mode == 'seats' and is_capped(f[2]) then cap = cap - 1 end
         end
       end
     end
@@ -649,6 +657,31 @@ if redis.call('GET', KEYS[3]) ~= ARGV[3] then return -1 end
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'spec', ARGV[1], 'state', 'created')
 redis.call('RPUSH', KEYS[2], ARGV[2])
+return 1
+"""
+
+# Forget an ended tournament whole (a version test past those the arena keeps: arena.node.versions):
+# its hash and its place in the list, its results and their summaries, its mirror pairs' first legs
+# left waiting, its own pool's ratings, counts and history. Only once it ended and none of its jobs is
+# left, queued or held (no match of it can still be written).
+# ARGV: 1 prefix, 2 tournament id, 3 its own pool. Returns 1 if forgotten, 0 if not (none, open, jobs).
+LUA_FORGET_TOURNAMENT = "local P = ARGV[1]\n" + LUA_JOBS_PRELUDE + """
+local tid, pool = ARGV[2], ARGV[3]
+local t = key('tournament', tid)
+local state = redis.call('HGET', t, 'state')
+if not state or state == 'created' or state == 'running' then return 0 end
+if tonumber(redis.call('GET', key('pending', tid)) or '0') > 0 then return 0 end
+if redis.call('SCARD', key('jobs', 'of', tid)) > 0 then return 0 end
+for _, m in ipairs(redis.call('SMEMBERS', key('results', tid))) do
+  redis.call('DEL', key('result', m))
+  local pair = string.match(m, '^(.*)%-leg0$')
+  if pair then redis.call('DEL', key('leg', pair)) end
+end
+redis.call('DEL', t, key('results', tid), key('summaries', tid), key('pending', tid), key('jobs', 'of', tid))
+redis.call('LREM', key('tournaments'), 0, tid)
+redis.call('SREM', key('pools'), pool)
+redis.call('DEL', key('elo', pool), key('pairs', pool), key('history', pool), key('mixed', 'queue', pool),
+           key('mixed', pool))
 return 1
 """
 

@@ -18,7 +18,7 @@ never fill the room of honest callers; past those, the status comes at once.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import NoReturn
 
 import grpc
@@ -42,7 +42,7 @@ from arena.referee.node import (
     NotFound,
     ResourceExhausted,
 )
-from arena.referee.registry import BotEntry, PerEntry
+from arena.referee.registry import OWNER_RULE, BotEntry, PerEntry, invite_owner
 from arena.referee.replays import ReplaySlot, SendTimeout, Stalled
 from arena.referee.versions import Version
 
@@ -152,8 +152,15 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
         who = await self.caller(context)
         try:
             await self.node.check_new_bot(request.name)  # before an invite is spent on a name that cannot be
+            owner = request.owner
+            if owner and who.role is not Role.ADMIN:  # else a stranger could take turns from another's bots
+                raise PermissionDenied("only an admin names a bot's owner (an invite made for an owner "
+                                       "carries it: bot invite --owner)")
+            if owner and not valid_bot_name(owner):
+                raise InvalidArgument(f"bad owner {owner[:80]!r}: {OWNER_RULE}")
             await self.gate.register(who, address_of(context), request.invite)
-            entry, token = await self.node.register(request.name, request.ladder)
+            owner = owner or invite_owner(request.invite)
+            entry, token = await self.node.register(request.name, request.ladder, owner)
         except EDGE_ERRORS as e:
             await self.refuse(context, e)
         return apb.RegisterBotResponse(bot_id=entry.bot_id, token=token)
@@ -188,7 +195,11 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
         self, request: apb.CreateInviteRequest, context: Context,
     ) -> apb.CreateInviteResponse:
         await self.admin(context, "making an invite")
-        return apb.CreateInviteResponse(invite=await self.node.create_invite())
+        try:
+            code = await self.node.create_invite(request.owner)
+        except EDGE_ERRORS as e:
+            await abort(context, e)
+        return apb.CreateInviteResponse(invite=code)
 
     async def ListBots(
         self, request: apb.ListBotsRequest, context: Context,
@@ -494,10 +505,11 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
         await self._no_queue(context)
 
 
-def version_to_proto(v: Version) -> apb.BotVersion:
+def version_to_proto(v: Version, waiting: str = "") -> apb.BotVersion:
     out = apb.BotVersion(version=v.version, state=v.state, how=v.how, first_seen=v.first_seen,
                          last_seen=v.last_seen, games=v.games, test_id=v.test, against=v.against,
-                         decision=v.decision, llr=v.llr, pairs=v.pairs, set_aside=v.set_aside)
+                         decision=v.decision, llr=v.llr, pairs=v.pairs, set_aside=v.set_aside,
+                         waiting=waiting)
     if v.elo is not None:
         out.elo = v.elo
         if v.elo_low is not None:
@@ -507,10 +519,11 @@ def version_to_proto(v: Version) -> apb.BotVersion:
     return out
 
 
-def versions_to_proto(entry: BotEntry) -> list[apb.BotVersion]:
-    """A bot's versions, newest first."""
-    return [version_to_proto(v) for v in sorted(entry.versions, key=lambda v: (v.first_seen, v.version),
-                                                 reverse=True)]
+def versions_to_proto(entry: BotEntry, waiting: Mapping[str, str] | None = None) -> list[apb.BotVersion]:
+    """A bot's versions, newest first, each candidate with why it waits (``waiting``: version -> why)."""
+    why = waiting or {}
+    return [version_to_proto(v, why.get(v.version, ""))
+            for v in sorted(entry.versions, key=lambda v: (v.first_seen, v.version), reverse=True)]
 
 
 def acted_on(who: Caller, name: str, says: tuple[str, str, str]) -> str:

@@ -57,6 +57,7 @@ from arena.referee.registry import (
     RegistryUnavailable,
     StaleTokenError,
     UnknownBotError,
+    check_owner,
 )
 from arena.referee.replay_views import (
     RecordSource,
@@ -324,19 +325,19 @@ class Node:
     # ----------------------------------------------------------------- bots
     # The registry is read from memory (arena.referee.registry); what writes it, or reads what is
     # stored, runs in a thread: its backend may be the broker.
-    def register_bot(self, name: str, ladder: bool = False) -> tuple[BotEntry, str]:
+    def register_bot(self, name: str, ladder: bool = False, owner: str = "") -> tuple[BotEntry, str]:
         """Register a bot; its entry and its token (made here, shown once). Blocks on the registry's
         backend: for setting a node up (tests, the harness); the edge calls :meth:`register`."""
         try:
-            return self._registry.register(name, ladder)
+            return self._registry.register(name, ladder, owner)
         except DuplicateBotError as e:
             raise AlreadyExists(str(e)) from None
         except RegistryError as e:
             raise InvalidArgument(str(e)) from None
 
-    async def register(self, name: str, ladder: bool = False) -> tuple[BotEntry, str]:
+    async def register(self, name: str, ladder: bool = False, owner: str = "") -> tuple[BotEntry, str]:
         """:meth:`register_bot`, off the event loop."""
-        return await asyncio.to_thread(self.register_bot, name, ladder)
+        return await asyncio.to_thread(self.register_bot, name, ladder, owner)
 
     async def check_new_bot(self, name: str) -> None:
         """Raise unless ``name`` could be registered now (before an invite is spent on it)."""
@@ -396,8 +397,12 @@ class Node:
             cut += 1
         return cut
 
-    async def create_invite(self) -> str:
-        return await asyncio.to_thread(self._registry.create_invite)
+    async def create_invite(self, owner: str = "") -> str:
+        try:
+            check_owner(owner)
+        except RegistryError as e:
+            raise InvalidArgument(str(e)) from None
+        return await asyncio.to_thread(self._registry.create_invite, owner)
 
     def bot_named(self, name: str) -> BotEntry | None:
         return self._registry.by_name(name)

@@ -76,6 +76,12 @@ class BotEntry:
     versions: tuple[Version, ...] = ()
     #: it asked, at its registration, to play the ladder whenever it is connected
     ladder: bool = False
+    #: who owns it, as the admin said when registering it or making its invite ("": nobody said, and it
+    #: is its own owner): the version tests take turns by owner (:func:`owner_of`)
+    owner: str = ""
+    #: when its version tests of the last day started (unix seconds, oldest first): the arena tests a
+    #: bot's versions a number of times a day at most (arena.node.versions)
+    tests_started: tuple[int, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -83,8 +89,11 @@ class BotEntry:
             del data["versions"]  # as entries were before versions: older nodes read them
         else:
             data["versions"] = [v.to_dict() for v in self.versions]
-        if not self.ladder:
-            del data["ladder"]
+        for optional in ("ladder", "owner", "tests_started"):  # as entries were before them
+            if not data[optional]:
+                del data[optional]
+        if self.tests_started:
+            data["tests_started"] = list(self.tests_started)
         return data
 
     def to_json(self) -> str:
@@ -95,11 +104,17 @@ class BotEntry:
         versions = tuple(Version.from_dict(v) for v in data.get("versions") or ())
         return cls(bot_id=data["bot_id"], name=data["name"], token_sha256=data["token_sha256"],
                    revoked=bool(data.get("revoked", False)), versions=versions,
-                   ladder=bool(data.get("ladder", False)))
+                   ladder=bool(data.get("ladder", False)), owner=str(data.get("owner") or ""),
+                   tests_started=tuple(int(t) for t in data.get("tests_started") or ()))
 
     @classmethod
     def from_json(cls, text: str) -> BotEntry:
         return cls.from_dict(json.loads(text))
+
+    @property
+    def owner_of(self) -> str:
+        """Whom its version tests count against: its owner, or the bot itself when nobody said."""
+        return self.owner or self.name
 
     @property
     def promoted_version(self) -> str:
@@ -111,6 +126,24 @@ class BotEntry:
 def digest(secret: str) -> str:
     """The SHA-256 (hex) under which a token or an invite code is kept."""
     return hashlib.sha256(secret.encode()).hexdigest()
+
+
+#: an invite made for an owner ends with this and the owner's name (neither a token's nor a name's character)
+OWNER_SEP = "@"
+OWNER_RULE = "an owner is named as a bot is: " + BOT_NAME_RULE
+
+
+def check_owner(owner: str) -> str:
+    """``owner``, if it names one ("" names nobody)."""
+    if owner and not valid_bot_name(owner):
+        raise RegistryError(f"bad owner {owner[:80]!r}: {OWNER_RULE}")
+    return owner
+
+
+def invite_owner(code: str) -> str:
+    """Whom the invite ``code`` was made for ("": nobody said)."""
+    _, sep, owner = code.rpartition(OWNER_SEP)
+    return owner if sep and valid_bot_name(owner) else ""
 
 
 def new_token(prefix: str) -> str:
@@ -337,14 +370,15 @@ class BotRegistry:
             self._apply([entry])
         return entry
 
-    def register(self, name: str, ladder: bool = False) -> tuple[BotEntry, str]:
-        """Register a bot under ``name`` (asking to play the ladder, with ``ladder``); its entry and its
-        token, made here and shown once."""
+    def register(self, name: str, ladder: bool = False, owner: str = "") -> tuple[BotEntry, str]:
+        """Register a bot under ``name`` (asking to play the ladder, with ``ladder``; owned by ``owner``);
+        its entry and its token, made here and shown once."""
         if not valid_bot_name(name):
             raise RegistryError(f"bad bot name {name!r}: {BOT_NAME_RULE}")
+        check_owner(owner)
         token = new_token("bt")
         entry = BotEntry(bot_id=f"bot-{secrets.token_hex(4)}", name=name, token_sha256=digest(token),
-                         ladder=ladder)
+                         ladder=ladder, owner=owner)
         if not self._backend.add(entry):
             raise DuplicateBotError(f"a bot named {name!r} is already registered")
         # a new bot: nothing newer of it can be in the copy, so it goes in now, notices or not
@@ -391,21 +425,33 @@ class BotRegistry:
         or there is no such bot (or it is revoked)."""
 
         def apply(stored: BotEntry) -> BotEntry | None:
+            versions = change(stored.versions)
+            return None if versions is None else dataclasses.replace(stored, versions=versions)
+
+        return self.update_entry(name, apply, strict=strict)
+
+    def update_entry(self, name: str, change: Callable[[BotEntry], BotEntry | None], *,
+                     strict: bool = False) -> BotEntry | None:
+        """Change the entry of bot ``name`` atomically, as :meth:`update_versions` does its versions (a
+        version test's start changes its versions and its ``tests_started`` in one step)."""
+
+        def apply(stored: BotEntry) -> BotEntry | None:
             if stored.revoked:
                 return None
             try:
-                versions = change(stored.versions)
+                return change(stored)
             except VersionError:
                 if strict:
                     raise
                 return None
-            return None if versions is None else dataclasses.replace(stored, versions=versions)
 
         changed = self._backend.update(name, apply)
         return None if changed is None else self._applied(changed)
 
-    def create_invite(self) -> str:
-        code = new_token("inv")
+    def create_invite(self, owner: str = "") -> str:
+        """A code good for one registration; with ``owner``, the bot registered with it is theirs (the
+        code carries the owner's name after an ``@``: kept only as its digest, it cannot be changed)."""
+        code = new_token("inv") + (f"{OWNER_SEP}{check_owner(owner)}" if owner else "")
         self._backend.add_invite(digest(code))
         return code
 

@@ -16,6 +16,7 @@ of results.
 from __future__ import annotations
 
 import collections
+import contextlib
 import re
 from pathlib import Path
 
@@ -107,6 +108,24 @@ class MatchStore:
             return MatchRecord.from_json(text)
         except RecordError as e:
             raise UnreadableRecordError(f"the record of match {match_id} is damaged: {e}") from None
+
+    def forget_tournament(self, tournament_id: str) -> int:
+        """Delete the records of ``tournament_id``'s matches (their ids start with its id and a dash: a
+        version test the arena forgot); how many. Lists the folder: from a thread, now and then."""
+        prefix = f"{tournament_id}-"
+        if not valid_match_id(prefix + "x"):
+            return 0
+        if self.root is None:
+            gone = [m for m in self._memory if m.startswith(prefix)]
+            for match_id in gone:
+                del self._memory[match_id]
+            return len(gone)
+        count = 0
+        for path in self.root.glob(f"{prefix}*.json"):  # an id holds no glob character (MATCH_ID_RE)
+            with contextlib.suppress(FileNotFoundError):  # another thread's delete
+                path.unlink()
+                count += 1
+        return count
 
     def ids(self) -> list[str]:
         if self.root is None:

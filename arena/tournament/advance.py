@@ -32,7 +32,7 @@ from arena.tournament.jobs import (
     MatchJob,
     TournamentState,
 )
-from arena.tournament.spec import TournamentError, TournamentSpec
+from arena.tournament.spec import TournamentError, TournamentSpec, check_callers_id
 from arena.tournament.sprt import SprtState
 from arena.tournament.standings import Game, Standing
 from arena.tournament.summary import ResultSummary
@@ -188,7 +188,8 @@ class Tournaments:
         return found
 
     def create(self, spec: TournamentSpec) -> None:
-        """Store the tournament and enqueue its first stage."""
+        """Store the tournament and enqueue its first stage (a caller's: never a version test's id)."""
+        check_callers_id(spec.tournament_id)
         if not self.store.put_tournament(spec):
             raise TournamentExists(f"tournament {spec.tournament_id} exists")
         self.advance(spec.tournament_id)

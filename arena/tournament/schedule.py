@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, NamedTuple, Protocol
 
-from arena.tournament.spec import MAX_BOTS, TournamentError, TournamentSpec
+from arena.tournament.spec import MAX_BOTS, TournamentError, TournamentSpec, check_callers_id
 
 #: the shortest period a node accepts by default (a node's setting: tests run with seconds)
 MIN_EVERY_S = 60
@@ -274,7 +274,7 @@ class Schedule:
 
     def spec_with(self, at: int, bots: list[str], fresh: str = "") -> TournamentSpec:
         """The tournament of the occurrence at ``at`` played by ``bots`` (:meth:`spec_for`)."""
-        tid = self.tournament_id(at)
+        tid = check_callers_id(self.tournament_id(at))
         data = dict(self.options, tournament_id=tid, bots=bots)
         if self.seed:
             data["seed"] = hashlib.sha256(f"{self.seed}/{tid}".encode()).hexdigest()

@@ -42,11 +42,26 @@ MAX_PAIRS = 100_000
 #: the ladders' matches carry this tournament id prefix (arena.ratings.pools.LADDER_PREFIX, which
 #: this layer cannot import): no tournament may take it
 RESERVED_PREFIX = "ladder:"
+#: a bot's version test (an SPRT between two of its versions, made by the arena itself: arena.node.versions)
+#: has a tournament id with this prefix, and the worker and the ladder count its matches as a test's: no
+#: caller may make a tournament with it (:func:`check_callers_id`)
+TEST_PREFIX = "vt:"
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}")
 
 
 class TournamentError(ValueError):
     """A bad tournament spec, or results that do not belong to the tournament."""
+
+
+def check_callers_id(tournament_id: str) -> str:
+    """``tournament_id``, if a caller (an admin, a schedule) may make a tournament with it: not a version
+    test's (:data:`TEST_PREFIX`). The spec itself accepts such an id, for the version tests make and
+    read theirs; every path that makes a tournament for a caller asks this first."""
+    if tournament_id.startswith(TEST_PREFIX):
+        raise TournamentError(
+            f"tournament ids starting with {TEST_PREFIX!r} are the version tests' (the arena makes them, "
+            f"and counts their matches as a bot's versions against each other): not {tournament_id[:80]!r}")
+    return tournament_id
 
 
 def _is_int(v: object) -> bool:

@@ -5,7 +5,9 @@
 - ``bots?offset=&limit=``, ``bots/{name}`` (its ratings per pool, its recent matches),
   ``bots/{name}/history?pool=`` (its online Elo in a pool as it went), ``bots/{name}/versions`` (the
   versions it connected with, newest first, and its latest SPRT of a new version: docs/web.md);
-- ``tournaments?offset=&limit=``, ``tournaments/{id}`` (progress, standings, crosstable),
+- ``tournaments?offset=&limit=&tests=``, the latest first: the tournaments, or with ``tests=1`` the
+  version tests (the arena's own, listed apart), each page saying how many of the other kind there are
+  (``apart``); ``tournaments/{id}`` (progress, standings, crosstable),
   ``tournaments/{id}/matches?offset=&limit=`` (its finished matches in schedule order);
 - ``ladders`` (each pool's ladder: its setting and bot count), ``ladders/{pool}?offset=&limit=``
   (its setting, bots, matches in progress, and the pool's standings with intervals);
@@ -297,8 +299,11 @@ async def bot_versions(request: web.Request) -> web.Response:
 
 
 async def tournaments(request: web.Request) -> web.Response:
+    """The tournaments, or with ``?tests=1`` the version tests (the arena's own, listed apart)."""
     offset, limit = page_of(request)
-    return web.json_response((await request.app[READS].tournaments(offset, limit)).to_json())
+    tests = _whole(request, "tests", 0, 0, 1)
+    page = await request.app[READS].tournaments(offset, limit, tests == 1)
+    return web.json_response(page.to_json())
 
 
 async def tournament(request: web.Request) -> web.Response:

@@ -13,9 +13,10 @@ reads need a credential. Broker calls run in a thread; the node's own state
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 
@@ -26,7 +27,7 @@ from arena.node.ladder import LadderError, Ladders, LadderView, ladder_standings
 from arena.node.rankings import BadRequest as RankingsBadRequest
 from arena.node.rankings import Rankings, UnknownPool
 from arena.node.seals import sealed_among, still_sealed
-from arena.node.versions import VersionsView, versions_view
+from arena.node.versions import VersionsView, is_test, versions_view
 from arena.node.worker import Worker
 from arena.queue import Broker, BrokerError
 from arena.ratings.leaderboard import Leaderboard, Method
@@ -73,6 +74,7 @@ from arena.web.reads import (
     TooMany,
     TournamentDetail,
     TournamentMatchRow,
+    TournamentPage,
     TournamentRow,
     Unauthorized,
     Unavailable,
@@ -94,7 +96,8 @@ class NodeReads:
     """The reads of one node of a queue (its tournaments and results are the broker's)."""
 
     def __init__(self, node: Node, broker: Broker, tournaments: Tournaments, rankings: Rankings, *,
-                 worker: Worker | None = None) -> None:
+                 worker: Worker | None = None,
+                 version_reasons: Callable[[BotEntry], Mapping[str, str]] | None = None) -> None:
         self.node = node
         self.broker = broker
         #: the tournaments of the queue
@@ -102,6 +105,8 @@ class NodeReads:
         self.rankings = rankings
         #: the node's queue worker, which knows the tournament of each match it plays
         self.worker = worker
+        #: why each candidate of a bot waits for its test (the node's VersionTests.reasons)
+        self.version_reasons = version_reasons
         self.ladder_views = Ladders(broker)
         self.schedule_store = Schedules(broker)
         self._details: dict[str, tuple[float, _Kept | None]] = {}
@@ -203,7 +208,9 @@ class NodeReads:
         if entry is None:
             raise NotFound(f"no bot named {name[:80]!r}")
         # its latest test's progress is a few store reads: in a thread
-        return await self._queue(versions_view, entry, self.store, self.rankings)
+        waiting = None if self.version_reasons is None else self.version_reasons(entry)
+        return await self._queue(functools.partial(versions_view, waiting=waiting), entry, self.store,
+                                 self.rankings)
 
     def _tournament_of(self, match_id: str, stored: dict[str, str]) -> str:
         """The tournament of one of the node's own matches: its result's in the queue, else the job's
@@ -214,11 +221,12 @@ class NodeReads:
         return found or ""
 
     # ------------------------------------------------------- tournaments
-    async def tournaments(self, offset: int, limit: int) -> Page[TournamentRow]:
-        return await self._queue(self._tournament_page, offset, limit)
+    async def tournaments(self, offset: int, limit: int, tests: bool = False) -> TournamentPage:
+        return await self._queue(self._tournament_page, offset, limit, tests)
 
-    def _tournament_page(self, offset: int, limit: int) -> Page[TournamentRow]:
-        ids = list(reversed(self.broker.list_tournaments()))
+    def _tournament_page(self, offset: int, limit: int, tests: bool) -> TournamentPage:
+        every = self.broker.list_tournaments()
+        ids = [t for t in reversed(every) if is_test(t) == tests]
         rows = []
         page = ids[offset:offset + limit]
         stored = self.broker.get_tournaments(page)  # one read for the page
@@ -228,7 +236,7 @@ class NodeReads:
                 spec, state = found
                 rows.append(TournamentRow(tid, spec.format, str(state), len(spec.bots),
                                           spec.ruleset.to_spec()))
-        return Page(total=len(ids), offset=offset, items=tuple(rows))
+        return TournamentPage(total=len(ids), offset=offset, items=tuple(rows), apart=len(every) - len(ids))
 
     async def tournament(self, tournament_id: str) -> TournamentDetail:
         kept = await self._queue(self._tournament_kept, tournament_id)

@@ -83,6 +83,16 @@ class Page(Generic[_T]):
         return {"total": self.total, "offset": self.offset, "items": [row_json(i) for i in self.items]}
 
 
+@dataclass(frozen=True)
+class TournamentPage(Page["TournamentRow"]):
+    """A page of tournaments, or of version tests, and how many of the other kind are listed apart."""
+
+    apart: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {**super().to_json(), "apart": self.apart}
+
+
 def row_json(item: Any) -> dict[str, Any]:
     """A page's row as JSON: its fields as they are. Rows hold plain values (text, numbers, tuples
     of them, a ruleset's dict), which JSON only reads: no deep copy as ``asdict`` makes (which cost
@@ -420,8 +430,8 @@ class ArenaReads(Protocol):
         no versions for a bot that never said one)."""
         ...
 
-    async def tournaments(self, offset: int, limit: int) -> Page[TournamentRow]:
-        """The latest tournaments first."""
+    async def tournaments(self, offset: int, limit: int, tests: bool = False) -> TournamentPage:
+        """The latest tournaments first; with ``tests``, the version tests instead (listed apart)."""
         ...
 
     async def tournament(self, tournament_id: str) -> TournamentDetail: ...

@@ -205,8 +205,9 @@ async def start_web(reads: ArenaReads, listen: str, limits: Limits | None = None
 async def web_for(running: RunningNode, listen: str, config: WebConfig | None = None,
                   ) -> AsyncIterator[WebServer]:
     """The site of a running node, for as long as the block runs."""
+    tests = running.ladder.tests
     reads = NodeReads(running.node, running.worker.broker, running.tournaments, running.rankings,
-                      worker=running.worker)
+                      worker=running.worker, version_reasons=None if tests is None else tests.reasons)
     node = running.node
     server = await start_web(reads, listen, node.config.limits, node.metrics, config, node.read_rates)
     log.info("web pages and JSON API on %s", server.url)

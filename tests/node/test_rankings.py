@@ -70,3 +70,16 @@ def test_bad_requests_say_what_is_wrong(broker: Broker) -> None:  # noqa: F811
 def test_an_empty_store_has_an_empty_board(broker: Broker) -> None:  # noqa: F811
     board = Rankings(broker).leaderboard()
     assert (board.pool, board.total, board.entries) == ("", 0, ())
+
+
+def test_the_version_tests_pools_are_not_listed_but_still_read(broker: Broker) -> None:  # noqa: F811
+    """Issue 24: ``rankings`` listed every version test's pool under "other pools" (one per test: 40 in
+    185 s from one bot), though a test is not rated; its own standings are still there by name."""
+    played(broker)
+    tid = "vt:alpha:2:1000"
+    broker.put_tournament(classic(tid, unrated_reason="a test between two versions of one bot"))
+    broker.write_result(game(tid, 0, "alpha@2", "alpha@1"))
+    rankings = Rankings(broker)
+    assert rankings.pools() == ["classic", "coinche", tournament_pool("c1"), tournament_pool("k1")]
+    assert [e.bot for e in rankings.leaderboard(tournament_pool(tid)).entries] == ["alpha@2", "alpha@1"]
+    assert all(r.pool != tournament_pool(tid) for r in rankings.bot("alpha@2"))

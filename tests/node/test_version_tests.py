@@ -26,7 +26,7 @@ def setup(broker: Broker) -> tuple[BotRegistry, VersionTests, list[str]]:
     registry.update_versions("alpha", lambda vs: seen(vs, "1", 1000))
     registry.update_versions("alpha", lambda vs: seen(vs, "2", 1001))
     counted: list[str] = []
-    tests = VersionTests(broker, Tournaments(broker), registry.update_versions, counted=counted.append)
+    tests = VersionTests(broker, Tournaments(broker), registry.update_entry, counted=counted.append)
     return registry, tests, counted
 
 
@@ -97,7 +97,7 @@ def test_two_versions_that_always_pass_get_no_verdict_from_no_evidence(broker: B
     registry.update_versions("alpha", lambda vs: seen(vs, "2", 1001))
     counted: list[str] = []
     tournaments = Tournaments(broker)
-    tests = VersionTests(broker, tournaments, registry.update_versions, counted=counted.append,
+    tests = VersionTests(broker, tournaments, registry.update_entry, counted=counted.append,
                          options=replace(OPTIONS, max_pairs=8))
     both = frozenset({"1", "2"})
     tests.run([Here(entry(registry), both)], {POOL: (2, 30.0)}, lambda p: {"alpha"})

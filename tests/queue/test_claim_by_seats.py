@@ -176,3 +176,18 @@ def test_a_claim_says_when_the_earliest_lease_runs_out(broker: Broker, count: in
     batch = broker.claim_batch("n3", count, 30.0, {})
     assert batch.next_expiry_s is not None and 1.0 < batch.next_expiry_s <= 2.0
     assert {c.node_id for c in broker.held()} == {"n1", "n2"}
+
+
+def test_a_claim_takes_at_most_its_cap_of_the_capped_tournaments_jobs_and_the_others_past_them(
+        broker: Broker) -> None:
+    """A node's room for version tests (issue 24): before, it took every ``vt:`` job its seats fit, so a
+    node of 8 slots held 8 test matches and a tournament's match waited for one to end."""
+    free = {"alpha": 20, "beta": 20, "gamma": 20, "delta": 20}
+    broker.enqueue([job(n, tournament="vt:alpha:2:1", team0="alpha", team1="beta") for n in range(4)])
+    broker.enqueue([job(n, tournament="league", team0="gamma", team1="delta") for n in range(2)])
+    claims = broker.claim_batch("n1", 8, 30.0, free, capped=("vt:", 1)).claims
+    assert ids(claims) == ["vt:alpha:2:1-m0", "league-m0", "league-m1"]  # the capped ones waited
+    assert ids(broker.claim_batch("n1", 8, 30.0, free, capped=("vt:", 0)).claims) == []
+    assert ids(broker.claim_batch("n2", 8, 30.0, free, capped=("vt:", 2)).claims) == [
+        "vt:alpha:2:1-m1", "vt:alpha:2:1-m2"]
+    assert ids(broker.claim_batch("n2", 8, 30.0, free).claims) == ["vt:alpha:2:1-m3"]  # no cap: any

@@ -117,6 +117,34 @@ def test_an_invite_is_good_for_one_registration() -> None:
     on_arena(body, registration=Registration.INVITE)
 
 
+def test_a_bot_s_owner_is_the_admin_s_word_or_its_invite_s_and_no_stranger_names_one() -> None:
+    """The version tests take turns by owner (issue 24): a stranger who could name an owner would make
+    another's bots wait; an invite made for an owner carries the name, which its digest seals."""
+    async def body(arena: LocalArena) -> None:
+        def owner(name: str) -> str:
+            entry = arena.node.bot_named(name)
+            assert entry is not None
+            return entry.owner
+
+        async with arena_stub(arena.address, ADMIN) as admin:
+            invite = (await admin.CreateInvite(apb.CreateInviteRequest(owner="alice"))).invite
+            plain = (await admin.CreateInvite(apb.CreateInviteRequest())).invite
+            bad = admin.CreateInvite(apb.CreateInviteRequest(owner="no spaces"))
+            assert await code_of(bad) == grpc.StatusCode.INVALID_ARGUMENT
+            await admin.RegisterBot(apb.RegisterBotRequest(name="mine", owner="bob"))
+        async with arena_stub(arena.address) as stranger:
+            claims = stranger.RegisterBot(apb.RegisterBotRequest(name="c", invite=plain, owner="alice"))
+            assert await code_of(claims) == grpc.StatusCode.PERMISSION_DENIED
+            forged = stranger.RegisterBot(apb.RegisterBotRequest(name="c", invite=f"{plain}@alice"))
+            assert await code_of(forged) == grpc.StatusCode.PERMISSION_DENIED
+            assert (await stranger.RegisterBot(apb.RegisterBotRequest(name="a", invite=invite))).token
+            assert (await stranger.RegisterBot(apb.RegisterBotRequest(name="p", invite=plain))).token
+        assert (owner("a"), owner("p"), owner("mine")) == ("alice", "", "bob")
+        assert [b.name for b in arena.node.bots()] == ["a", "mine", "p"]
+
+    on_arena(body, registration=Registration.INVITE, limits=NO_HOLD)
+
+
 def test_invite_guesses_are_throttled_per_address_but_a_right_invite_from_another_address_works() -> None:
     """Failed invite codes count as wrong credentials: past the window's few, the guessing address
     is refused (RESOURCE_EXHAUSTED) without its guess being tried, even a right one."""

@@ -16,7 +16,7 @@ import pytest
 from arena.node.versions import DUPLICATE_NOTE, MAX_PAIRS
 from tests.queue.conftest import BACKENDS, Store, redis_unavailable
 from tests.web.site import Site, get
-from tests.web.versions_data import LADDER_GAMES, POOL, RUNNING_PAIRS, Built, built_site
+from tests.web.versions_data import LADDER_GAMES, POOL, RUNNING_PAIRS, WAITER, Built, built_site
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
@@ -145,3 +145,29 @@ def test_the_leaderboard_row_says_which_version_it_rates_and_how_many_games_are_
     assert (rows["alpha"]["rating"], rows["alpha"]["low"]) == pytest.approx((two["rating"], two["low"]))
     assert (rows["beta"]["version"], rows["beta"]["version_games"]) == ("2", 0)
     assert rows["plain"]["version_games"] == rows["plain"]["games"]
+
+
+def test_the_version_tests_are_listed_apart_from_the_tournaments(built: tuple[Site, Built]) -> None:
+    """Issue 24: one bot's tests made the whole first page of the public tournaments list."""
+    site, data = built
+    status, page = get(site, "/api/v1/tournaments")
+    assert status == 200
+    assert [t["tournament_id"] for t in page["items"]] == ["versions-rr"]
+    assert (page["total"], page["apart"]) == (1, 2)
+    _, tests = get(site, "/api/v1/tournaments?tests=1")
+    assert [t["tournament_id"] for t in tests["items"]] == [data.beta_test, data.alpha_test]  # latest first
+    assert (tests["total"], tests["apart"]) == (2, 1)
+    assert all(t["format"] == "sprt" for t in tests["items"])
+    status, error = get(site, "/api/v1/tournaments?tests=yes")
+    assert status == 400 and "tests must be a whole number from 0 to 1" in error["error"]
+
+
+
+def test_a_candidate_says_why_it_waits(built: tuple[Site, Built]) -> None:
+    site, _ = built
+    _, view = get(site, f"/api/v1/bots/{WAITER}/versions")
+    assert [(v["version"], v["state"], v["waiting"]) for v in view["versions"]] == [
+        ("2", "candidate", "waits for its test, on a ladder's slots where both versions are connected"),
+        ("1", "promoted", "")]
+    _, beta = get(site, "/api/v1/bots/beta/versions")
+    assert all(v["waiting"] == "" for v in beta["versions"])  # its candidate is under test

@@ -14,7 +14,7 @@ import pytest
 from arena.node.versions import DUPLICATE_NOTE
 from tests.web.browser import PHONE, WIDE, Watched, browser, needs_chromium, shot
 from tests.web.site import Site
-from tests.web.versions_data import POOL, Built, built_site
+from tests.web.versions_data import POOL, WAITER, Built, built_site
 
 pytestmark = [pytest.mark.slow, needs_chromium]
 __all__ = ["browser"]  # the fixture
@@ -139,4 +139,35 @@ def test_the_bot_page_links_to_its_versions_and_the_leaderboard_shows_them(
     assert w.page.locator("tr[data-bot=beta] td.bot").inner_text() == "beta 2 promoted by hand"
     assert w.page.locator("tr[data-bot=plain] td.bot").inner_text() == "plain"
     shot(w.page, "leaderboard-versions")
+    check(w, data)
+
+
+@WIDTHS
+def test_a_waiting_candidate_says_why_on_the_versions_page(browser: Any, built: tuple[Site, Built],
+                                                          width: int) -> None:
+    site, data = built
+    w = opened(browser, site, f"/bots/{WAITER}/versions", width, "#waiting")
+    assert w.page.locator("#waiting li[data-version='2']").inner_text() == (
+        "Version 2 waits for its test, on a ladder's slots where both versions are connected.")
+    assert w.page.locator("tr[data-version='2'] td.state").inner_text() == "candidate"
+    check(w, data)
+
+
+@WIDTHS
+def test_the_version_tests_are_listed_apart_from_the_tournaments(browser: Any, built: tuple[Site, Built],
+                                                                 width: int) -> None:
+    """Issue 24: one bot's tests made the whole first page of the tournaments."""
+    site, data = built
+    w = opened(browser, site, "/tournaments", width, "#tournaments")
+    page = w.page
+    assert [r.get_attribute("data-tournament") for r in page.locator("#tournaments tbody tr").all()] == [
+        "versions-rr"]
+    assert page.locator("#apart a").inner_text() == "The version tests (2)"
+    page.click("#apart a")
+    page.wait_for_selector("h1:text('Version tests')")
+    page.wait_for_selector("#tournaments")
+    assert [r.get_attribute("data-tournament") for r in page.locator("#tournaments tbody tr").all()] == [
+        data.beta_test, data.alpha_test]
+    assert page.locator("#apart a").inner_text() == "The tournaments (1)"
+    shot(page, f"version-tests-{width}")
     check(w, data)

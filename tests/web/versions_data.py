@@ -8,7 +8,8 @@ their results written (deal-less) as a node writes them, the tournament advanced
 - ``beta``: version 1 (first, retired), version 2 promoted by hand, version 3 under test against 2
   (its SPRT running, a few pairs played: its seed is not revealed; its first pair's legs played out by
   the engine with every seat passing, so every deal thrown in: the test sets that pair aside);
-- ``plain``: connected without a version: no versions.
+- ``plain``: connected without a version: no versions;
+- ``waiter``: registered, never connected to the node: version 1 promoted, version 2 waiting.
 
 Besides a rated round-robin of the three (before any said a version: their games under their names),
 ``alpha`` played ladder games in the pool as version 1 (:data:`LADDER_GAMES`), then as version 2
@@ -47,6 +48,8 @@ POOL = "coinche"
 LADDER_GAMES = (("1", 2, 2), ("2", 5, 1))
 #: beta's test has played this many pairs' worth of legs when the pages are read (fewer pairs are whole)
 RUNNING_PAIRS = 3
+#: a bot with a candidate waiting for its test (registered, not connected to the site's node)
+WAITER = "waiter"
 
 
 def players() -> dict[str, Bot]:
@@ -129,7 +132,8 @@ def _start(registry: BotRegistry, tournaments: Tournaments, versions: tuple[Vers
     assert cand is not None
     tid = test_id(name, cand)
     spec = test_spec(name, candidate, base, tid, POOL, 1)
-    tournaments.create(spec)
+    assert tournaments.store.put_tournament(spec)  # as the node stores a test (its id is no caller's)
+    tournaments.advance(tid)
     now = int(time.time())
     _change(registry, name, lambda vs: start_test(vs, candidate, tid, base, now))
     return spec
@@ -173,6 +177,10 @@ def _build(broker: Broker) -> Built:
     for version, wins, losses in LADDER_GAMES:
         for winner in [0] * wins + [1] * losses:
             _ladder_game(broker, {"alpha": version}, winner)
+    # waiter: registered elsewhere, never connected here; its version 2 waits for its test
+    registry.register(WAITER)
+    _change(registry, WAITER, lambda vs: seen(vs, "1", start))
+    _change(registry, WAITER, lambda vs: seen(vs, "2", start + 60))
     return Built(alpha.tournament_id, beta.tournament_id, (alpha.seed, beta.seed))
 
 
@@ -201,7 +209,8 @@ def wait_known(site: Site, name: str, version: str, state: str, timeout: float =
         time.sleep(0.05)
 
 
-__all__ = ["LADDER_GAMES", "POOL", "RUNNING_PAIRS", "Built", "build", "players", "rated", "wait_known"]
+__all__ = ["LADDER_GAMES", "POOL", "RUNNING_PAIRS", "WAITER", "Built", "build", "players", "rated",
+           "wait_known"]
 
 
 @contextlib.contextmanager
@@ -214,6 +223,7 @@ def built_site(broker: Callable[[], Broker] | None = None) -> Iterator[tuple[Sit
             data = build(site)
             wait_known(site, "alpha", "2", "promoted")
             wait_known(site, "beta", "3", "testing")
+            wait_known(site, WAITER, "2", "candidate")
             yield site, data
         finally:
             site.close()

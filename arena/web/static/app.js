@@ -465,28 +465,41 @@ async function botPage() {
 }
 
 // ------------------------------------------------------------- tournaments
+// The tournaments, or (?tests=1) the version tests: the arena makes those between two versions of a
+// bot, and lists them apart, so that one bot's tests never push the tournaments off the first page.
 async function tournamentsPage() {
   let offset = Number(query("offset", "0")) || 0;
+  const tests = query("tests", "") === "1";
   const body = el("div", {});
+  const other = (page) => el("p", { class: "muted", id: "apart" }, tests ?
+    el("a", { href: "/tournaments", text: `The tournaments (${page.apart})` }) :
+    el("a", { href: "/tournaments?tests=1", text: `The version tests (${page.apart})` }),
+    tests ? "" : ": the tests of bots' new versions, listed apart.");
   const draw = async () => {
-    setQuery({ offset: offset || "" });
-    const page = await getJSON(`/tournaments?offset=${offset}&limit=${PAGE_SIZE}`);
+    setQuery({ offset: offset || "", tests: tests ? "1" : "" });
+    const page = await getJSON(`/tournaments?offset=${offset}&limit=${PAGE_SIZE}${tests ? "&tests=1" : ""}`);
     if (page.total === 0) {
-      body.replaceChildren(empty("empty", "No tournament yet.",
-        ["An admin creates one between registered bots: ", command(HOW_TO_RATE), ". Its matches are " +
-         "played as the bots connect, and its games rate them."],
-        ["Or see the whole arena at work with ", command(HOW_TO_DEMO), "."]));
+      body.replaceChildren(tests ?
+        empty("empty", "No version test yet.",
+          ["A bot that connects with a new version (",
+           command("--bot-version 2"), ") has it tested against its promoted one on the ladder's slots."]) :
+        empty("empty", "No tournament yet.",
+          ["An admin creates one between registered bots: ", command(HOW_TO_RATE), ". Its matches are " +
+           "played as the bots connect, and its games rate them."],
+          ["Or see the whole arena at work with ", command(HOW_TO_DEMO), "."]),
+        page.apart ? other(page) : "");
       return;
     }
     const rows = page.items.map((t) => el("tr", { "data-tournament": t.tournament_id },
       el("td", { class: "name" }, tournamentLink(t.tournament_id)), el("td", { class: "name", text: t.format }),
       el("td", { class: "name", text: t.state }), el("td", { text: t.bots }),
       el("td", { class: "name wide", text: typeof t.ruleset === "string" ? t.ruleset : JSON.stringify(t.ruleset) })));
-    body.replaceChildren(scroll(table([["tournament", "name"], ["format", "name"], ["state", "name"], ["bots"],
-                                       ["ruleset", "name wide"]], rows, { id: "tournaments" })),
-                         pager(page, (o) => { offset = o; draw().catch(showError); }));
+    body.replaceChildren(scroll(table([[tests ? "version test" : "tournament", "name"], ["format", "name"],
+                                       ["state", "name"], ["bots"], ["ruleset", "name wide"]], rows, { id: "tournaments" })),
+                         pager(page, (o) => { offset = o; draw().catch(showError); }),
+                         page.apart ? other(page) : "");
   };
-  show(el("h1", { text: "Tournaments" }), body);
+  show(el("h1", { text: tests ? "Version tests" : "Tournaments" }), body);
   await draw();
 }
 
@@ -699,6 +712,14 @@ function versionRow(v) {
       el("td", { class: "elo" }));
 }
 
+// why each candidate waits for its test (one at a time, the bot's tests a day, its turn among the bots)
+function waitingList(versions) {
+  const waiting = versions.filter((v) => v.state === "candidate" && v.waiting);
+  return waiting.length ?
+    el("ul", { id: "waiting" }, ...waiting.map((v) => el("li", { "data-version": v.version },
+      el("strong", { text: `Version ${v.version}` }), ` ${v.waiting}.`))) : "";
+}
+
 // fishtest's chart: the LLR after each pair, between the two bounds at which the test decides.
 function llrChart(t) {
   const series = t.llr_series;
@@ -796,6 +817,7 @@ async function versionsPage() {
                     ["last seen", "name"], ["games"], ["against", "name"], ["decision", "name"], ["LLR"], ["pairs"],
                     ["Elo"]], view.versions.map(versionRow), { id: "versions" })),
       ratingsSection(view.ratings || []),
+      waitingList(view.versions),
       view.test ? testSection(view.test) : el("p", { class: "muted", id: "no-test", text: "No version has been tested yet." }),
       el("p", { class: "muted", id: "duplicate-note", text: view.note }));
   };

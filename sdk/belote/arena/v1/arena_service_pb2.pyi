@@ -40,6 +40,7 @@ class BotVersion(_message.Message):
     ELO_LOW_FIELD_NUMBER: _builtins.int
     ELO_HIGH_FIELD_NUMBER: _builtins.int
     SET_ASIDE_FIELD_NUMBER: _builtins.int
+    WAITING_FIELD_NUMBER: _builtins.int
     version: _builtins.str
     state: _builtins.str
     """promoted, candidate, testing, rejected (its test accepted H0), undecided
@@ -65,6 +66,10 @@ class BotVersion(_message.Message):
     elo_high: _builtins.float
     set_aside: _builtins.int
     """the pairs its test set aside: a leg in which no card was played"""
+    waiting: _builtins.str
+    """a candidate: why it waits for its test (one test a bot at a time, its
+    tests a day used and until when, its turn among the bots waiting...)
+    """
     def __init__(
         self,
         *,
@@ -83,10 +88,11 @@ class BotVersion(_message.Message):
         elo_low: _builtins.float | None = ...,
         elo_high: _builtins.float | None = ...,
         set_aside: _builtins.int = ...,
+        waiting: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_elo", b"_elo", "_elo_high", b"_elo_high", "_elo_low", b"_elo_low", "elo", b"elo", "elo_high", b"elo_high", "elo_low", b"elo_low"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_elo", b"_elo", "_elo_high", b"_elo_high", "_elo_low", b"_elo_low", "against", b"against", "decision", b"decision", "elo", b"elo", "elo_high", b"elo_high", "elo_low", b"elo_low", "first_seen", b"first_seen", "games", b"games", "how", b"how", "last_seen", b"last_seen", "llr", b"llr", "pairs", b"pairs", "set_aside", b"set_aside", "state", b"state", "test_id", b"test_id", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_elo", b"_elo", "_elo_high", b"_elo_high", "_elo_low", b"_elo_low", "against", b"against", "decision", b"decision", "elo", b"elo", "elo_high", b"elo_high", "elo_low", b"elo_low", "first_seen", b"first_seen", "games", b"games", "how", b"how", "last_seen", b"last_seen", "llr", b"llr", "pairs", b"pairs", "set_aside", b"set_aside", "state", b"state", "test_id", b"test_id", "version", b"version", "waiting", b"waiting"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__elo: _TypeAlias = _typing.Literal["elo"]  # noqa: Y015
     _WhichOneofArgType__elo: _TypeAlias = _typing.Literal["_elo", b"_elo"]  # noqa: Y015
@@ -397,6 +403,7 @@ class RegisterBotRequest(_message.Message):
     NAME_FIELD_NUMBER: _builtins.int
     INVITE_FIELD_NUMBER: _builtins.int
     LADDER_FIELD_NUMBER: _builtins.int
+    OWNER_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """1 to 64 letters, digits, "_", "." or "-", starting with a letter or digit."""
     invite: _builtins.str
@@ -406,16 +413,22 @@ class RegisterBotRequest(_message.Message):
     node with a queue opts it in to every pool whose ladder is on, as
     Hello.ladder does for one stream (an admin's removal still wins).
     """
+    owner: _builtins.str
+    """Admin only: who owns the bot (a bot name's characters); its version
+    tests take turns with those of the owner's other bots. Empty: the
+    invite's owner, else nobody (the bot is its own owner).
+    """
     def __init__(
         self,
         *,
         name: _builtins.str = ...,
         invite: _builtins.str = ...,
         ladder: _builtins.bool = ...,
+        owner: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["invite", b"invite", "ladder", b"ladder", "name", b"name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["invite", b"invite", "ladder", b"ladder", "name", b"name", "owner", b"owner"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -516,12 +529,19 @@ Global___RevokeBotResponse: _TypeAlias = RevokeBotResponse  # noqa: Y015
 class CreateInviteRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
+    OWNER_FIELD_NUMBER: _builtins.int
+    owner: _builtins.str
+    """Who the invite is for (a bot name's characters): the bot registered
+    with it is theirs (empty: nobody said).
+    """
     def __init__(
         self,
+        *,
+        owner: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["owner", b"owner"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1371,12 +1391,19 @@ Global___GetTournamentResponse: _TypeAlias = GetTournamentResponse  # noqa: Y015
 class ListTournamentsRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
+    VERSION_TESTS_FIELD_NUMBER: _builtins.int
+    version_tests: _builtins.bool
+    """The version tests (tournaments the arena makes between two versions of
+    a bot, ids "vt:..."), which are listed apart: without it, only the others.
+    """
     def __init__(
         self,
+        *,
+        version_tests: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["version_tests", b"version_tests"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
