@@ -27,7 +27,11 @@ randomness drawn by the node that makes it, so the result is rated.
 on the event loop): for each pool whose ladder is on, it pairs the opted-in
 bots connected to *this* node with free seats, with
 :func:`arena.ratings.matchmaking.pick` (the pair that most narrows the pool's
-intervals, within the fairness bounds), and enqueues those matches. A bot
+intervals, within the fairness bounds, and never one whose result is known in
+advance unless a bot's wait forces it: then a slot may stay free), and
+enqueues those matches. The bots of the pool connected here, busy or free,
+are the matchmaking's ``present``: each bot's repeat window leaves it a
+partner among them. A bot
 connected nowhere here is never paired, so nothing waits in the queue for an
 absent bot; the worker of this node, woken by the jobs' notice, claims them at
 once. It wakes when seats change here (a match ended, a bot connected), on a
@@ -65,7 +69,7 @@ import random
 import secrets
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from arena.edge.quietlog import QuietLog
@@ -310,14 +314,6 @@ class Ladders:
                             self.broker.pending_count(ladder_id(pool)), self.broker.pool_ratings(pool))
 
 
-def rules_for(rules: Rules, bots: int) -> Rules:
-    """``rules`` with the repeat window narrowed for ``bots`` available: a bot whose last ``window``
-    pairings hold ``max_repeats`` of each of its ``bots - 1`` opponents has no partner left, ever (its
-    window slides only when it plays), so the window stays below ``max_repeats * (bots - 1)``."""
-    window = max(1, min(rules.window, rules.max_repeats * (bots - 1) - 1))
-    return rules if window == rules.window else replace(rules, window=window)
-
-
 def ladder_job(setting: LadderSetting, a: str, b: str, node_id: str = "") -> MatchJob:
     """A ladder match of ``a`` (seats 0 and 2) against ``b``: its own id and a fresh seed."""
     tid = ladder_id(setting.pool)
@@ -479,11 +475,12 @@ class LadderLoop(WakingThread):
         if len(here) < 2:
             return 0
         counts: dict[tuple[str, str], PairCount] = self.broker.pair_counts(pool)
-        rules = rules_for(self.rules, len(here))
-        before = self._fairness.get(pool, Fairness())
-        recent = {bot: opponents[-rules.window:] for bot, opponents in before.recent.items()}
-        kept = Fairness(before.waited, recent)
-        picks = pick(counts, here, kept, self._rng, rules, limit=room)
+        # the pool's bots in play here: those free, and those in its ladder matches from this node (the
+        # repeat window leaves each bot a partner among them: arena.ratings.matchmaking)
+        present = set(here) | {bot for sent in self.sent.values() if sent.pool == pool for bot in sent.bots
+                               if bot in opted}
+        picks = pick(counts, here, self._fairness.get(pool, Fairness()), self._rng, self.rules, limit=room,
+                     present=present)
         self._fairness[pool] = picks.fairness
         jobs = [ladder_job(setting, p.a, p.b, self.node_id) for p in picks.picks]
         if not jobs:
