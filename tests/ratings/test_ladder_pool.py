@@ -1,5 +1,5 @@
 """The ladder's matchmaking at a node's pace, in the pool of issue 24: the four built-in bots and one
-strong bot. On main, 41-44% of its games had a result known in advance (an expected score of 0.95 or
+strong bot. On main, 41-46% of its games had a result known in advance (an expected score of 0.95 or
 more at the ratings when picked), and a strong bot's recent games went to the random bot.
 
 The node is simulated as :class:`arena.node.ladder.LadderLoop` drives it: every bot offers one match's
@@ -100,7 +100,7 @@ def test_no_known_result_is_played_while_a_pair_to_learn_from_is_open() -> None:
     """1,500 matches of the pool: every game below the floor (its result known in advance) is one a wait
     forced, of a bot none of whose partners free then was above it; they are the random bot's (every
     game of it is a known result once its gap is known), one in ``max_wait`` picks at most: 2.5%,
-    against 41-44% on main. The strong bot's opponents are the bots it can learn from."""
+    against 41-46% on main. The strong bot's opponents are the bots it can learn from."""
     played = run_pool(seed=1, matches=1500)
     known = [g for g in played if g.pick.why.known]
     for g in played:
