@@ -67,13 +67,16 @@ import json
 import logging
 import random
 import secrets
+import threading
 import time
-from collections.abc import Callable, Mapping
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from arena.edge.quietlog import QuietLog
 from arena.engine.rules import PRESETS
+from arena.node.pauses import POLICY, Conduct, PausePolicy, Pauses, notice_text, outcomes
 from arena.node.rankings import Rankings, UnknownPool
 from arena.node.versions import ELO1 as TEST_ELO1
 from arena.node.versions import MAX_ELO1 as MAX_TEST_ELO1
@@ -81,12 +84,12 @@ from arena.node.versions import MIN_ELO1 as MIN_TEST_ELO1
 from arena.node.versions import Here, VersionTests, is_test
 from arena.node.waking import WakingThread
 from arena.queue import LADDER_NOTICE, Broker, BrokerError
-from arena.ratings import ladder_id
+from arena.ratings import ladder_id, ladder_pool
 from arena.ratings.counts import PairCount
 from arena.ratings.leaderboard import Leaderboard
 from arena.ratings.matchmaking import Fairness, Rules, pick
 from arena.records import MAX_DEALS
-from arena.tournament import MatchJob
+from arena.tournament import MatchJob, MatchResult
 
 log = logging.getLogger("arena.node")
 
@@ -106,6 +109,8 @@ RETRY_S = 5.0
 FORGET_S = 3600.0
 #: the matchmaking's fairness bounds (its defaults: a match seats each bot at both places of its side)
 RULES = Rules()
+#: a bot's opponents a ladder's page and GetLadder list by name (the rest: a count)
+OPPONENTS_SHOWN = 10
 #: why field duplicate is refused for now
 NO_FIELD = ("the ladder plays plain matches for now: field duplicate across tables (four different "
             "bots) is not there yet, and mirror duplicate (two bots seeing both sides of a deal) is "
@@ -191,6 +196,58 @@ class LadderView:
     in_progress: int
     #: the matchmaking's latest picks, newest first, each with why (:class:`Pick`)
     picks: tuple[Pick, ...] = ()
+    #: each bot opted in: its opponents by games, its pause (:class:`BotState`; a list of the ladders
+    #: leaves them out)
+    states: tuple[BotState, ...] = ()
+
+
+@dataclass(frozen=True)
+class Opponent:
+    """A bot's games in a pool against one opponent, from the bot's side."""
+
+    bot: str
+    games: int
+    wins: int
+    draws: int
+    losses: int
+
+
+@dataclass(frozen=True)
+class BotState:
+    """A bot of a ladder as its page, ``ladder status`` and GetLadder show it."""
+
+    bot: str
+    #: its games in the pool against each opponent, most first (:data:`OPPONENTS_SHOWN` at most)
+    opponents: tuple[Opponent, ...] = ()
+    #: its games in the pool against the opponents not listed
+    other_games: int = 0
+    #: paused from the ladder until then (unix seconds; 0: not paused), why, and its pauses in a row
+    paused_until: float = 0.0
+    paused_why: str = ""
+    pauses: int = 0
+
+
+def bot_states(bots: Sequence[str], counts: Mapping[tuple[str, str], PairCount],
+               conducts: Mapping[str, Conduct], now: float) -> tuple[BotState, ...]:
+    """Each of ``bots`` with its opponents by games (the pool's pair counts: every rated game of the
+    pool) and its pause, if it is paused at ``now`` (or has pauses in a row not yet forgiven)."""
+    against: dict[str, list[Opponent]] = {bot: [] for bot in bots}
+    for (a, b), c in counts.items():
+        if a in against:
+            against[a].append(Opponent(b, c.games, c.wins, c.draws, c.losses))
+        if b in against:
+            against[b].append(Opponent(a, c.games, c.losses, c.draws, c.wins))
+    out = []
+    for bot in bots:
+        rows = sorted(against[bot], key=lambda o: (-o.games, o.bot))
+        shown, rest = rows[:OPPONENTS_SHOWN], rows[OPPONENTS_SHOWN:]
+        conduct = conducts.get(bot)
+        paused = conduct is not None and (conduct.paused(now) or conduct.pauses > 0)
+        out.append(BotState(bot, tuple(shown), sum(o.games for o in rest),
+                            conduct.until if conduct is not None and conduct.paused(now) else 0.0,
+                            notice_text(bot, conduct) if conduct is not None and conduct.paused(now) else "",
+                            conduct.pauses if conduct is not None and paused else 0))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -266,9 +323,14 @@ class Ladders:
         return setting
 
     def add(self, pool: str, bot: str) -> bool:
-        """Opt ``bot`` in, and clear the mark a :meth:`remove` left (the admin's word)."""
+        """Opt ``bot`` in, and clear the mark a :meth:`remove` left and any pause of its forfeits
+        (:mod:`arena.node.pauses`): the admin's word."""
         added = self.broker.ladder_add(check_pool(pool), bot)
-        if added:
+        lifted = Pauses(self.broker).lift(bot)
+        if lifted:
+            log.info("ladder: bot %s's pause lifted by an admin", bot,
+                     extra={"event": "ladder_pause_lifted", "pool": pool, "bot": bot})
+        if added or lifted:
             self.broker.publish_notice(LADDER_NOTICE, pool)
         return added
 
@@ -280,14 +342,18 @@ class Ladders:
             self.broker.publish_notice(LADDER_NOTICE, pool)
         return removed
 
-    def view(self, pool: str, setting: LadderSetting | None = None) -> LadderView:
+    def view(self, pool: str, setting: LadderSetting | None = None, states: bool = True) -> LadderView:
         """The pool's ladder as the RPCs and the web pages show it: its setting (``setting`` if the
-        caller read it already), its bots, its matches in progress, its latest picks. Four reads at
-        most."""
+        caller read it already), its bots, its matches in progress, its latest picks, and with
+        ``states`` each bot's opponents and pause. Six reads at most."""
         setting = setting or self.setting(pool)
         picks = tuple(p for p in map(Pick.from_json, self.broker.ladder_picks(pool)) if p is not None)
-        return LadderView(setting, self.broker.ladder_bots(pool), self.broker.pending_count(ladder_id(pool)),
-                          picks)
+        bots = self.broker.ladder_bots(pool)
+        shown: tuple[BotState, ...] = ()
+        if states and bots:
+            counts, conducts = self.broker.pair_counts(pool), Pauses(self.broker).read(bots)
+            shown = bot_states(bots, counts, conducts, time.time())
+        return LadderView(setting, bots, self.broker.pending_count(ladder_id(pool)), picks, shown)
 
     def views(self) -> list[LadderView]:
         """Every preset pool with a ladder stored or bots opted in, by pool: a read per preset (a fixed
@@ -295,7 +361,7 @@ class Ladders:
         settings = self.settings()
         out = []
         for pool in sorted(PRESETS):
-            view = self.view(pool, settings.get(pool, LadderSetting(pool)))
+            view = self.view(pool, settings.get(pool, LadderSetting(pool)), states=False)
             if pool in settings or view.bots:
                 out.append(view)
         return out
@@ -354,7 +420,8 @@ class LadderLoop(WakingThread):
     def __init__(self, broker: Broker, capacity: Any, *, node_id: str = "", share: float = DEFAULT_SHARE,
                  rules: Rules = RULES, rescan_s: float = RESCAN_S, name: str = "ladder",
                  counted: Callable[[str, int], None] | None = None,
-                 tests: VersionTests | None = None) -> None:
+                 tests: VersionTests | None = None, pauses: PausePolicy = POLICY,
+                 tell: Callable[[str, str, str, int], None] | None = None) -> None:
         if not 0.0 <= share <= 1.0:
             raise LadderError(f"the ladder share is from 0 to 1, not {share}")
         self.broker = broker
@@ -379,6 +446,21 @@ class LadderLoop(WakingThread):
         self._joined: set[tuple[str, str]] = set()
         self._rng = random.Random(secrets.randbits(64))
         self._quiet = QuietLog(log)
+        #: the bots' forfeits and pauses (arena.node.pauses), kept in the broker
+        self.pauses = Pauses(broker, pauses)
+        #: told (bot, kind, text, until) to tell a paused bot on its streams here (from this thread: it
+        #: posts to the loop)
+        self.tell = tell
+        #: the bots of the ladder matches this node wrote, to record in their conducts: (pool, match, bot,
+        #: forfeited, detail); appended on the loop, taken by this thread
+        self._outcomes: deque[tuple[str, str, str, bool, str]] = deque()
+        #: the bots paused at the last look, with their conducts
+        self.paused: dict[str, Conduct] = {}
+        #: how many pauses this node began, and the ladder forfeits of paused bots it did not record
+        self.pauses_begun = 0
+        self.refused = 0
+        #: when (unix seconds) a pause this node saw ends: it looks again then (a timer each)
+        self._ends: dict[float, threading.Timer] = {}
 
     @staticmethod
     def on_loop(loop: asyncio.AbstractEventLoop, read: Any) -> Any:
@@ -392,6 +474,77 @@ class LadderLoop(WakingThread):
 
         return capacity
 
+    def result_written(self, result: MatchResult) -> None:
+        """A result this node wrote (on the loop): a ladder match's counts in its bots' conducts, recorded
+        at the next pass (:mod:`arena.node.pauses`)."""
+        pool = ladder_pool(result.tournament_id)
+        if pool is None or not self.pauses.policy.on:
+            return
+        for bot, (forfeited, detail) in outcomes(result).items():
+            self._outcomes.append((pool, result.match_id, bot, forfeited, detail))
+        self.wake()
+
+    def _record(self) -> None:
+        """Count the ladder results written here in their bots' conducts; a bot this pauses is told to
+        every node by a ladder notice (each stops its own matches of it and tells it)."""
+        while self._outcomes:
+            pool, match_id, bot, forfeited, detail = self._outcomes[0]
+            paused = self.pauses.record(bot, forfeited, detail)  # a broker error: kept for the next pass
+            self._outcomes.popleft()
+            if paused is None:
+                continue
+            self.pauses_begun += 1
+            log.warning("ladder: %s", notice_text(bot, paused, self.pauses.policy),
+                        extra={"event": "ladder_pause", "pool": pool, "bot": bot, "match_id": match_id,
+                               "until": int(paused.until), "pauses": paused.pauses})
+            self.broker.publish_notice(LADDER_NOTICE, pool)
+
+    def _judge(self, capacity: Capacity) -> None:
+        """Read the pauses of the bots here (one read): a paused bot is not paired, and it is told why on
+        its streams here (once a stream); this thread looks again when the pause ends."""
+        if not self.pauses.policy.on:
+            return
+        bots = set(capacity.free_seats) | set(capacity.volunteers)
+        now = time.time()
+        self.paused = self.pauses.paused(bots, now) if bots else {}
+        for bot, conduct in sorted(self.paused.items()):
+            if self.tell is not None:
+                text = notice_text(bot, conduct, self.pauses.policy)
+                self.tell(bot, "ladder_paused", text, int(conduct.until))
+            self._look_at(conduct.until, now)
+
+    def refuse(self, result: MatchResult) -> str:
+        """Why ``result`` is not to be recorded ("": it is): a ladder match a paused bot forfeited (it was
+        under way when the pause began, on any node): that forfeit would be a rated win the pause is there
+        to stop. The worker drops its job unrecorded. Blocking (one read, and only for a forfeit)."""
+        if ladder_pool(result.tournament_id) is None or not self.pauses.policy.on:
+            return ""
+        lost = [bot for bot, (forfeited, _) in outcomes(result).items() if forfeited]
+        if not lost:
+            return ""
+        try:
+            paused = self.pauses.paused(lost)
+        except BrokerError as e:
+            self._quiet.warning("ladder pauses", "cannot tell whether %s is paused: %s", lost[0], e)
+            return ""
+        if not paused:
+            return ""
+        self.refused += 1
+        bot = sorted(paused)[0]
+        return (f"{bot} forfeited it while paused from the ladder (until "
+                f"{time.strftime('%H:%M:%S UTC', time.gmtime(paused[bot].until))}): a forfeit while paused "
+                "feeds no one's rating")
+
+    def _look_at(self, until: float, now: float) -> None:
+        """Wake this thread just after ``until`` (a pause's end: the bot is paired again)."""
+        self._ends = {t: timer for t, timer in self._ends.items() if timer.is_alive()}
+        if until in self._ends or len(self._ends) >= 64:
+            return
+        timer = threading.Timer(max(0.0, until - now) + 0.05, self.wake)
+        timer.daemon = True
+        timer.start()
+        self._ends[until] = timer
+
     def slots(self, capacity: Capacity) -> int:
         """The ladder's slots on this node: ``share`` of its match slots, rounded down."""
         return int(self.share * capacity.slots + 1e-9)
@@ -401,6 +554,7 @@ class LadderLoop(WakingThread):
         try:
             settings = {pool: s for pool, s in self.ladders.settings().items() if s.on}
             self._forget_done()
+            self._record()  # the ladder results written here, in their bots' conducts (pauses)
             if not settings and (self.tests is None or not self.tests.running):
                 return self.rescan_s
             capacity = self.capacity()
@@ -417,6 +571,7 @@ class LadderLoop(WakingThread):
             if not settings:
                 return self.rescan_s
             self._join(settings, capacity.volunteers)
+            self._judge(capacity)  # the bots paused: not paired, their matches here stopped, told why
             # the version tests' matches running here take ladder slots too (their jobs are a
             # tournament's: the worker starts them whenever a slot is free)
             testing = sum(1 for mid in capacity.running if is_test(mid))
@@ -471,7 +626,8 @@ class LadderLoop(WakingThread):
         """Pick and enqueue up to ``room`` matches of the pool among its bots in ``seats`` (taking their
         seats from it) opted in to it (``opted``); how many were enqueued."""
         pool = setting.pool
-        here = {bot: n for bot, n in seats.items() if bot in opted and bot not in busy}
+        here = {bot: n for bot, n in seats.items()
+                if bot in opted and bot not in busy and bot not in self.paused}
         if len(here) < 2:
             return 0
         counts: dict[tuple[str, str], PairCount] = self.broker.pair_counts(pool)

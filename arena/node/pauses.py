@@ -31,11 +31,12 @@ once). A forfeit says nothing of how its opponent plays, and it keeps the oppone
 bots with a forfeit not yet forgiven: a bot that never forfeits has none), so every node of a cluster
 and a restart agree. The node that writes a ladder result records it (:meth:`Pauses.record`, a
 compare-and-swap: two nodes recording at once for one bot both count); a node that dies between the
-result and the record loses that one count, no more. Every node's ladder loop reads the pauses of its
-bots at each pass and pairs none that is paused; the node that paused a bot publishes a ladder notice,
-on which every node stops its own ladder matches of that bot still running (unrecorded: they would
-feed the ratings forfeits the pause is there to stop) and tells the bot (:func:`notice_text`, a
-``Notice`` on its stream that the SDK logs once). ``ladder status``, GetLadder, the ladder page and the
+result and the record loses that one count, no more. The node that paused a bot logs it and publishes
+a ladder notice; every node's ladder loop reads the pauses of its bots at each pass, pairs none that
+is paused, and tells it why (:func:`notice_text`, a ``Notice`` on its stream that the SDK logs once,
+as a warning). A paused bot's ladder matches already under way play out, and one that it forfeits is
+not recorded (its job is dropped: :meth:`arena.node.ladder.LadderLoop.refuse`), on whichever node:
+so no forfeit while paused feeds anyone's rating. ``ladder status``, GetLadder, the ladder page and the
 bot's page show the pause and why. An admin's ``ladder add`` of the bot lifts it.
 """
 

@@ -121,6 +121,11 @@ class Worker:
         #: called (on the loop) with each job whose match is over here, written or not, once its slot
         #: is free (the ladder loop looks again: :mod:`arena.node.ladder`)
         self.done_hooks: list[Callable[[MatchJob], None]] = []
+        #: called (on the loop) with each result this node wrote now (not one written before: a replay)
+        self.result_hooks: list[Callable[[MatchResult], None]] = []
+        #: asked (in a thread) of each result before it is written: a reason not to record it ("": record
+        #: it), then its job is dropped (a ladder forfeit of a bot paused meanwhile: arena.node.pauses)
+        self.refuse: Callable[[MatchResult], str] | None = None
         self.completed = 0
         self.released = 0
         #: set when what the node can start may have changed: a seat freed, jobs came, a slot freed
@@ -434,6 +439,13 @@ class Worker:
                     await asyncio.to_thread(self.broker.ack, claim)
                 return  # else cancelled here: released by whoever cancelled it
             result = MatchResult.of_record(job, record, self.node.node_id)
+            why = (await asyncio.to_thread(self.refuse, result)
+                   if self.refuse is not None and result.reason is ResultReason.FORFEIT else "")
+            if why:
+                await asyncio.to_thread(self.broker.ack, claim)
+                log.info("match %s: not recorded, its job dropped: %s", job.match_id, why, extra={
+                    "event": "result_refused", "match_id": job.match_id, "node": self.node.node_id})
+                return
             done = await self._write(claim, result)
             if done.write is Write.CANCELLED:
                 log.info("match %s: tournament %s was cancelled before its result was written: not "
@@ -441,6 +453,9 @@ class Worker:
                              "event": "result_refused", "match_id": job.match_id, "node": self.node.node_id})
                 return
             written = done.write is Write.WRITTEN
+            if written:
+                for written_hook in self.result_hooks:
+                    written_hook(result)
             if result.is_mixed:
                 await self._rate_mixed(result)
             (self.metrics.results_written if written else self.metrics.results_duplicate).inc()

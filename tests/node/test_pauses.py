@@ -75,7 +75,7 @@ def test_a_policy_with_no_forfeit_bound_never_pauses() -> None:
     for bad in ({"forfeits": 6, "window": 5}, {"window": 0}, {"first_s": 0.0},
                 {"first_s": 10.0, "max_s": 5.0}, {"forgive": 0}):
         with pytest.raises(ValueError, match="pause policy"):
-            PausePolicy(**bad)  # type: ignore[arg-type]
+            PausePolicy(**bad)
 
 
 @settings(max_examples=200, deadline=None)
