@@ -111,6 +111,8 @@ FORGET_S = 3600.0
 RULES = Rules()
 #: a bot's opponents a ladder's page and GetLadder list by name (the rest: a count)
 OPPONENTS_SHOWN = 10
+#: how long a pool's bots' opponents are kept before they are worked out again (as the leaderboards)
+OPPONENTS_TTL_S = 2.0
 #: why field duplicate is refused for now
 NO_FIELD = ("the ladder plays plain matches for now: field duplicate across tables (four different "
             "bots) is not there yet, and mirror duplicate (two bots seeing both sides of a deal) is "
@@ -227,26 +229,41 @@ class BotState:
     pauses: int = 0
 
 
-def bot_states(bots: Sequence[str], counts: Mapping[tuple[str, str], PairCount],
-               conducts: Mapping[str, Conduct], now: float) -> tuple[BotState, ...]:
-    """Each of ``bots`` with its opponents by games (the pool's pair counts: every rated game of the
-    pool) and its pause, if it is paused at ``now`` (or has pauses in a row not yet forgiven)."""
+#: each bot's opponents shown, most games first, and its games against the others
+Opponents = dict[str, tuple[tuple[Opponent, ...], int]]
+
+
+def opponents_of(bots: Sequence[str], counts: Mapping[tuple[str, str], PairCount]) -> Opponents:
+    """Each of ``bots`` with its games by opponent from the pool's pair counts (every rated game of the
+    pool), most first, :data:`OPPONENTS_SHOWN` at most, and its games against the others."""
     against: dict[str, list[Opponent]] = {bot: [] for bot in bots}
     for (a, b), c in counts.items():
         if a in against:
             against[a].append(Opponent(b, c.games, c.wins, c.draws, c.losses))
         if b in against:
             against[b].append(Opponent(a, c.games, c.losses, c.draws, c.wins))
+    out: Opponents = {}
+    for bot, rows in against.items():
+        rows.sort(key=lambda o: (-o.games, o.bot))
+        out[bot] = (tuple(rows[:OPPONENTS_SHOWN]), sum(o.games for o in rows[OPPONENTS_SHOWN:]))
+    return out
+
+
+def bot_states(bots: Sequence[str], opponents: Opponents,
+               conducts: Mapping[str, Conduct], now: float) -> tuple[BotState, ...]:
+    """Each of ``bots`` with its opponents (:func:`opponents_of`) and its pause, if it is paused at
+    ``now`` (its pauses in a row too, while not forgiven)."""
     out = []
     for bot in bots:
-        rows = sorted(against[bot], key=lambda o: (-o.games, o.bot))
-        shown, rest = rows[:OPPONENTS_SHOWN], rows[OPPONENTS_SHOWN:]
+        shown, others = opponents.get(bot, ((), 0))
         conduct = conducts.get(bot)
-        paused = conduct is not None and (conduct.paused(now) or conduct.pauses > 0)
-        out.append(BotState(bot, tuple(shown), sum(o.games for o in rest),
-                            conduct.until if conduct is not None and conduct.paused(now) else 0.0,
-                            notice_text(bot, conduct) if conduct is not None and conduct.paused(now) else "",
-                            conduct.pauses if conduct is not None and paused else 0))
+        if conduct is None:
+            out.append(BotState(bot, shown, others))
+            continue
+        paused = conduct.paused(now)
+        out.append(BotState(bot, shown, others, conduct.until if paused else 0.0,
+                            notice_text(bot, conduct) if paused else "",
+                            conduct.pauses if paused or conduct.pauses else 0))
     return tuple(out)
 
 
@@ -290,6 +307,22 @@ class Ladders:
 
     def __init__(self, broker: Broker) -> None:
         self.broker = broker
+        #: each pool's bots' opponents, worked out from its pair counts at most once every
+        #: :data:`OPPONENTS_TTL_S` (a read and a pass over every pair of the pool: a public read)
+        self._opponents: dict[str, tuple[float, tuple[str, ...], Opponents]] = {}
+        self._lock = threading.Lock()
+
+    def opponents(self, pool: str, bots: Sequence[str]) -> Opponents:
+        """:func:`opponents_of` the pool's ``bots``, kept :data:`OPPONENTS_TTL_S`."""
+        now, key = time.monotonic(), tuple(bots)
+        with self._lock:
+            kept = self._opponents.get(pool)
+        if kept is not None and now - kept[0] < OPPONENTS_TTL_S and kept[1] == key:
+            return kept[2]
+        found = opponents_of(bots, self.broker.pair_counts(pool))
+        with self._lock:
+            self._opponents[pool] = (now, key, found)
+        return found
 
     def setting(self, pool: str) -> LadderSetting:
         """The pool's setting (off, at the defaults, when none is stored)."""
@@ -351,8 +384,7 @@ class Ladders:
         bots = self.broker.ladder_bots(pool)
         shown: tuple[BotState, ...] = ()
         if states and bots:
-            counts, conducts = self.broker.pair_counts(pool), Pauses(self.broker).read(bots)
-            shown = bot_states(bots, counts, conducts, time.time())
+            shown = bot_states(bots, self.opponents(pool, bots), Pauses(self.broker).read(bots), time.time())
         return LadderView(setting, bots, self.broker.pending_count(ladder_id(pool)), picks, shown)
 
     def views(self) -> list[LadderView]:
