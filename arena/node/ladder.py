@@ -87,7 +87,7 @@ from arena.queue import LADDER_NOTICE, Broker, BrokerError
 from arena.ratings import ladder_id, ladder_pool
 from arena.ratings.counts import PairCount
 from arena.ratings.leaderboard import Leaderboard
-from arena.ratings.matchmaking import Fairness, Rules, pick
+from arena.ratings.matchmaking import KNOWN_SCORE, Fairness, Rules, pick
 from arena.records import MAX_DEALS
 from arena.tournament import MatchJob, MatchResult
 
@@ -488,6 +488,9 @@ class LadderLoop(WakingThread):
         self._outcomes: deque[tuple[str, str, str, bool, str]] = deque()
         #: the bots paused at the last look, with their conducts
         self.paused: dict[str, Conduct] = {}
+        #: per pool, the bots left waiting at the last pairing because every pair open to them was a
+        #: known result (arena.ratings.matchmaking's floor)
+        self.waiting: dict[str, tuple[str, ...]] = {}
         #: how many pauses this node began, and the ladder forfeits of paused bots it did not record
         self.pauses_begun = 0
         self.refused = 0
@@ -670,6 +673,7 @@ class LadderLoop(WakingThread):
         picks = pick(counts, here, self._fairness.get(pool, Fairness()), self._rng, self.rules, limit=room,
                      present=present)
         self._fairness[pool] = picks.fairness
+        self._note_waiting(pool, picks.waiting)
         jobs = [ladder_job(setting, p.a, p.b, self.node_id) for p in picks.picks]
         if not jobs:
             return 0
@@ -687,6 +691,17 @@ class LadderLoop(WakingThread):
         if self.counted is not None:
             self.counted(pool, len(jobs))
         return len(jobs)
+
+    def _note_waiting(self, pool: str, waiting: tuple[str, ...]) -> None:
+        """Log the bots that wait because every pair open to them is a known result, when they change
+        (a ladder whose pairs are all known results is idle: the log says why)."""
+        before = self.waiting.get(pool, ())
+        self.waiting[pool] = waiting
+        if waiting and waiting != before:
+            log.info("ladder %s: %s wait%s: every pair open to them is a known result (the favourite "
+                     "expected to score %.2f or more); a wait bound forces a game only while others play",
+                     pool, ", ".join(waiting), "" if len(waiting) > 1 else "s", KNOWN_SCORE,
+                     extra={"event": "ladder_known_results", "pool": pool, "bots": len(waiting)})
 
     def _forget_done(self) -> None:
         """Drop from :attr:`sent` the matches whose result is written (one read), and those too old."""
