@@ -606,7 +606,7 @@ class LadderLoop(WakingThread):
             if not settings:
                 return self.rescan_s
             self._join(settings, capacity.volunteers)
-            self._judge(capacity)  # the bots paused: not paired, their matches here stopped, told why
+            self._judge(capacity)  # the bots paused: not paired, told why
             # the version tests' matches running here take ladder slots too (their jobs are a
             # tournament's: the worker starts them whenever a slot is free)
             testing = sum(1 for mid in capacity.running if is_test(mid))
