@@ -494,6 +494,8 @@ class LadderLoop(WakingThread):
         #: how many pauses this node began, and the ladder forfeits of paused bots it did not record
         self.pauses_begun = 0
         self.refused = 0
+        #: the matches refused (by the worker's thread), for this thread to forget
+        self._refused: deque[str] = deque()
         #: when (unix seconds) a pause this node saw ends: it looks again then (a timer each)
         self._ends: dict[float, threading.Timer] = {}
 
@@ -565,6 +567,8 @@ class LadderLoop(WakingThread):
         if not paused:
             return ""
         self.refused += 1
+        self._refused.append(result.match_id)  # this thread forgets it at its next pass, now
+        self.wake()
         bot = sorted(paused)[0]
         return (f"{bot} forfeited it while paused from the ladder (until "
                 f"{time.strftime('%H:%M:%S UTC', time.gmtime(paused[bot].until))}): a forfeit while paused "
@@ -704,7 +708,10 @@ class LadderLoop(WakingThread):
                      extra={"event": "ladder_known_results", "pool": pool, "bots": len(waiting)})
 
     def _forget_done(self) -> None:
-        """Drop from :attr:`sent` the matches whose result is written (one read), and those too old."""
+        """Drop from :attr:`sent` the matches whose result is written (one read), those refused (a paused
+        bot's forfeit: no result will come, and their seats would stay counted taken), and those too old."""
+        while self._refused:
+            self.sent.pop(self._refused.popleft(), None)
         if not self.sent:
             return
         done = self.broker.results_written(list(self.sent))

@@ -18,7 +18,7 @@ import pytest
 from belote_bot import HeuristicBot, Observation, RandomBot, run_async
 from belote_bot.action import Action
 
-from arena.node.ladder import Ladders, LadderSetting, ladder_job
+from arena.node.ladder import Ladders, LadderSetting, _Sent, ladder_job
 from arena.node.pauses import PausePolicy, Pauses, outcomes
 from arena.node.run import NodeSettings, RunningNode, running_node
 from arena.queue import Broker
@@ -170,8 +170,9 @@ def test_a_late_bot_is_paused_told_why_and_its_forfeits_stop_feeding_ratings(
 
 
 def test_a_forfeit_of_a_match_under_way_when_the_pause_began_is_not_recorded(broker: Broker) -> None:
-    """The late bot paused (two forfeits recorded by another node, say), a ladder match of it queued
-    before: it is played, forfeited, and not recorded: no result, its job gone, no game rated."""
+    """The late bot paused (two forfeits recorded by another node, say), a ladder match of it sent
+    before: it is played, forfeited, and not recorded: no result, its job gone, no game rated; and the
+    ladder forgets it, so north's seats count free again and the ladder goes on."""
 
     async def main() -> None:
         async with ladder(broker, QUICK) as (running, seen):
@@ -184,11 +185,17 @@ def test_a_forfeit_of_a_match_under_way_when_the_pause_began_is_not_recorded(bro
             rated = await asyncio.to_thread(rated_forfeits, broker, "late")
             refused = running.ladder.refused
             job = ladder_job(LadderSetting(POOL, on=True, deals=4), "north", "late")  # 8 bids: 3 strikes
+            running.ladder.sent[job.match_id] = _Sent(POOL, ("north", "late"))  # as the ladder sends it
             await asyncio.to_thread(broker.enqueue, [job])
             await until(lambda: broker.pending_count(ladder_id(POOL)) == 0, 30, "the match played, dropped")
             assert not await asyncio.to_thread(broker.has_result, job.match_id)
             assert await asyncio.to_thread(rated_forfeits, broker, "late") == rated
             assert running.ladder.refused == refused + 1
             assert job.match_id not in {r.match_id for _, r in seen.results}
+            # and the ladder forgets it (no result will come): north's seats are free, the ladder goes on
+            await until(lambda: job.match_id not in running.ladder.sent, 10, "the match forgotten")
+            played = seen.games("north", "south")
+            await asyncio.to_thread(Ladders(broker).start, POOL, 1)
+            await until(lambda: seen.games("north", "south") > played + 2, 30, "north and south playing on")
 
     arun(main(), timeout=90)
