@@ -67,8 +67,13 @@ def test_a_ladder_is_started_followed_and_stopped_and_its_bots_play_rated_matche
         assert json.loads(run(capsys, "tournament", "list", "--address", a, "--json")[1]) == []
         code, out, _ = run(capsys, "ladder", "status", "--pool", "coinche", "--address", a)
         assert code == 0 and "95% interval" in out and "Bradley-Terry" in out
-        # each bot's games by opponent, most first
-        opponents = out.split("each bot's games in the pool, by opponent:\n")[1].splitlines()[:3]
+        # each bot's games by opponent, most first (worked out at most every 2 s, as the standings)
+        def opponents_shown() -> list[str]:
+            text = run(capsys, "ladder", "status", "--pool", "coinche", "--address", a)[1]
+            return text.split("each bot's games in the pool, by opponent:\n")[1].splitlines()[:3]
+
+        asyncio.run(until(lambda: "no game yet" not in "".join(opponents_shown()), 10, "the opponents"))
+        opponents = opponents_shown()
         assert [line.split()[0] for line in opponents] == ["a", "b", "c"]
         assert all(re.fullmatch(r"\s+\w\s+\w \d+(, \w \d+)?", line) for line in opponents), opponents
         # a bot whose last ladder matches ended in its forfeit (two recorded, as a node writing them would)

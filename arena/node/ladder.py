@@ -76,7 +76,7 @@ from typing import Any
 
 from arena.edge.quietlog import QuietLog
 from arena.engine.rules import PRESETS
-from arena.node.pauses import POLICY, Conduct, PausePolicy, Pauses, notice_text, outcomes
+from arena.node.pauses import POLICY, Conduct, PausePolicy, Pauses, notice_text
 from arena.node.rankings import Rankings, UnknownPool
 from arena.node.versions import ELO1 as TEST_ELO1
 from arena.node.versions import MAX_ELO1 as MAX_TEST_ELO1
@@ -483,9 +483,6 @@ class LadderLoop(WakingThread):
         #: told (bot, kind, text, until) to tell a paused bot on its streams here (from this thread: it
         #: posts to the loop)
         self.tell = tell
-        #: the bots of the ladder matches this node wrote, to record in their conducts: (pool, match, bot,
-        #: forfeited, detail); appended on the loop, taken by this thread
-        self._outcomes: deque[tuple[str, str, str, bool, str]] = deque()
         #: the bots paused at the last look, with their conducts
         self.paused: dict[str, Conduct] = {}
         #: per pool, the bots left waiting at the last pairing because every pair open to them was a
@@ -511,31 +508,6 @@ class LadderLoop(WakingThread):
 
         return capacity
 
-    def result_written(self, result: MatchResult) -> None:
-        """A result this node wrote (on the loop): a ladder match's counts in its bots' conducts, recorded
-        at the next pass (:mod:`arena.node.pauses`)."""
-        pool = ladder_pool(result.tournament_id)
-        if pool is None or not self.pauses.policy.on:
-            return
-        for bot, (forfeited, detail) in outcomes(result).items():
-            self._outcomes.append((pool, result.match_id, bot, forfeited, detail))
-        self.wake()
-
-    def _record(self) -> None:
-        """Count the ladder results written here in their bots' conducts; a bot this pauses is told to
-        every node by a ladder notice (each stops its own matches of it and tells it)."""
-        while self._outcomes:
-            pool, match_id, bot, forfeited, detail = self._outcomes[0]
-            paused = self.pauses.record(bot, forfeited, detail)  # a broker error: kept for the next pass
-            self._outcomes.popleft()
-            if paused is None:
-                continue
-            self.pauses_begun += 1
-            log.warning("ladder: %s", notice_text(bot, paused, self.pauses.policy),
-                        extra={"event": "ladder_pause", "pool": pool, "bot": bot, "match_id": match_id,
-                               "until": int(paused.until), "pauses": paused.pauses})
-            self.broker.publish_notice(LADDER_NOTICE, pool)
-
     def _judge(self, capacity: Capacity) -> None:
         """Read the pauses of the bots here (one read): a paused bot is not paired, and it is told why on
         its streams here (once a stream); this thread looks again when the pause ends."""
@@ -550,29 +522,43 @@ class LadderLoop(WakingThread):
                 self.tell(bot, "ladder_paused", text, int(conduct.until))
             self._look_at(conduct.until, now)
 
-    def refuse(self, result: MatchResult) -> str:
-        """Why ``result`` is not to be recorded ("": it is): a ladder match a paused bot forfeited (it was
-        under way when the pause began, on any node): that forfeit would be a rated win the pause is there
-        to stop. The worker drops its job unrecorded. Blocking (one read, and only for a forfeit)."""
-        if ladder_pool(result.tournament_id) is None or not self.pauses.policy.on:
-            return ""
-        lost = [bot for bot, (forfeited, _) in outcomes(result).items() if forfeited]
-        if not lost:
+    def before_write(self, result: MatchResult) -> str:
+        """Asked by the worker (in a thread) of each result before it is written: a ladder result counts
+        in its bots' conducts now, before any node sees it (so a bot it pauses is paused before its seats
+        count free again); and one a paused bot forfeited (it was under way when the pause began, on any
+        node) is refused: why, and the worker drops its job unrecorded, as that forfeit would be a rated
+        win the pause is there to stop. "" for any other result. A few reads, for ladder results only."""
+        pool = ladder_pool(result.tournament_id)
+        if pool is None or not self.pauses.policy.on:
             return ""
         try:
-            paused = self.pauses.paused(lost)
-        except BrokerError as e:
-            self._quiet.warning("ladder pauses", "cannot tell whether %s is paused: %s", lost[0], e)
+            judged = self.pauses.judge(result)
+        except BrokerError as e:  # the result is written all the same; its count is lost
+            self._quiet.warning("ladder pauses", "match %s: not counted in its bots' conducts: %s",
+                                result.match_id, e)
             return ""
-        if not paused:
+        for bot, conduct in judged.paused:
+            self.pauses_begun += 1
+            log.warning("ladder: %s", notice_text(bot, conduct, self.pauses.policy),
+                        extra={"event": "ladder_pause", "pool": pool, "bot": bot, "match_id": result.match_id,
+                               "until": int(conduct.until), "pauses": conduct.pauses})
+            self._publish(pool)
+        if not judged.refused or judged.conduct is None:
             return ""
         self.refused += 1
         self._refused.append(result.match_id)  # this thread forgets it at its next pass, now
         self.wake()
-        bot = sorted(paused)[0]
-        return (f"{bot} forfeited it while paused from the ladder (until "
-                f"{time.strftime('%H:%M:%S UTC', time.gmtime(paused[bot].until))}): a forfeit while paused "
-                "feeds no one's rating")
+        return (f"{judged.refused} forfeited it while paused from the ladder (until "
+                f"{time.strftime('%H:%M:%S UTC', time.gmtime(judged.conduct.until))}): a forfeit while "
+                "paused feeds no one's rating")
+
+    def _publish(self, pool: str) -> None:
+        """A ladder notice of ``pool``: every node's loop looks again (and reads the pause)."""
+        try:
+            self.broker.publish_notice(LADDER_NOTICE, pool)
+        except BrokerError as e:
+            self._quiet.warning("ladder notice", "cannot tell the nodes of a pause: %s", e)
+        self.wake()
 
     def _look_at(self, until: float, now: float) -> None:
         """Wake this thread just after ``until`` (a pause's end: the bot is paired again)."""
@@ -593,7 +579,6 @@ class LadderLoop(WakingThread):
         try:
             settings = {pool: s for pool, s in self.ladders.settings().items() if s.on}
             self._forget_done()
-            self._record()  # the ladder results written here, in their bots' conducts (pauses)
             if not settings and (self.tests is None or not self.tests.running):
                 return self.rescan_s
             capacity = self.capacity()

@@ -29,15 +29,16 @@ once). A forfeit says nothing of how its opponent plays, and it keeps the oppone
 
 **Where it lives.** A bot's :class:`Conduct` is kept in the broker (one JSON text a bot, only for the
 bots with a forfeit not yet forgiven: a bot that never forfeits has none), so every node of a cluster
-and a restart agree. The node that writes a ladder result records it (:meth:`Pauses.record`, a
-compare-and-swap: two nodes recording at once for one bot both count); a node that dies between the
-result and the record loses that one count, no more. The node that paused a bot logs it and publishes
-a ladder notice; every node's ladder loop reads the pauses of its bots at each pass, pairs none that
-is paused, and tells it why (:func:`notice_text`, a ``Notice`` on its stream that the SDK logs once,
-as a warning). A paused bot's ladder matches already under way play out, and one that it forfeits is
-not recorded (its job is dropped: :meth:`arena.node.ladder.LadderLoop.refuse`), on whichever node:
-so no forfeit while paused feeds anyone's rating. ``ladder status``, GetLadder, the ladder page and the
-bot's page show the pause and why. An admin's ``ladder add`` of the bot lifts it.
+and a restart agree. The node that plays a ladder match counts it just before it writes the result
+(:meth:`Pauses.judge`, compare-and-swap: two nodes counting at once for one bot both count), so a bot
+the result pauses is paused before any node sees its seats free again; a node that dies between the
+two may count a match its replay counts again, no more. The node that paused a bot logs it and
+publishes a ladder notice; every node's ladder loop reads the pauses of its bots at each pass, pairs
+none that is paused, and tells it why (:func:`notice_text`, a ``Notice`` on its stream that the SDK
+logs once, as a warning). A paused bot's ladder matches already under way play out, and one that it
+forfeits is not recorded (its job is dropped: :meth:`arena.node.ladder.LadderLoop.before_write`), on
+whichever node: so no forfeit while paused feeds anyone's rating. ``ladder status``, GetLadder, the
+ladder page and the bot's page show the pause and why. An admin's ``ladder add`` of the bot lifts it.
 """
 
 from __future__ import annotations
@@ -194,6 +195,17 @@ def outcomes(result: MatchResult) -> dict[str, tuple[bool, str]]:
     return out
 
 
+@dataclass(frozen=True)
+class Judged:
+    """What :meth:`Pauses.judge` made of a ladder result."""
+
+    #: a bot that forfeited it while paused: the result is not to be written ("": it is), and its conduct
+    refused: str = ""
+    conduct: Conduct | None = None
+    #: the bots it paused now, with their conducts
+    paused: tuple[tuple[str, Conduct], ...] = ()
+
+
 class Pauses:
     """The bots' conducts in the broker: read, and record a ladder result (blocking broker calls: from a
     thread, never the event loop)."""
@@ -214,11 +226,14 @@ class Pauses:
         at = time.time() if now is None else now
         return {bot: c for bot, c in self.read(bots).items() if c.paused(at)}
 
-    def record(self, bot: str, forfeited: bool, detail: str = "", now: float | None = None) -> Conduct | None:
-        """Count a ladder match of ``bot``; its conduct if this paused it, else None."""
+    def record(self, bot: str, forfeited: bool, detail: str = "", now: float | None = None,
+               stored: str | None = None) -> Conduct | None:
+        """Count a ladder match of ``bot`` (``stored``: its conduct's text as just read, if it was); its
+        conduct if this paused it, else None."""
         at = time.time() if now is None else now
         for _ in range(SWAP_TRIES):
-            stored = self.broker.ladder_conducts([bot]).get(bot, "")
+            if stored is None:
+                stored = self.broker.ladder_conducts([bot]).get(bot, "")
             before = Conduct.from_json(stored) if stored else Conduct()
             after = after_match(before, forfeited, detail, at, self.policy)
             if after == before or (not stored and after.forgiven):
@@ -226,9 +241,29 @@ class Pauses:
             text = "" if after.forgiven else after.to_json()
             if self.broker.swap_ladder_conduct(bot, text, stored):
                 return after if after.paused(at) and not before.paused(at) else None
+            stored = None  # another node recorded it meanwhile: read it again
         log.warning("bot %s: its ladder conduct changed %d times while this node recorded a match: "
                     "this one is not counted", bot, SWAP_TRIES)
         return None
+
+    def judge(self, result: MatchResult, now: float | None = None) -> Judged:
+        """A ladder result about to be written: refused if a bot that forfeited it is paused (the match was
+        under way when the pause began), else counted in its bots' conducts (one read; a write only for a
+        bot whose conduct changes), before it is written: a bot it pauses is paused before any node sees
+        the result, and so before its seats count free again."""
+        at = time.time() if now is None else now
+        played = outcomes(result)
+        stored = self.broker.ladder_conducts(sorted(played))
+        for bot, (forfeited, _) in sorted(played.items()):
+            conduct = Conduct.from_json(stored[bot]) if bot in stored else None
+            if forfeited and conduct is not None and conduct.paused(at):
+                return Judged(refused=bot, conduct=conduct)
+        paused = []
+        for bot, (forfeited, detail) in sorted(played.items()):
+            conduct = self.record(bot, forfeited, detail, at, stored.get(bot, ""))
+            if conduct is not None:
+                paused.append((bot, conduct))
+        return Judged(paused=tuple(paused))
 
     def lift(self, bot: str) -> bool:
         """Forget the bot's conduct (an admin's ``ladder add``): True if it was paused."""

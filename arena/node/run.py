@@ -208,8 +208,7 @@ async def running_node(
     watcher.on_gap(ladder_loop.wake)
     node.seat_hooks.append(ladder_loop.wake)  # a bot connected, a match ended: seats to pair
     worker.done_hooks.append(ladder_loop.wake)  # a match's result written: a ladder slot may be free
-    worker.result_hooks.append(ladder_loop.result_written)  # a ladder result: its bots' forfeits counted
-    worker.refuse = ladder_loop.refuse  # a paused bot's ladder forfeit: not recorded
+    worker.before_write = ladder_loop.before_write  # a ladder result: its bots' forfeits counted, or refused
     ladder_loop.start()
     stop_on_cancel_notices(watcher, worker, asyncio.get_running_loop())  # the others on its notice
     wake_on_jobs(watcher, worker, asyncio.get_running_loop())  # jobs its bots can play came to wait

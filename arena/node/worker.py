@@ -68,6 +68,7 @@ from arena.queue import (
     NotReplicated,
     Write,
 )
+from arena.ratings import ladder_pool
 from arena.records import MatchEnd, MatchRecord, ResultReason, SeatBot
 from arena.referee.node import InvalidArgument, Node, NodeError, SeatingError
 from arena.tournament import MatchJob, MatchResult, Tournaments, TournamentState
@@ -123,9 +124,9 @@ class Worker:
         self.done_hooks: list[Callable[[MatchJob], None]] = []
         #: called (on the loop) with each result this node wrote now (not one written before: a replay)
         self.result_hooks: list[Callable[[MatchResult], None]] = []
-        #: asked (in a thread) of each result before it is written: a reason not to record it ("": record
-        #: it), then its job is dropped (a ladder forfeit of a bot paused meanwhile: arena.node.pauses)
-        self.refuse: Callable[[MatchResult], str] | None = None
+        #: asked (in a thread) of each result of a ladder match before it is written: a reason not to
+        #: record it ("": record it), then its job is dropped (arena.node.pauses: a paused bot's forfeit)
+        self.before_write: Callable[[MatchResult], str] | None = None
         self.completed = 0
         self.released = 0
         #: set when what the node can start may have changed: a seat freed, jobs came, a slot freed
@@ -439,8 +440,8 @@ class Worker:
                     await asyncio.to_thread(self.broker.ack, claim)
                 return  # else cancelled here: released by whoever cancelled it
             result = MatchResult.of_record(job, record, self.node.node_id)
-            why = (await asyncio.to_thread(self.refuse, result)
-                   if self.refuse is not None and result.reason is ResultReason.FORFEIT else "")
+            why = (await asyncio.to_thread(self.before_write, result)
+                   if self.before_write is not None and ladder_pool(job.tournament_id) is not None else "")
             if why:
                 await asyncio.to_thread(self.broker.ack, claim)
                 log.info("match %s: not recorded, its job dropped: %s", job.match_id, why, extra={

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena.node.ladder import LadderSetting, ladder_job
-from arena.node.pauses import POLICY, Conduct, PausePolicy, Pauses, after_match, notice_text, outcomes
+from arena.node.pauses import POLICY, Conduct, Judged, PausePolicy, Pauses, after_match, notice_text, outcomes
 from arena.queue import Broker
 from arena.records import ResultReason
 from tests.factories import result_of_job
@@ -154,3 +154,23 @@ def test_a_conduct_stored_unreadable_counts_as_none(broker: Broker) -> None:
     assert Pauses(broker).read(["late"]) == {"late": Conduct()}
     assert broker.swap_ladder_conduct("late", "", "{not json") is True
     assert broker.ladder_conducts(["late", "nobody"]) == {}
+
+
+def test_a_ladder_result_is_counted_before_it_is_written_and_a_paused_bot_s_forfeit_refused(
+        broker: Broker) -> None:
+    """``judge``, as the worker asks it before it writes a ladder result: the late bot's second forfeit
+    pauses it (the result is written: it is what paused it); a forfeit of it while paused is refused,
+    and counts nothing; its opponent's clean matches store nothing."""
+    pauses = Pauses(broker)
+    job = ladder_job(LadderSetting("coinche", on=True), "north", "late")
+    clean = result_of_job(job, (100, 62), 0)
+    end = replace(clean.record.result, reason=ResultReason.FORFEIT, forfeit_seat=1, detail="late: 3 strikes")
+    forfeit = replace(clean, record=replace(clean.record, result=end))
+    assert pauses.judge(forfeit, now=100.0) == Judged()
+    second = pauses.judge(forfeit, now=101.0)
+    assert second.refused == "" and [bot for bot, _ in second.paused] == ["late"]
+    during = pauses.judge(forfeit, now=120.0)
+    assert during.refused == "late" and during.conduct == second.paused[0][1]
+    assert pauses.read(["late"])["late"] == second.paused[0][1]  # nothing more counted
+    assert pauses.judge(clean, now=120.0) == Judged()  # north clean, late paused: nothing changes
+    assert pauses.read(["north"]) == {}
