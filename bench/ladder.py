@@ -14,7 +14,8 @@ made again.
 Three ways to pair:
 
 - ``matchmaking``: :func:`arena.ratings.matchmaking.pick` (default :class:`Rules`), its fairness
-  state carried from round to round;
+  state carried from round to round; it never picks a game whose result is known in advance but when a
+  wait forces it (the share of such games is printed);
 - ``random``: the bots shuffled and paired, a uniform random matching each round;
 - ``round_robin``: the circle method, every pair once every ``bots - 1`` rounds.
 
@@ -73,7 +74,7 @@ def matchmaking(bots: int, seed: int, rules: Rules | None = None) -> tuple[Pairi
     index = {bot: i for i, bot in enumerate(names)}
     rng = random.Random(seed)
     state = {"fairness": Fairness()}
-    seen = {"max_wait": 0, "max_picks": 0}
+    seen = {"max_wait": 0, "max_picks": 0, "picks": 0, "known": 0}
 
     def pairing(counts: Counts) -> list[tuple[int, int]]:
         fairness = state["fairness"]
@@ -81,6 +82,8 @@ def matchmaking(bots: int, seed: int, rules: Rules | None = None) -> tuple[Pairi
         state["fairness"] = result.fairness
         seen["max_wait"] = max([seen["max_wait"], *result.fairness.waited.values()])
         seen["max_picks"] = max(seen["max_picks"], len(result.picks))
+        seen["picks"] += len(result.picks)
+        seen["known"] += sum(p.why.known for p in result.picks)
         return [(index[p.a], index[p.b]) for p in result.picks]
 
     return pairing, seen
@@ -121,6 +124,8 @@ def converge(strengths: NDArray[np.float64], pairing: Pairing, rng: np.random.Ge
     games = 0
     while games < MAX_GAMES_PER_BOT * len(strengths) // 2:
         pairs = pairing(counts)
+        if not pairs:  # every pair open a known result and no wait pressing: it would never converge
+            return MAX_GAMES_PER_BOT * len(strengths) // 2
         play_pairs(strengths, [a for a, _ in pairs], [b for _, b in pairs], rng, counts)
         games += len(pairs)
         result = fit(counts)
@@ -186,6 +191,8 @@ class Results:
     bound_ratio_vs_random: float
     #: the matchmaking's longest wait (picks in a row available without a game), over all its runs
     max_wait: int
+    #: the share of the matchmaking's games whose result was known in advance (forced by a wait)
+    known_share: float
     seconds: float
     games_ratio_vs_random: float
     games_ratio_vs_round_robin: float
@@ -200,6 +207,7 @@ def run(args: argparse.Namespace) -> Results:
     new_mm: list[int] = []
     new_rnd: list[int] = []
     max_wait = 0
+    picked = known = 0
     bounds: list[float] = []
     for seed in range(args.seeds):
         strengths = np.random.default_rng(1000 + seed).normal(1500.0, args.spread, args.bots)
@@ -207,6 +215,7 @@ def run(args: argparse.Namespace) -> Results:
         pairing, seen = matchmaking(args.bots, seed)
         mm.append(converge(strengths, pairing, np.random.default_rng(seed)))
         max_wait = max(max_wait, seen["max_wait"])
+        picked, known = picked + seen["picks"], known + seen["known"]
         rnd.append(converge(strengths, random_pairing(args.bots, seed), np.random.default_rng(seed)))
         rr.append(converge(strengths, round_robin(args.bots), np.random.default_rng(seed)))
         joined = np.random.default_rng(2000 + seed).normal(1500.0, args.spread, args.bots + 1)
@@ -220,6 +229,7 @@ def run(args: argparse.Namespace) -> Results:
         newcomer_matchmaking=new_mm, newcomer_random=new_rnd,
         newcomer_median_matchmaking=med(new_mm), newcomer_median_random=med(new_rnd),
         bound_ratio_vs_random=round(med(bounds), 2), max_wait=max_wait,
+        known_share=round(known / picked, 4) if picked else 0.0,
         seconds=round(time.perf_counter() - t0, 1),
         games_ratio_vs_random=round(med(rnd) / med(mm), 2),
         games_ratio_vs_round_robin=round(med(rr) / med(mm), 2),
@@ -234,7 +244,8 @@ def report(res: Results) -> None:
                                  ("random pairing", res.games_random, res.median_random),
                                  ("round-robin", res.games_round_robin, res.median_round_robin)):
         print(f"  {label:<16} median {median:>8,.0f} games  ({', '.join(f'{g:,}' for g in games)})")
-    print(f"  matchmaking's longest wait: {res.max_wait} picks (bound {Rules().max_wait})")
+    print(f"  matchmaking's longest wait: {res.max_wait} picks (bound {Rules().max_wait}); "
+          f"{res.known_share:.2%} of its games a known result (forced by a wait)")
     print(f"newcomer in a ladder of {res.bots} settled by {res.settle} games a bot, "
           f"its games to ±{NEWCOMER_HALF:g}:")
     print(f"  matchmaking      median {res.newcomer_median_matchmaking:>8,.0f}  "

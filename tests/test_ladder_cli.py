@@ -15,6 +15,8 @@ from belote.arena.v1 import arena_service_pb2 as apb
 from arena.cli import main
 from arena.credentials import ADMIN_ENV
 from arena.hints import ADDRESS_ENV
+from arena.node.pauses import Pauses
+from arena.queue.embedded import EmbeddedBroker
 from arena.remote import Remote, RemoteError
 from tests.cli_node import ADMIN, node_with_bots
 from tests.referee.arena_helpers import until
@@ -65,6 +67,27 @@ def test_a_ladder_is_started_followed_and_stopped_and_its_bots_play_rated_matche
         assert json.loads(run(capsys, "tournament", "list", "--address", a, "--json")[1]) == []
         code, out, _ = run(capsys, "ladder", "status", "--pool", "coinche", "--address", a)
         assert code == 0 and "95% interval" in out and "Bradley-Terry" in out
+        # each bot's games by opponent, most first (worked out at most every 2 s, as the standings)
+        def opponents_shown() -> list[str]:
+            text = run(capsys, "ladder", "status", "--pool", "coinche", "--address", a)[1]
+            return text.split("each bot's games in the pool, by opponent:\n")[1].splitlines()[:3]
+
+        asyncio.run(until(lambda: "no game yet" not in "".join(opponents_shown()), 10, "the opponents"))
+        opponents = opponents_shown()
+        assert [line.split()[0] for line in opponents] == ["a", "b", "c"]
+        assert all(re.fullmatch(r"\s+\w\s+\w \d+(, \w \d+)?", line) for line in opponents), opponents
+        # a bot whose last ladder matches ended in its forfeit (two recorded, as a node writing them would)
+        with EmbeddedBroker(tmp_path / "queue.sqlite3") as other:
+            for _ in range(2):
+                Pauses(other).record("c", True, "seat 1 (c): 3 strikes")
+        code, out, _ = run(capsys, "ladder", "status", "--pool", "coinche", "--address", a)
+        assert "paused: c is paused from the ladder for 60 s, until " in out
+        got = json.loads(run(capsys, "ladder", "status", "--pool", "coinche", "--address", a, "--json")[1])
+        state = {b["bot"]: b for b in got["bot_states"]}
+        assert state["c"]["paused_until"] > 0 and state["c"]["pauses"] == 1 and not state["a"]["paused_until"]
+        assert {o["bot"] for o in state["a"]["opponents"]} <= {"b", "c"}
+        run(capsys, "ladder", "add", "--pool", "coinche", "c", "--address", a)  # the admin's word lifts it
+        assert "paused:" not in run(capsys, "ladder", "status", "--pool", "coinche", "--address", a)[1]
 
         code, out, err = run(capsys, "ladder", "remove", "--pool", "coinche", "c", "ghost", "--address", a)
         assert code == 0, err

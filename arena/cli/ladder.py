@@ -52,7 +52,20 @@ def ladder_json(msg: apb.Ladder, picks: bool = True) -> dict[str, Any]:
     if picks:
         out["picks"] = [{"a": p.bot_a, "b": p.bot_b, "match_id": p.match_id, "at": p.at, "why": p.why}
                         for p in msg.picks]
+        out["bot_states"] = [
+            {"bot": b.bot, "opponents": [{"bot": o.bot, "games": o.games, "wins": o.wins, "draws": o.draws,
+                                          "losses": o.losses} for o in b.opponents],
+             "other_games": b.other_games, "paused_until": b.paused_until, "paused_why": b.paused_why,
+             "pauses": b.pauses}
+            for b in msg.bot_states]
     return out
+
+
+def opponents_text(state: dict[str, Any]) -> str:
+    """A bot's opponents by games, most first: ``search 12, heuristic 9, random 1 (+4 others)``."""
+    listed = ", ".join(f"{o['bot']} {o['games']}" for o in state["opponents"])
+    others = f" (+{state['other_games']} against others)" if state["other_games"] else ""
+    return (listed or "no game yet") + others
 
 
 def describe(ladder: dict[str, Any]) -> str:
@@ -115,6 +128,14 @@ def status(args: argparse.Namespace) -> int:
             print("the latest pairings, and why:")
             for p in out["picks"][:PICKS_SHOWN]:
                 print(f"  {time.strftime('%H:%M:%S', time.gmtime(p['at']))} {p['why']}")
+        if out["bot_states"]:
+            print("each bot's games in the pool, by opponent:")
+            width = max(len(b["bot"]) for b in out["bot_states"])
+            for b in out["bot_states"]:
+                print(f"  {b['bot']:<{width}}  {opponents_text(b)}")
+        for b in out["bot_states"]:
+            if b["paused_until"]:
+                print(f"paused: {b['paused_why']}")
         return 0
     rows = [ladder_json(m, picks=False) for m in call(args, "ListLadders").ladders]
     if args.json:

@@ -27,7 +27,11 @@ randomness drawn by the node that makes it, so the result is rated.
 on the event loop): for each pool whose ladder is on, it pairs the opted-in
 bots connected to *this* node with free seats, with
 :func:`arena.ratings.matchmaking.pick` (the pair that most narrows the pool's
-intervals, within the fairness bounds), and enqueues those matches. A bot
+intervals, within the fairness bounds, and never one whose result is known in
+advance unless a bot's wait forces it: then a slot may stay free), and
+enqueues those matches. The bots of the pool connected here, busy or free,
+are the matchmaking's ``present``: each bot's repeat window leaves it a
+partner among them. A bot
 connected nowhere here is never paired, so nothing waits in the queue for an
 absent bot; the worker of this node, woken by the jobs' notice, claims them at
 once. It wakes when seats change here (a match ended, a bot connected), on a
@@ -64,13 +68,16 @@ import json
 import logging
 import random
 import secrets
+import threading
 import time
-from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field, replace
+from collections import deque
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from arena.edge.quietlog import QuietLog
 from arena.engine.rules import PRESETS
+from arena.node.pauses import POLICY, Conduct, PausePolicy, Pauses, notice_text
 from arena.node.rankings import Rankings, UnknownPool
 from arena.node.versions import ELO1 as TEST_ELO1
 from arena.node.versions import MAX_ELO1 as MAX_TEST_ELO1
@@ -81,10 +88,10 @@ from arena.queue import LADDER_NOTICE, Broker, BrokerError
 from arena.ratings import ladder_id, ladder_pool
 from arena.ratings.counts import PairCount
 from arena.ratings.leaderboard import Leaderboard
-from arena.ratings.matchmaking import Fairness, Rules, pick
+from arena.ratings.matchmaking import KNOWN_SCORE, Fairness, Rules, pick
 from arena.records import MAX_DEALS
 from arena.referee.versions import split_key
-from arena.tournament import MatchJob
+from arena.tournament import MatchJob, MatchResult
 
 log = logging.getLogger("arena.node")
 
@@ -104,6 +111,10 @@ RETRY_S = 5.0
 FORGET_S = 3600.0
 #: the matchmaking's fairness bounds (its defaults: a match seats each bot at both places of its side)
 RULES = Rules()
+#: a bot's opponents a ladder's page and GetLadder list by name (the rest: a count)
+OPPONENTS_SHOWN = 10
+#: how long a pool's bots' opponents are kept before they are worked out again (as the leaderboards)
+OPPONENTS_TTL_S = 2.0
 #: why field duplicate is refused for now
 NO_FIELD = ("the ladder plays plain matches for now: field duplicate across tables (four different "
             "bots) is not there yet, and mirror duplicate (two bots seeing both sides of a deal) is "
@@ -189,6 +200,73 @@ class LadderView:
     in_progress: int
     #: the matchmaking's latest picks, newest first, each with why (:class:`Pick`)
     picks: tuple[Pick, ...] = ()
+    #: each bot opted in: its opponents by games, its pause (:class:`BotState`; a list of the ladders
+    #: leaves them out)
+    states: tuple[BotState, ...] = ()
+
+
+@dataclass(frozen=True)
+class Opponent:
+    """A bot's games in a pool against one opponent, from the bot's side."""
+
+    bot: str
+    games: int
+    wins: int
+    draws: int
+    losses: int
+
+
+@dataclass(frozen=True)
+class BotState:
+    """A bot of a ladder as its page, ``ladder status`` and GetLadder show it."""
+
+    bot: str
+    #: its games in the pool against each opponent, most first (:data:`OPPONENTS_SHOWN` at most)
+    opponents: tuple[Opponent, ...] = ()
+    #: its games in the pool against the opponents not listed
+    other_games: int = 0
+    #: paused from the ladder until then (unix seconds; 0: not paused), why, and its pauses in a row
+    paused_until: float = 0.0
+    paused_why: str = ""
+    pauses: int = 0
+
+
+#: each bot's opponents shown, most games first, and its games against the others
+Opponents = dict[str, tuple[tuple[Opponent, ...], int]]
+
+
+def opponents_of(bots: Sequence[str], counts: Mapping[tuple[str, str], PairCount]) -> Opponents:
+    """Each of ``bots`` with its games by opponent from the pool's pair counts (every rated game of the
+    pool), most first, :data:`OPPONENTS_SHOWN` at most, and its games against the others."""
+    against: dict[str, list[Opponent]] = {bot: [] for bot in bots}
+    for (a, b), c in counts.items():
+        if a in against:
+            against[a].append(Opponent(b, c.games, c.wins, c.draws, c.losses))
+        if b in against:
+            against[b].append(Opponent(a, c.games, c.losses, c.draws, c.wins))
+    out: Opponents = {}
+    for bot, rows in against.items():
+        rows.sort(key=lambda o: (-o.games, o.bot))
+        out[bot] = (tuple(rows[:OPPONENTS_SHOWN]), sum(o.games for o in rows[OPPONENTS_SHOWN:]))
+    return out
+
+
+def bot_states(bots: Sequence[str], opponents: Opponents,
+               conducts: Mapping[str, Conduct], now: float) -> tuple[BotState, ...]:
+    """Each of ``bots`` with its opponents (:func:`opponents_of`) and its pause, if it is paused at
+    ``now`` (its pauses in a row too, while not forgiven)."""
+    out = []
+    for bot in bots:
+        shown, others = opponents.get(bot, ((), 0))
+        conduct = conducts.get(bot)
+        if conduct is None:
+            out.append(BotState(bot, shown, others))
+            continue
+        paused = conduct.paused(now)
+        out.append(BotState(bot, shown, others, conduct.until if paused else 0.0,
+                            notice_text(bot, conduct) if paused else "",
+                            conduct.pauses if paused or conduct.pauses else 0))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -231,6 +309,22 @@ class Ladders:
 
     def __init__(self, broker: Broker) -> None:
         self.broker = broker
+        #: each pool's bots' opponents, worked out from its pair counts at most once every
+        #: :data:`OPPONENTS_TTL_S` (a read and a pass over every pair of the pool: a public read)
+        self._opponents: dict[str, tuple[float, tuple[str, ...], Opponents]] = {}
+        self._lock = threading.Lock()
+
+    def opponents(self, pool: str, bots: Sequence[str]) -> Opponents:
+        """:func:`opponents_of` the pool's ``bots``, kept :data:`OPPONENTS_TTL_S`."""
+        now, key = time.monotonic(), tuple(bots)
+        with self._lock:
+            kept = self._opponents.get(pool)
+        if kept is not None and now - kept[0] < OPPONENTS_TTL_S and kept[1] == key:
+            return kept[2]
+        found = opponents_of(bots, self.broker.pair_counts(pool))
+        with self._lock:
+            self._opponents[pool] = (now, key, found)
+        return found
 
     def setting(self, pool: str) -> LadderSetting:
         """The pool's setting (off, at the defaults, when none is stored)."""
@@ -264,9 +358,14 @@ class Ladders:
         return setting
 
     def add(self, pool: str, bot: str) -> bool:
-        """Opt ``bot`` in, and clear the mark a :meth:`remove` left (the admin's word)."""
+        """Opt ``bot`` in, and clear the mark a :meth:`remove` left and any pause of its forfeits
+        (:mod:`arena.node.pauses`): the admin's word."""
         added = self.broker.ladder_add(check_pool(pool), bot)
-        if added:
+        lifted = Pauses(self.broker).lift(bot)
+        if lifted:
+            log.info("ladder: bot %s's pause lifted by an admin", bot,
+                     extra={"event": "ladder_pause_lifted", "pool": pool, "bot": bot})
+        if added or lifted:
             self.broker.publish_notice(LADDER_NOTICE, pool)
         return added
 
@@ -278,14 +377,17 @@ class Ladders:
             self.broker.publish_notice(LADDER_NOTICE, pool)
         return removed
 
-    def view(self, pool: str, setting: LadderSetting | None = None) -> LadderView:
+    def view(self, pool: str, setting: LadderSetting | None = None, states: bool = True) -> LadderView:
         """The pool's ladder as the RPCs and the web pages show it: its setting (``setting`` if the
-        caller read it already), its bots, its matches in progress, its latest picks. Four reads at
-        most."""
+        caller read it already), its bots, its matches in progress, its latest picks, and with
+        ``states`` each bot's opponents and pause. Six reads at most."""
         setting = setting or self.setting(pool)
         picks = tuple(p for p in map(Pick.from_json, self.broker.ladder_picks(pool)) if p is not None)
-        return LadderView(setting, self.broker.ladder_bots(pool), self.broker.pending_count(ladder_id(pool)),
-                          picks)
+        bots = self.broker.ladder_bots(pool)
+        shown: tuple[BotState, ...] = ()
+        if states and bots:
+            shown = bot_states(bots, self.opponents(pool, bots), Pauses(self.broker).read(bots), time.time())
+        return LadderView(setting, bots, self.broker.pending_count(ladder_id(pool)), picks, shown)
 
     def views(self) -> list[LadderView]:
         """Every preset pool with a ladder stored or bots opted in, by pool: a read per preset (a fixed
@@ -293,7 +395,7 @@ class Ladders:
         settings = self.settings()
         out = []
         for pool in sorted(PRESETS):
-            view = self.view(pool, settings.get(pool, LadderSetting(pool)))
+            view = self.view(pool, settings.get(pool, LadderSetting(pool)), states=False)
             if pool in settings or view.bots:
                 out.append(view)
         return out
@@ -310,14 +412,6 @@ class Ladders:
         setting = self.setting(pool)
         return LadderStatus(setting, self.broker.ladder_bots(pool),
                             self.broker.pending_count(ladder_id(pool)), self.broker.pool_ratings(pool))
-
-
-def rules_for(rules: Rules, bots: int) -> Rules:
-    """``rules`` with the repeat window narrowed for ``bots`` available: a bot whose last ``window``
-    pairings hold ``max_repeats`` of each of its ``bots - 1`` opponents has no partner left, ever (its
-    window slides only when it plays), so the window stays below ``max_repeats * (bots - 1)``."""
-    window = max(1, min(rules.window, rules.max_repeats * (bots - 1) - 1))
-    return rules if window == rules.window else replace(rules, window=window)
 
 
 def ladder_job(setting: LadderSetting, a: str, b: str, node_id: str = "") -> MatchJob:
@@ -360,7 +454,8 @@ class LadderLoop(WakingThread):
     def __init__(self, broker: Broker, capacity: Any, *, node_id: str = "", share: float = DEFAULT_SHARE,
                  rules: Rules = RULES, rescan_s: float = RESCAN_S, name: str = "ladder",
                  counted: Callable[[str, int], None] | None = None,
-                 tests: VersionTests | None = None) -> None:
+                 tests: VersionTests | None = None, pauses: PausePolicy = POLICY,
+                 tell: Callable[[str, str, str, int], None] | None = None) -> None:
         if not 0.0 <= share <= 1.0:
             raise LadderError(f"the ladder share is from 0 to 1, not {share}")
         self.broker = broker
@@ -385,6 +480,23 @@ class LadderLoop(WakingThread):
         self._joined: set[tuple[str, str]] = set()
         self._rng = random.Random(secrets.randbits(64))
         self._quiet = QuietLog(log)
+        #: the bots' forfeits and pauses (arena.node.pauses), kept in the broker
+        self.pauses = Pauses(broker, pauses)
+        #: told (bot, kind, text, until) to tell a paused bot on its streams here (from this thread: it
+        #: posts to the loop)
+        self.tell = tell
+        #: the bots paused at the last look, with their conducts
+        self.paused: dict[str, Conduct] = {}
+        #: per pool, the bots left waiting at the last pairing because every pair open to them was a
+        #: known result (arena.ratings.matchmaking's floor)
+        self.waiting: dict[str, tuple[str, ...]] = {}
+        #: how many pauses this node began, and the ladder forfeits of paused bots it did not record
+        self.pauses_begun = 0
+        self.refused = 0
+        #: the matches refused (by the worker's thread), for this thread to forget
+        self._refused: deque[str] = deque()
+        #: when (unix seconds) a pause this node saw ends: it looks again then (a timer each)
+        self._ends: dict[float, threading.Timer] = {}
 
     @staticmethod
     def on_loop(loop: asyncio.AbstractEventLoop, read: Any) -> Any:
@@ -397,6 +509,68 @@ class LadderLoop(WakingThread):
             return asyncio.run_coroutine_threadsafe(run(), loop).result(10.0)
 
         return capacity
+
+    def _judge(self, capacity: Capacity) -> None:
+        """Read the pauses of the bots here (one read): a paused bot is not paired, and it is told why on
+        its streams here (once a stream); this thread looks again when the pause ends."""
+        if not self.pauses.policy.on:
+            return
+        bots = set(capacity.free_seats) | set(capacity.volunteers)
+        now = time.time()
+        self.paused = self.pauses.paused(bots, now) if bots else {}
+        for bot, conduct in sorted(self.paused.items()):
+            if self.tell is not None:
+                text = notice_text(bot, conduct, self.pauses.policy)
+                self.tell(bot, "ladder_paused", text, int(conduct.until))
+            self._look_at(conduct.until, now)
+
+    def before_write(self, result: MatchResult) -> str:
+        """Asked by the worker (in a thread) of each result before it is written: a ladder result counts
+        in its bots' conducts now, before any node sees it (so a bot it pauses is paused before its seats
+        count free again); and one a paused bot forfeited (it was under way when the pause began, on any
+        node) is refused: why, and the worker drops its job unrecorded, as that forfeit would be a rated
+        win the pause is there to stop. "" for any other result. A few reads, for ladder results only."""
+        pool = ladder_pool(result.tournament_id)
+        if pool is None or not self.pauses.policy.on:
+            return ""
+        try:
+            judged = self.pauses.judge(result)
+        except BrokerError as e:  # the result is written all the same; its count is lost
+            self._quiet.warning("ladder pauses", "match %s: not counted in its bots' conducts: %s",
+                                result.match_id, e)
+            return ""
+        for bot, conduct in judged.paused:
+            self.pauses_begun += 1
+            log.warning("ladder: %s", notice_text(bot, conduct, self.pauses.policy),
+                        extra={"event": "ladder_pause", "pool": pool, "bot": bot, "match_id": result.match_id,
+                               "until": int(conduct.until), "pauses": conduct.pauses})
+            self._publish(pool)
+        if not judged.refused or judged.conduct is None:
+            return ""
+        self.refused += 1
+        self._refused.append(result.match_id)  # this thread forgets it at its next pass, now
+        self.wake()
+        return (f"{judged.refused} forfeited it while paused from the ladder (until "
+                f"{time.strftime('%H:%M:%S UTC', time.gmtime(judged.conduct.until))}): a forfeit while "
+                "paused feeds no one's rating")
+
+    def _publish(self, pool: str) -> None:
+        """A ladder notice of ``pool``: every node's loop looks again (and reads the pause)."""
+        try:
+            self.broker.publish_notice(LADDER_NOTICE, pool)
+        except BrokerError as e:
+            self._quiet.warning("ladder notice", "cannot tell the nodes of a pause: %s", e)
+        self.wake()
+
+    def _look_at(self, until: float, now: float) -> None:
+        """Wake this thread just after ``until`` (a pause's end: the bot is paired again)."""
+        self._ends = {t: timer for t, timer in self._ends.items() if timer.is_alive()}
+        if until in self._ends or len(self._ends) >= 64:
+            return
+        timer = threading.Timer(max(0.0, until - now) + 0.05, self.wake)
+        timer.daemon = True
+        timer.start()
+        self._ends[until] = timer
 
     def slots(self, capacity: Capacity) -> int:
         """The ladder's slots on this node: ``share`` of its match slots, rounded down."""
@@ -423,6 +597,7 @@ class LadderLoop(WakingThread):
             if not settings:
                 return self.rescan_s
             self._join(settings, capacity.volunteers)
+            self._judge(capacity)  # the bots paused: not paired, told why
             # the version tests' matches take ladder slots too: those running here, or their room while
             # a test is open (the worker starts them within it: test_room)
             room = self.slots(capacity) - len(self.sent) - self._tests_hold(capacity)
@@ -498,16 +673,19 @@ class LadderLoop(WakingThread):
         """Pick and enqueue up to ``room`` matches of the pool among its bots in ``seats`` (taking their
         seats from it) opted in to it (``opted``); how many were enqueued."""
         pool = setting.pool
-        here = {bot: n for bot, n in seats.items() if bot in opted and bot not in busy}
+        here = {bot: n for bot, n in seats.items()
+                if bot in opted and bot not in busy and bot not in self.paused}
         if len(here) < 2:
             return 0
         counts: dict[tuple[str, str], PairCount] = self.broker.pair_counts(pool)
-        rules = rules_for(self.rules, len(here))
-        before = self._fairness.get(pool, Fairness())
-        recent = {bot: opponents[-rules.window:] for bot, opponents in before.recent.items()}
-        kept = Fairness(before.waited, recent)
-        picks = pick(counts, here, kept, self._rng, rules, limit=room)
+        # the pool's bots in play here: those free, and those in its ladder matches from this node (the
+        # repeat window leaves each bot a partner among them: arena.ratings.matchmaking)
+        present = set(here) | {bot for sent in self.sent.values() if sent.pool == pool for bot in sent.bots
+                               if bot in opted}
+        picks = pick(counts, here, self._fairness.get(pool, Fairness()), self._rng, self.rules, limit=room,
+                     present=present)
         self._fairness[pool] = picks.fairness
+        self._note_waiting(pool, picks.waiting)
         jobs = [ladder_job(setting, p.a, p.b, self.node_id) for p in picks.picks]
         if not jobs:
             return 0
@@ -526,8 +704,22 @@ class LadderLoop(WakingThread):
             self.counted(pool, len(jobs))
         return len(jobs)
 
+    def _note_waiting(self, pool: str, waiting: tuple[str, ...]) -> None:
+        """Log the bots that wait because every pair open to them is a known result, when they change
+        (a ladder whose pairs are all known results is idle: the log says why)."""
+        before = self.waiting.get(pool, ())
+        self.waiting[pool] = waiting
+        if waiting and waiting != before:
+            log.info("ladder %s: %s wait%s: every pair open to them is a known result (the favourite "
+                     "expected to score %.2f or more); a wait bound forces a game only while others play",
+                     pool, ", ".join(waiting), "" if len(waiting) > 1 else "s", KNOWN_SCORE,
+                     extra={"event": "ladder_known_results", "pool": pool, "bots": len(waiting)})
+
     def _forget_done(self) -> None:
-        """Drop from :attr:`sent` the matches whose result is written (one read), and those too old."""
+        """Drop from :attr:`sent` the matches whose result is written (one read), those refused (a paused
+        bot's forfeit: no result will come, and their seats would stay counted taken), and those too old."""
+        while self._refused:
+            self.sent.pop(self._refused.popleft(), None)
         if not self.sent:
             return
         done = self.broker.results_written(list(self.sent))

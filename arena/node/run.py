@@ -25,6 +25,7 @@ from arena.node import DEFAULT_CAPACITY
 from arena.node.bots import BrokerRegistryBackend, keep_current
 from arena.node.ladder import DEFAULT_SHARE, Capacity, LadderLoop
 from arena.node.notices import NoticeWatcher
+from arena.node.pauses import PausePolicy
 from arena.node.rankings import MAX_LIMIT, Rankings
 from arena.node.schedules import ScheduleLoop
 from arena.node.service import ClusterArenaServicer
@@ -104,6 +105,8 @@ class NodeSettings:
     #: (``--version-tests-a-day``, ``--version-tests-per-owner``; see arena.node.versions)
     version_tests_a_day: int = TESTS_A_DAY
     version_tests_per_owner: int = TESTS_PER_OWNER
+    #: when a bot whose ladder matches end in its forfeit is paused from the ladder (arena.node.pauses)
+    ladder_pauses: PausePolicy = field(default_factory=PausePolicy)
     #: TLS for the gRPC port: the server's certificate (PEM, with any intermediates) and its key;
     #: both or neither (neither: plaintext, for loopback)
     tls_cert: Path | None = None
@@ -220,10 +223,15 @@ async def running_node(
     tests = VersionTests(broker, tournaments, registry.update_entry, limits=limits,
                          counted=lambda kind: node.metrics.version_tests.labels(kind).inc())
     node.metrics.version_tests_running.set_function(lambda: tests.running)
+    loop = asyncio.get_running_loop()
+
+    def tell(bot: str, kind: str, text: str, until: int) -> None:  # from the ladder thread: on the loop
+        loop.call_soon_threadsafe(node.tell, bot, kind, text, until)
+
     ladder_loop = LadderLoop(broker, LadderLoop.on_loop(asyncio.get_running_loop(), capacity),
                              node_id=node.node_id, share=config.ladder_share, name=f"ladder-{node.node_id}",
                              counted=lambda pool, n: node.metrics.ladder_matches.labels(pool).inc(n),
-                             tests=tests)
+                             tests=tests, pauses=config.ladder_pauses, tell=tell)
     worker.test_room = ladder_loop.test_room  # the version tests' matches only within their room
     arena.version_reasons = tests.reasons  # why a candidate waits, on its versions page
     arena.on_ladder = ladder_loop.wake  # a ladder changed through this node: look again at once
@@ -231,6 +239,7 @@ async def running_node(
     watcher.on_gap(ladder_loop.wake)
     node.seat_hooks.append(ladder_loop.wake)  # a bot connected, a match ended: seats to pair
     worker.done_hooks.append(ladder_loop.wake)  # a match's result written: a ladder slot may be free
+    worker.before_write = ladder_loop.before_write  # a ladder result: its bots' forfeits counted, or refused
     ladder_loop.start()
     stop_on_cancel_notices(watcher, worker, asyncio.get_running_loop())  # the others on its notice
     wake_on_jobs(watcher, worker, asyncio.get_running_loop())  # jobs its bots can play came to wait

@@ -538,7 +538,7 @@ class ClusterArenaServicer(ArenaServicer):
             self.on_ladder()
 
     def _ladder(self, pool: str) -> apb.Ladder:
-        """A pool's ladder as the RPCs give it: three reads (blocking: from a thread)."""
+        """A pool's ladder as the RPCs give it: six reads at most (blocking: from a thread)."""
         return ladder_to_proto(self.ladders.view(pool))
 
     def _all_ladders(self) -> list[apb.Ladder]:
@@ -601,7 +601,13 @@ def ladder_to_proto(view: LadderView, picks: bool = True) -> apb.Ladder:
     return apb.Ladder(pool=setting.pool, on=setting.on, deals=setting.deals, bots=view.bots,
                       in_progress=view.in_progress, version_test_elo1=setting.test_elo1,
                       picks=[apb.LadderPick(bot_a=p.a, bot_b=p.b, match_id=p.match_id, at=p.at, why=p.why)
-                             for p in (view.picks if picks else ())])
+                             for p in (view.picks if picks else ())],
+                      bot_states=[apb.LadderBot(
+                          bot=s.bot, other_games=s.other_games, paused_until=int(s.paused_until),
+                          paused_why=s.paused_why, pauses=s.pauses,
+                          opponents=[apb.LadderOpponent(bot=o.bot, games=o.games, wins=o.wins, draws=o.draws,
+                                                        losses=o.losses) for o in s.opponents])
+                          for s in (view.states if picks else ())])
 
 
 def schedule_to_proto(stored: Stored, now: float | None = None, why: str = "") -> apb.Schedule:

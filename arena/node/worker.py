@@ -69,6 +69,7 @@ from arena.queue import (
     NotReplicated,
     Write,
 )
+from arena.ratings import ladder_pool
 from arena.records import MatchEnd, MatchRecord, ResultReason, SeatBot
 from arena.referee.node import InvalidArgument, Node, NodeError, SeatingError
 from arena.tournament import MatchJob, MatchResult, Tournaments, TournamentState
@@ -127,6 +128,11 @@ class Worker:
         #: loop before each claim (the ladder's :meth:`~arena.node.ladder.LadderLoop.test_room`; None: no
         #: bound, a node without a ladder)
         self.test_room: Callable[[int, Collection[str]], int] | None = None
+        #: called (on the loop) with each result this node wrote now (not one written before: a replay)
+        self.result_hooks: list[Callable[[MatchResult], None]] = []
+        #: asked (in a thread) of each result of a ladder match before it is written: a reason not to
+        #: record it ("": record it), then its job is dropped (arena.node.pauses: a paused bot's forfeit)
+        self.before_write: Callable[[MatchResult], str] | None = None
         self.completed = 0
         self.released = 0
         #: set when what the node can start may have changed: a seat freed, jobs came, a slot freed
@@ -443,6 +449,13 @@ class Worker:
                     await asyncio.to_thread(self.broker.ack, claim)
                 return  # else cancelled here: released by whoever cancelled it
             result = MatchResult.of_record(job, record, self.node.node_id)
+            why = (await asyncio.to_thread(self.before_write, result)
+                   if self.before_write is not None and ladder_pool(job.tournament_id) is not None else "")
+            if why:
+                await asyncio.to_thread(self.broker.ack, claim)
+                log.info("match %s: not recorded, its job dropped: %s", job.match_id, why, extra={
+                    "event": "result_refused", "match_id": job.match_id, "node": self.node.node_id})
+                return
             done = await self._write(claim, result)
             if done.write is Write.CANCELLED:
                 log.info("match %s: tournament %s was cancelled before its result was written: not "
@@ -450,6 +463,9 @@ class Worker:
                              "event": "result_refused", "match_id": job.match_id, "node": self.node.node_id})
                 return
             written = done.write is Write.WRITTEN
+            if written:
+                for written_hook in self.result_hooks:
+                    written_hook(result)
             if result.is_mixed:
                 await self._rate_mixed(result)
             (self.metrics.results_written if written else self.metrics.results_duplicate).inc()

@@ -728,6 +728,16 @@ class Broker(abc.ABC):
     def ladder_picks(self, pool: str) -> list[str]:
         """The pool's latest picks kept, newest first, in one read."""
 
+    @abc.abstractmethod
+    def ladder_conducts(self, bots: Sequence[str]) -> dict[str, str]:
+        """The ladder conduct stored for each of ``bots`` that has one (a JSON text each: its recent
+        forfeits and pauses, :mod:`arena.node.pauses`), in one read."""
+
+    @abc.abstractmethod
+    def swap_ladder_conduct(self, bot: str, text: str, expect: str) -> bool:
+        """In one atomic step: if the conduct stored for ``bot`` is ``expect`` ("": none), store ``text``
+        ("": forget it); True if this call did (a node recording a ladder result: compare and swap)."""
+
     # the cluster: live nodes (for the bots' discovery) and the shared bot registry
     @abc.abstractmethod
     def heartbeat(self, node_id: str, address: str, ttl_s: float, bots: Sequence[str] = ()) -> None:

@@ -256,6 +256,10 @@ CREATE TABLE IF NOT EXISTS ladder_picks (       -- the matchmaking's latest pick
     text TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS ladder_picks_pool ON ladder_picks (pool, seq);
+CREATE TABLE IF NOT EXISTS ladder_conduct (     -- a bot's ladder forfeits and pauses (arena.node.pauses)
+    bot TEXT PRIMARY KEY,
+    text TEXT NOT NULL                          -- its JSON
+);
 CREATE TABLE IF NOT EXISTS enqueue_markers (
     key TEXT PRIMARY KEY,
     at REAL NOT NULL
@@ -1133,6 +1137,28 @@ class EmbeddedBroker(Broker):
             rows = db.execute("SELECT text FROM ladder_picks WHERE pool = ? ORDER BY seq DESC LIMIT ?",
                               (pool, LADDER_PICKS_KEPT)).fetchall()
         return [str(text) for (text,) in rows]
+
+    def ladder_conducts(self, bots: Sequence[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        with self._errors(), self._tx(write=False) as db:
+            for k in range(0, len(bots), 500):  # sqlite's bound on a statement's parameters
+                chunk = list(bots[k:k + 500])
+                marks = ",".join("?" * len(chunk))
+                rows = db.execute(f"SELECT bot, text FROM ladder_conduct WHERE bot IN ({marks})", chunk)
+                out.update((str(bot), str(text)) for bot, text in rows.fetchall())
+        return out
+
+    def swap_ladder_conduct(self, bot: str, text: str, expect: str) -> bool:
+        with self._errors(), self._tx() as db:  # BEGIN IMMEDIATE: the read and the write as one
+            row = db.execute("SELECT text FROM ladder_conduct WHERE bot = ?", (bot,)).fetchone()
+            if (str(row[0]) if row else "") != expect:
+                return False
+            if text:
+                db.execute("INSERT INTO ladder_conduct (bot, text) VALUES (?, ?) "
+                           "ON CONFLICT (bot) DO UPDATE SET text = excluded.text", (bot, text))
+            else:
+                db.execute("DELETE FROM ladder_conduct WHERE bot = ?", (bot,))
+            return True
 
     def add_occurrence(self, schedule_id: str, text: str, at: int, spec: TournamentSpec) -> bool:
         with self._errors(), self._tx() as db:  # BEGIN IMMEDIATE: one writer of the file at a time

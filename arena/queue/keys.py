@@ -53,6 +53,8 @@ With the default prefix ``belote-arena`` the keys are::
                                         ladder flag does not put them back)
     belote-arena:ladder:picks:<pool>    list of the matchmaking's latest picks, newest first (JSON
                                         each: the pair and why), LADDER_PICKS_KEPT at most
+    belote-arena:ladder:conduct         hash: bot -> its recent ladder forfeits and pauses (JSON;
+                                        only bots with a forfeit not yet forgiven: arena.node.pauses)
     belote-arena:once:<key>             enqueue-once marker
     belote-arena:node:<id>              a live node's address (expires with its heartbeat)
     belote-arena:nodes                  set of node ids that sent a heartbeat
@@ -222,6 +224,10 @@ class Keys:
 
     def ladder_removed(self, pool: str) -> str:
         return self._key("ladder", "removed", pool)
+
+    @property
+    def ladder_conduct(self) -> str:
+        return self._key("ladder", "conduct")
 
     # the cluster
     def node(self, node_id: str) -> str:

@@ -131,6 +131,7 @@ from arena.queue.redis_scripts import (
     LUA_RENEW,
     LUA_REPLACE_BOT,
     LUA_SET_STATE,
+    LUA_SWAP_CONDUCT,
     LUA_WRITE_RESULT,
 )
 from arena.queue.sentinel import WAIT_TIMEOUT_S, SentinelSet, connect, replicated
@@ -239,6 +240,7 @@ class RedisBroker(Broker):
         self._add_bot = r.register_script(LUA_ADD_BOT)
         self._replace_bot = r.register_script(LUA_REPLACE_BOT)
         self._ladder_join = r.register_script(LUA_LADDER_JOIN)
+        self._swap_conduct = r.register_script(LUA_SWAP_CONDUCT)
         # per tournament, its results count when this process last completed its summaries from
         # them (tried again only once more results are written: a node of an older version writes)
         self._summarized: dict[str, int] = {}
@@ -835,6 +837,17 @@ class RedisBroker(Broker):
         with self._reading():
             return list(cast("list[str]", self._redis.lrange(self.keys.ladder_picks(pool), 0,
                                                              LADDER_PICKS_KEPT - 1)))
+
+    def ladder_conducts(self, bots: Sequence[str]) -> dict[str, str]:
+        if not bots:
+            return {}
+        with self._reading():
+            values = cast("list[str | None]", self._redis.hmget(self.keys.ladder_conduct, list(bots)))
+        return {bot: text for bot, text in zip(bots, values, strict=True) if text}
+
+    def swap_ladder_conduct(self, bot: str, text: str, expect: str) -> bool:
+        with self._errors():
+            return bool(self._swap_conduct(keys=[self.keys.ladder_conduct], args=[bot, text, expect]))
 
     def add_occurrence(self, schedule_id: str, text: str, at: int, spec: TournamentSpec) -> bool:
         keys = [self.keys.schedule(schedule_id), self.keys.tournament(spec.tournament_id),

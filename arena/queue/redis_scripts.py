@@ -779,3 +779,13 @@ LUA_LADDER_JOIN = """
 if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then return 0 end
 return redis.call('SADD', KEYS[1], ARGV[1])
 """
+
+# A bot's ladder conduct swapped if it is what the caller read: KEYS[1] the conduct hash; ARGV the bot,
+# the new text ("": forget it), the text expected ("": none stored). 1 if swapped.
+LUA_SWAP_CONDUCT = """
+local current = redis.call('HGET', KEYS[1], ARGV[1]) or ''
+if current ~= ARGV[3] then return 0 end
+if ARGV[2] == '' then redis.call('HDEL', KEYS[1], ARGV[1])
+else redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
+return 1
+"""

@@ -600,6 +600,23 @@ class Node:
                 out.extend(player_key(link.name, link.bot_version) for link in on if link.bot_version)
         return out
 
+    def tell(self, bot: str, kind: str, text: str, until: int = 0) -> int:
+        """Send a :class:`Notice` (``kind``, ``text``, ``until``: docs/protocol.md) to each stream of ``bot``
+        connected here (every version's) that was not told it yet (the same kind and end): a node may
+        call it at every look, a stream hears it once. How many streams were told now."""
+        entry = self._registry.by_name(bot)
+        notice = bpb.Notice(kind=kind, text=text, until=until)
+        told = 0
+        for link in self._hub.by_bot.get(entry.bot_id, ()) if entry is not None else ():
+            key = (kind, until)
+            if link.connected and key not in link.notices_told:
+                if len(link.notices_told) >= 16:
+                    link.notices_told.clear()  # bounded: the kinds are few, their ends change slowly
+                link.notices_told.add(key)
+                link.post(bpb.ConnectResponse(notice=notice))
+                told += 1
+        return told
+
     async def set_peers(self, addresses: list[str]) -> None:
         """The other live nodes changed: tell every connected bot (the SDK connects to them)."""
         addresses = sorted(set(addresses))

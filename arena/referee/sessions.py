@@ -95,6 +95,8 @@ class BotLink:
         #: the digest of the token the current stream was opened with (a rotation or a revocation
         #: cuts the streams of the old token: see Node.enforce_registry)
         self.token_sha256 = ""
+        #: the notices this link's current stream was told (kind and end): each once a stream
+        self.notices_told: set[tuple[str, int]] = set()
         #: messages written to and read from this bot's streams (the writer and the reader count)
         self.messages_sent = 0
         self.messages_received = 0
@@ -157,6 +159,7 @@ class BotLink:
         self._handler = asyncio.current_task()
         self._writer = writer
         self._stream_id += 1
+        self.notices_told.clear()  # a new stream (a bot restarted, perhaps) hears them again
         self.token_sha256 = token_sha256
         self.version = version
         self.ladder = ladder

@@ -24,6 +24,7 @@ from belote.arena.v1 import game_pb2 as pb
 
 from arena.engine.dealing import commitment
 from arena.node.ladder import LadderError, Ladders, LadderView, ladder_standings
+from arena.node.pauses import Pauses, notice_text
 from arena.node.rankings import BadRequest as RankingsBadRequest
 from arena.node.rankings import Rankings, UnknownPool
 from arena.node.seals import sealed_among, still_sealed
@@ -191,13 +192,16 @@ class NodeReads:
         # sealed: in one thread, a few reads
         stored, sealed = await self._queue(_recent_and_sealed, self.broker, self.store, name,
                                            [s.match_id for s in own])
+        conduct = (await self._queue(Pauses(self.broker).paused, [name])).get(name)
         tournament = {s.match_id: s.tournament_id for s in stored}
         seen = {s.match_id for s in own}
         recent = [_row_of_summary(s, self._tournament_of(s.match_id, tournament), s.match_id in sealed)
                   for s in own]
         recent += [_row_of_result(s, s.match_id in sealed) for s in stored if s.match_id not in seen]
+        pause = None if conduct is None else {"until": int(conduct.until), "why": notice_text(name, conduct),
+                                               "pauses": conduct.pauses}
         return BotDetail(BotRow(b.name, b.bot_id, b.connected, b.version, b.revoked), tuple(ratings),
-                         tuple(recent[:RECENT_MATCHES]))
+                         tuple(recent[:RECENT_MATCHES]), pause)
 
     async def versions(self, name: str) -> VersionsView:
         try:
@@ -319,8 +323,10 @@ class NodeReads:
         s = view.setting
         picks = tuple({"a": p.a, "b": p.b, "match_id": p.match_id, "at": p.at, "why": p.why}
                       for p in view.picks)
+        states = tuple({**asdict(b), "opponents": [asdict(o) for o in b.opponents],
+                        "paused_until": int(b.paused_until)} for b in view.states)
         return LadderDetail(s.pool, s.on, s.deals, s.duplicate, tuple(view.bots), view.in_progress,
-                            self._shown_board(board), picks)  # the registry's copy: on the loop
+                            self._shown_board(board), picks, states)  # the registry's copy: on the loop
 
     def _ladder(self, pool: str, offset: int, limit: int) -> tuple[LadderView, Leaderboard]:
         try:

@@ -208,6 +208,9 @@ class BotDetail:
     bot: BotRow
     ratings: tuple[BotRating, ...]
     recent_matches: tuple[MatchRow, ...]
+    #: paused from the ladder (its recent ladder matches ended in its forfeit): {until (unix seconds),
+    #: why, pauses (in a row)}; None when it is not
+    ladder_pause: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -320,11 +323,15 @@ class LadderDetail:
     standings: ShownBoard
     #: the matchmaking's latest pairings, newest first: each {a, b, match_id, at, why}
     picks: tuple[dict[str, Any], ...] = ()
+    #: each bot opted in: {bot, opponents: [{bot, games, wins, draws, losses}] (most games first, 10 at
+    #: most), other_games, paused_until (unix seconds, 0: not paused), paused_why, pauses}
+    bot_states: tuple[dict[str, Any], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out = row_json(self)
         out["bots"] = list(self.bots)
         out["picks"] = list(self.picks)
+        out["bot_states"] = list(self.bot_states)
         out["standings"] = self.standings.to_json()
         return out
 

@@ -59,6 +59,11 @@ INITIAL_BACKOFF = 0.2
 MAX_BACKOFF = 30.0
 #: match ids remembered to log a match end once when the bot holds several seats of it
 _REMEMBERED_MATCHES = 1024
+#: the referee's notices already logged by this process (each is logged once: every node a bot is
+#: connected to may send it, and again at each reconnection), the latest this many
+_REMEMBERED_NOTICES = 256
+_NOTICES_LOGGED: dict[tuple[str, str, int], None] = {}
+_NOTICES_LOCK = threading.Lock()
 
 StopEvent = asyncio.Event | threading.Event
 _T = TypeVar("_T")
@@ -367,6 +372,8 @@ class Client:
             await self._hook("on_strike", self.bot.on_strike, lambda s: s, strike)
         elif kind == "peers":
             self._peers(tuple(message.peers.addresses))
+        elif kind == "notice":
+            log_notice(message.notice)
         for request in message.action_requests:
             self._request(request)
 
@@ -414,6 +421,20 @@ class Client:
     def _request(self, request: bs.ActionRequest) -> None:
         assert self._acts is not None
         self._acts.request(Observation(request, time.monotonic()))
+
+
+def log_notice(notice: bs.Notice) -> bool:
+    """Log a referee's notice to the bot's author, as a warning, once per process however many nodes
+    or reconnections repeat it (the same kind, text and end); True if it was logged now."""
+    key = (notice.kind, notice.text, notice.until)
+    with _NOTICES_LOCK:  # a fleet's streams may run in several threads
+        if key in _NOTICES_LOGGED:
+            return False
+        _NOTICES_LOGGED[key] = None
+        while len(_NOTICES_LOGGED) > _REMEMBERED_NOTICES:
+            del _NOTICES_LOGGED[next(iter(_NOTICES_LOGGED))]
+    log.warning("the referee says (%s): %s", notice.kind or "notice", notice.text)
+    return True
 
 
 def _match_end_text(result: MatchResult, teams: Collection[int]) -> str:

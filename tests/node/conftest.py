@@ -22,3 +22,16 @@ def broker(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Broker]:
         yield store.open()
     finally:
         store.cleanup()
+
+
+@pytest.fixture(params=BACKENDS)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """Where a test's queue lives, on each backend: ``store.open()`` as many brokers on it as the test
+    needs (nodes of a cluster, or one restarted)."""
+    if request.param == "redis" and (why := redis_unavailable()):
+        pytest.skip(why)
+    store = Store(request.param, tmp_path / "queue.sqlite3", f"test-node-{uuid.uuid4().hex[:12]}")
+    try:
+        yield store
+    finally:
+        store.cleanup()

@@ -13,11 +13,10 @@ from collections.abc import AsyncIterator
 from belote_bot import HeuristicBot, RandomBot, run_async
 
 from arena.engine.rules import PRESETS
-from arena.node.ladder import Ladders, rules_for
+from arena.node.ladder import Ladders
 from arena.node.run import NodeSettings, RunningNode, running_node
 from arena.queue import Broker
 from arena.ratings import ladder_id
-from arena.ratings.matchmaking import Rules
 from arena.tournament import TournamentSpec, TournamentState
 from tests.referee.arena_helpers import until
 
@@ -110,10 +109,3 @@ def test_a_tournament_made_while_the_ladder_runs_starts_at_once(broker: Broker) 
             assert took < 15.0
 
     asyncio.run(asyncio.wait_for(main(), 90))
-
-
-def test_the_repeat_window_leaves_every_bot_a_partner_in_a_small_pool() -> None:
-    rules = Rules()
-    assert rules_for(rules, 4).window == 3 * 3 - 1  # 4 bots: 3 opponents, 3 repeats each at most
-    assert rules_for(rules, 2).window == 2
-    assert rules_for(rules, 30) is rules

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Iterable
 
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 
 from arena.ratings.bt import fit
 from arena.ratings.counts import PairCount
-from arena.ratings.matchmaking import NEW_BOT_VARIANCE, Fairness, Pick, Rules, pick
+from arena.ratings.matchmaking import INFO_FLOOR, NEW_BOT_VARIANCE, Fairness, Pick, Rules, pick
 from arena.ratings.simulation import bot_names, play_league, play_pairs
 
 Counts = dict[tuple[str, str], PairCount]
@@ -40,12 +41,13 @@ def test_a_pick_never_takes_more_seats_than_a_bot_has_free(seats: list[int], per
     taken = Counter(bot for p in result.picks for bot in (p.a, p.b))
     for bot, matches in taken.items():
         assert matches * per_match <= free[bot]
-    # and it stops only when no allowed pair is left: fewer than two bots with a match's seats
+    # and it stops only when no allowed pair is left (fewer than two bots with a match's seats, or the
+    # repeat rule), or when every pair left is a known result: then those bots wait
     left = [bot for bot in free if free[bot] - taken[bot] * per_match >= per_match]
     recent = result.fairness.recent
     cap = Rules().max_repeats
     repeat_blocked = any(recent.get(a, ()).count(b) >= cap for a in left for b in left if a != b)
-    assert len(left) < 2 or repeat_blocked
+    assert len(left) < 2 or repeat_blocked or (result.waiting and set(result.waiting) <= set(left))
     assert all(p.a != p.b for p in result.picks)
 
 
@@ -75,7 +77,8 @@ def test_a_limit_bounds_the_picks_of_one_call() -> None:
 def test_no_pair_repeats_beyond_the_bound_and_no_bot_takes_more_seats_over_a_run(
         bots: int, window: int, repeats: int, rounds: list[list[int]], seed: int) -> None:
     """Bots come and go with any free seats; the ladder's own record of each bot's opponents (kept
-    here, not the module's) never holds more than ``repeats`` of one opponent in a bot's last ``window``."""
+    here, not the module's) never holds more than ``repeats`` of one opponent in a bot's last ``window``
+    (narrowed, for a bot with few partners above the floor, to the window the call names)."""
     rules = Rules(window=window, max_repeats=repeats, max_wait=2 * bots)
     strengths = np.random.default_rng(seed).normal(1500.0, 200.0, bots)
     names = bot_names(bots)
@@ -84,7 +87,7 @@ def test_no_pair_repeats_beyond_the_bound_and_no_bot_takes_more_seats_over_a_run
     history: dict[str, list[str]] = {bot: [] for bot in names}
     for seats in rounds:
         free = dict(zip(names, seats[:bots], strict=True))
-        result = pick(counts, free, fairness, rng, rules)
+        result = pick(counts, free, fairness, rng, rules, present=names)
         fairness = result.fairness
         taken = Counter(bot for p in result.picks for bot in (p.a, p.b))
         assert all(taken[bot] * rules.seats_per_match <= free[bot] for bot in taken)
@@ -92,7 +95,8 @@ def test_no_pair_repeats_beyond_the_bound_and_no_bot_takes_more_seats_over_a_run
             history[p.a].append(p.b)
             history[p.b].append(p.a)
             for bot in (p.a, p.b):
-                assert max(Counter(history[bot][-window:]).values()) <= repeats
+                assert result.windows[bot] <= window
+                assert max(Counter(history[bot][-result.windows[bot]:]).values()) <= repeats
         play(strengths, result.picks, counts, games)
 
 
@@ -115,8 +119,9 @@ def test_no_available_bot_waits_more_than_max_wait_picks(bots: int, slack: int, 
             free = {bot: 2 for bot, here in zip(names, present, strict=False) if here}
             result = pick(counts, free, fairness, rng, rules, limit=1)
             fairness = result.fairness
-            if not result.picks:
-                assert len(free) < 2
+            if not result.picks:  # fewer than two bots, or every pair a known result and no wait pressing
+                assert len(free) < 2 or set(result.waiting) == set(free)
+                assert all(fairness.waited.get(bot, 0) + 1 < rules.max_wait for bot in free)
                 wait = {bot: wait[bot] if bot in free else 0 for bot in names}
                 continue
             (p,) = result.picks
@@ -192,15 +197,32 @@ def test_a_new_bot_reaches_an_interval_of_100_within_a_few_rounds_of_the_ladder(
 
 
 def test_the_least_known_gap_is_measured_first() -> None:
-    """Two pairs of close bots, each pair well measured inside (40 even games), the pairs linked only by
-    lopsided games (39-1, which say little about how far apart they are): the first pick crosses the gap,
-    between a close-rated pair across it."""
+    """Two pairs of close bots, each pair well measured inside (40 even games), the pairs linked only by a
+    few lopsided games (9-1, which say little about how far apart they are): the first pick crosses the
+    gap, between a close-rated pair across it."""
+    counts: Counts = {}
+    for a, b, wins, losses in (("a", "b", 20, 20), ("c", "d", 20, 20), ("a", "c", 9, 1), ("b", "d", 9, 1),
+                               ("a", "d", 9, 1), ("b", "c", 9, 1)):
+        counts[a, b] = PairCount(wins, 0, losses)
+    first = pick(counts, dict.fromkeys("abcd", 2), Fairness(), random.Random(0), limit=1).picks[0]
+    assert {first.a, first.b} not in ({"a", "b"}, {"c", "d"})
+    assert first.why.information >= INFO_FLOOR and not first.why.known
+
+
+def test_a_gap_known_to_be_wide_is_not_played_again() -> None:
+    """The same pool, the pairs linked by 160 games won 39 in 40: each cross pair's result is known in
+    advance (the favourite's expected score is above 0.95, and sure to be), so its game would teach
+    less than the floor; the picks stay inside the pairs, and then stop with seats left: the four bots
+    wait rather than play a known result."""
     counts: Counts = {}
     for a, b, wins, losses in (("a", "b", 20, 20), ("c", "d", 20, 20), ("a", "c", 39, 1), ("b", "d", 39, 1),
                                ("a", "d", 39, 1), ("b", "c", 39, 1)):
         counts[a, b] = PairCount(wins, 0, losses)
-    first = pick(counts, dict.fromkeys("abcd", 2), Fairness(), random.Random(0), limit=1).picks[0]
-    assert {first.a, first.b} not in ({"a", "b"}, {"c", "d"})
+    rules = Rules(max_repeats=1, window=1)
+    result = pick(counts, dict.fromkeys("abcd", 8), Fairness(), random.Random(0), rules)
+    assert {frozenset((p.a, p.b)) for p in result.picks} == {frozenset("ab"), frozenset("cd")}
+    assert all(p.why.rule == "information" and p.why.information >= INFO_FLOOR for p in result.picks)
+    assert sorted(result.waiting) == ["a", "b", "c", "d"]  # seats for three more matches each, left free
 
 
 def test_a_newcomer_meets_a_bot_of_its_rating_first() -> None:
@@ -256,3 +278,24 @@ def test_rules_below_one_are_refused() -> None:
     for bad in ({"max_wait": 0}, {"window": 0}, {"max_repeats": 0}, {"seats_per_match": 0}):
         with pytest.raises(ValueError, match="at least 1"):
             Rules(**bad)
+
+
+def test_the_repeat_window_leaves_every_bot_a_partner_to_learn_from() -> None:
+    """A bot's window holds fewer than ``max_repeats`` games of each partner it can learn from (in play,
+    above the floor), else it would never play again (its window slides when it plays): four new bots,
+    three partners each: 3 x 3 - 1 = 8; two: 2; thirty: the rule's 10. In a pool where a bot's only
+    partner above the floor is one, its window is 2: it plays that one twice in a row at most, then waits
+    for another or for its wait to force a game; the bots in play but busy (``present``) count too."""
+    def windows(bots: Iterable[str], present: Iterable[str] = ()) -> set[int]:
+        result = pick({}, dict.fromkeys(bots, 2), Fairness(), random.Random(0), limit=1,
+                      present=list(present))
+        return set(result.windows.values())
+
+    assert windows("abcd") == {8}
+    assert windows("ab") == {2}
+    assert windows(bot_names(30)) == {10}
+    assert windows("ab", present="abcd") == {8}
+    counts: Counts = {("a", "b"): PairCount(20, 0, 20), ("a", "c"): PairCount(39, 0, 1),
+                      ("b", "c"): PairCount(39, 0, 1)}
+    narrowed = pick(counts, dict.fromkeys("abc", 2), Fairness(), random.Random(0), limit=1).windows
+    assert narrowed == {"a": 2, "b": 2, "c": 5}  # c has no partner above the floor: both count (3 x 2 - 1)

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from belote_bot import HeuristicBot, RandomBot
 
+from arena.node.ladder import Ladders
+from arena.node.pauses import Pauses
 from tests.web.site import Site, get, nightly, wait_standings
 
 POOL = "coinche"
@@ -62,6 +64,60 @@ def test_a_ladder_shows_its_setting_bots_and_standings_with_intervals(site: Site
     assert board == leaderboard
     _, second = get(site, f"/api/v1/ladders/{POOL}?offset=1&limit=1")
     assert second["standings"]["entries"] == board["entries"][1:2] and second["standings"]["offset"] == 1
+
+
+def test_a_ladder_shows_each_bot_s_opponents_by_games(site: Site) -> None:
+    """Each bot opted in with its games in the pool against each opponent, most first, from its side: the
+    same games the standings count (once their board, kept 2 s, is worked out again after the ladder's
+    last games)."""
+    deadline = time.monotonic() + 10
+    while True:
+        _, ladder = get(site, f"/api/v1/ladders/{POOL}")
+        states = {b["bot"]: b for b in ladder["bot_states"]}
+        games = {e["bot"]: e["games"] for e in ladder["standings"]["entries"]}
+        counted = {bot: sum(o["games"] for o in state["opponents"]) + state["other_games"]
+                   for bot, state in states.items()}
+        if counted == games or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert sorted(states) == sorted(LADDER_BOTS) and counted == games
+    for bot, state in states.items():
+        opponents = state["opponents"]
+        assert {o["bot"] for o in opponents} <= set(LADDER_BOTS) - {bot} and opponents
+        assert [o["games"] for o in opponents] == sorted((o["games"] for o in opponents), reverse=True)
+        assert all(o["games"] == o["wins"] + o["draws"] + o["losses"] for o in opponents)
+        assert (state["paused_until"], state["paused_why"], state["pauses"]) == (0, "", 0)
+    # the two sides of a pair agree
+    a, b = LADDER_BOTS[:2]
+    ab = next(o for o in states[a]["opponents"] if o["bot"] == b)
+    ba = next(o for o in states[b]["opponents"] if o["bot"] == a)
+    assert (ab["games"], ab["wins"], ab["losses"]) == (ba["games"], ba["losses"], ba["wins"])
+    # a list of the ladders leaves them out
+    assert "bot_states" not in get(site, "/api/v1/ladders")[1]["ladders"][0]
+
+
+def test_a_paused_bot_is_shown_paused_with_why_on_the_ladder_and_its_page(site: Site) -> None:
+    """Two forfeits recorded for gamma (as a node writing its ladder results would): the ladder and the
+    bot's own page say it is paused, until when and why; an admin's ``ladder add`` lifts it."""
+    assert site.running is not None
+    broker = site.running.worker.broker
+    pauses = Pauses(broker)
+    for _ in range(2):
+        site.blocking(pauses.record, "gamma", True, "seat 1 (gamma): 3 strikes")
+    try:
+        _, ladder = get(site, f"/api/v1/ladders/{POOL}")
+        gamma = next(b for b in ladder["bot_states"] if b["bot"] == "gamma")
+        assert time.time() < gamma["paused_until"] <= time.time() + 61 and gamma["pauses"] == 1
+        assert gamma["paused_why"].startswith("gamma is paused from the ladder for 60 s, until ")
+        assert "2 of its last 2 ladder matches ended in its forfeit (the last: seat 1 (gamma): 3 strikes)" \
+            in gamma["paused_why"]
+        _, page = get(site, "/api/v1/bots/gamma")
+        assert page["ladder_pause"]["until"] == gamma["paused_until"]
+        assert page["ladder_pause"]["why"] == gamma["paused_why"]
+        assert get(site, "/api/v1/bots/alpha")[1]["ladder_pause"] is None
+    finally:
+        site.blocking(Ladders(broker).add, POOL, "gamma")  # the admin's word lifts it
+    assert get(site, "/api/v1/bots/gamma")[1]["ladder_pause"] is None
 
 
 def test_a_ladder_shows_its_matches_in_progress_while_it_runs(site: Site) -> None:

@@ -26,6 +26,8 @@ from belote_bot import HeuristicBot, RandomBot
 
 from arena.cli import build_parser
 from arena.demo import demo_bots, demo_specs
+from arena.node.ladder import Ladders
+from arena.node.pauses import Pauses
 from arena.tournament.schedule import Schedule
 from tests.web.browser import PHONE, SHOTS, WIDE, Watched, browser, needs_chromium, shot
 from tests.web.site import Site, get, nightly, wait_standings
@@ -179,7 +181,14 @@ def test_a_ladder_s_page_shows_its_standings_bots_and_matches_as_they_go(
         assert all(int(g) >= 2 for g in page.locator("#standings td.games").all_inner_texts())
         assert page.locator("#standings svg.bar line").count() == 3  # each bot's interval drawn
         assert fits(page, "#standings"), "the standings are wider than their box"
-        assert page.locator("#ladder-bots li").all_inner_texts() == list(LADDER_BOTS)
+        bots = page.locator("#ladder-bots tbody tr")
+        assert [r.get_attribute("data-bot") for r in bots.all()] == list(LADDER_BOTS)
+        assert page.locator("#ladder-bots td.state").all_inner_texts() == ["playing"] * len(LADDER_BOTS)
+        # each bot's games by opponent: the other two of the ladder, most first
+        cells = page.locator("#ladder-bots td.opponents").all_inner_texts()
+        for bot, cell in zip(LADDER_BOTS, cells, strict=True):
+            assert re.fullmatch(r"\w+ \d+(, \w+ \d+)?", cell) and bot not in cell, cell
+        assert fits(page, "#ladder-bots"), "the bots are wider than their box"
         # the latest pairings, each with why the matchmaking picked it
         picks = page.locator("#ladder-picks li").all_inner_texts()
         assert picks and all(" v " in p and ("narrows" in p or "waited" in p) for p in picks), picks
@@ -201,6 +210,30 @@ def test_a_ladder_s_page_shows_its_standings_bots_and_matches_as_they_go(
             why.inner_text()), why.inner_text()
         assert fits(page, "#schedules"), "the schedules are wider than their box"
         shot(page, f"schedules-waiting-{width}")
+
+
+@WIDTHS
+def test_a_bot_paused_from_the_ladder_is_shown_paused_with_why(laddered: Site, browser: Any,
+                                                                width: int) -> None:
+    """gamma's last two ladder matches ended in its forfeit (recorded here as a node would): the ladder's
+    page says it is paused, until when and why, and so does its own page; the admin's add lifts it."""
+    assert laddered.running is not None
+    broker = laddered.running.worker.broker
+    for _ in range(2):
+        laddered.blocking(Pauses(broker).record, "gamma", True, "seat 1 (gamma): 3 strikes")
+    try:
+        with visit(browser, laddered, "/ladders/coinche", width, "#ladder-paused li") as page:
+            state = page.locator("#ladder-bots tr[data-bot='gamma'] td.state").inner_text()
+            assert re.fullmatch(r"paused until \d\d:\d\d UTC", state), state
+            assert page.locator("#ladder-bots tr[data-bot='alpha'] td.state").inner_text() == "playing"
+            why = page.locator("#ladder-paused li[data-bot='gamma']").inner_text()
+            assert why.startswith("gamma is paused from the ladder for 60 s")
+            assert "ended in its forfeit" in why
+            assert fits(page, "#ladder-bots"), "the bots are wider than their box"
+        with visit(browser, laddered, "/bots/gamma", width, "#ladder-pause") as page:
+            assert page.locator("#ladder-pause").inner_text() == why
+    finally:
+        laddered.blocking(Ladders(broker).add, "coinche", "gamma")
 
 
 # ------------------------------------------------------------------ a young node

@@ -452,6 +452,7 @@ async function botPage() {
           b.connected ? " \u00b7 connected to this node" : "", b.revoked ? " \u00b7 revoked" : ""),
        el("p", { id: "versions-link" },
           el("a", { href: `/bots/${encodeURIComponent(b.name)}/versions`, text: "Versions and their tests" })),
+       detail.ladder_pause ? el("p", { id: "ladder-pause", class: "error", text: detail.ladder_pause.why }) : "",
        el("h2", { text: ratings.length ? ratingsTitle : "Ratings" }),
        ratings.length ? scroll(table([["pool", "name"], ["method", methodColumn], ["rank"], ["rating"], ["95% interval", "wide"], ["games"]],
                                      ratings, { id: "ratings" })) : whyNotRated(detail),
@@ -612,6 +613,26 @@ async function laddersPage() {
        scroll(table([["pool", "name"], ["state", "name"], ["bots"], ["in progress"], ["deals", "wide"]], rows, { id: "ladders" })));
 }
 
+// A ladder's bots: each with its state (playing, or paused from the ladder: until when, and why) and its
+// games in the pool by opponent, most first.
+function ladderBots(l) {
+  const states = new Map((l.bot_states || []).map((b) => [b.bot, b]));
+  const rows = l.bots.map((name) => {
+    const b = states.get(name) || { opponents: [], other_games: 0, paused_until: 0 };
+    const against = b.opponents.map((o) => `${o.bot} ${o.games}`).join(", ") +
+      (b.other_games ? ` (+${b.other_games} against others)` : "");
+    return el("tr", { "data-bot": name },
+      el("td", { class: "name" }, botLink(name)),
+      el("td", { class: `name state${b.paused_until ? " error" : ""}`,
+                 text: b.paused_until ? `paused until ${when(b.paused_until).slice(11)}` : "playing" }),
+      el("td", { class: "name opponents", text: against || "no game yet" }));
+  });
+  const paused = (l.bot_states || []).filter((b) => b.paused_until);
+  return [scroll(table([["bot", "name"], ["state", "name"], ["games by opponent", "name"]], rows, { id: "ladder-bots" })),
+          paused.length ? el("ul", { id: "ladder-paused", class: "muted" },
+                             ...paused.map((b) => el("li", { "data-bot": b.bot, text: b.paused_why }))) : ""];
+}
+
 async function ladderPage() {
   const pool = pathPart(2);
   document.title = `Ladder ${pool} \u2013 Belote Arena`;
@@ -648,10 +669,9 @@ async function ladderPage() {
           el("p", { class: "muted" }, `The first ${board.entries.length} of ${board.total}: the rest on `,
              el("a", { href: `/?pool=${encodeURIComponent(pool)}&method=bt`, text: "the leaderboard" }), ".") : "");
     }
-    bots.replaceChildren(l.bots.length ?
-      el("ul", { class: "inline", id: "ladder-bots" }, ...l.bots.map((b) => el("li", { "data-bot": b }, botLink(b)))) :
+    bots.replaceChildren(...(l.bots.length ? ladderBots(l) : [
       empty("no-bots", "No bot is opted in to this ladder.",
-        ["An admin opts bots in with ", command(`belote-arena ladder add --pool ${pool} BOT`), "."]));
+        ["An admin opts bots in with ", command(`belote-arena ladder add --pool ${pool} BOT`), "."])]));
   };
   show(el("h1", { text: `Ladder ${pool}` }), state,
        el("p", { class: "muted note", text: "Bradley-Terry ratings of the pool's rated games, with their 95% intervals; " +
@@ -660,7 +680,11 @@ async function ladderPage() {
        el("h2", { text: "Latest pairings, and why" }),
        el("p", { class: "muted note", text: "Each pairing is the game expected to narrow the pool's 95% intervals " +
                                             "most, within the fairness bounds (docs/ratings.md, Matchmaking)." }),
-       picks, el("h2", { text: "Bots opted in" }), bots);
+       picks, el("h2", { text: "Bots opted in" }),
+       el("p", { class: "muted note", text: "Each bot's games in the pool by opponent (every rated game of the pool). " +
+                                            "A bot whose recent ladder matches ended in its forfeit is paused from the ladder " +
+                                            "for a while, longer each time (docs/ratings.md, Matchmaking)." }),
+       bots);
   await draw();
   const again = () => setTimeout(() => draw().then(again, showError), LADDER_REFRESH_MS);
   again();

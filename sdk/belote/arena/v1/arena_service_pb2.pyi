@@ -1754,6 +1754,7 @@ class Ladder(_message.Message):
     IN_PROGRESS_FIELD_NUMBER: _builtins.int
     VERSION_TEST_ELO1_FIELD_NUMBER: _builtins.int
     PICKS_FIELD_NUMBER: _builtins.int
+    BOT_STATES_FIELD_NUMBER: _builtins.int
     pool: _builtins.str
     """A ruleset preset ("classic", "coinche", ...): its matches are played
     under it and rated in its pool.
@@ -1778,6 +1779,12 @@ class Ladder(_message.Message):
         why it was picked (ListLadders leaves them out).
         """
 
+    @_builtins.property
+    def bot_states(self) -> _containers.RepeatedCompositeFieldContainer[Global___LadderBot]:
+        """Each bot opted in: its opponents by games, and its pause if it is paused
+        (ListLadders leaves them out).
+        """
+
     def __init__(
         self,
         *,
@@ -1788,14 +1795,94 @@ class Ladder(_message.Message):
         in_progress: _builtins.int = ...,
         version_test_elo1: _builtins.float = ...,
         picks: _abc.Iterable[Global___LadderPick] | None = ...,
+        bot_states: _abc.Iterable[Global___LadderBot] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "deals", b"deals", "in_progress", b"in_progress", "on", b"on", "picks", b"picks", "pool", b"pool", "version_test_elo1", b"version_test_elo1"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_states", b"bot_states", "bots", b"bots", "deals", b"deals", "in_progress", b"in_progress", "on", b"on", "picks", b"picks", "pool", b"pool", "version_test_elo1", b"version_test_elo1"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Ladder: _TypeAlias = Ladder  # noqa: Y015
+
+@_typing.final
+class LadderBot(_message.Message):
+    """A bot of a ladder, as GetLadder shows it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    OPPONENTS_FIELD_NUMBER: _builtins.int
+    OTHER_GAMES_FIELD_NUMBER: _builtins.int
+    PAUSED_UNTIL_FIELD_NUMBER: _builtins.int
+    PAUSED_WHY_FIELD_NUMBER: _builtins.int
+    PAUSES_FIELD_NUMBER: _builtins.int
+    bot: _builtins.str
+    other_games: _builtins.int
+    """Its games in the pool against the opponents not listed."""
+    paused_until: _builtins.int
+    """Paused from the ladder (not paired, on any node) until then, unix
+    seconds; 0: not paused. Its recent ladder matches ended in its forfeit.
+    """
+    paused_why: _builtins.str
+    """Why, and what comes next (what the bot's SDK logs)."""
+    pauses: _builtins.int
+    """Its pauses in a row: the next lasts twice as long (up to an hour)."""
+    @_builtins.property
+    def opponents(self) -> _containers.RepeatedCompositeFieldContainer[Global___LadderOpponent]:
+        """Its games in the pool against each opponent, most first (10 at most):
+        every rated game of the pool, the ladder's and its rated tournaments'.
+        """
+
+    def __init__(
+        self,
+        *,
+        bot: _builtins.str = ...,
+        opponents: _abc.Iterable[Global___LadderOpponent] | None = ...,
+        other_games: _builtins.int = ...,
+        paused_until: _builtins.int = ...,
+        paused_why: _builtins.str = ...,
+        pauses: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "opponents", b"opponents", "other_games", b"other_games", "paused_until", b"paused_until", "paused_why", b"paused_why", "pauses", b"pauses"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LadderBot: _TypeAlias = LadderBot  # noqa: Y015
+
+@_typing.final
+class LadderOpponent(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    WINS_FIELD_NUMBER: _builtins.int
+    DRAWS_FIELD_NUMBER: _builtins.int
+    LOSSES_FIELD_NUMBER: _builtins.int
+    bot: _builtins.str
+    games: _builtins.int
+    wins: _builtins.int
+    """From the side of the ladder's bot (LadderBot.bot)."""
+    draws: _builtins.int
+    losses: _builtins.int
+    def __init__(
+        self,
+        *,
+        bot: _builtins.str = ...,
+        games: _builtins.int = ...,
+        wins: _builtins.int = ...,
+        draws: _builtins.int = ...,
+        losses: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "draws", b"draws", "games", b"games", "losses", b"losses", "wins", b"wins"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LadderOpponent: _TypeAlias = LadderOpponent  # noqa: Y015
 
 @_typing.final
 class LadderPick(_message.Message):

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from belote.arena.v1 import game_pb2 as belote_dot_arena_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!belote/arena/v1/bot_service.proto\x12\x0f\x62\x65lote.arena.v1\x1a\x1a\x62\x65lote/arena/v1/game.proto\"\xd7\x01\n\x0e\x43onnectRequest\x12\'\n\x05hello\x18\x01 \x01(\x0b\x32\x16.belote.arena.v1.HelloH\x00\x12\x34\n\x0c\x61\x63tion_reply\x18\x02 \x01(\x0b\x32\x1c.belote.arena.v1.ActionReplyH\x00\x12%\n\x04ping\x18\x03 \x01(\x0b\x32\x15.belote.arena.v1.PingH\x00\x12\x34\n\x0e\x61\x63tion_replies\x18\x04 \x03(\x0b\x32\x1c.belote.arena.v1.ActionReplyB\t\n\x07message\"\xfa\x03\n\x0f\x43onnectResponse\x12,\n\x06\x65vents\x18\x08 \x03(\x0b\x32\x1c.belote.arena.v1.PublicEvent\x12+\n\x07welcome\x18\x01 \x01(\x0b\x32\x18.belote.arena.v1.WelcomeH\x00\x12\x36\n\rmatch_started\x18\x02 \x01(\x0b\x32\x1d.belote.arena.v1.MatchStartedH\x00\x12\x38\n\x0e\x61\x63tion_request\x18\x03 \x01(\x0b\x32\x1e.belote.arena.v1.ActionRequestH\x00\x12\'\n\x05\x66lush\x18\x04 \x01(\x0b\x32\x16.belote.arena.v1.FlushH\x00\x12\x32\n\x0bmatch_ended\x18\x05 \x01(\x0b\x32\x1b.belote.arena.v1.MatchEndedH\x00\x12)\n\x06strike\x18\x06 \x01(\x0b\x32\x17.belote.arena.v1.StrikeH\x00\x12%\n\x04pong\x18\x07 \x01(\x0b\x32\x15.belote.arena.v1.PongH\x00\x12\'\n\x05peers\x18\t \x01(\x0b\x32\x16.belote.arena.v1.PeersH\x00\x12\x37\n\x0f\x61\x63tion_requests\x18\n \x03(\x0b\x32\x1e.belote.arena.v1.ActionRequestB\t\n\x07message\"o\n\x05Hello\x12\r\n\x05token\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x13\n\x0b\x63oncurrency\x18\x04 \x01(\r\x12\x0e\n\x06ladder\x18\x05 \x01(\x08\x12\x13\n\x0b\x62ot_version\x18\x06 \x01(\t\"e\n\x07Welcome\x12\x0e\n\x06\x62ot_id\x18\x01 \x01(\t\x12\x10\n\x08\x62ot_name\x18\x02 \x01(\t\x12\x0f\n\x07node_id\x18\x03 \x01(\t\x12\x0f\n\x07resumed\x18\x04 \x01(\x08\x12\x16\n\x0epeer_addresses\x18\x05 \x03(\t\"z\n\x0cMatchStarted\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12)\n\x07ruleset\x18\x03 \x01(\x0b\x32\x18.belote.arena.v1.Ruleset\x12\x0f\n\x07players\x18\x04 \x03(\t\x12\x0e\n\x06target\x18\x05 \x01(\r\"\xd4\x01\n\rActionRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\r\x12\x31\n\x0bobservation\x18\x04 \x01(\x0b\x32\x1c.belote.arena.v1.Observation\x12\x15\n\rlegal_actions\x18\x05 \x03(\r\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x06 \x01(\r\x12\x14\n\x0ctime_bank_ms\x18\x07 \x01(\r\x12\x1a\n\x12last_round_trip_us\x18\x08 \x01(\r\"1\n\x0b\x41\x63tionReply\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\x0e\n\x06\x61\x63tion\x18\x02 \x01(\r\"Z\n\nMatchEnded\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12,\n\x06result\x18\x03 \x01(\x0b\x32\x1c.belote.arena.v1.MatchResult\"\xc8\x01\n\x06Strike\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x12\n\nrequest_id\x18\x03 \x01(\x04\x12\x0e\n\x06reason\x18\x04 \x01(\t\x12\x17\n\x0f\x66\x61llback_action\x18\x05 \x01(\r\x12\x0f\n\x07strikes\x18\x06 \x01(\r\x12\x13\n\x0bmax_strikes\x18\x07 \x01(\r\x12+\n\x04kind\x18\x08 \x01(\x0e\x32\x1d.belote.arena.v1.StrikeReason\x12\x0e\n\x06\x64\x65tail\x18\t \x01(\t\"\x07\n\x05\x46lush\"\x1a\n\x05Peers\x12\x11\n\taddresses\x18\x01 \x03(\t\"\x15\n\x04Ping\x12\r\n\x05nonce\x18\x01 \x01(\x04\"\x15\n\x04Pong\x12\r\n\x05nonce\x18\x01 \x01(\x04\x32^\n\nBotService\x12P\n\x07\x43onnect\x12\x1f.belote.arena.v1.ConnectRequest\x1a .belote.arena.v1.ConnectResponse(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!belote/arena/v1/bot_service.proto\x12\x0f\x62\x65lote.arena.v1\x1a\x1a\x62\x65lote/arena/v1/game.proto\"\xd7\x01\n\x0e\x43onnectRequest\x12\'\n\x05hello\x18\x01 \x01(\x0b\x32\x16.belote.arena.v1.HelloH\x00\x12\x34\n\x0c\x61\x63tion_reply\x18\x02 \x01(\x0b\x32\x1c.belote.arena.v1.ActionReplyH\x00\x12%\n\x04ping\x18\x03 \x01(\x0b\x32\x15.belote.arena.v1.PingH\x00\x12\x34\n\x0e\x61\x63tion_replies\x18\x04 \x03(\x0b\x32\x1c.belote.arena.v1.ActionReplyB\t\n\x07message\"\xa5\x04\n\x0f\x43onnectResponse\x12,\n\x06\x65vents\x18\x08 \x03(\x0b\x32\x1c.belote.arena.v1.PublicEvent\x12+\n\x07welcome\x18\x01 \x01(\x0b\x32\x18.belote.arena.v1.WelcomeH\x00\x12\x36\n\rmatch_started\x18\x02 \x01(\x0b\x32\x1d.belote.arena.v1.MatchStartedH\x00\x12\x38\n\x0e\x61\x63tion_request\x18\x03 \x01(\x0b\x32\x1e.belote.arena.v1.ActionRequestH\x00\x12\'\n\x05\x66lush\x18\x04 \x01(\x0b\x32\x16.belote.arena.v1.FlushH\x00\x12\x32\n\x0bmatch_ended\x18\x05 \x01(\x0b\x32\x1b.belote.arena.v1.MatchEndedH\x00\x12)\n\x06strike\x18\x06 \x01(\x0b\x32\x17.belote.arena.v1.StrikeH\x00\x12%\n\x04pong\x18\x07 \x01(\x0b\x32\x15.belote.arena.v1.PongH\x00\x12\'\n\x05peers\x18\t \x01(\x0b\x32\x16.belote.arena.v1.PeersH\x00\x12)\n\x06notice\x18\x0b \x01(\x0b\x32\x17.belote.arena.v1.NoticeH\x00\x12\x37\n\x0f\x61\x63tion_requests\x18\n \x03(\x0b\x32\x1e.belote.arena.v1.ActionRequestB\t\n\x07message\"o\n\x05Hello\x12\r\n\x05token\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x13\n\x0b\x63oncurrency\x18\x04 \x01(\r\x12\x0e\n\x06ladder\x18\x05 \x01(\x08\x12\x13\n\x0b\x62ot_version\x18\x06 \x01(\t\"e\n\x07Welcome\x12\x0e\n\x06\x62ot_id\x18\x01 \x01(\t\x12\x10\n\x08\x62ot_name\x18\x02 \x01(\t\x12\x0f\n\x07node_id\x18\x03 \x01(\t\x12\x0f\n\x07resumed\x18\x04 \x01(\x08\x12\x16\n\x0epeer_addresses\x18\x05 \x03(\t\"z\n\x0cMatchStarted\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12)\n\x07ruleset\x18\x03 \x01(\x0b\x32\x18.belote.arena.v1.Ruleset\x12\x0f\n\x07players\x18\x04 \x03(\t\x12\x0e\n\x06target\x18\x05 \x01(\r\"\xd4\x01\n\rActionRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\r\x12\x31\n\x0bobservation\x18\x04 \x01(\x0b\x32\x1c.belote.arena.v1.Observation\x12\x15\n\rlegal_actions\x18\x05 \x03(\r\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x06 \x01(\r\x12\x14\n\x0ctime_bank_ms\x18\x07 \x01(\r\x12\x1a\n\x12last_round_trip_us\x18\x08 \x01(\r\"1\n\x0b\x41\x63tionReply\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\x0e\n\x06\x61\x63tion\x18\x02 \x01(\r\"Z\n\nMatchEnded\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12,\n\x06result\x18\x03 \x01(\x0b\x32\x1c.belote.arena.v1.MatchResult\"\xc8\x01\n\x06Strike\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x12\n\nrequest_id\x18\x03 \x01(\x04\x12\x0e\n\x06reason\x18\x04 \x01(\t\x12\x17\n\x0f\x66\x61llback_action\x18\x05 \x01(\r\x12\x0f\n\x07strikes\x18\x06 \x01(\r\x12\x13\n\x0bmax_strikes\x18\x07 \x01(\r\x12+\n\x04kind\x18\x08 \x01(\x0e\x32\x1d.belote.arena.v1.StrikeReason\x12\x0e\n\x06\x64\x65tail\x18\t \x01(\t\"\x07\n\x05\x46lush\"3\n\x06Notice\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\r\n\x05until\x18\x03 \x01(\x03\"\x1a\n\x05Peers\x12\x11\n\taddresses\x18\x01 \x03(\t\"\x15\n\x04Ping\x12\r\n\x05nonce\x18\x01 \x01(\x04\"\x15\n\x04Pong\x12\r\n\x05nonce\x18\x01 \x01(\x04\x32^\n\nBotService\x12P\n\x07\x43onnect\x12\x1f.belote.arena.v1.ConnectRequest\x1a .belote.arena.v1.ConnectResponse(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,29 +35,31 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CONNECTREQUEST']._serialized_start=83
   _globals['_CONNECTREQUEST']._serialized_end=298
   _globals['_CONNECTRESPONSE']._serialized_start=301
-  _globals['_CONNECTRESPONSE']._serialized_end=807
-  _globals['_HELLO']._serialized_start=809
-  _globals['_HELLO']._serialized_end=920
-  _globals['_WELCOME']._serialized_start=922
-  _globals['_WELCOME']._serialized_end=1023
-  _globals['_MATCHSTARTED']._serialized_start=1025
-  _globals['_MATCHSTARTED']._serialized_end=1147
-  _globals['_ACTIONREQUEST']._serialized_start=1150
-  _globals['_ACTIONREQUEST']._serialized_end=1362
-  _globals['_ACTIONREPLY']._serialized_start=1364
-  _globals['_ACTIONREPLY']._serialized_end=1413
-  _globals['_MATCHENDED']._serialized_start=1415
-  _globals['_MATCHENDED']._serialized_end=1505
-  _globals['_STRIKE']._serialized_start=1508
-  _globals['_STRIKE']._serialized_end=1708
-  _globals['_FLUSH']._serialized_start=1710
-  _globals['_FLUSH']._serialized_end=1717
-  _globals['_PEERS']._serialized_start=1719
-  _globals['_PEERS']._serialized_end=1745
-  _globals['_PING']._serialized_start=1747
-  _globals['_PING']._serialized_end=1768
-  _globals['_PONG']._serialized_start=1770
-  _globals['_PONG']._serialized_end=1791
-  _globals['_BOTSERVICE']._serialized_start=1793
-  _globals['_BOTSERVICE']._serialized_end=1887
+  _globals['_CONNECTRESPONSE']._serialized_end=850
+  _globals['_HELLO']._serialized_start=852
+  _globals['_HELLO']._serialized_end=963
+  _globals['_WELCOME']._serialized_start=965
+  _globals['_WELCOME']._serialized_end=1066
+  _globals['_MATCHSTARTED']._serialized_start=1068
+  _globals['_MATCHSTARTED']._serialized_end=1190
+  _globals['_ACTIONREQUEST']._serialized_start=1193
+  _globals['_ACTIONREQUEST']._serialized_end=1405
+  _globals['_ACTIONREPLY']._serialized_start=1407
+  _globals['_ACTIONREPLY']._serialized_end=1456
+  _globals['_MATCHENDED']._serialized_start=1458
+  _globals['_MATCHENDED']._serialized_end=1548
+  _globals['_STRIKE']._serialized_start=1551
+  _globals['_STRIKE']._serialized_end=1751
+  _globals['_FLUSH']._serialized_start=1753
+  _globals['_FLUSH']._serialized_end=1760
+  _globals['_NOTICE']._serialized_start=1762
+  _globals['_NOTICE']._serialized_end=1813
+  _globals['_PEERS']._serialized_start=1815
+  _globals['_PEERS']._serialized_end=1841
+  _globals['_PING']._serialized_start=1843
+  _globals['_PING']._serialized_end=1864
+  _globals['_PONG']._serialized_start=1866
+  _globals['_PONG']._serialized_end=1887
+  _globals['_BOTSERVICE']._serialized_start=1889
+  _globals['_BOTSERVICE']._serialized_end=1983
 # @@protoc_insertion_point(module_scope)

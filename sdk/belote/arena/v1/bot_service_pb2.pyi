@@ -87,6 +87,7 @@ class ConnectResponse(_message.Message):
     STRIKE_FIELD_NUMBER: _builtins.int
     PONG_FIELD_NUMBER: _builtins.int
     PEERS_FIELD_NUMBER: _builtins.int
+    NOTICE_FIELD_NUMBER: _builtins.int
     ACTION_REQUESTS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def events(self) -> _containers.RepeatedCompositeFieldContainer[_game_pb2.PublicEvent]: ...
@@ -113,6 +114,13 @@ class ConnectResponse(_message.Message):
         """The set of other live nodes changed; the SDK connects to each of them."""
 
     @_builtins.property
+    def notice(self) -> Global___Notice:
+        """A word from the referee for the bot's author, e.g. the bot is paused
+        from the ladder, and why. The SDK logs it once, as a warning; an SDK
+        that does not know this field ignores it (nothing is to be answered).
+        """
+
+    @_builtins.property
     def action_requests(self) -> _containers.RepeatedCompositeFieldContainer[Global___ActionRequest]:
         """Several action requests at once, for any of the bot's seats, each to be
         answered by its request id (alone or in a batch of replies). A message
@@ -131,13 +139,14 @@ class ConnectResponse(_message.Message):
         strike: Global___Strike | None = ...,
         pong: Global___Pong | None = ...,
         peers: Global___Peers | None = ...,
+        notice: Global___Notice | None = ...,
         action_requests: _abc.Iterable[Global___ActionRequest] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["action_request", b"action_request", "flush", b"flush", "match_ended", b"match_ended", "match_started", b"match_started", "message", b"message", "peers", b"peers", "pong", b"pong", "strike", b"strike", "welcome", b"welcome"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action_request", b"action_request", "flush", b"flush", "match_ended", b"match_ended", "match_started", b"match_started", "message", b"message", "notice", b"notice", "peers", b"peers", "pong", b"pong", "strike", b"strike", "welcome", b"welcome"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_request", b"action_request", "action_requests", b"action_requests", "events", b"events", "flush", b"flush", "match_ended", b"match_ended", "match_started", b"match_started", "message", b"message", "peers", b"peers", "pong", b"pong", "strike", b"strike", "welcome", b"welcome"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_request", b"action_request", "action_requests", b"action_requests", "events", b"events", "flush", b"flush", "match_ended", b"match_ended", "match_started", b"match_started", "message", b"message", "notice", b"notice", "peers", b"peers", "pong", b"pong", "strike", b"strike", "welcome", b"welcome"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_message: _TypeAlias = _typing.Literal["welcome", "match_started", "action_request", "flush", "match_ended", "strike", "pong", "peers"]  # noqa: Y015
+    _WhichOneofReturnType_message: _TypeAlias = _typing.Literal["welcome", "match_started", "action_request", "flush", "match_ended", "strike", "pong", "peers", "notice"]  # noqa: Y015
     _WhichOneofArgType_message: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_message) -> _WhichOneofReturnType_message | None: ...
 
@@ -427,6 +436,38 @@ class Flush(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Flush: _TypeAlias = Flush  # noqa: Y015
+
+@_typing.final
+class Notice(_message.Message):
+    """What the referee tells a bot's author (docs/protocol.md, Notices)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KIND_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    UNTIL_FIELD_NUMBER: _builtins.int
+    kind: _builtins.str
+    """What it is about: "ladder_paused" (the bot is not paired on the ladder
+    until `until`: its recent ladder matches ended in its forfeit).
+    """
+    text: _builtins.str
+    """The sentence to log: what happened, why, for how long, what comes next."""
+    until: _builtins.int
+    """When it stops holding (unix seconds; 0: no end)."""
+    def __init__(
+        self,
+        *,
+        kind: _builtins.str = ...,
+        text: _builtins.str = ...,
+        until: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "text", b"text", "until", b"until"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Notice: _TypeAlias = Notice  # noqa: Y015
 
 @_typing.final
 class Peers(_message.Message):
