@@ -150,12 +150,15 @@ async def reads(http: aiohttp.ClientSession, url: str, session: str) -> int:
 
 async def ended_after(http: aiohttp.ClientSession, url: str, session: str, began: list[float]) -> float:
     """How long after ``began[0]`` (set once the change is under way) the session stopped reading
-    (it is read meanwhile, as a browser's page would); infinity if it still read a few seconds on."""
+    (it is read meanwhile, as a browser's page would): when the first read refused was sent, since a
+    refusal's answer is held ``--refusal-hold`` (1 s) before it comes; infinity if it still read a
+    few seconds on."""
     while not began:
         await asyncio.sleep(0.005)
     while time.monotonic() - began[0] < CUT_BOUND_S + 4:
+        sent = time.monotonic()
         if await reads(http, url, session) == 401:
-            return round(time.monotonic() - began[0], 3)
+            return round(sent - began[0], 3)
         await asyncio.sleep(0.01)
     return float("inf")
 

@@ -62,16 +62,16 @@ def test_a_bot_cycling_version_labels_gets_the_day_s_tests_and_no_more(broker: B
         if v.state != "testing":
             break  # it waits: the bot's tests a day are used
         made.append(v.test)
-        tournaments.cancel(v.test)  # its test ends...
+        tournaments.cancel(v.test)  # its test ends (cancelled: no verdict, so undecided)...
         tests.run([Here(entry(registry, "hostile"), frozenset({"1", label}))], LADDER, lambda p: {"hostile"})
-        assert find(entry(registry, "hostile").versions, label).state == "rejected"  # type: ignore[union-attr]
+        assert find(entry(registry, "hostile").versions, label).state == "undecided"  # type: ignore[union-attr]
     print(f"{len(made)} tests made for 40 labels")
     assert len(made) == TESTS_A_DAY, f"{len(made)} tests made in a row by one bot"
     # and the arena keeps the tournaments of its latest few only: the others are forgotten whole
     assert [t for t in broker.list_tournaments() if is_test(t)] == made[-TESTS_KEPT:]
     assert all(broker.results(t) == [] and broker.get_tournament(t) is None for t in made[:-TESTS_KEPT])
-    rejected = find(entry(registry, "hostile").versions, "2")
-    assert rejected is not None and rejected.state == "rejected" and rejected.test == made[0]  # its evidence
+    ended = find(entry(registry, "hostile").versions, "2")
+    assert ended is not None and ended.state == "undecided" and ended.test == made[0]  # its evidence
     # the candidate past them waits, and says why and until when, not dropped
     waiting = find(entry(registry, "hostile").versions, label)
     assert waiting is not None and waiting.state == "candidate"
