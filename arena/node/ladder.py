@@ -377,16 +377,20 @@ class Ladders:
             self.broker.publish_notice(LADDER_NOTICE, pool)
         return removed
 
-    def view(self, pool: str, setting: LadderSetting | None = None, states: bool = True) -> LadderView:
+    def view(self, pool: str, setting: LadderSetting | None = None, states: bool = True,
+             counts: Callable[[str], Mapping[tuple[str, str], PairCount]] | None = None) -> LadderView:
         """The pool's ladder as the RPCs and the web pages show it: its setting (``setting`` if the
         caller read it already), its bots, its matches in progress, its latest picks, and with
-        ``states`` each bot's opponents and pause. Six reads at most."""
+        ``states`` each bot's opponents and pause. Six reads at most. ``counts(pool)``: the pair counts
+        the page's standings come from (:meth:`arena.node.rankings.Rankings.pair_counts`), so that a
+        bot's opponents agree with its games there; without it, the pool's, kept a while."""
         setting = setting or self.setting(pool)
         picks = tuple(p for p in map(Pick.from_json, self.broker.ladder_picks(pool)) if p is not None)
         bots = self.broker.ladder_bots(pool)
         shown: tuple[BotState, ...] = ()
         if states and bots:
-            shown = bot_states(bots, self.opponents(pool, bots), Pauses(self.broker).read(bots), time.time())
+            found = self.opponents(pool, bots) if counts is None else opponents_of(bots, counts(pool))
+            shown = bot_states(bots, found, Pauses(self.broker).read(bots), time.time())
         return LadderView(setting, bots, self.broker.pending_count(ladder_id(pool)), picks, shown)
 
     def views(self) -> list[LadderView]:

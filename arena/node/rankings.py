@@ -144,6 +144,16 @@ class Rankings:
         return Leaderboard(pool=board.pool, method=board.method, total=board.total, offset=offset,
                            entries=board.entries[offset:offset + limit])
 
+    def pair_counts(self, pool: str) -> PairCounts:
+        """The pair counts the pool's Bradley-Terry board was fitted from, kept as long as it (empty for
+        a pool with no game yet): what a ladder's page lists each bot's opponents from, so that they
+        agree with its standings."""
+        try:
+            fitted = self._kept(pool, "bt")[1]
+        except UnknownPool:
+            return {}
+        return {} if fitted is None else fitted.counts
+
     def _board(self, pool: str, method: Method) -> Leaderboard:
         return self._kept(pool, method)[0]
 

@@ -539,7 +539,7 @@ class ClusterArenaServicer(ArenaServicer):
 
     def _ladder(self, pool: str) -> apb.Ladder:
         """A pool's ladder as the RPCs give it: six reads at most (blocking: from a thread)."""
-        return ladder_to_proto(self.ladders.view(pool))
+        return ladder_to_proto(self.ladders.view(pool, counts=self.rankings.pair_counts))
 
     def _all_ladders(self) -> list[apb.Ladder]:
         """Every preset pool with a ladder stored or bots opted in (a read per preset: a fixed few)."""

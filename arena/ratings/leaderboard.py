@@ -95,6 +95,8 @@ class PoolFit:
                  step_sd: float = STEP_SD) -> None:
         #: the links' standard deviation (0: no link, each version from scratch: what the bench compares)
         self.step_sd = step_sd
+        #: the bot pair counts it was fitted from (what a ladder's page lists each bot's opponents from)
+        self.counts = counts
         self.versions = versions or VersionCounts()
         self.pairs = player_arrays(counts, self.versions)
         #: the bot pair counts' arrays (the players' own when no version played here)

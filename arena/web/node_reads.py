@@ -331,7 +331,9 @@ class NodeReads:
     def _ladder(self, pool: str, offset: int, limit: int) -> tuple[LadderView, Leaderboard]:
         try:
             # GetLadder's reads
-            return self.ladder_views.view(pool), ladder_standings(self.rankings, pool, offset, limit)
+            # the standings first, then the bots' opponents from the very counts they were fitted from
+            board = ladder_standings(self.rankings, pool, offset, limit)
+            return self.ladder_views.view(pool, counts=self.rankings.pair_counts), board
         except LadderError as e:
             raise NotFound(str(e)) from None
 
