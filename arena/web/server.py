@@ -2,8 +2,8 @@
 
 :func:`start_web` starts it on the running event loop (the node's, beside
 grpc.aio); :func:`web_for` runs it for the life of a running node. Every page
-is the same small HTML shell naming its page; ``app.js`` draws it from the
-JSON API. Pages are sent with a Content-Security-Policy that allows this
+is the same small HTML shell naming its page; its scripts (``static/*.js``, ``app.js``
+last) draw it from the JSON API. Pages are sent with a Content-Security-Policy that allows this
 origin's script and style only, so even a mistake in the page's escaping
 could not run a script a bot's name or version carried.
 
@@ -56,7 +56,7 @@ http_log = logging.getLogger("arena.web.http")
 
 STATIC = Path(__file__).parent / "static"
 
-#: page route -> the page app.js draws there
+#: page route -> the page the scripts draw there
 PAGES = {
     "/": "leaderboard",
     "/bots": "bots",
