@@ -7,19 +7,17 @@ from __future__ import annotations
 
 import itertools
 import json
-import tempfile
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from aiohttp import web
-from belote_bot import HeuristicBot
 
 from arena.web.server import OPTIONAL_READS, optional_reads
-from tests.web.replay_data import QuitsMidDeal
+from tests.web.replay_data import forfeited
 from tests.web.site import TOURNAMENT, Site, get
+
+__all__ = ["forfeited"]  # the fixture
 
 
 def download(site: Site, match_id: str) -> tuple[int, dict[str, str], bytes]:
@@ -29,20 +27,6 @@ def download(site: Site, match_id: str) -> tuple[int, dict[str, str], bytes]:
             return reply.status, dict(reply.headers), reply.read()
     except urllib.error.HTTPError as e:
         return e.code, dict(e.headers), e.read()
-
-
-@pytest.fixture(scope="module")
-def forfeited() -> Iterator[tuple[Site, str]]:
-    """A node where a bot gave up in the middle of a deal: the match forfeited, its deal unfinished."""
-    with tempfile.TemporaryDirectory() as tmp:
-        site = Site(Path(tmp), players={"alpha": HeuristicBot(seed=1), "quitter": QuitsMidDeal(seed=2)},
-                    tournament=False)
-        try:
-            match_id = site.start_match("alpha", "quitter", deals=2, ruleset="coinche", seed="quits/1")
-            site.wait_match(match_id)
-            yield site, match_id
-        finally:
-            site.close()
 
 
 def test_a_finished_match_s_record_downloads_as_a_file_holding_the_record(site: Site) -> None:
