@@ -97,6 +97,8 @@ def analysis_of(match: dict[str, Any], marked: dict[int, tuple[str, int]] | None
                       "accuracy": [90.0, 80.5, 70.0, 60.5],
                       "bidding": {"contract": None, "par": {"contract": {"text": "100S", "takers": 1}},
                                   "bidding_loss": [20, -20]}})
+    worst.append({"kind": "bidding", "deal": first, "team": 1, "bot": players[1], "played": "90H by team 0",
+                  "better": ["100S by team 1"], "loss": 3, "label": None})
     worst.sort(key=lambda w: -w["loss"])
     bots = [{"bot": name, "seats": [s for s in range(4) if players[s] == name], "decisions": 40, "loss": 100,
              "loss_per_decision": 2.5, "accuracy": 88.8, "inaccuracies": 1, "mistakes": 1, "blunders": 1,

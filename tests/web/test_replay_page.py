@@ -440,7 +440,9 @@ def test_the_analysis_marks_each_card_and_shows_the_better_one_on_hover_or_tap(
         # the worst decisions, each a link to its place; the bots' figures; luck and skill
         worst = page.locator("#worst li")
         assert worst.first.get_attribute("data-card") == cards[blunder]["card"]
-        assert worst.count() == sum(1 for _, loss in MARKED.values() if loss)
+        assert worst.count() == sum(1 for _, loss in MARKED.values() if loss) + 1  # and the bidding's
+        bidding = page.locator("#worst li[data-kind='bidding']")
+        assert bidding.locator(".action.bid").count() == 2 and "3 points lost" in bidding.inner_text()
         assert page.locator("#analysis-bots tbody tr").count() == len(set(m["players"]))
         luck = page.locator("#luck-skill li").first.inner_text()
         assert luck == "team 0 (alpha): result 30 = luck 20 + skill 10"

@@ -2,8 +2,8 @@
 // better card on hover or tap, each bot's accuracy, each deal's luck and skill, the worst decisions.
 //
 // The analysis is GET /api/v1/matches/ID/analysis (docs/web.md#the-replay), asked only when the node
-// serves it (the shell's data-serves names it): {"state": "pending"} while it is made, then the
-// analysis: {"note", "settings": {"labels"}, "bots": [...], "teams": [...], "worst": [...],
+// serves it (the shell's data-serves names it): {"state": "pending", "position"} (a 202) while it is
+// made, then the analysis: {"note", "settings": {"labels"}, "bots": [...], "teams": [...], "worst": [...],
 // "deals": [{"index", "luck", "skill", "accuracy", "bidding", "cards": [{"i", "trick", "seat", "card",
 // "value", "best_value", "best", "loss", "label", "second_opinion"}]}]}. A field it lacks is left out.
 "use strict";
@@ -35,6 +35,9 @@ function cardsOf(actions) { return [].concat(actions || []).map((t) => String(t)
 
 function points(n) { return `${n} point${n === 1 ? "" : "s"}`; }
 
+// A double-dummy value: the deal's score of the side that played less the other side's ("+40", "−270").
+function margin(n) { return n > 0 ? `+${n}` : n < 0 ? `\u2212${-n}` : "0"; }
+
 // What a card's mark says: "" for none (no choice, the best card, a loss under the labels, a card the
 // referee played for a struck bot), else its label.
 function markLabel(mark) { return mark && !mark.fallback && MARKS[mark.label] ? mark.label : ""; }
@@ -60,10 +63,10 @@ function markedCard(play, mark, extra) {
 
 function markTitle(play, mark) {
   const better = betterCards(play, mark);
-  if (!better.length) return `${play.card}: a best card (double-dummy ${mark.value})`;
+  if (!better.length) return `${play.card}: a best card (double-dummy margin ${margin(mark.value)})`;
   const word = MARK_WORDS[markLabel(mark)];
   return `${play.card}${word ? `: ${word}` : ""}, ${points(mark.loss)} lost; better ${better.join(" or ")} ` +
-    `(${mark.best_value} against ${mark.value})`;
+    `(double-dummy margin ${margin(mark.best_value)} against ${margin(mark.value)})`;
 }
 
 // What the analysis says of the card at this step, for the note under the table.
@@ -75,10 +78,11 @@ function markNote(play, mark) {
   if (better.length) {
     const word = MARK_WORDS[markLabel(mark)];
     out.push(el("span", { class: `analysis${markLabel(mark) ? ` mark-${markLabel(mark)}` : ""}` },
-      `. ${word ? `${word[0].toUpperCase()}${word.slice(1)}: ` : ""}double-dummy, its side scores ${mark.value} with it, ` +
-      `${mark.best_value} with `, ...better.flatMap((c, i) => (i ? [" or ", card(c)] : [card(c)])), ` (${points(mark.loss)} lost).`));
+      `. ${word ? `${word[0].toUpperCase()}${word.slice(1)}: ` : ""}double-dummy, its side's margin (its deal score ` +
+      `less the other's) is ${margin(mark.value)} with it, ${margin(mark.best_value)} with `,
+      ...better.flatMap((c, i) => (i ? [" or ", card(c)] : [card(c)])), ` (${points(mark.loss)} lost).`));
   } else {
-    out.push(el("span", { class: "analysis" }, `. A best card: double-dummy, its side scores ${mark.value}.`));
+    out.push(el("span", { class: "analysis" }, `. A best card: double-dummy, its side's margin is ${margin(mark.value)}.`));
   }
   const second = mark.second_opinion;
   if (second && second.best) {
@@ -117,13 +121,18 @@ function dealAnalysisCells(an, d) {
     const label = markLabel(an.marks.get(`${d.index}:${p.k}`));
     if (label) counts[label] = (counts[label] || 0) + 1;
   }
-  const signed = (x) => (x === undefined || x === null ? "" : `${x > 0 ? "+" : ""}${x}`);
-  return [el("td", { class: "luck", text: a && a.luck ? signed(a.luck[0]) : "" }),
-          el("td", { class: "skill", text: a && a.skill ? signed(a.skill[0]) : "" }),
+  return [el("td", { class: "luck", text: a && a.luck ? margin(a.luck[0]) : "" }),
+          el("td", { class: "skill", text: a && a.skill ? margin(a.skill[0]) : "" }),
           el("td", { class: "name marks" }, ...Object.keys(MARKS).filter((l) => counts[l])
             .map((l) => el("span", { class: `mark-${l}`, text: `${counts[l]}\u00d7${MARKS[l]} ` })))];
 }
 const ANALYSIS_COLUMNS = [["luck"], ["skill"], ["marks", "name"]];
+
+// A contract as the analysis writes it ("100H by team 0", "all pass"), its bid drawn as everywhere else.
+function contractText(text) {
+  const found = /^(\S+)( by team [01])$/.exec(String(text));
+  return found ? [action(found[1]), found[2]] : [String(text)];
+}
 
 // Each bot's figures and each team's luck and skill over the match, and its worst decisions, each a link
 // to where it was made.
@@ -156,7 +165,9 @@ function analysisSummary(an, players) {
       const label = MARKS[w.label] ? el("span", { class: `mark-${w.label}`, text: ` ${MARKS[w.label]}` }) : "";
       if (w.kind === "bidding") {
         return el("li", { "data-kind": "bidding", "data-deal": w.deal + 1 }, positionLink(w.deal, 0, `deal ${w.deal + 1}, the bidding`),
-                  `: ${w.bot} reached ${w.played}; better ${[].concat(w.better).join(" or ")}: ${points(w.loss)} lost`, label);
+                  `: ${w.bot} reached `, ...contractText(w.played), "; better ",
+                  ...[].concat(w.better).flatMap((b, i) => (i ? [" or ", ...contractText(b)] : contractText(b))),
+                  `: ${points(w.loss)} lost`, label);
       }
       const played = { card: cardsOf(w.played)[0] };
       return el("li", { "data-kind": "card", "data-deal": w.deal + 1, "data-card": played.card },
@@ -194,7 +205,8 @@ async function loadAnalysis(id, status, drawn) {
       status.textContent = `No analysis of this match${analysis.why ? `: ${analysis.why}` : "."}`;
       return;
     }
-    status.textContent = "The analysis of this match is being made: its marks show here once it is ready.";
+    const queue = analysis.position > 0 ? ` (${analysis.position} waiting before it)` : "";
+    status.textContent = `The analysis of this match is being made${queue}: its marks show here once it is ready.`;
     await new Promise((done) => setTimeout(done, ANALYSIS_POLL_MS));
   }
 }
