@@ -9,13 +9,15 @@ import itertools
 import json
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 from aiohttp import web
+from belote_bot import HeuristicBot
 
 from arena.web.server import OPTIONAL_READS, optional_reads
 from tests.web.replay_data import forfeited
-from tests.web.site import TOURNAMENT, Site, get
+from tests.web.site import ADMIN, TOURNAMENT, Site, get
 
 __all__ = ["forfeited"]  # the fixture
 
@@ -92,3 +94,17 @@ def test_the_pages_shell_names_the_optional_reads_the_node_serves(site: Site) ->
     with urllib.request.urlopen(f"{site.url}/matches/x/replay", timeout=10) as reply:
         html = reply.read().decode()
     assert 'data-page="replay"' in html and "__SERVES__" not in html and 'data-serves="' in html
+
+
+@pytest.mark.security
+def test_on_a_node_with_private_reads_the_record_needs_a_reader(tmp_path: Path) -> None:
+    site = Site(tmp_path, private_reads=True, tournament=False,
+                players={"alpha": HeuristicBot(seed=1), "beta": HeuristicBot(seed=2)})
+    try:
+        match_id = site.start_match("alpha", "beta")
+        site.wait_match(match_id)
+        status, _, body = download(site, match_id)
+        assert status == 401 and "hands" not in body.decode()
+        assert get(site, f"/api/v1/matches/{match_id}/record", token=ADMIN)[0] == 200
+    finally:
+        site.close()
