@@ -164,7 +164,7 @@ async function replayPage() {
        el("div", { class: "controls", id: "deal-controls" }, buttons["prev-deal"], dealSelect, buttons["next-deal"]),
        el("div", { class: "controls", id: "step-controls" }, buttons.start, buttons["prev-trick"], buttons["prev-card"],
           buttons["next-card"], buttons["next-trick"], buttons.end),
-       el("p", { id: "position" }, label, " \u00b7 ", link),
+       el("p", { id: "position", "aria-live": "polite" }, label, " \u00b7 ", link),
        el("p", { id: "shortcuts", class: "muted" }, "Keys: ", key("\u2190"), " ", key("\u2192"), " a card, ",
           key("\u2191"), " ", key("\u2193"), " a trick, ", key("Page Up"), " ", key("Page Down"), " or ", key("p"), " ",
           key("n"), " a deal, ", key("Home"), " ", key("End"), " the deal's start and end."),
