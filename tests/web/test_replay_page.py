@@ -533,7 +533,7 @@ def test_the_docs_screenshot_shows_the_replay_as_it_is_drawn_now(
     site, match_id = young
     _, m = get(site, f"/api/v1/matches/{match_id}")
     assert m["seed"] == YOUNG_SEED
-    watched = Watched(browser, 1100, 700)
+    watched = Watched(browser, WIDE, 700)
     try:
         page = watched.page
         page.goto(f"{site.url}/matches/{match_id}/replay{SHOT_PLACE}")
@@ -542,11 +542,12 @@ def test_the_docs_screenshot_shows_the_replay_as_it_is_drawn_now(
             done = "#analysis-bots, #analysis-status:has-text('No analysis')"
             page.wait_for_selector(done, timeout=120_000)
         shows = {
-            "page": f"/matches/{{young match}}/replay{SHOT_PLACE}", "width": 1100, "seed": m["seed"],
+            "page": f"/matches/{{young match}}/replay{SHOT_PLACE}", "width": WIDE, "seed": m["seed"],
             "label": label(page), "hands": [sorted(c.get_attribute("data-card") for c in
                                                    page.locator(f".hand[data-seat='{s}'] .card").all())
                                             for s in range(4)],
-            "played": [c.get_attribute("data-card") for c in page.locator(".trick-card .card").all()],
+            "played": [c.get_attribute("data-card") for c in
+                       page.locator(".trick-card > .card, .trick-card > .marked > .card").all()],
             "marks": page.locator("#tricks .glyph").count(), "rows": page.locator("#scores tbody tr").count(),
             "look": look(),
         }

@@ -205,7 +205,7 @@ async function loadAnalysis(id, status, drawn) {
       status.textContent = `No analysis of this match${analysis.why ? `: ${analysis.why}` : "."}`;
       return;
     }
-    const queue = analysis.position > 0 ? ` (${analysis.position} waiting before it)` : "";
+    const queue = analysis.position > 0 ? ` (number ${analysis.position} in the queue)` : "";
     status.textContent = `The analysis of this match is being made${queue}: its marks show here once it is ready.`;
     await new Promise((done) => setTimeout(done, ANALYSIS_POLL_MS));
   }
