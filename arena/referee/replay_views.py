@@ -12,8 +12,10 @@ the node to log.
 * :func:`events_view`: the web's server-sent events (``/api/v1/matches/ID/events``):
   each public event as JSON (:func:`event_json`), the result, the end;
 * :func:`match_view`: the JSON of ``GET /api/v1/matches/ID`` once the match is
-  over: its status, its record, each deal's outcome;
-* :func:`record_view`: the record's JSON (``GetMatchRecord``);
+  over: its status, its record, each deal's outcome, and the tricks of a deal a
+  forfeit stopped (the replay page steps through them);
+* :func:`record_view`: the record's JSON (``GetMatchRecord``, and the web's
+  download, ``/api/v1/matches/ID/record``);
 * :func:`facts_view`: what its summary shows (``GetMatch``), without its deals.
 
 The web's formats are written here, beside the referee's, so that the build
@@ -194,14 +196,26 @@ def match_view(source: RecordSource) -> tuple[Body, str]:
     finished = record.result.reason is not ResultReason.ABORTED
     replay = _Replay(record)
     outcomes: list[dict[str, Any]] | None = None
+    unfinished: dict[str, Any] | None = None
     if finished:  # a record that does not replay: the deals it could show
-        outcomes = [json.loads(e.deal_ended.outcome_json) for e in replay if e.HasField("deal_ended")]
+        outcomes, stopped = [], len(record.deals)
+        tricks: list[dict[str, Any]] = []
+        for e in replay:
+            if e.HasField("deal_ended"):
+                outcomes.append(json.loads(e.deal_ended.outcome_json))
+            elif e.HasField("trick_completed") and e.deal_index == stopped:
+                t = e.trick_completed
+                tricks.append({"leader": t.leader, "cards": [str(CARDS[c]) for c in t.cards],
+                               "winner": t.winner})
+        if record.unfinished_deal is not None and not replay.error:
+            unfinished = {"deal": stopped, "tricks": tricks}
     view = {
         # MatchState's values: a stored record is over, played to its end (or forfeited) or aborted
         "match_id": record.match_id, "state": "finished" if finished else "aborted",
         "players": list(record.players), "ruleset": record.ruleset, "totals": list(record.totals),
         "deals_played": record.deals_played, "seed": str(record.seed), "result": record.result.to_dict(),
-        "record": record.to_dict() if finished else None, "replay": outcomes,
+        "record": record.to_dict() if finished else None, "replay": outcomes, "unfinished": unfinished,
+        "sealed": False,
     }
     return Body(json.dumps(view).encode()), replay.error
 

@@ -14,6 +14,8 @@
 - ``schedules?offset=&limit=``: the scheduled tournaments, each with its next occurrence and what to
   know of its bots (``why``), never its seed;
 - ``matches/{id}``: its status; its record and replay once it is over;
+- ``matches/{id}/record``: its record (docs/records.md) as a file to save, once it is over and no
+  longer sealed (a 409 before: it holds every hand and the seed);
 - ``matches/{id}/events``: server-sent events, the public events of the match as they are played
   (``event: public``), then its result (``event: result``), then ``event: end``. Spectators are
   bounded per match and in all, like ``WatchMatch``'s, and per address;
@@ -30,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 from collections import Counter
 from collections.abc import Awaitable, Callable
 
@@ -380,6 +383,20 @@ async def match(request: web.Request) -> web.StreamResponse:
     return web.json_response(view.to_json())
 
 
+#: what a downloaded record's file name keeps of its match id (ids are short and plain already)
+UNSAFE_IN_FILE_NAME = re.compile(r"[^A-Za-z0-9._-]")
+
+
+async def match_record(request: web.Request) -> web.StreamResponse:
+    """The record as a file to save (``Content-Disposition: attachment``), the replay page's download."""
+    match_id = request.match_info["id"]
+    prepared = await request.app[READS].match_record(match_id, request.remote or "")
+    name = UNSAFE_IN_FILE_NAME.sub("_", match_id)[:100] or "match"
+    return await send_prepared(request, prepared, {
+        "Content-Type": "application/json; charset=utf-8",
+        "Content-Disposition": f'attachment; filename="{name}.json"'})
+
+
 EVENT_STREAM = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
@@ -426,6 +443,7 @@ def add_routes(app: web.Application) -> None:
     app.router.add_get("/api/v1/schedules", schedules)
     app.router.add_get("/api/v1/matches/{id}", match)
     app.router.add_get("/api/v1/matches/{id}/events", match_events)
+    app.router.add_get("/api/v1/matches/{id}/record", match_record)
     app.router.add_post(SESSION, sign_in)
     app.router.add_delete(SESSION, sign_out)
 

@@ -46,10 +46,11 @@ from arena.referee.replay_views import (
     event_json,
     events_view,
     match_view,
+    record_view,
     result_json,
     sse_frame,
 )
-from arena.referee.replays import EVENTS, MATCH, ReplaySlot
+from arena.referee.replays import EVENTS, MATCH, RECORD, ReplaySlot
 from arena.referee.versions import promoted
 from arena.tournament import Tournaments, UnknownTournament
 from arena.tournament.schedule import GIVEN_SEED, Schedules
@@ -379,6 +380,25 @@ class NodeReads:
             if prepared is None:
                 slot.close()
 
+    async def match_record(self, match_id: str, peer: str = "") -> Prepared:
+        if await self._queue(self._sealed, match_id):
+            raise Conflict(sealed_reason(match_id))
+        if self.node.is_running(match_id):
+            raise Conflict(f"match {match_id} is still running: its record holds every hand, so it is "
+                           "served once the match is over")
+        slot = await self._replay_slot(peer)
+        prepared = None
+        try:
+            body = await self._view(match_id, RECORD, record_view)
+            if body is None:
+                await self._finished_summary(match_id)  # unknown: its 404
+                raise NotFound(f"match {match_id} was aborted: no record of an aborted match is kept")
+            prepared = Prepared(body.data, slot)
+            return prepared
+        finally:
+            if prepared is None:
+                slot.close()
+
     async def match_events(self, match_id: str, peer: str = "") -> EventStream | Prepared:
         if await self._queue(self._sealed, match_id):
             raise Conflict(sealed_reason(match_id))
@@ -480,7 +500,7 @@ def _view_of_summary(summary: MatchSummary, *, sealed: bool = False) -> MatchVie
         ruleset=summary.ruleset, totals=() if sealed else summary.totals,
         deals_played=0 if sealed else summary.deals_played, seed="" if sealed else summary.seed,
         result=None if summary.result is None or sealed else summary.result.to_dict(), record=None,
-        replay=None,
+        replay=None, sealed=sealed,
     )
 
 

@@ -289,6 +289,10 @@ class MatchView:
     record: dict[str, Any] | None
     #: each deal's outcome as ``belote-arena replay --json`` prints it (tricks, score): None until over
     replay: tuple[dict[str, Any], ...] | None
+    #: a deal a forfeit stopped: ``{"deal": its index, "tricks": those completed}``; None for none
+    unfinished: dict[str, Any] | None = None
+    #: a table of duplicate play shown to nobody yet (another table dealing its cards is in play)
+    sealed: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -465,6 +469,12 @@ class ArenaReads(Protocol):
     async def match(self, match_id: str, peer: str = "") -> MatchView | Prepared:
         """The match's view; a finished one's JSON prepared (``peer`` reads it among the replays
         running at once: :class:`TooMany` past its share)."""
+        ...
+
+    async def match_record(self, match_id: str, peer: str = "") -> Prepared:
+        """A finished match's record (docs/records.md), its JSON prepared (``peer`` as for
+        :meth:`match`): :class:`Conflict` while it runs or is sealed, :class:`NotFound` for an
+        unknown match or an aborted one (no record is kept)."""
         ...
 
     async def match_events(self, match_id: str, peer: str = "") -> EventStream | Prepared:

@@ -2,10 +2,11 @@
 
 :func:`start_web` starts it on the running event loop (the node's, beside
 grpc.aio); :func:`web_for` runs it for the life of a running node. Every page
-is the same small HTML shell naming its page; its scripts (``static/*.js``, ``app.js``
-last) draw it from the JSON API. Pages are sent with a Content-Security-Policy that allows this
-origin's script and style only, so even a mistake in the page's escaping
-could not run a script a bot's name or version carried.
+is the same small HTML shell naming its page, and the optional reads the node serves
+(:data:`OPTIONAL_READS`); its scripts (``static/*.js``, ``app.js`` last) draw it from the
+JSON API. Pages are sent with a Content-Security-Policy that allows this origin's script and
+style only, so even a mistake in the page's escaping could not run a script a bot's name or
+version carried.
 
 Every connection passes :mod:`arena.web.bounds` first (a head timeout, so many
 connections per address and in all); with a certificate the site is served
@@ -80,8 +81,20 @@ SECURITY_HEADERS = {
 }
 
 
-def _page_handler(page: str) -> Callable[[web.Request], Awaitable[web.Response]]:
+#: reads a page asks for only when the node serves them (its shell's ``data-serves`` names them): a
+#: request a node does not serve is a 404, which a browser logs as an error
+OPTIONAL_READS = {"analysis": "/api/v1/matches/{id}/analysis"}
+
+
+def optional_reads(app: web.Application) -> list[str]:
+    """Which of :data:`OPTIONAL_READS` ``app`` serves (a route there)."""
+    served = {resource.canonical for resource in app.router.resources()}
+    return [name for name, path in OPTIONAL_READS.items() if path in served]
+
+
+def _page_handler(page: str, serves: list[str]) -> Callable[[web.Request], Awaitable[web.Response]]:
     html = (STATIC / "page.html").read_text().replace("__PAGE__", page)
+    html = html.replace("__SERVES__", " ".join(serves))
 
     async def handler(request: web.Request) -> web.Response:
         return web.Response(text=html, content_type="text/html", headers=SECURITY_HEADERS)
@@ -147,8 +160,9 @@ def make_app(reads: ArenaReads, limits: Limits | None = None, metrics: NodeMetri
     add_routes(app)
     if metrics is not None:
         app.router.add_get("/metrics", _metrics_handler(metrics))
+    serves = optional_reads(app)
     for route, page in PAGES.items():
-        app.router.add_get(route, _page_handler(page))
+        app.router.add_get(route, _page_handler(page, serves))
     app.router.add_static("/static/", STATIC, append_version=False)
     return app
 

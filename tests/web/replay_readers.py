@@ -5,6 +5,7 @@ reading its whole answer and asking again at once, whatever the answer:
 
 * ``sse``: ``GET /api/v1/matches/ID/events`` (server-sent events) to its end;
 * ``get``: ``GET /api/v1/matches/ID`` (its record and replay);
+* ``record``: ``GET /api/v1/matches/ID/record`` (the replay page's download);
 * ``watch``: gRPC ``WatchMatch`` to its end.
 
 They run in a child process of their own at the lowest priority (as
@@ -28,7 +29,7 @@ from typing import Any
 
 from tests.referee.hostile_clients import OPTIONS, InChild
 
-MODES = ("sse", "get", "watch")
+MODES = ("sse", "get", "record", "watch")
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,15 @@ async def _get(session: Any, plan: Reading, tally: Counter[str]) -> None:
     async with session.get(f"{plan.url}/api/v1/matches/{plan.match_id}") as reply:
         body = await reply.read()
         whole = reply.status == 200 and b'"record": {' in body
+        tally["begun"] += whole
+        tally["received"] += len(body) if whole else 0
+        tally["ok" if whole else f"http {reply.status}"] += 1
+
+
+async def _record(session: Any, plan: Reading, tally: Counter[str]) -> None:
+    async with session.get(f"{plan.url}/api/v1/matches/{plan.match_id}/record") as reply:
+        body = await reply.read()
+        whole = reply.status == 200 and body.endswith(b"}")
         tally["begun"] += whole
         tally["received"] += len(body) if whole else 0
         tally["ok" if whole else f"http {reply.status}"] += 1
@@ -108,6 +118,7 @@ async def read(plan: Reading, stop: Callable[[], bool], tally: Counter[str], pro
         once: Callable[[], Any] = {
             "sse": lambda: _sse(session, plan, tally),
             "get": lambda: _get(session, plan, tally),
+            "record": lambda: _record(session, plan, tally),
             "watch": lambda: _watch(stub, plan, tally),
         }[plan.mode]
         tasks = [asyncio.ensure_future(loop(once)) for _ in range(plan.loops)]

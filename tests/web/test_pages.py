@@ -138,25 +138,24 @@ def test_the_replay_steps_through_the_8_tricks_with_all_hands(site: Site, page: 
     _, t = get(site, f"/api/v1/tournaments/{TOURNAMENT}")
     match_id = t["finished_matches"][0]
     _, m = get(site, f"/api/v1/matches/{match_id}")
-    page.goto(f"{site.url}/matches/{match_id}/replay")
+    played = next(i for i, o in enumerate(m["replay"]) if not o.get("thrown_in"))
+    page.goto(f"{site.url}/matches/{match_id}/replay?deal={played + 1}")
     page.wait_for_selector("#trick-label")
-    assert page.locator("#trick-label").inner_text() == "trick 0 of 8"
+    assert page.locator("#trick-label").inner_text() == "before trick 1 (32 cards to play)"
     assert [page.locator(f".hand[data-seat='{s}'] .card").count() for s in range(4)] == [8, 8, 8, 8]
     hands = [sorted(c.get_attribute("data-card") for c in page.locator(f".hand[data-seat='{s}'] .card").all())
              for s in range(4)]
-    first_deal = next(d for d, o in zip(m["record"]["deals"], m["replay"], strict=False)
-                      if not o.get("thrown_in"))
-    assert hands == [sorted(h) for h in first_deal["hands"]]
+    assert hands == [sorted(h) for h in m["record"]["deals"][played]["hands"]]
     for k in range(1, 9):
-        page.click("#next")
-        assert page.locator("#trick-label").inner_text() == f"trick {k} of 8"
+        page.click("#next-trick")
+        assert page.locator("#trick-label").inner_text() == f"trick {k} of 8, card 4 of 4"
         assert [page.locator(f".hand[data-seat='{s}'] .card").count() for s in range(4)] == [8 - k] * 4
         assert re.fullmatch(r"trick \d to seat [0-3]", page.locator("#trick-winner").inner_text())
         if k == 4:
             shot(page, "replay-trick-4")
-    assert page.locator("#next").is_disabled()
-    page.click("#prev")
-    assert page.locator("#trick-label").inner_text() == "trick 7 of 8"
+    assert page.locator("#end").is_disabled()
+    page.click("#prev-trick")
+    assert page.locator("#trick-label").inner_text() == "trick 7 of 8, card 4 of 4"
 
 
 def test_an_unfinished_match_has_no_replay(site: Site, page: Any) -> None:

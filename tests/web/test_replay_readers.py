@@ -7,11 +7,11 @@ another node (in the queue's results only), one played here (in the node's
 store). Two honest SDK bots, heuristic against random, play over gRPC. In a
 child process, one anonymous address keeps several reads of a finished match
 going at once, each asking again as soon as it has read its whole answer
-(:mod:`.replay_readers`): server-sent events, ``GET /api/v1/matches/ID``, or
-gRPC ``WatchMatch``. Before the fix each such read rebuilt the whole match from
-its record (on the event loop for the events; in a thread, which holds the GIL,
-for the record): the honest match went from under a second to minutes, and its
-bots forfeited on strikes.
+(:mod:`.replay_readers`): server-sent events, ``GET /api/v1/matches/ID``, its
+record's download (``/record``), or gRPC ``WatchMatch``. Before the fix each such
+read rebuilt the whole match from its record (on the event loop for the events;
+in a thread, which holds the GIL, for the record): the honest match went from
+under a second to minutes, and its bots forfeited on strikes.
 
 The honest p99 is the referee's own measure of the decisions' round trips
 (the records' ``latencies_us``), quiet (the readers' process started, idle) and
@@ -51,7 +51,7 @@ ELSEWHERE = "big-elsewhere"
 HERE = "big-here"
 #: the reads each reader keeps going at once: more for WatchMatch, whose rebuild took the loop in
 #: slices (the others' stalled it whole)
-LOOPS = {"sse": 4, "get": 4, "watch": 8}
+LOOPS = {"sse": 4, "get": 4, "record": 4, "watch": 8}
 #: what a loaded two-core machine adds to a match's time by itself (a quiet one: 0.6-1 s here)
 SLACK_S = 0.5
 #: how long an honest match may take under attack before the test gives up on it, and the first
@@ -150,7 +150,7 @@ async def honest_under_readers(data: Path, mode: str) -> tuple[Honest, Honest, d
         broker.close()
 
 
-@pytest.mark.parametrize("mode", ["sse", "get", "watch"])
+@pytest.mark.parametrize("mode", ["sse", "get", "record", "watch"])
 def test_an_honest_match_keeps_its_pace_while_an_anonymous_reader_loops_on_a_finished_one(
     data: Path, mode: str,
 ) -> None:

@@ -1,4 +1,5 @@
-// Belote Arena's pages: a match's pages: live, and its replay (common.js has the helpers; app.js starts the page).
+// Belote Arena's pages: a match as it is played, and the seats its replay (replay.js) draws too (common.js has
+// the helpers; app.js starts the page).
 "use strict";
 
 // ------------------------------------------------------------------- live
@@ -133,68 +134,4 @@ async function livePage() {
     source.close();
     status.textContent = "The event stream stopped (reload to watch again).";
   });
-}
-
-// ----------------------------------------------------------------- replay
-async function replayPage() {
-  const id = pathPart(2);
-  const m = await getJSON(`/matches/${encodeURIComponent(id)}`);
-  const players = m.players;
-  document.title = `Replay of ${id} \u2013 Belote Arena`;
-  if (!m.record) {
-    show(el("h1", { text: `Replay of ${id}` }),
-         el("p", { id: "not-yet", text: "The replay is shown once the match is over." }),
-         el("p", {}, el("a", { href: `/matches/${encodeURIComponent(id)}`, text: "Watch it live" })));
-    return;
-  }
-  const deals = m.record.deals.map((d, i) => ({ record: d, outcome: (m.replay || [])[i] }))
-    .filter((d) => d.outcome && !d.outcome.thrown_in && (d.record.hands || []).length === 4);
-  const state = { deal: 0, trick: 0 };
-  const dealSelect = el("select", { id: "deal", "aria-label": "deal" },
-    ...deals.map((d, i) => el("option", { value: i, text: `deal ${m.record.deals.indexOf(d.record) + 1}` })));
-  const label = el("span", { id: "trick-label" });
-  const prev = el("button", { type: "button", id: "prev", text: "\u2190 previous trick" });
-  const next = el("button", { type: "button", id: "next", text: "next trick \u2192" });
-  const board = el("div", {});
-  const draw = () => {
-    const { record, outcome } = deals[state.deal];
-    const tricks = outcome.tricks;
-    const gone = new Set(tricks.slice(0, state.trick).flatMap((t) => t.cards));
-    const shown = state.trick > 0 ? tricks[state.trick - 1] : null;
-    label.textContent = `trick ${state.trick} of ${tricks.length}`;
-    prev.disabled = state.trick === 0;
-    next.disabled = state.trick >= tricks.length;
-    const seats = seatBoxes(players);
-    seats.forEach((box, seat) => {
-      const hand = el("div", { class: "hand", "data-seat": seat },
-        ...record.hands[seat].filter((c) => !gone.has(c)).map((c) => card(c)));
-      box.querySelector(".current").replaceChildren(hand);
-      if (shown) {
-        const played = shown.cards[(seat - shown.leader + 4) % 4];
-        box.append(el("div", { class: "trick-card" }, "played ", card(played, seat === shown.winner ? "won" : "")));
-      }
-    });
-    // the bids go round from the seat after the dealer (docs/records.md#decision-index)
-    const bids = (record.bids || []).map((text, i) => ({ seat: (record.dealer + 1 + i) % 4, text }));
-    const taker = contractOf(bids, record.retourne);
-    const contract = outcome.contract ? action(outcome.contract) : el("span", {}, "trump ", suit(outcome.trump));
-    const centre = el("div", { class: "center" },
-      el("div", { id: "replay-contract" }, contract,
-         taker ? `, taken by ${seatName(players, taker.seat)}, team ${outcome.takers}` : `, taken by team ${outcome.takers}`),
-      shown ? el("div", { id: "trick-winner", text: `trick ${state.trick} to seat ${shown.winner}` }) : "",
-      state.trick === tricks.length ? el("div", { text: `deal score ${outcome.score.join(" \u2013 ")}` }) : "");
-    const bidList = el("ol", { class: "bids", id: "replay-bids" },
-      ...bids.map((b) => el("li", { "data-seat": b.seat }, `${seatName(players, b.seat)}: `, action(b.text))));
-    board.replaceChildren(el("div", { class: "table" }, ...seats, centre), el("h2", { text: "Bids" }), bidList);
-  };
-  prev.addEventListener("click", () => { state.trick = Math.max(0, state.trick - 1); draw(); });
-  next.addEventListener("click", () => { state.trick = Math.min(deals[state.deal].outcome.tricks.length, state.trick + 1); draw(); });
-  dealSelect.addEventListener("change", () => { state.deal = Number(dealSelect.value); state.trick = 0; draw(); });
-  show(el("h1", { text: `Replay of ${id}` }),
-       el("p", { class: "teams" }, sideOf(players, 0), " vs ", sideOf(players, 1), `: ${m.totals.join(" \u2013 ")}`),
-       el("p", { class: "muted" }, "Seed ", el("code", { text: m.seed })),
-       deals.length ? el("div", { class: "controls" }, dealSelect, prev, label, next) :
-         el("p", { id: "no-deal", text: "No card was played: every deal was thrown in (nobody took)." }),
-       board);
-  if (deals.length) draw();
 }
