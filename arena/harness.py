@@ -52,8 +52,10 @@ class LocalArena:
             name=f"bot-{name}",
         )
         self.tasks.append(task)
-        link = self.node.link_for(entry)
-        waiter = asyncio.ensure_future(link.connected_event.wait())
+        # a bot that says its version connects as that version's stream, and its name seats it once
+        # the registry keeps the version promoted (a new bot's first version is): wait for what the
+        # name seats, not for the unversioned link, which such a bot never opens
+        waiter = asyncio.ensure_future(self._seated(entry.name, bot.version))
         done, _ = await asyncio.wait({waiter, task}, timeout=10, return_when=asyncio.FIRST_COMPLETED)
         if waiter not in done:
             waiter.cancel()
@@ -61,6 +63,18 @@ class LocalArena:
                 raise RuntimeError(f"bot {name} could not connect: {task.exception()}")
             raise RuntimeError(f"bot {name} did not connect within 10 s")
         return entry.bot_id
+
+    async def _seated(self, name: str, bot_version: str) -> None:
+        """Return once the bot ``name`` connected and its name seats that stream."""
+        entry = self.node.bot_named(name)
+        assert entry is not None
+        await self.node.link_for(entry, bot_version).connected_event.wait()
+        while True:
+            entry = self.node.bot_named(name)
+            link = None if entry is None else self.node.play_link(entry)
+            if link is not None and link.connected:
+                return
+            await asyncio.sleep(0.01)
 
     async def play(self, team0: str, team1: str, ruleset: Any = "classic", **kw: Any) -> MatchRecord:
         """Play one match to its end; its record."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from belote_bot import Action, Bot, Observation, RandomBot
+from belote_bot import Action, Bot, HeuristicBot, Observation, RandomBot
 
 from arena.harness import play_local
 
@@ -58,3 +58,20 @@ def test_play_local_counts_the_bot_s_strikes_and_not_its_opponent_s() -> None:
     assert result.strikes == 2 and sum(result.strikes_by_kind.values()) == 2
     kinds = ", ".join(f"{k} {n}" for k, n in result.strikes_by_kind.items())
     assert str(result).endswith(f"; 2 strikes ({kinds})")
+
+
+class VersionedBot(HeuristicBot):
+    """The class a bot author releases: it says its version, as the README's versions section shows."""
+
+    version = "2"
+
+
+def test_play_local_plays_a_bot_that_says_its_version() -> None:
+    """The README's way to test a bot locally tests the very class that is then released: a bot with a
+    ``version`` is seated at that version (its first, so promoted), not waited for as an unversioned one."""
+    result = play_local(VersionedBot(), opponent="random", matches=2, ruleset="coinche", deals=2)
+    assert len(result.matches) == 2
+    for record in result.matches:
+        mine = [b for b in record.bots if b.name == "candidate"]
+        assert len(mine) == 2 and all(b.version == "2" for b in mine)
+    assert result.wins + result.draws + result.losses == 2
