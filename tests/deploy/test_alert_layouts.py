@@ -2,7 +2,7 @@
 on a node's.
 
 Three layouts ship: the compose stack's prometheus.yml (a static job), the Prometheus Operator's
-ServiceMonitor (deploy/k8s/servicemonitor.yaml), and without the Operator the pods' prometheus.io
+ServiceMonitor (deploy/k8s/base/servicemonitor.yaml), and without the Operator the pods' prometheus.io
 annotations, which a kubernetes-pods job scrapes (deploy/prometheus/kubernetes.yml). Debian's
 promtool has no Kubernetes discovery, so that job's relabelling is applied here, in Python, to the
 node's pod as the StatefulSet makes it; the labels it gives (and the compose stack's, and the

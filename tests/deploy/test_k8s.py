@@ -6,9 +6,12 @@ own schemas; test_k8s_external.py checks the overlay that opens the arena to the
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
-from tests.deploy.deployfiles import K8S, load_yaml, load_yaml_all
+import pytest
+
+from tests.deploy.deployfiles import EXTERNAL, K8S, load_yaml, load_yaml_all
 
 REQUIRED = {
     "Deployment": ["spec.selector.matchLabels", "spec.template.metadata.labels",
@@ -234,9 +237,15 @@ def test_prometheus_finds_the_nodes_metrics() -> None:
                for s in services for p in s["spec"]["ports"])
 
 
-def test_the_kustomization_lists_files_that_exist() -> None:
-    for resource in load_yaml(K8S / "kustomization.yaml")["resources"]:
-        assert (K8S / resource).is_file(), resource
+@pytest.mark.parametrize("folder", [K8S.parent, K8S, EXTERNAL], ids=["k8s", "base", "external"])
+def test_each_kustomization_lists_files_that_exist(folder: Path) -> None:
+    """A resource is a file, or a folder with a kustomization of its own; a patch is a file."""
+    kustomization = load_yaml(folder / "kustomization.yaml")
+    for resource in kustomization["resources"]:
+        path = folder / resource
+        assert path.is_file() or (path / "kustomization.yaml").is_file(), resource
+    for patch in kustomization.get("patches", []):
+        assert (folder / patch["path"]).is_file(), patch
 
 
 def test_each_node_advertises_its_stable_name_in_the_headless_service() -> None:
