@@ -10,6 +10,9 @@ installed, ``kubectl kustomize`` builds it too and the two must agree."""
 from __future__ import annotations
 
 import fnmatch
+import importlib.util
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -32,8 +35,17 @@ from tests.deploy.test_k8s import (
 )
 
 SCRIPT = ROOT / "scripts" / "k8s_external.py"
-sys.path.insert(0, str(SCRIPT.parent))
-import k8s_external  # noqa: E402  (a script, not a package)
+
+
+def _script() -> Any:
+    spec = importlib.util.spec_from_file_location("k8s_external", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+k8s_external = _script()  # a script, not a package
 
 DOMAIN = "arena.example.org"
 REPLICAS = 2
@@ -237,3 +249,38 @@ def test_the_kustomize_simulation_merges_lists_as_kustomize_does() -> None:
         "env": [{"name": "B", "value": "2"}, {"name": "C", "value": "3"}, {"name": "A", "value": "1"}],
         "probe": {"periodSeconds": 5, "httpGet": {"path": "/healthz"}}, "args": ["--y"]}
     assert json_patch(base, [{"op": "add", "path": "/args/-", "value": "--z"}])["args"] == ["--x", "--z"]
+
+
+def howto_commands() -> list[str]:
+    """The shell block of the README's "Kubernetes open to the world", one command a line."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Kubernetes open to the world\n", 1)[1].split("\n### ", 1)[0]
+    (block,) = re.findall(r"```sh\n(.*?)```", section, re.S)
+    return [line.split("   #")[0].strip() for line in block.splitlines() if line.strip()]
+
+
+def test_the_readme_how_to_names_what_the_overlay_has() -> None:
+    """Its commands run the script with flags it takes, apply files that exist, list the nodes' Services
+    by a label they have, and create the Secret the nodes read, under the names the overlay uses."""
+    commands = howto_commands()
+    docs = built()
+    for command in commands:
+        words = shlex.split(command)
+        if words[:2] == ["python3", "scripts/k8s_external.py"]:
+            flags = dict(zip(words[2::2], words[3::2], strict=True))
+            assert set(flags) == {"--domain", "--replicas"} and int(flags["--replicas"]) == REPLICAS
+            assert flags["--domain"] == DOMAIN
+        elif words[:2] == ["kubectl", "apply"]:
+            path = ROOT / words[3]
+            assert path.is_file() if words[2] == "-f" else (path / "kustomization.yaml").is_file(), command
+        elif words[:3] == ["kubectl", "get", "service"]:
+            key, _, value = words[words.index("-l") + 1].partition("=")
+            listed = [s["metadata"]["name"] for s in of_kind("Service", docs)
+                      if s["metadata"]["labels"].get(key) == value]
+            assert listed == [f"{NODE}-{i}" for i in range(REPLICAS)], command
+        elif words[:4] == ["kubectl", "create", "secret", "generic"]:
+            volumes = node(docs)["spec"]["template"]["spec"]["volumes"]
+            assert words[4] in {v["secret"]["secretName"] for v in volumes if "secret" in v}
+    dialed = {flag(shlex.split(c), "--address") for c in commands if "--address" in c}
+    assert dialed == {f"{NODE}-0.{DOMAIN}:443"}, "a node's own advertised name"
+    assert flag(pod_args(docs, f"{NODE}-0", NAMESPACE), "--advertise") in dialed
