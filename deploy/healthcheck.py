@@ -11,8 +11,8 @@ checked where it listens.
 Exit 0 when the overall status ("" service) is SERVING (printing the address checked), 1 otherwise
 (NOT_SERVING while the node drains, no answer within 3 s, a refused connection). It is what
 grpc_health_probe does, with the grpc_health stub the image already has. Plaintext only: a node
-serving TLS (--tls-cert) is checked by its orchestrator (Kubernetes' grpc probes) or with
-grpc_health_probe -tls.
+serving TLS (--tls-cert) is checked at /healthz on its HTTP port, which says the same (Kubernetes'
+grpc probe is plaintext too: deploy/k8s/external probes /healthz), or with grpc_health_probe -tls.
 """
 
 from __future__ import annotations

@@ -111,6 +111,17 @@ def _metrics_handler(metrics: NodeMetrics) -> Callable[[web.Request], Awaitable[
     return handler
 
 
+def _health_handler(serving: Callable[[], bool]) -> Callable[[web.Request], Awaitable[web.Response]]:
+    async def handler(request: web.Request) -> web.Response:
+        # the node's own answer, on its loop: what its gRPC health check says, for probes that cannot
+        # speak gRPC over TLS (Kubernetes' grpc probes before 1.37's mode: TLS)
+        if serving():
+            return web.Response(text="SERVING\n")
+        return web.Response(text="NOT_SERVING\n", status=503, headers={"Retry-After": "5"})
+
+    return handler
+
+
 @dataclass(frozen=True)
 class WebConfig:
     """How a node serves its site, beyond where (``serve --http-*``)."""
@@ -136,10 +147,12 @@ async def head_arrived(request: web.Request, handler: Handler) -> web.StreamResp
 
 
 def make_app(reads: ArenaReads, limits: Limits | None = None, metrics: NodeMetrics | None = None,
-             config: WebConfig | None = None, rates: ReadRates | None = None) -> web.Application:
+             config: WebConfig | None = None, rates: ReadRates | None = None,
+             serving: Callable[[], bool] | None = None) -> web.Application:
     """The whole site over ``reads``: the API, the pages, their static files; and ``metrics`` at
     ``/metrics`` (Prometheus's text format) when given. Each address reads the API within ``rates``
-    (the node's, which its gRPC edge shares; by default, the site's own, from ``limits``)."""
+    (the node's, which its gRPC edge shares; by default, the site's own, from ``limits``). With
+    ``serving``, ``/healthz`` answers 200 while it says True, 503 once the node drains."""
     limits = limits or Limits()
     config = config or WebConfig()
     # the API takes no body but a sign-in's few bytes (api.sign_in)
@@ -160,6 +173,8 @@ def make_app(reads: ArenaReads, limits: Limits | None = None, metrics: NodeMetri
     add_routes(app)
     if metrics is not None:
         app.router.add_get("/metrics", _metrics_handler(metrics))
+    if serving is not None:
+        app.router.add_get("/healthz", _health_handler(serving))
     serves = optional_reads(app)
     for route, page in PAGES.items():
         app.router.add_get(route, _page_handler(page, serves))
@@ -194,7 +209,7 @@ def quiet_http_log() -> logging.Logger:
 
 async def start_web(reads: ArenaReads, listen: str, limits: Limits | None = None,
                     metrics: NodeMetrics | None = None, config: WebConfig | None = None,
-                    rates: ReadRates | None = None) -> WebServer:
+                    rates: ReadRates | None = None, serving: Callable[[], bool] | None = None) -> WebServer:
     """Serve the site on ``listen`` (HOST:PORT, port 0 for a free one) on the running loop."""
     config = config or WebConfig()
     host, _, port = listen.rpartition(":")
@@ -202,7 +217,7 @@ async def start_web(reads: ArenaReads, listen: str, limits: Limits | None = None
     tls = None
     if config.tls_cert is not None and config.tls_key is not None:
         tls = server_context(config.tls_cert, config.tls_key)
-    app = make_app(reads, limits, metrics, config, rates)
+    app = make_app(reads, limits, metrics, config, rates, serving)
     # keepalive_timeout: an idle keep-alive connection, or one slow to send its next head, is closed
     # after the head timeout; lingering_time: as long to read what is left of a refused body
     runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0, logger=quiet_http_log(),
@@ -223,7 +238,8 @@ async def web_for(running: RunningNode, listen: str, config: WebConfig | None = 
     reads = NodeReads(running.node, running.worker.broker, running.tournaments, running.rankings,
                       worker=running.worker, version_reasons=None if tests is None else tests.reasons)
     node = running.node
-    server = await start_web(reads, listen, node.config.limits, node.metrics, config, node.read_rates)
+    server = await start_web(reads, listen, node.config.limits, node.metrics, config, node.read_rates,
+                             serving=lambda: not node.draining)
     log.info("web pages and JSON API on %s", server.url)
     try:
         yield server

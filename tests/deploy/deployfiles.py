@@ -13,7 +13,9 @@ ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 PROMETHEUS = DEPLOY / "prometheus"
 DASHBOARDS = DEPLOY / "grafana" / "dashboards"
-K8S = DEPLOY / "k8s"
+#: the Kubernetes manifests: the arena inside the cluster (base), and the overlay that opens it (external)
+K8S = DEPLOY / "k8s" / "base"
+EXTERNAL = DEPLOY / "k8s" / "external"
 
 #: the metric families a node exposes (issue 10, part 1): what the dashboards and alerts may use
 NODE_METRICS = frozenset({
@@ -129,3 +131,105 @@ def exposed_names(text: str) -> frozenset[str]:
         elif line and not line.startswith("#"):
             names.add(re.split(r"[{\s]", line, maxsplit=1)[0])
     return series_names(frozenset(names), frozenset(histograms))
+
+
+# ------------------------------------------------------------------ kustomize, as far as deploy/k8s uses it
+#: the lists a strategic merge patch merges item by item, by this key (the others it replaces)
+MERGE_KEYS = {"containers": "name", "initContainers": "name", "env": "name", "volumes": "name",
+              "volumeMounts": "mountPath", "ports": "containerPort"}
+
+
+def strategic_merge(base: Any, patch: Any, key: str = "") -> Any:
+    """Kubernetes' strategic merge of ``patch`` onto ``base``: maps merged, a null deletes its key, the
+    lists of MERGE_KEYS merged by their key, the patch's items first, in its order (each merged onto
+    the base's item of its key, if any), then the base's other items; other lists replaced."""
+    if isinstance(base, dict) and isinstance(patch, dict):
+        out = dict(base)
+        for k, v in patch.items():
+            if v is None:
+                out.pop(k, None)
+            else:
+                out[k] = strategic_merge(out[k], v, k) if k in out else v
+        return out
+    if isinstance(base, list) and isinstance(patch, list) and key in MERGE_KEYS:
+        by = MERGE_KEYS[key]
+        patched = {item.get(by) for item in patch}
+        first = [strategic_merge(next((b for b in base if b.get(by) == item.get(by)), {}), item)
+                 for item in patch]
+        return first + [b for b in base if b.get(by) not in patched]
+    return patch
+
+
+def json_patch(doc: Any, ops: list[dict[str, Any]]) -> Any:
+    """RFC 6902's add, replace and remove (a path's last step ``-``: the end of its list)."""
+    import copy
+
+    doc = copy.deepcopy(doc)
+    for op in ops:
+        steps = [s.replace("~1", "/").replace("~0", "~") for s in op["path"].split("/")[1:]]
+        parent = doc
+        for s in steps[:-1]:
+            parent = parent[int(s)] if isinstance(parent, list) else parent[s]
+        last = steps[-1]
+        if isinstance(parent, list):
+            at = len(parent) if last == "-" else int(last)
+            if op["op"] == "add":
+                parent.insert(at, op["value"])
+            elif op["op"] == "replace":
+                parent[at] = op["value"]
+            elif op["op"] == "remove":
+                del parent[at]
+            else:
+                raise AssertionError(f"JSON patch op {op['op']} is not simulated here")
+        elif op["op"] in ("add", "replace"):
+            parent[last] = op["value"]
+        elif op["op"] == "remove":
+            del parent[last]
+        else:
+            raise AssertionError(f"JSON patch op {op['op']} is not simulated here")
+    return doc
+
+
+def kustomize(folder: Path) -> list[dict[str, Any]]:
+    """What ``kubectl kustomize FOLDER`` makes of deploy/k8s's kustomizations (resources, files or
+    folders; patches, strategic merge by kind and name, or JSON 6902 on a target), in Python: CI's
+    image has no kubectl (test_k8s_external.py compares the two where it has)."""
+    k = load_yaml(folder / "kustomization.yaml")
+    unknown = set(k) - {"apiVersion", "kind", "resources", "patches"}
+    assert not unknown, f"{folder}: {unknown} is not simulated here"
+    docs: list[dict[str, Any]] = []
+    for resource in k["resources"]:
+        path = folder / resource
+        docs += kustomize(path) if path.is_dir() else load_yaml_all(path)
+    for patch in k.get("patches", []):
+        body = load_yaml_all(folder / patch["path"])
+        target = patch.get("target")
+        if target is not None:
+            (ops,) = body
+            kind, name = target.get("kind"), target.get("name")
+            hits = [i for i, d in enumerate(docs)
+                    if kind in (None, d["kind"]) and name in (None, d["metadata"]["name"])]
+            assert hits, f"{patch['path']}: its target {target} is in no resource"
+            for i in hits:
+                docs[i] = json_patch(docs[i], ops)
+            continue
+        for p in body:
+            at = [i for i, d in enumerate(docs)
+                  if (d["kind"], d["metadata"]["name"]) == (p["kind"], p["metadata"]["name"])]
+            assert len(at) == 1, f"{patch['path']}: {p['kind']} {p['metadata']['name']} is in no resource"
+            docs[at[0]] = strategic_merge(docs[at[0]], p)
+    return docs
+
+
+def kubectl_kustomize(folder: Path) -> list[dict[str, Any]] | None:
+    """``kubectl kustomize FOLDER``'s resources; None where kubectl is not installed."""
+    import shutil
+    import subprocess
+
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        return None
+    done = subprocess.run([kubectl, "kustomize", str(folder)], capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    return [d for d in yaml.safe_load_all(done.stdout) if d is not None]

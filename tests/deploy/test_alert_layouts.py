@@ -2,10 +2,10 @@
 on a node's.
 
 Three layouts ship: the compose stack's prometheus.yml (a static job), the Prometheus Operator's
-ServiceMonitor (deploy/k8s/servicemonitor.yaml), and without the Operator the pods' prometheus.io
+ServiceMonitor (deploy/k8s/base/servicemonitor.yaml), and without the Operator the pods' prometheus.io
 annotations, which a kubernetes-pods job scrapes (deploy/prometheus/kubernetes.yml). Debian's
 promtool has no Kubernetes discovery, so that job's relabelling is applied here, in Python, to the
-node's pod as the Deployment makes it; the labels it gives (and the compose stack's, and the
+node's pod as the StatefulSet makes it; the labels it gives (and the compose stack's, and the
 Operator's) then go through promtool's unit tests: a node down fires BeloteNodeDown and
 BeloteNoLiveNode with them, a node up fires neither.
 """
@@ -21,14 +21,15 @@ import yaml
 
 from tests.deploy.deployfiles import PROMETHEUS, dashboard_exprs, load_yaml
 from tests.deploy.test_files import promtool
-from tests.deploy.test_k8s import node, node_container, of_kind, selects
+from tests.deploy.test_k8s import node, node_container, of_kind, redis, selects
 
-#: the node's pod as the cluster shows it: its Deployment's template, and what the cluster adds
+#: the node's pod as the cluster shows it: its StatefulSet's template, and what the cluster adds
 POD_IP = "10.1.2.3"
-POD_NAME = "belote-arena-node-5c9d7-x2kfp"
+POD_NAME = "belote-arena-node-0"
 NAMESPACE = "arena"
-#: the label the Deployment's ReplicaSets add to their pods
-TEMPLATE_HASH = {"pod-template-hash": "5c9d7"}
+#: the labels the StatefulSet controller adds to its pods (the revision, the pod's name and index)
+CONTROLLER_LABELS = {"controller-revision-hash": "belote-arena-node-6d8f7c9b5",
+                     "statefulset.kubernetes.io/pod-name": POD_NAME, "apps.kubernetes.io/pod-index": "0"}
 
 
 def _expand(template: str, m: re.Match[str]) -> str:
@@ -115,8 +116,7 @@ def test_the_kubernetes_pods_job_scrapes_each_node_pod_once_on_its_http_port() -
 
 
 def test_the_kubernetes_pods_job_leaves_pods_without_the_annotation() -> None:
-    (redis,) = of_kind("StatefulSet")
-    template = redis["spec"]["template"]
+    template = redis()["spec"]["template"]
     assert pod_targets(template, kubernetes_pods_job(), template["metadata"]["labels"]) == set()
 
 
@@ -145,9 +145,10 @@ def operator_labels() -> dict[str, str]:
 
 
 def node_pod_targets() -> set[frozenset[tuple[str, str]]]:
-    """The kubernetes-pods job's targets for a node's pod, as its Deployment's ReplicaSet makes it."""
+    """The kubernetes-pods job's targets for a node's pod, as its StatefulSet makes it."""
     template = node()["spec"]["template"]
-    return pod_targets(template, kubernetes_pods_job(), {**template["metadata"]["labels"], **TEMPLATE_HASH})
+    labels = {**template["metadata"]["labels"], **CONTROLLER_LABELS}
+    return pod_targets(template, kubernetes_pods_job(), labels)
 
 
 def layouts() -> dict[str, dict[str, str]]:

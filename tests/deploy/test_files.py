@@ -23,8 +23,8 @@ ALERTS = {"BeloteNodeDown", "BeloteNoLiveNode", "BeloteHighStrikeRate", "BeloteH
 def test_there_are_files_to_check() -> None:
     names = {p.relative_to(DEPLOY).as_posix() for p in [*YAML, *JSON]}
     assert {"compose.yaml", "prometheus/prometheus.yml", "prometheus/alerts.yml",
-            "prometheus/alerts_test.yml", "grafana/dashboards/arena.json", "k8s/node.yaml",
-            "k8s/redis.yaml"} <= names
+            "prometheus/alerts_test.yml", "grafana/dashboards/arena.json", "k8s/base/node.yaml",
+            "k8s/base/redis.yaml", "k8s/external/nodes.yaml", "k8s/external/ingress.yaml"} <= names
     assert (DEPLOY / "Dockerfile").is_file()
 
 

@@ -1,8 +1,10 @@
 """The Kubernetes manifests against Kubernetes' own schemas (kubernetes-validate, --strict: an
 unknown field is an error), the compose file against the compose-spec schema (check-jsonschema's
 vendored copy). Both validators are in the test extra and ship their schemas: nothing is fetched at
-test time. kubernetes-validate has no schema for the two kinds that are not Kubernetes' own (the
-Kustomization, the Operator's ServiceMonitor): test_k8s.py checks those."""
+test time. kubernetes-validate has no schema for the kinds that are not Kubernetes' own (the
+Kustomization, the Operator's ServiceMonitor, cert-manager's Certificate): test_k8s.py and
+test_k8s_external.py check those. The external overlay's patches are not whole resources: what
+kustomize builds from them is validated, with the overlay's own files."""
 
 from __future__ import annotations
 
@@ -13,11 +15,12 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
-from tests.deploy.deployfiles import DEPLOY, K8S, load_yaml_all
+from tests.deploy.deployfiles import DEPLOY, EXTERNAL, K8S, kustomize, load_yaml, load_yaml_all
 
 #: the kinds kubernetes-validate ships no schema for
-NOT_KUBERNETES = {"Kustomization", "ServiceMonitor"}
+NOT_KUBERNETES = {"Kustomization", "ServiceMonitor", "Certificate"}
 
 
 def run(module: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -36,8 +39,19 @@ def compose_validate(path: Path) -> subprocess.CompletedProcess[str]:
     return run("check_jsonschema", "--builtin-schema", "vendor.compose-spec", str(path))
 
 
-def test_the_manifests_pass_kubernetes_strict_schemas() -> None:
-    paths = sorted(K8S.glob("*.yaml"))
+def whole_resources(folder: Path) -> list[Path]:
+    """The folder's files that are resources, not patches (its kustomization's resources, and the
+    files it leaves out for the kinds that need an operator's CRDs)."""
+    patches = {p["path"] for p in load_yaml(folder / "kustomization.yaml").get("patches", [])}
+    return sorted(p for p in folder.glob("*.yaml") if p.name not in patches)
+
+
+def test_the_manifests_pass_kubernetes_strict_schemas(tmp_path: Path) -> None:
+    """The base's files, the overlay's own, and the overlay as kustomize builds it (its patches
+    applied to the base)."""
+    overlay = tmp_path / "external-built.yaml"
+    overlay.write_text(yaml.safe_dump_all(kustomize(EXTERNAL)), encoding="utf-8")
+    paths = [*whole_resources(K8S), *whole_resources(EXTERNAL), overlay]
     done = kubernetes_validate(*paths)
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout + done.stderr

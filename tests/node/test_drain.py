@@ -117,3 +117,25 @@ def test_the_web_pages_answer_until_the_node_has_drained(tmp_path: Path) -> None
     arun(main(), timeout=120)
     assert {status for _, status in seen} == {200}
     assert sum(draining for draining, _ in seen) >= 2, seen  # answered while the match drained
+
+
+def test_healthz_answers_as_the_grpc_health_check_does(tmp_path: Path) -> None:
+    """``GET /healthz`` on the web port, for a probe that cannot speak gRPC over TLS (Kubernetes' grpc
+    probe): 200 while the node serves, 503 from the moment it drains, as its gRPC health check says."""
+    import aiohttp
+
+    from arena.web import web_for
+
+    async def main() -> list[tuple[int, str, int]]:
+        seen: list[tuple[int, str, int]] = []
+        async with node(tmp_path) as running, web_for(running, "127.0.0.1:0") as site, \
+                aiohttp.ClientSession() as session, grpc.aio.insecure_channel(running.address) as channel:
+            stub: Any = health_pb2_grpc.HealthStub(channel)
+            for _ in range(2):
+                async with session.get(f"{site.url}/healthz") as r:
+                    grpc_status = (await stub.Check(health_pb2.HealthCheckRequest(service=""))).status
+                    seen.append((r.status, await r.text(), grpc_status))
+                await running.node.begin_drain()
+        return seen
+
+    assert arun(main(), timeout=60) == [(200, "SERVING\n", SERVING), (503, "NOT_SERVING\n", NOT_SERVING)]
