@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,7 @@ from arena.tournament.spec import MAX_BOTS, MAX_PAIRS, MAX_ROUNDS, TournamentErr
 
 if TYPE_CHECKING:  # the command line imports grpc only when one of these commands runs
     from belote.arena.v1 import arena_service_pb2 as apb
+    from rich.console import Console
 
 
 # What a command is given is checked before a node is called: a bad value is one line, exit 1.
@@ -139,8 +141,24 @@ def _standing_json(s: apb.Standing) -> dict[str, Any]:
             "buchholz": s.buchholz if s.HasField("buchholz") else None}
 
 
-def print_standings(status: dict[str, Any], args: argparse.Namespace) -> None:
+def on_terminal() -> bool:
+    """Whether the output is a terminal (not a pipe, nor a file)."""
+    return sys.stdout.isatty()
+
+
+def console() -> Console:
+    """rich's console for a table: a terminal's width on a terminal; into a pipe or a file, as wide as
+    the table (a log keeps every value whole, never cut to a terminal's 80 columns with an ellipsis)."""
     from rich.console import Console
+
+    return Console() if on_terminal() else Console(width=UNCUT_WIDTH, no_color=True)
+
+
+#: the width of a table printed off a terminal: wider than any (its columns take what they need)
+UNCUT_WIDTH = 10_000
+
+
+def print_standings(status: dict[str, Any], args: argparse.Namespace) -> None:
     from rich.table import Table
 
     title = (f"{status['tournament_id']} ({status['format']}, {status['state']}): "
@@ -152,7 +170,7 @@ def print_standings(status: dict[str, Any], args: argparse.Namespace) -> None:
         table.add_row(str(s["rank"]), s["bot"], str(s["played"]), str(s["wins"]), str(s["draws"]),
                       str(s["losses"]), f"{s['score']:g}", str(s["points_for"]), str(s["points_against"]),
                       str(s["diff"]))
-    Console().print(table)
+    console().print(table)
     if "sprt" in status:
         from arena.tournament.sprt import elo_text
 
@@ -188,6 +206,33 @@ def status(args: argparse.Namespace) -> int:
     if not args.watch:
         print_standings(_status(args), args)
         return 0
+    st = _watch(args) if on_terminal() else _watch_lines(args)
+    print_standings(st, args)
+    return 0
+
+
+def _over(st: dict[str, Any]) -> bool:
+    """Over, and none of its matches can still be played (its secret is out)."""
+    return st["state"] in ("finished", "cancelled") and bool(st["secret"])
+
+
+def _watch_lines(args: argparse.Namespace) -> dict[str, Any]:
+    """``--watch`` into a pipe or a file: a line each time its progress changes (a bar redrawn in place
+    is a terminal's), then its status once it is over."""
+    said = ""
+    while True:
+        st = _status(args)
+        line = f"{args.id} ({st['state']}): {st['matches_done']}/{st['matches_scheduled']} matches"
+        if line != said:
+            print(line, flush=True)
+            said = line
+        if _over(st):
+            return st
+        time.sleep(args.interval)
+
+
+def _watch(args: argparse.Namespace) -> dict[str, Any]:
+    """``--watch`` on a terminal: a progress bar until it is over, then its status."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -197,11 +242,9 @@ def status(args: argparse.Namespace) -> int:
             st = _status(args)
             bar.update(task, completed=st["matches_done"], total=st["matches_scheduled"],
                        description=f"{args.id} ({st['state']})")
-            if st["state"] in ("finished", "cancelled") and st["secret"]:
-                break  # over, and none of its matches can still be played
+            if _over(st):
+                return st
             time.sleep(args.interval)
-    print_standings(st, args)
-    return 0
 
 
 def cancel(args: argparse.Namespace) -> int:
@@ -375,7 +418,6 @@ def _rate(agree: int, count: int) -> str:
 
 
 def print_audit(audit: dict[str, Any]) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(title=f"{audit['tournament_id']}: agreement with perfect-information play")
@@ -387,7 +429,7 @@ def print_audit(audit: dict[str, Any]) -> None:
         table.add_row(b["bot"], _rate(b["unseen_agree"], b["unseen"]), _rate(b["seen_agree"], b["seen"]),
                       str(b["ambiguous"] + b["untimed"]), str(b["deals"]), diff, p,
                       "FLAGGED" if b["flagged"] else "")
-    Console().print(table)
+    console().print(table)
     print(f"unseen: card decisions answered before the bot was shown that deal at another table; seen: "
           f"after. Flagged: p < {audit['alpha']:g} with at least {audit['min_deals']} deals compared.")
     print(f"{audit['deals_audited']} of {audit['deals_total']} deals audited, {audit['decisions']} "
