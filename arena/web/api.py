@@ -9,6 +9,9 @@
   version tests (the arena's own, listed apart), each page saying how many of the other kind there are
   (``apart``); ``tournaments/{id}`` (progress, standings, crosstable),
   ``tournaments/{id}/matches?offset=&limit=`` (its finished matches in schedule order);
+  ``tournaments/{id}/standings.csv`` (its standings, a file safe in a spreadsheet),
+  ``tournaments/{id}/records.jsonl`` and ``records.zip`` (every finished match's record, a sealed
+  table's once it is no longer sealed, in one file sent a record at a time);
 - ``ladders`` (each pool's ladder: its setting and bot count), ``ladders/{pool}?offset=&limit=``
   (its setting, bots, matches in progress, and the pool's standings with intervals);
 - ``schedules?offset=&limit=``: the scheduled tournaments, each with its next occurrence and what to
@@ -43,6 +46,7 @@ from arena.edge.quietlog import QuietLog
 from arena.ratings.leaderboard import METHODS
 from arena.referee.replay_views import SSE_END, sse_frame
 from arena.referee.replays import SendTimeout, Stalled
+from arena.tournament.export import ZipStream, jsonl_line, record_file_name
 from arena.web.reads import (
     MAX_LIMIT,
     MAX_OFFSET,
@@ -52,6 +56,7 @@ from arena.web.reads import (
     NotFound,
     Prepared,
     ReadError,
+    RecordsExport,
     TooMany,
     TooSlow,
     Unauthorized,
@@ -397,6 +402,79 @@ async def match_record(request: web.Request) -> web.StreamResponse:
         "Content-Disposition": f'attachment; filename="{name}.json"'})
 
 
+def file_name(text: str, suffix: str) -> str:
+    """A downloaded file's name: ``text`` in plain characters, then ``suffix``."""
+    return (UNSAFE_IN_FILE_NAME.sub("_", text)[:100] or "tournament") + suffix
+
+
+async def tournament_standings_csv(request: web.Request) -> web.Response:
+    """The standings as a CSV file (safe to open in a spreadsheet: :mod:`arena.tournament.export`)."""
+    tid = request.match_info["id"]
+    text = await request.app[READS].tournament_standings_csv(tid)
+    return web.Response(body=text.encode(), headers={
+        "Content-Type": "text/csv; charset=utf-8",
+        "Content-Disposition": f'attachment; filename="{file_name(tid, "-standings.csv")}"'})
+
+
+#: a tournament's records as a file: its type and name's end, by the route's last part
+RECORD_FILES = {"records.jsonl": ("application/x-ndjson", "-records.jsonl"),
+                "records.zip": ("application/zip", "-records.zip")}
+
+
+async def tournament_records(request: web.Request) -> web.StreamResponse:
+    """Every finished match's record as one JSON Lines file or one zip, sent a record at a time (one
+    in memory), built off the event loop, at the pace of the reader's place among the replays. The
+    tables still sealed and the aborted matches are left out, and counted in ``X-Records-Sealed`` and
+    ``X-Records-Aborted``; a record that cannot be read once the file has begun cuts it short (a
+    broken download, never a file that looks whole)."""
+    tid = request.match_info["id"]
+    kind = request.path.rpartition("/")[2]
+    content_type, suffix = RECORD_FILES[kind]
+    export = await request.app[READS].tournament_records(tid, request.remote or "")
+    try:
+        response = web.StreamResponse(headers={
+            "Content-Type": content_type,
+            "Content-Disposition": f'attachment; filename="{file_name(tid, suffix)}"',
+            "X-Records": str(len(export.match_ids)), "X-Records-Sealed": str(export.sealed),
+            "X-Records-Aborted": str(export.aborted)})
+        await response.prepare(request)
+        zipped = ZipStream() if kind == "records.zip" else None
+        with send_timeout(request) as timeout:
+            try:
+                async for match_id, record in export.records:
+                    if request.transport is None or request.transport.is_closing():
+                        break  # the reader left
+                    piece = (jsonl_line(record) if zipped is None else
+                             await asyncio.to_thread(zipped.add, record_file_name(match_id), record))
+                    await _send(request, response, timeout, export, piece)
+                else:
+                    if zipped is not None:
+                        await _send(request, response, timeout, export, zipped.close())
+                    await timeout.send(response.write_eof())
+            except ConnectionError:
+                pass  # the reader left
+            except Stalled as e:
+                cut(request, e)
+            except ReadError as e:  # begun: its status is sent; the file is cut short
+                quiet.warning(("export", type(e).__name__), "the records of %s cut short: %s", tid[:80], e)
+                if request.transport is not None:
+                    request.transport.abort()
+        return response
+    finally:
+        export.close()
+
+
+async def _send(request: web.Request, response: web.StreamResponse, timeout: SendTimeout,
+                export: RecordsExport, data: bytes) -> None:
+    """``data`` to the reader a chunk at a time, at the pace of its place among the replays."""
+    view = memoryview(data)
+    for at in range(0, len(view), CHUNK):
+        chunk = view[at:at + CHUNK]
+        if export.place is not None:
+            await export.place.send(len(chunk))
+        await timeout.send(response.write(chunk))
+
+
 EVENT_STREAM = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
@@ -438,6 +516,9 @@ def add_routes(app: web.Application) -> None:
     app.router.add_get("/api/v1/tournaments", tournaments)
     app.router.add_get("/api/v1/tournaments/{id}", tournament)
     app.router.add_get("/api/v1/tournaments/{id}/matches", tournament_matches)
+    app.router.add_get("/api/v1/tournaments/{id}/standings.csv", tournament_standings_csv)
+    for kind in RECORD_FILES:
+        app.router.add_get(f"/api/v1/tournaments/{{id}}/{kind}", tournament_records)
     app.router.add_get("/api/v1/ladders", ladders)
     app.router.add_get("/api/v1/ladders/{pool}", ladder)
     app.router.add_get("/api/v1/schedules", schedules)

@@ -53,6 +53,7 @@ from arena.referee.replay_views import (
 from arena.referee.replays import EVENTS, MATCH, RECORD, ReplaySlot
 from arena.referee.versions import promoted
 from arena.tournament import Tournaments, UnknownTournament
+from arena.tournament.export import standings_csv
 from arena.tournament.schedule import GIVEN_SEED, Schedules
 from arena.tournament.summary import ResultSummary
 from arena.tournament.tables import sealed_reason
@@ -71,6 +72,7 @@ from arena.web.reads import (
     Page,
     Prepared,
     RatingHistory,
+    RecordsExport,
     ScheduleRow,
     ShownBoard,
     TooMany,
@@ -309,6 +311,32 @@ class NodeReads:
             ending=progress.ending_text, sprt=None if progress.sprt is None else progress.sprt.to_dict(),
         )
         return _Kept(detail, tuple(progress.in_schedule_order()))
+
+    async def tournament_standings_csv(self, tournament_id: str) -> str:
+        kept = await self._queue(self._tournament_kept, tournament_id)
+        if kept is None:
+            raise NotFound(f"no tournament {tournament_id[:80]!r}")
+        return standings_csv(kept.detail.standings)
+
+    async def tournament_records(self, tournament_id: str, peer: str = "") -> RecordsExport:
+        kept = await self._queue(self._tournament_kept, tournament_id)
+        if kept is None:
+            raise NotFound(f"no tournament {tournament_id[:80]!r}")
+        played = [r.match_id for r, _, _ in kept.in_order if r.reason is not ResultReason.ABORTED]
+        sealed = await self._queue(sealed_among, self.broker, self.store, played)  # one read or so
+        shown = tuple(m for m in played if m not in sealed)
+        slot = await self._replay_slot(peer)
+        return RecordsExport(tournament_id, shown, sealed=len(sealed),
+                             aborted=len(kept.in_order) - len(played), records=self._records(shown),
+                             place=slot)
+
+    async def _records(self, match_ids: tuple[str, ...]) -> AsyncIterator[tuple[str, bytes]]:
+        """Each match's record JSON, kept or built in the build process, one at a time."""
+        for match_id in match_ids:
+            body = await self._view(match_id, RECORD, record_view)
+            if body is None:  # gone from the queue since (a tournament forgotten): nothing to send
+                continue
+            yield match_id, body.data
 
     # ------------------------------------------------------ ladders, schedules
     # Each is read in a thread: a ladder's bots and the schedules grow with what is stored.

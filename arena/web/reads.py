@@ -367,6 +367,27 @@ class ScheduleRow:
     why: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class RecordsExport:
+    """A tournament's records to send one at a time (``records.jsonl``, ``records.zip``): those of its
+    finished matches in schedule order, less the tables still sealed (left out until every table
+    dealing their cards is over) and the aborted ones (no record is kept). ``records`` yields each
+    match id and its record's JSON, read when asked for; ``place`` is the reader's among the replays
+    running at once, which the sender gives back."""
+
+    tournament_id: str
+    match_ids: tuple[str, ...]
+    #: finished tables left out because they are still sealed, and aborted matches (no record)
+    sealed: int
+    aborted: int
+    records: AsyncIterator[tuple[str, bytes]]
+    place: Place | None = None
+
+    def close(self) -> None:
+        if self.place is not None:
+            self.place.close()
+
+
 #: the public events of a match, each as JSON (``kind`` names the event), then one
 #: ``{"kind": "result", ...}`` when the match has a result
 EventStream = AsyncIterator[dict[str, Any]]
@@ -451,6 +472,15 @@ class ArenaReads(Protocol):
                                  ) -> Page[TournamentMatchRow]:
         """The tournament's finished matches in schedule order (round, then board, then leg or
         table), a sealed table's without its end."""
+        ...
+
+    async def tournament_standings_csv(self, tournament_id: str) -> str:
+        """The tournament's standings as CSV (:func:`arena.tournament.export.standings_csv`)."""
+        ...
+
+    async def tournament_records(self, tournament_id: str, peer: str = "") -> RecordsExport:
+        """The tournament's records to send (:class:`RecordsExport`), read one at a time (``peer`` reads
+        them among the replays running at once: :class:`TooMany` past its share)."""
         ...
 
     async def ladders(self) -> list[LadderRow]:
