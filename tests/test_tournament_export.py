@@ -7,17 +7,21 @@ whose output is a pipe, exactly as ``... | tee log`` or ``> file`` makes it.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from arena.credentials import ADMIN_ENV
 from tests.cli_node import ADMIN, node_with_bots
-from tests.test_tournament_cli import Capsys, run
+from tests.test_tournament_cli import Capsys, run, wait_until_finished
 
 BIN = Path(sys.executable).parent
 #: names long enough that an 80-column table cuts them, and the numbers beside them
@@ -63,3 +67,86 @@ def test_watch_into_a_pipe_prints_whole_values_and_headers(
         assert cells == [str(s["rank"]), s["bot"], str(s["played"]), str(s["wins"]), str(s["draws"]),
                          str(s["losses"]), f"{s['score']:g}", str(s["points_for"]), str(s["points_against"]),
                          str(s["diff"])], row
+
+
+# ------------------------------------------------------------------ tournament export
+def _records(address: str, match_ids: list[str]) -> list[dict[str, Any]]:
+    from arena.remote import Remote
+
+    with Remote(address, ADMIN) as remote:
+        return [remote.get_record(m) for m in match_ids]
+
+
+@pytest.mark.slow
+def test_export_writes_the_standings_as_csv_and_the_records_as_json_lines_or_a_zip(
+    tmp_path: Path, capsys: Capsys, admin: None,
+) -> None:
+    with node_with_bots(tmp_path, ("a", "b", "c"), connect=True) as node:
+        a = node.address
+        code, _, err = run(capsys, "tournament", "create", "--format", "round-robin", "--bots", "a,b,c",
+                           "--deals", "1", "--rounds", "4", "--id", "ex", "--address", a, "--json")
+        assert code == 0, err
+        wait_until_finished(capsys, a, "ex")
+        status = json.loads(run(capsys, "tournament", "status", "ex", "--address", a, "--json")[1])
+        # the schedule's order: round 2 before round 10 (ids sorted as numbers, not as text)
+        in_order = sorted(status_ids(a), key=lambda m: [int(x) for x in m.split("-r")[1].split("-")])
+        expected = _records(a, in_order)
+        code, out, err = run(capsys, "tournament", "export", "ex", "--standings", "csv", "-o",
+                             str(tmp_path / "s.csv"), "--address", a)
+        assert code == 0, err
+        assert out == f"tournament ex: wrote the standings of 3 bots to {tmp_path / 's.csv'}\n"
+        rows = list(csv.DictReader(io.StringIO((tmp_path / "s.csv").read_text())))
+        assert [(r["rank"], r["bot"], r["played"], r["score"], r["diff"]) for r in rows] == [
+            (str(s["rank"]), s["bot"], str(s["played"]), f"{s['score']:g}", str(s["diff"]))
+            for s in status["standings"]]
+        code, out, err = run(capsys, "tournament", "export", "ex", "--records", "jsonl", "-o",
+                             str(tmp_path / "r.jsonl"), "--address", a)
+        assert code == 0 and "wrote the records of 24 matches" in out, out + err
+        lines = (tmp_path / "r.jsonl").read_text().splitlines()
+        assert [json.loads(line) for line in lines] == expected
+        code, out, err = run(capsys, "tournament", "export", "ex", "--records", "zip", "-o",
+                             str(tmp_path / "r.zip"), "--address", a)
+        assert code == 0, err
+        with zipfile.ZipFile(tmp_path / "r.zip") as z:
+            assert z.namelist() == [f"{m}.json" for m in in_order]
+            assert [json.loads(z.read(n)) for n in z.namelist()] == expected
+        # into a pipe: the file on the output, what was written said on the error stream
+        piped_out = piped("tournament", "export", "ex", "--records", "jsonl", "-o", "-", "--address", a)
+    assert piped_out.returncode == 0 and piped_out.stdout.splitlines() == lines
+    assert piped_out.stderr == "tournament ex: wrote the records of 24 matches\n"
+
+
+def status_ids(address: str) -> list[str]:
+    from belote.arena.v1 import arena_service_pb2 as apb
+
+    from arena.remote import Remote
+
+    with Remote(address, ADMIN) as remote:
+        reply = remote.call("GetTournament", apb.GetTournamentRequest(tournament_id="ex"))
+    return list(reply.tournament.finished_matches)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ([], "one of the arguments --standings --records is required"),
+    (["--standings", "csv", "--records", "zip"], "not allowed with argument"),
+    (["--records", "tar"], "invalid choice: 'tar'"),
+])
+def test_a_bad_export_is_one_error_line_and_writes_nothing(
+    tmp_path: Path, capsys: Capsys, args: list[str], message: str,
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        run(capsys, "tournament", "export", "t1", *args, "-o", str(tmp_path / "x"),
+            "--address", "127.0.0.1:9")
+    assert exited.value.code == 2 and message in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_export_refused_leaves_no_file(tmp_path: Path, capsys: Capsys, admin: None) -> None:
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    with node_with_bots(tmp_path) as node:
+        target = out_dir / "out.jsonl"
+        code, out, err = run(capsys, "tournament", "export", "nope", "--records", "jsonl", "-o", str(target),
+                             "--address", node.address)
+    assert (code, out) == (1, "") and err.startswith("error: NOT_FOUND") and len(err.splitlines()) == 1
+    assert list(out_dir.iterdir()) == []

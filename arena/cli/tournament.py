@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from arena.cli.checks import CliError, check_bot_name, check_whole, one_line
-from arena.cli.dial import admin_token, call, cluster_flags, open_remote
+from arena.cli.dial import admin_token, call, cluster_flags, open_remote, request
 from arena.hints import belote_arena
 from arena.records import MAX_DEALS, MAX_TARGET
 from arena.tournament.spec import MAX_BOTS, MAX_PAIRS, MAX_ROUNDS, TournamentError, check_callers_id
@@ -387,6 +390,85 @@ def verify(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
+def _schedule_key(match_id: str) -> list[Any]:
+    """A match id's place in its tournament's schedule: its numbers as numbers (``-r2-`` before ``-r10-``)."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", match_id)]
+
+
+def _write_to(path: str, write: Callable[[BinaryIO], object]) -> None:
+    """``write`` into ``-o PATH``: a file written beside it, then moved into place once whole (a failed
+    export leaves no half file); ``-`` the standard output."""
+    if path == "-":
+        write(sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise CliError(f"-o {path} is a folder: name the file to write")
+    temp = target.with_name(f".{target.name}.part")
+    try:
+        with temp.open("wb") as out:
+            write(out)
+        temp.replace(target)
+    except OSError as e:
+        raise CliError(f"cannot write {path}: {e.strerror}") from None
+    finally:
+        temp.unlink(missing_ok=True)
+
+
+def export(args: argparse.Namespace) -> int:
+    """Write a tournament's standings as CSV, or its records as JSON Lines or a zip (the API's files)."""
+    from arena.tournament.export import standings_csv
+
+    t = call(args, "GetTournament", tournament_id=args.id).tournament
+    notes: list[str] = []
+    if args.standings:
+        _write_to(args.output, lambda out: out.write(standings_csv(status_json(t)["standings"]).encode()))
+        what = f"the standings of {len(t.standings)} bots"
+    else:
+        counts = [0, 0, 0]  # written, sealed, aborted
+        _write_to(args.output, lambda out: _write_records(args, t, out, counts))
+        written, sealed, aborted = counts
+        what = f"the records of {written} matches"
+        if sealed:
+            notes.append(f"{sealed} sealed tables left out: their records are served once every table "
+                         f"dealing their cards is over; export again then")
+        if aborted:
+            notes.append(f"{aborted} aborted matches have no record")
+    said = sys.stderr if args.output == "-" else sys.stdout
+    where = "" if args.output == "-" else f" to {args.output}"
+    print(f"tournament {args.id}: wrote {what}{where}", file=said)
+    for note in notes:
+        print(note, file=said)
+    return 0
+
+
+def _write_records(args: argparse.Namespace, t: apb.TournamentStatus, out: BinaryIO,
+                   counts: list[int]) -> None:
+    """Each finished match's record into ``out`` in schedule order, one at a time; ``counts``: those
+    written, those left out sealed, and the aborted ones (no record)."""
+    from arena.remote import RemoteError
+    from arena.tournament.export import ZipStream, jsonl_line, record_file_name
+
+    zipped = ZipStream() if args.records == "zip" else None
+    with one_line(RemoteError), open_remote(args, admin_token(args)) as remote:
+        for match_id in sorted(t.finished_matches, key=_schedule_key):
+            try:
+                asked = request("GetMatchRecordRequest", match_id=match_id)
+                text = remote.call("GetMatchRecord", asked).record_json
+            except RemoteError as e:
+                left_out = {"FAILED_PRECONDITION": 1, "NOT_FOUND": 2}.get(e.code)  # sealed; aborted
+                if left_out is None:
+                    raise
+                counts[left_out] += 1
+                continue
+            out.write(jsonl_line(text) if zipped is None
+                      else zipped.add(record_file_name(match_id), text.encode()))
+            counts[0] += 1
+    if zipped is not None:
+        out.write(zipped.close())
+
+
 def check_audit(args: argparse.Namespace) -> None:
     from arena.tournament.audit import MAX_DEALS as MAX_AUDIT_DEALS
     from arena.tournament.detection import MAX_MARGIN_MS
@@ -552,6 +634,18 @@ def _add_tournament_parsers(tsub: Any) -> None:
                          "of a bot)")
     cluster_flags(ls)
     ls.set_defaults(func=list_)
+
+    e = tsub.add_parser("export", help="write a tournament's standings as CSV, or its records (every "
+                                       "finished match's) as JSON Lines or a zip")
+    e.add_argument("id")
+    what = e.add_mutually_exclusive_group(required=True)
+    what.add_argument("--standings", choices=["csv"], help="its standings (safe to open in a spreadsheet)")
+    what.add_argument("--records", choices=["jsonl", "zip"],
+                      help="every finished match's record (docs/records.md): one a line, or one file each in "
+                           "a zip; a table of duplicate play still sealed is left out until its twin is over")
+    e.add_argument("-o", "--output", required=True, metavar="FILE", help="the file to write (- : the output)")
+    cluster_flags(e)
+    e.set_defaults(func=export)
 
     a = tsub.add_parser("audit", help="flag bots that play better once they could have seen a deal at "
                                       "another table (admin; docs/detection.md)")
