@@ -190,6 +190,10 @@ def print_standings(status: dict[str, Any], args: argparse.Namespace) -> None:
         print(status["duplicate_note"])
     elif status["duplicate"]:
         print(f"{status['duplicate']} duplicate: no bot sees a deal from two seats")
+    if status["duplicate"]:
+        from arena.tournament.spec import DUPLICATE_SCORING
+
+        print(DUPLICATE_SCORING.get(status["duplicate"], ""))
     if status["ending"]:
         print(status["ending"])
     if status["secret"]:

@@ -309,6 +309,7 @@ class NodeReads:
             finished_matches=progress.finished, ended_at=ending.ended_at, ended_reason=ending.ended_reason,
             secret_revealed_at=ending.revealed_at, secret_revealed_reason=ending.revealed_reason,
             ending=progress.ending_text, sprt=None if progress.sprt is None else progress.sprt.to_dict(),
+            duplicate_scoring=spec.duplicate_scoring,
         )
         return _Kept(detail, tuple(progress.in_schedule_order()))
 

@@ -266,6 +266,8 @@ class TournamentDetail:
     #: the sprt format's test (:meth:`arena.tournament.sprt.SprtState.to_dict`: its LLR and bounds, the
     #: pairs counted and set aside, the Elo estimate and its 95% interval); None for other formats
     sprt: dict[str, Any] | None = None
+    #: how a game of its duplicate mode is scored (:data:`arena.tournament.spec.DUPLICATE_SCORING`); ""
+    duplicate_scoring: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
