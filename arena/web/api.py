@@ -1,7 +1,9 @@
 """The JSON API under ``/api/v1/``: reads only, each a 4xx JSON error on bad input, never a traceback.
 
 - ``pools``: the rating pools and methods;
-- ``leaderboard?pool=&method=bt|elo|openskill&offset=&limit=``;
+- ``leaderboard?pool=&method=bt|elo|openskill&offset=&limit=&q=``: ``q`` keeps the bots whose name
+  holds it (any case), each at its rank in the pool; each row says whether its bot is ``connected``
+  now (to any node) and whether its rating is ``provisional`` (too few games or too wide an interval);
 - ``bots?offset=&limit=``, ``bots/{name}`` (its ratings per pool, its recent matches),
   ``bots/{name}/history?pool=`` (its online Elo in a pool as it went), ``bots/{name}/versions`` (the
   versions it connected with, newest first, and its latest SPRT of a new version: docs/web.md);
@@ -272,7 +274,14 @@ async def leaderboard(request: web.Request) -> web.Response:
         raise BadRequest(f"method must be one of {', '.join(METHODS)}, not {method[:40]!r}")
     offset, limit = page_of(request)
     pool = request.query.get("pool", "")  # "": the preset pool with the most games
-    return web.json_response((await reads.leaderboard(pool, method, offset, limit)).to_json())
+    search = request.query.get("q", "").strip()
+    if len(search) > MAX_SEARCH:
+        raise BadRequest(f"q (a part of a bot's name) is at most {MAX_SEARCH} characters, not {len(search)}")
+    return web.json_response((await reads.leaderboard(pool, method, offset, limit, search)).to_json())
+
+
+#: the longest search of the leaderboard: a bot's name's
+MAX_SEARCH = 64
 
 
 #: why a node may have no rating pool, and what to do about it

@@ -105,17 +105,24 @@ class ShownBoard:
     """A page of a pool's leaderboard as the site shows it: each bot at the version it plays as (its
     promoted one, :mod:`arena.referee.versions`), said beside its name in each row's JSON as
     ``version`` and ``promoted_how`` (first, sprt or hand; "" for a bot that never said a version);
-    the row rates that version, and ``version_games`` says how many of its games it played."""
+    the row rates that version, and ``version_games`` says how many of its games it played. Each row
+    also says whether its bot is ``connected`` now (to some node of the cluster; None where not
+    known) and whether its rating is ``provisional`` (:func:`arena.ratings.leaderboard.is_provisional`)."""
 
     board: Leaderboard
     #: per entry, in order: (its promoted version, how it was promoted)
     shown: tuple[tuple[str, str], ...]
+    #: per entry, in order: whether its bot is connected now (empty: not known)
+    connected: tuple[bool, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out = self.board.to_json()
         for row, (version, how) in zip(out["entries"], self.shown, strict=True):
             # the version the row rates (the leaderboard's: the promoted one), else the registry's
             row["version"], row["promoted_how"] = row.get("version") or version, how
+        on = self.connected or (None,) * len(out["entries"])
+        for row, connected in zip(out["entries"], on, strict=True):
+            row["connected"] = connected
         return out
 
 
@@ -449,7 +456,11 @@ class ArenaReads(Protocol):
         """The rating pools, the default one first."""
         ...
 
-    async def leaderboard(self, pool: str, method: Method, offset: int, limit: int) -> ShownBoard: ...
+    async def leaderboard(self, pool: str, method: Method, offset: int, limit: int,
+                          search: str = "") -> ShownBoard:
+        """A page of ``pool``'s board (with ``search``: of its bots whose name holds it, any case), each
+        row saying whether its bot is connected now."""
+        ...
 
     async def rating_history(self, pool: str, bot: str) -> RatingHistory:
         """``bot``'s online Elo in ``pool`` as it went (:class:`RatingHistory`)."""
