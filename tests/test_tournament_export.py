@@ -7,6 +7,7 @@ whose output is a pipe, exactly as ``... | tee log`` or ``> file`` makes it.
 
 from __future__ import annotations
 
+import argparse
 import csv
 import io
 import json
@@ -150,3 +151,19 @@ def test_an_export_refused_leaves_no_file(tmp_path: Path, capsys: Capsys, admin:
                              "--address", node.address)
     assert (code, out) == (1, "") and err.startswith("error: NOT_FOUND") and len(err.splitlines()) == 1
     assert list(out_dir.iterdir()) == []
+
+
+def test_status_says_how_a_duplicate_game_is_scored(capsys: Capsys) -> None:
+    from belote.arena.v1 import arena_service_pb2 as apb
+
+    from arena.cli.tournament import print_standings, status_json
+
+    for mode, said in (("field", "a side can lose both its matches and still win its game"),
+                       ("mirror", "the same deals twice, the hands exchanged between the legs"), ("", None)):
+        spec = apb.TournamentSpec(tournament_id="d", format="swiss", duplicate_mode=mode)
+        print_standings(status_json(apb.TournamentStatus(spec=spec, state="running")), argparse.Namespace())
+        printed = capsys.readouterr().out
+        if said is None:
+            assert "How a game is scored" not in printed
+        else:
+            assert "How a game is scored" in printed and said in printed

@@ -433,18 +433,22 @@ def export(args: argparse.Namespace) -> int:
         counts = [0, 0, 0]  # written, sealed, aborted
         _write_to(args.output, lambda out: _write_records(args, t, out, counts))
         written, sealed, aborted = counts
-        what = f"the records of {written} matches"
+        what = f"the records of {_count(written, 'match', 'matches')}"
         if sealed:
-            notes.append(f"{sealed} sealed tables left out: their records are served once every table "
-                         f"dealing their cards is over; export again then")
+            notes.append(f"{_count(sealed, 'sealed table', 'sealed tables')} left out: a record is served "
+                         f"once every table dealing its cards is over; export again then")
         if aborted:
-            notes.append(f"{aborted} aborted matches have no record")
+            notes.append(f"{_count(aborted, 'aborted match has', 'aborted matches have')} no record")
     said = sys.stderr if args.output == "-" else sys.stdout
     where = "" if args.output == "-" else f" to {args.output}"
     print(f"tournament {args.id}: wrote {what}{where}", file=said)
     for note in notes:
         print(note, file=said)
     return 0
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
 
 
 def _write_records(args: argparse.Namespace, t: apb.TournamentStatus, out: BinaryIO,

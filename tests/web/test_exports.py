@@ -23,6 +23,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from arena.cli import main
 from arena.engine import Ruleset
 from arena.tournament import TournamentSpec
 from arena.tournament.export import STANDINGS_COLUMNS, ZipStream, csv_cell, standings_csv
@@ -30,6 +31,12 @@ from tests.web.site import ADMIN, TOURNAMENT, Site, get
 from tests.web.test_replay_page import HeldAt
 
 Fetched = tuple[int, dict[str, str], bytes]
+
+
+def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
 def fetch(site: Site, path: str, token: str = "") -> Fetched:
@@ -119,11 +126,15 @@ def test_a_node_with_private_reads_exports_to_its_readers_only(tmp_path: Path) -
 
 @pytest.mark.security
 @pytest.mark.slow
-def test_a_sealed_table_is_left_out_of_the_records_until_its_twin_is_over(tmp_path: Path) -> None:
+def test_a_sealed_table_is_left_out_of_the_records_until_its_twin_is_over(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
     """Field duplicate: tables 0 and 1 of the first quartet deal the same cards. While table 1 is
     held, every other table is over: the records hold all of them but table 0 (sealed, counted in
     X-Records-Sealed), and none of table 0's cards nor its seed; once table 1 is over, all twelve."""
     t0, t1 = "fx-r1-0-t0", "fx-r1-0-t1"
+    admin_file = tmp_path / "admin.token"
+    admin_file.write_text(ADMIN)
     gate = threading.Event()
     site = Site(tmp_path, players={n: HeldAt(t1, gate, i) for i, n in enumerate("abcd")}, tournament=False)
     try:
@@ -147,6 +158,15 @@ def test_a_sealed_table_is_left_out_of_the_records_until_its_twin_is_over(tmp_pa
             early.append(body)
         ids = [r["match_id"] for r in jsonl(early[0])]
         assert t0 not in ids and t1 not in ids and len(ids) == 10
+        # the command line's export leaves it out too, and says so
+        out = tmp_path / "fx.jsonl"
+        code, said, err = cli(capsys, "tournament", "export", "fx", "--records", "jsonl", "-o", str(out),
+                              "--address", site.running.address, "--admin-token-file", str(admin_file))
+        assert code == 0, err
+        assert said.splitlines() == [f"tournament fx: wrote the records of 10 matches to {out}",
+                                     "1 sealed table left out: a record is served once every table dealing "
+                                     "its cards is over; export again then"]
+        assert out.read_bytes() == early[0]
         assert [name for name, _ in unzipped(early[1])] == [f"{m}.json" for m in ids]
         gate.set()
         deadline = time.monotonic() + 60
