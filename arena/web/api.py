@@ -470,7 +470,7 @@ async def tournament_records(request: web.Request) -> web.StreamResponse:
                     request.transport.abort()
         return response
     finally:
-        export.close()
+        await export.close()
 
 
 async def _send(request: web.Request, response: web.StreamResponse, timeout: SendTimeout,

@@ -16,7 +16,7 @@ import asyncio
 import functools
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 
@@ -364,7 +364,7 @@ class NodeReads:
                              aborted=len(kept.in_order) - len(played), records=self._records(shown),
                              place=slot)
 
-    async def _records(self, match_ids: tuple[str, ...]) -> AsyncIterator[tuple[str, bytes]]:
+    async def _records(self, match_ids: tuple[str, ...]) -> AsyncGenerator[tuple[str, bytes], None]:
         """Each match's record JSON, kept or built in the build process, one at a time."""
         for match_id in match_ids:
             body = await self._view(match_id, RECORD, record_view)

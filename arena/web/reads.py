@@ -9,7 +9,7 @@ to a 4xx (or 503) JSON error.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import asdict, dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -389,12 +389,16 @@ class RecordsExport:
     #: finished tables left out because they are still sealed, and aborted matches (no record)
     sealed: int
     aborted: int
-    records: AsyncIterator[tuple[str, bytes]]
+    records: AsyncGenerator[tuple[str, bytes], None]
     place: Place | None = None
 
-    def close(self) -> None:
-        if self.place is not None:
-            self.place.close()
+    async def close(self) -> None:
+        """Stop reading the records (a reader that left) and give the reader's place back."""
+        try:
+            await self.records.aclose()
+        finally:
+            if self.place is not None:
+                self.place.close()
 
 
 #: the public events of a match, each as JSON (``kind`` names the event), then one

@@ -215,3 +215,27 @@ def test_a_zip_written_a_file_at_a_time_holds_only_that_file() -> None:
     assert all(0 < len(p) < 5000 for p in pieces)  # each entry's bytes, compressed, no more
     files = unzipped(b"".join([*pieces, z.close()]))
     assert [(name, r["i"]) for name, r in files] == [("m0.json", 0), ("m1.json", 1), ("m2.json", 2)]
+
+
+@pytest.mark.reliability
+def test_readers_who_leave_mid_file_give_their_place_back(site: Site) -> None:
+    """Each download holds one of its address's places among the replays (past them, a 429); a reader
+    who hangs up after the first bytes gives it back as soon as the node notices, within a second:
+    three times as many such readers as places, one after the other, each gets one; then a whole
+    download."""
+    url = f"{site.url}/api/v1/tournaments/{TOURNAMENT}/records.zip"
+    for _ in range(3 * site.limits.max_replays_per_address):
+        deadline = time.monotonic() + 1.0
+        while True:
+            try:
+                with urllib.request.urlopen(url, timeout=30) as r:
+                    assert r.read(64)[:2] == b"PK"
+                break
+            except urllib.error.HTTPError as e:
+                assert e.code == 429 and time.monotonic() < deadline, "a place was not given back"
+                time.sleep(0.05)
+    deadline = time.monotonic() + 1.0
+    while (got := fetch(site, f"/api/v1/tournaments/{TOURNAMENT}/records.jsonl"))[0] == 429:
+        assert time.monotonic() < deadline, "a place was not given back"
+        time.sleep(0.05)
+    assert got[0] == 200 and len(jsonl(got[2])) == 12
