@@ -23,7 +23,12 @@ from arena.records import side_name
 
 
 class RemoteError(Exception):
-    """A gRPC call failed: printed as one line by the CLI."""
+    """A gRPC call failed: printed as one line by the CLI. ``code``: its status's name
+    (``NOT_FOUND``), "" when no node answered the call."""
+
+    def __init__(self, message: str, code: str = "") -> None:
+        super().__init__(message)
+        self.code = code
 
 
 Credentials = grpc.ChannelCredentials | None
@@ -140,7 +145,7 @@ class Remote:
             detail = unreachable(self.address, detail, self.tls)
         if code == grpc.StatusCode.UNAUTHENTICATED and not self._metadata and self.no_token_note:
             detail = f"{detail}: {self.no_token_note}"
-        return RemoteError(f"{code.name}: {detail}")
+        return RemoteError(f"{code.name}: {detail}", code.name)
 
     # bots
     def register_bot(self, name: str, invite: str = "", ladder: bool = False,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import socket
+import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -174,6 +175,12 @@ def test_many_nodes_as_printed(walkthrough: Walkthrough) -> None:
         matches = int(re.search(r"(\d+)/\1 matches", standings).group(1))  # type: ignore[union-attr]
         verified = walkthrough.output("belote-arena verify")
         assert f"deals of its {matches} matches are the ones it dealt" in verified, verified
+        # the exports: the standings a row a bot, every match's record a file of the zip
+        fresh = walkthrough.shell.cwd
+        rows = (fresh / "league.csv").read_text().splitlines()
+        assert rows[0].startswith("rank,bot,played") and len(rows) == 5, rows
+        with zipfile.ZipFile(fresh / "league.zip") as z:
+            assert len(z.namelist()) == matches and all(n.startswith("league-r") for n in z.namelist())
 
         logs = walkthrough.stop_nodes()
         assert len(logs) == 2

@@ -13,17 +13,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
+import sys
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from arena.cli.checks import CliError, check_bot_name, check_whole, one_line
-from arena.cli.dial import admin_token, call, cluster_flags, open_remote
+from arena.cli.dial import admin_token, call, cluster_flags, open_remote, request
 from arena.hints import belote_arena
 from arena.records import MAX_DEALS, MAX_TARGET
 from arena.tournament.spec import MAX_BOTS, MAX_PAIRS, MAX_ROUNDS, TournamentError, check_callers_id
 
 if TYPE_CHECKING:  # the command line imports grpc only when one of these commands runs
     from belote.arena.v1 import arena_service_pb2 as apb
+    from rich.console import Console
 
 
 # What a command is given is checked before a node is called: a bad value is one line, exit 1.
@@ -139,8 +144,24 @@ def _standing_json(s: apb.Standing) -> dict[str, Any]:
             "buchholz": s.buchholz if s.HasField("buchholz") else None}
 
 
-def print_standings(status: dict[str, Any], args: argparse.Namespace) -> None:
+def on_terminal() -> bool:
+    """Whether the output is a terminal (not a pipe, nor a file)."""
+    return sys.stdout.isatty()
+
+
+def console() -> Console:
+    """rich's console for a table: a terminal's width on a terminal; into a pipe or a file, as wide as
+    the table (a log keeps every value whole, never cut to a terminal's 80 columns with an ellipsis)."""
     from rich.console import Console
+
+    return Console() if on_terminal() else Console(width=UNCUT_WIDTH, no_color=True)
+
+
+#: the width of a table printed off a terminal: wider than any (its columns take what they need)
+UNCUT_WIDTH = 10_000
+
+
+def print_standings(status: dict[str, Any], args: argparse.Namespace) -> None:
     from rich.table import Table
 
     title = (f"{status['tournament_id']} ({status['format']}, {status['state']}): "
@@ -152,7 +173,7 @@ def print_standings(status: dict[str, Any], args: argparse.Namespace) -> None:
         table.add_row(str(s["rank"]), s["bot"], str(s["played"]), str(s["wins"]), str(s["draws"]),
                       str(s["losses"]), f"{s['score']:g}", str(s["points_for"]), str(s["points_against"]),
                       str(s["diff"]))
-    Console().print(table)
+    console().print(table)
     if "sprt" in status:
         from arena.tournament.sprt import elo_text
 
@@ -169,6 +190,10 @@ def print_standings(status: dict[str, Any], args: argparse.Namespace) -> None:
         print(status["duplicate_note"])
     elif status["duplicate"]:
         print(f"{status['duplicate']} duplicate: no bot sees a deal from two seats")
+    if status["duplicate"]:
+        from arena.tournament.spec import DUPLICATE_SCORING
+
+        print(DUPLICATE_SCORING.get(status["duplicate"], ""))
     if status["ending"]:
         print(status["ending"])
     if status["secret"]:
@@ -188,6 +213,33 @@ def status(args: argparse.Namespace) -> int:
     if not args.watch:
         print_standings(_status(args), args)
         return 0
+    st = _watch(args) if on_terminal() else _watch_lines(args)
+    print_standings(st, args)
+    return 0
+
+
+def _over(st: dict[str, Any]) -> bool:
+    """Over, and none of its matches can still be played (its secret is out)."""
+    return st["state"] in ("finished", "cancelled") and bool(st["secret"])
+
+
+def _watch_lines(args: argparse.Namespace) -> dict[str, Any]:
+    """``--watch`` into a pipe or a file: a line each time its progress changes (a bar redrawn in place
+    is a terminal's), then its status once it is over."""
+    said = ""
+    while True:
+        st = _status(args)
+        line = f"{args.id} ({st['state']}): {st['matches_done']}/{st['matches_scheduled']} matches"
+        if line != said:
+            print(line, flush=True)
+            said = line
+        if _over(st):
+            return st
+        time.sleep(args.interval)
+
+
+def _watch(args: argparse.Namespace) -> dict[str, Any]:
+    """``--watch`` on a terminal: a progress bar until it is over, then its status."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -197,11 +249,9 @@ def status(args: argparse.Namespace) -> int:
             st = _status(args)
             bar.update(task, completed=st["matches_done"], total=st["matches_scheduled"],
                        description=f"{args.id} ({st['state']})")
-            if st["state"] in ("finished", "cancelled") and st["secret"]:
-                break  # over, and none of its matches can still be played
+            if _over(st):
+                return st
             time.sleep(args.interval)
-    print_standings(st, args)
-    return 0
 
 
 def cancel(args: argparse.Namespace) -> int:
@@ -344,6 +394,89 @@ def verify(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
+def _schedule_key(match_id: str) -> list[Any]:
+    """A match id's place in its tournament's schedule: its numbers as numbers (``-r2-`` before ``-r10-``)."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", match_id)]
+
+
+def _write_to(path: str, write: Callable[[BinaryIO], object]) -> None:
+    """``write`` into ``-o PATH``: a file written beside it, then moved into place once whole (a failed
+    export leaves no half file); ``-`` the standard output."""
+    if path == "-":
+        write(sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise CliError(f"-o {path} is a folder: name the file to write")
+    temp = target.with_name(f".{target.name}.part")
+    try:
+        with temp.open("wb") as out:
+            write(out)
+        temp.replace(target)
+    except OSError as e:
+        raise CliError(f"cannot write {path}: {e.strerror}") from None
+    finally:
+        temp.unlink(missing_ok=True)
+
+
+def export(args: argparse.Namespace) -> int:
+    """Write a tournament's standings as CSV, or its records as JSON Lines or a zip (the API's files)."""
+    from arena.tournament.export import standings_csv
+
+    t = call(args, "GetTournament", tournament_id=args.id).tournament
+    notes: list[str] = []
+    if args.standings:
+        _write_to(args.output, lambda out: out.write(standings_csv(status_json(t)["standings"]).encode()))
+        what = f"the standings of {len(t.standings)} bots"
+    else:
+        counts = [0, 0, 0]  # written, sealed, aborted
+        _write_to(args.output, lambda out: _write_records(args, t, out, counts))
+        written, sealed, aborted = counts
+        what = f"the records of {_count(written, 'match', 'matches')}"
+        if sealed:
+            notes.append(f"{_count(sealed, 'sealed table', 'sealed tables')} left out: a record is served "
+                         f"once every table dealing its cards is over; export again then")
+        if aborted:
+            notes.append(f"{_count(aborted, 'aborted match has', 'aborted matches have')} no record")
+    said = sys.stderr if args.output == "-" else sys.stdout
+    where = "" if args.output == "-" else f" to {args.output}"
+    print(f"tournament {args.id}: wrote {what}{where}", file=said)
+    for note in notes:
+        print(note, file=said)
+    return 0
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def _write_records(args: argparse.Namespace, t: apb.TournamentStatus, out: BinaryIO,
+                   counts: list[int]) -> None:
+    """Each finished match's record into ``out`` in schedule order, one at a time; ``counts``: those
+    written, those left out sealed, and the aborted ones (no record)."""
+    from arena.remote import RemoteError
+    from arena.tournament.export import ZipStream, jsonl_line, record_file_name
+
+    zipped = ZipStream() if args.records == "zip" else None
+    with one_line(RemoteError), open_remote(args, admin_token(args)) as remote:
+        for match_id in sorted(t.finished_matches, key=_schedule_key):
+            try:
+                asked = request("GetMatchRecordRequest", match_id=match_id)
+                text = remote.call("GetMatchRecord", asked).record_json
+            except RemoteError as e:
+                left_out = {"FAILED_PRECONDITION": 1, "NOT_FOUND": 2}.get(e.code)  # sealed; aborted
+                if left_out is None:
+                    raise
+                counts[left_out] += 1
+                continue
+            out.write(jsonl_line(text) if zipped is None
+                      else zipped.add(record_file_name(match_id), text.encode()))
+            counts[0] += 1
+    if zipped is not None:
+        out.write(zipped.close())
+
+
 def check_audit(args: argparse.Namespace) -> None:
     from arena.tournament.audit import MAX_DEALS as MAX_AUDIT_DEALS
     from arena.tournament.detection import MAX_MARGIN_MS
@@ -375,7 +508,6 @@ def _rate(agree: int, count: int) -> str:
 
 
 def print_audit(audit: dict[str, Any]) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(title=f"{audit['tournament_id']}: agreement with perfect-information play")
@@ -387,7 +519,7 @@ def print_audit(audit: dict[str, Any]) -> None:
         table.add_row(b["bot"], _rate(b["unseen_agree"], b["unseen"]), _rate(b["seen_agree"], b["seen"]),
                       str(b["ambiguous"] + b["untimed"]), str(b["deals"]), diff, p,
                       "FLAGGED" if b["flagged"] else "")
-    Console().print(table)
+    console().print(table)
     print(f"unseen: card decisions answered before the bot was shown that deal at another table; seen: "
           f"after. Flagged: p < {audit['alpha']:g} with at least {audit['min_deals']} deals compared.")
     print(f"{audit['deals_audited']} of {audit['deals_total']} deals audited, {audit['decisions']} "
@@ -510,6 +642,18 @@ def _add_tournament_parsers(tsub: Any) -> None:
                          "of a bot)")
     cluster_flags(ls)
     ls.set_defaults(func=list_)
+
+    e = tsub.add_parser("export", help="write a tournament's standings as CSV, or its records (every "
+                                       "finished match's) as JSON Lines or a zip")
+    e.add_argument("id")
+    what = e.add_mutually_exclusive_group(required=True)
+    what.add_argument("--standings", choices=["csv"], help="its standings (safe to open in a spreadsheet)")
+    what.add_argument("--records", choices=["jsonl", "zip"],
+                      help="every finished match's record (docs/records.md): one a line, or one file each in "
+                           "a zip; a table of duplicate play still sealed is left out until its twin is over")
+    e.add_argument("-o", "--output", required=True, metavar="FILE", help="the file to write (- : the output)")
+    cluster_flags(e)
+    e.set_defaults(func=export)
 
     a = tsub.add_parser("audit", help="flag bots that play better once they could have seen a deal at "
                                       "another table (admin; docs/detection.md)")

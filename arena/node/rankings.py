@@ -128,8 +128,9 @@ class Rankings:
         return best
 
     def leaderboard(self, pool: str = "", method: str = "bt", offset: int = 0,
-                    limit: int = DEFAULT_LIMIT) -> Leaderboard:
-        """One page of a pool's ranking; :class:`UnknownPool` or :class:`BadRequest` for bad input."""
+                    limit: int = DEFAULT_LIMIT, search: str = "") -> Leaderboard:
+        """One page of a pool's ranking (with ``search``: of its bots whose name holds it, any case,
+        each at its rank in the pool); :class:`UnknownPool` or :class:`BadRequest` for bad input."""
         if method not in METHODS:
             raise BadRequest(f"method must be one of {', '.join(METHODS)}, not {method!r}")
         if not 0 <= offset <= MAX_OFFSET:
@@ -141,6 +142,8 @@ class Rankings:
         if not pool:
             return Leaderboard(pool="", method=method, total=0, offset=offset, entries=())
         board = self._board(pool, method)
+        if search:
+            board = board.matching(search)
         return Leaderboard(pool=board.pool, method=board.method, total=board.total, offset=offset,
                            entries=board.entries[offset:offset + limit])
 

@@ -25,6 +25,25 @@ Method = Literal["bt", "elo", "openskill"]
 METHODS: tuple[Method, ...] = ("bt", "elo", "openskill")
 
 
+#: a rating is *provisional* (marked so on the leaderboard) while its bot has played fewer than this many
+#: games in the pool, or while its 95% interval reaches further than :data:`PROVISIONAL_HALF_WIDTH` on
+#: either side of it: its rank may still move far on the next few games
+PROVISIONAL_GAMES = 10
+#: the rating's standard error past which it is provisional, in Elo points: lichess's rule (a Glicko
+#: deviation above 110), so that a bot is provisional here when it would be there
+PROVISIONAL_SD = 110.0
+#: the half-width of a 95% interval at that standard error (about 216 Elo points)
+PROVISIONAL_HALF_WIDTH = 1.959963984540054 * PROVISIONAL_SD
+
+
+def is_provisional(games: int, low: float | None, high: float | None) -> bool:
+    """Whether a rating with ``games`` games and that 95% interval (None: none, as the online Elo's) is
+    provisional (:data:`PROVISIONAL_GAMES`, :data:`PROVISIONAL_HALF_WIDTH`)."""
+    if games < PROVISIONAL_GAMES:
+        return True
+    return low is not None and high is not None and (high - low) / 2 > PROVISIONAL_HALF_WIDTH
+
+
 @dataclass(frozen=True, slots=True)
 class Entry:
     rank: int
@@ -48,6 +67,15 @@ class Entry:
     #: version promoted since its last game here, rated from the one before it: see the module)
     version_games: int = 0
 
+    @property
+    def provisional(self) -> bool:
+        """Too few games, or too wide an interval, for its rank to be settled (:func:`is_provisional`;
+        a row rating a version counts that version's games)."""
+        return is_provisional(self.version_games if self.version else self.games, self.low, self.high)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "provisional": self.provisional}
+
 
 @dataclass(frozen=True, slots=True)
 class Leaderboard:
@@ -60,7 +88,15 @@ class Leaderboard:
 
     def to_json(self) -> dict[str, Any]:
         return {"pool": self.pool, "method": self.method, "total": self.total, "offset": self.offset,
-                "entries": [asdict(e) for e in self.entries]}
+                "entries": [e.to_json() for e in self.entries],
+                "provisional_rule": {"games": PROVISIONAL_GAMES, "half_width": PROVISIONAL_HALF_WIDTH}}
+
+    def matching(self, text: str) -> Leaderboard:
+        """The entries whose bot's name holds ``text`` (any case), each at its rank in the whole
+        board; ``total`` counts them. The board is whole (offset 0): page the result."""
+        needle = text.casefold()
+        found = tuple(e for e in self.entries if needle in e.bot.casefold())
+        return Leaderboard(pool=self.pool, method=self.method, total=len(found), offset=0, entries=found)
 
 
 #: ratings closer than this share a rank

@@ -32,6 +32,22 @@ FIELD_MIN_PARTNERS = 8
 #: what mirror duplicate exposes, said wherever a mirror tournament is created or shown
 MIRROR_NOTE = ("mirror duplicate: both legs seen by both bots (each holds in one leg the hands its "
                "opponent held in the other, so a bot that remembers hands knows them)")
+#: how a game of each duplicate mode is scored, said wherever its standings are shown: a side of field
+#: duplicate may lose both its matches and win its game, which reads as a mistake unless it is said
+DUPLICATE_SCORING: dict[str, str] = {
+    "field": ("How a game is scored: each deal is played at two tables, and a side is compared with the "
+              "side that held the same cards at the other table, against the same two opponents. A side's "
+              "difference is its deal points minus its opponents' at its two tables; of the two sides "
+              "compared, the better difference wins the game, and the standings' diff adds up the "
+              "margins. So a side can lose both its matches and still win its game, when the side that "
+              "held its cards lost them by more: lost 510-720 and 430-700 (-480) against 0-1720 twice "
+              "(-3440) is a win by 2960. A forfeit at any of the four tables decides both games by the "
+              "sides' match results instead."),
+    "mirror": ("How a game is scored: the two bots play the same deals twice, the hands exchanged between "
+               "the legs. A bot's difference is its deal points minus its opponent's over both legs; the "
+               "better difference wins the game, and the standings' diff adds up the margins. A forfeit "
+               "decides the game by the legs' match results instead."),
+}
 
 #: the most bots, rounds and SPRT pairs a tournament may have: a tournament is created by one call,
 #: and what it schedules must stay within what the arena's nodes and its queue can hold
@@ -315,6 +331,11 @@ class TournamentSpec:
     def duplicate_note(self) -> str:
         """What its duplicate mode lets a bot see that it should not, said where it is shown ("": nothing)."""
         return MIRROR_NOTE if self.duplicate == "mirror" else ""
+
+    @property
+    def duplicate_scoring(self) -> str:
+        """How a game of its duplicate mode is scored (:data:`DUPLICATE_SCORING`; "": no duplicate)."""
+        return DUPLICATE_SCORING.get(self.duplicate, "")
 
     @property
     def sprt_options(self) -> SprtOptions:

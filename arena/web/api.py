@@ -1,7 +1,9 @@
 """The JSON API under ``/api/v1/``: reads only, each a 4xx JSON error on bad input, never a traceback.
 
 - ``pools``: the rating pools and methods;
-- ``leaderboard?pool=&method=bt|elo|openskill&offset=&limit=``;
+- ``leaderboard?pool=&method=bt|elo|openskill&offset=&limit=&q=``: ``q`` keeps the bots whose name
+  holds it (any case), each at its rank in the pool; each row says whether its bot is ``connected``
+  now (to any node) and whether its rating is ``provisional`` (too few games or too wide an interval);
 - ``bots?offset=&limit=``, ``bots/{name}`` (its ratings per pool, its recent matches),
   ``bots/{name}/history?pool=`` (its online Elo in a pool as it went), ``bots/{name}/versions`` (the
   versions it connected with, newest first, and its latest SPRT of a new version: docs/web.md);
@@ -9,6 +11,9 @@
   version tests (the arena's own, listed apart), each page saying how many of the other kind there are
   (``apart``); ``tournaments/{id}`` (progress, standings, crosstable),
   ``tournaments/{id}/matches?offset=&limit=`` (its finished matches in schedule order);
+  ``tournaments/{id}/standings.csv`` (its standings, a file safe in a spreadsheet),
+  ``tournaments/{id}/records.jsonl`` and ``records.zip`` (every finished match's record, a sealed
+  table's once it is no longer sealed, in one file sent a record at a time);
 - ``ladders`` (each pool's ladder: its setting and bot count), ``ladders/{pool}?offset=&limit=``
   (its setting, bots, matches in progress, and the pool's standings with intervals);
 - ``schedules?offset=&limit=``: the scheduled tournaments, each with its next occurrence and what to
@@ -43,6 +48,7 @@ from arena.edge.quietlog import QuietLog
 from arena.ratings.leaderboard import METHODS
 from arena.referee.replay_views import SSE_END, sse_frame
 from arena.referee.replays import SendTimeout, Stalled
+from arena.tournament.export import ZipStream, jsonl_line, record_file_name
 from arena.web.reads import (
     MAX_LIMIT,
     MAX_OFFSET,
@@ -52,6 +58,7 @@ from arena.web.reads import (
     NotFound,
     Prepared,
     ReadError,
+    RecordsExport,
     TooMany,
     TooSlow,
     Unauthorized,
@@ -267,7 +274,14 @@ async def leaderboard(request: web.Request) -> web.Response:
         raise BadRequest(f"method must be one of {', '.join(METHODS)}, not {method[:40]!r}")
     offset, limit = page_of(request)
     pool = request.query.get("pool", "")  # "": the preset pool with the most games
-    return web.json_response((await reads.leaderboard(pool, method, offset, limit)).to_json())
+    search = request.query.get("q", "").strip()
+    if len(search) > MAX_SEARCH:
+        raise BadRequest(f"q (a part of a bot's name) is at most {MAX_SEARCH} characters, not {len(search)}")
+    return web.json_response((await reads.leaderboard(pool, method, offset, limit, search)).to_json())
+
+
+#: the longest search of the leaderboard: a bot's name's
+MAX_SEARCH = 64
 
 
 #: why a node may have no rating pool, and what to do about it
@@ -397,6 +411,79 @@ async def match_record(request: web.Request) -> web.StreamResponse:
         "Content-Disposition": f'attachment; filename="{name}.json"'})
 
 
+def file_name(text: str, suffix: str) -> str:
+    """A downloaded file's name: ``text`` in plain characters, then ``suffix``."""
+    return (UNSAFE_IN_FILE_NAME.sub("_", text)[:100] or "tournament") + suffix
+
+
+async def tournament_standings_csv(request: web.Request) -> web.Response:
+    """The standings as a CSV file (safe to open in a spreadsheet: :mod:`arena.tournament.export`)."""
+    tid = request.match_info["id"]
+    text = await request.app[READS].tournament_standings_csv(tid)
+    return web.Response(body=text.encode(), headers={
+        "Content-Type": "text/csv; charset=utf-8",
+        "Content-Disposition": f'attachment; filename="{file_name(tid, "-standings.csv")}"'})
+
+
+#: a tournament's records as a file: its type and name's end, by the route's last part
+RECORD_FILES = {"records.jsonl": ("application/x-ndjson", "-records.jsonl"),
+                "records.zip": ("application/zip", "-records.zip")}
+
+
+async def tournament_records(request: web.Request) -> web.StreamResponse:
+    """Every finished match's record as one JSON Lines file or one zip, sent a record at a time (one
+    in memory), built off the event loop, at the pace of the reader's place among the replays. The
+    tables still sealed and the aborted matches are left out, and counted in ``X-Records-Sealed`` and
+    ``X-Records-Aborted``; a record that cannot be read once the file has begun cuts it short (a
+    broken download, never a file that looks whole)."""
+    tid = request.match_info["id"]
+    kind = request.path.rpartition("/")[2]
+    content_type, suffix = RECORD_FILES[kind]
+    export = await request.app[READS].tournament_records(tid, request.remote or "")
+    try:
+        response = web.StreamResponse(headers={
+            "Content-Type": content_type,
+            "Content-Disposition": f'attachment; filename="{file_name(tid, suffix)}"',
+            "X-Records": str(len(export.match_ids)), "X-Records-Sealed": str(export.sealed),
+            "X-Records-Aborted": str(export.aborted)})
+        await response.prepare(request)
+        zipped = ZipStream() if kind == "records.zip" else None
+        with send_timeout(request) as timeout:
+            try:
+                async for match_id, record in export.records:
+                    if request.transport is None or request.transport.is_closing():
+                        break  # the reader left
+                    piece = (jsonl_line(record) if zipped is None else
+                             await asyncio.to_thread(zipped.add, record_file_name(match_id), record))
+                    await _send(request, response, timeout, export, piece)
+                else:
+                    if zipped is not None:
+                        await _send(request, response, timeout, export, zipped.close())
+                    await timeout.send(response.write_eof())
+            except ConnectionError:
+                pass  # the reader left
+            except Stalled as e:
+                cut(request, e)
+            except ReadError as e:  # begun: its status is sent; the file is cut short
+                quiet.warning(("export", type(e).__name__), "the records of %s cut short: %s", tid[:80], e)
+                if request.transport is not None:
+                    request.transport.abort()
+        return response
+    finally:
+        await export.close()
+
+
+async def _send(request: web.Request, response: web.StreamResponse, timeout: SendTimeout,
+                export: RecordsExport, data: bytes) -> None:
+    """``data`` to the reader a chunk at a time, at the pace of its place among the replays."""
+    view = memoryview(data)
+    for at in range(0, len(view), CHUNK):
+        chunk = view[at:at + CHUNK]
+        if export.place is not None:
+            await export.place.send(len(chunk))
+        await timeout.send(response.write(chunk))
+
+
 EVENT_STREAM = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
@@ -438,6 +525,9 @@ def add_routes(app: web.Application) -> None:
     app.router.add_get("/api/v1/tournaments", tournaments)
     app.router.add_get("/api/v1/tournaments/{id}", tournament)
     app.router.add_get("/api/v1/tournaments/{id}/matches", tournament_matches)
+    app.router.add_get("/api/v1/tournaments/{id}/standings.csv", tournament_standings_csv)
+    for kind in RECORD_FILES:
+        app.router.add_get(f"/api/v1/tournaments/{{id}}/{kind}", tournament_records)
     app.router.add_get("/api/v1/ladders", ladders)
     app.router.add_get("/api/v1/ladders/{pool}", ladder)
     app.router.add_get("/api/v1/schedules", schedules)

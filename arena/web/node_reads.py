@@ -16,7 +16,7 @@ import asyncio
 import functools
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 
@@ -53,6 +53,7 @@ from arena.referee.replay_views import (
 from arena.referee.replays import EVENTS, MATCH, RECORD, ReplaySlot
 from arena.referee.versions import promoted
 from arena.tournament import Tournaments, UnknownTournament
+from arena.tournament.export import standings_csv
 from arena.tournament.schedule import GIVEN_SEED, Schedules
 from arena.tournament.summary import ResultSummary
 from arena.tournament.tables import sealed_reason
@@ -71,6 +72,7 @@ from arena.web.reads import (
     Page,
     Prepared,
     RatingHistory,
+    RecordsExport,
     ScheduleRow,
     ShownBoard,
     TooMany,
@@ -92,6 +94,9 @@ CROSSTABLE_MAX_BOTS = 64
 #: and for how many tournaments at most
 DETAIL_TTL = 1.0
 DETAILS_KEPT = 256
+#: how long the bots connected across the cluster (the nodes' heartbeats) are kept for the next
+#: leaderboard readers (seconds): a heartbeat says them every few seconds anyway
+PRESENCE_TTL = 2.0
 
 
 class NodeReads:
@@ -113,6 +118,8 @@ class NodeReads:
         self.schedule_store = Schedules(broker)
         self._details: dict[str, tuple[float, _Kept | None]] = {}
         self._details_lock = threading.Lock()
+        #: when the bots present across the cluster were read, and they
+        self._present: tuple[float, frozenset[str]] | None = None
         #: the row of each bot no stream of which opened here: a page of bots costs little a row
         self._rows = PerEntry(lambda e: BotRow(e.name, e.bot_id, False, "", e.revoked))
         #: the version each bot plays as and how it was promoted: a leaderboard's rows cost a lookup each
@@ -147,15 +154,43 @@ class NodeReads:
     async def pools(self) -> list[str]:
         return await self._queue(self.rankings.pools)
 
-    async def leaderboard(self, pool: str, method: Method, offset: int, limit: int) -> ShownBoard:
-        return self._shown_board(await self._queue(self.rankings.leaderboard, pool, method, offset, limit))
+    async def leaderboard(self, pool: str, method: Method, offset: int, limit: int,
+                          search: str = "") -> ShownBoard:
+        board, present = await self._queue(self._board_and_present, pool, method, offset, limit, search)
+        return self._shown_board(board, present)
 
-    def _shown_board(self, board: Leaderboard) -> ShownBoard:
-        """``board`` with each bot's promoted version, from the node's copy of the registry (memory,
-        on the loop: never a store read a row)."""
+    def _board_and_present(self, pool: str, method: Method, offset: int, limit: int,
+                           search: str) -> tuple[Leaderboard, frozenset[str]]:
+        """A page of the board, and the bots connected to some live node (in a thread: broker reads)."""
+        return self.rankings.leaderboard(pool, method, offset, limit, search), self._present_bots()
+
+    def _present_bots(self) -> frozenset[str]:
+        """The bots connected to some live node, as the nodes' heartbeats say (the broker's
+        :meth:`~arena.queue.Broker.present_bots`), read at most once every :data:`PRESENCE_TTL` seconds
+        and shared by the readers meanwhile; empty when the broker cannot say."""
+        with self._details_lock:
+            now = time.monotonic()
+            if self._present is not None and now - self._present[0] < PRESENCE_TTL:
+                return self._present[1]
+        try:
+            present = frozenset(self.broker.present_bots())
+        except BrokerError:
+            present = frozenset()
+        with self._details_lock:
+            self._present = (now, present)
+        return present
+
+    def _shown_board(self, board: Leaderboard, present: frozenset[str] | None = None) -> ShownBoard:
+        """``board`` with each bot's promoted version, from the node's copy of the registry, and (given
+        ``present``, the bots the other nodes have) whether it is connected now: to this node (its own
+        links, memory) or to another (``present``). On the loop: never a store read a row."""
         found = [self.node.bot_named(e.bot) for e in board.entries]
         known = iter(self._shown.values([f for f in found if f is not None]))
-        return ShownBoard(board, tuple(NO_VERSION if f is None else next(known) for f in found))
+        shown = tuple(NO_VERSION if f is None else next(known) for f in found)
+        if present is None:
+            return ShownBoard(board, shown)
+        here = set(self.node.connected_bots())
+        return ShownBoard(board, shown, tuple(e.bot in here or e.bot in present for e in board.entries))
 
     async def rating_history(self, pool: str, bot: str) -> RatingHistory:
         points = await self._queue(self.rankings.history, pool, bot)
@@ -307,8 +342,35 @@ class NodeReads:
             finished_matches=progress.finished, ended_at=ending.ended_at, ended_reason=ending.ended_reason,
             secret_revealed_at=ending.revealed_at, secret_revealed_reason=ending.revealed_reason,
             ending=progress.ending_text, sprt=None if progress.sprt is None else progress.sprt.to_dict(),
+            duplicate_scoring=spec.duplicate_scoring,
         )
         return _Kept(detail, tuple(progress.in_schedule_order()))
+
+    async def tournament_standings_csv(self, tournament_id: str) -> str:
+        kept = await self._queue(self._tournament_kept, tournament_id)
+        if kept is None:
+            raise NotFound(f"no tournament {tournament_id[:80]!r}")
+        return standings_csv(kept.detail.standings)
+
+    async def tournament_records(self, tournament_id: str, peer: str = "") -> RecordsExport:
+        kept = await self._queue(self._tournament_kept, tournament_id)
+        if kept is None:
+            raise NotFound(f"no tournament {tournament_id[:80]!r}")
+        played = [r.match_id for r, _, _ in kept.in_order if r.reason is not ResultReason.ABORTED]
+        sealed = await self._queue(sealed_among, self.broker, self.store, played)  # one read or so
+        shown = tuple(m for m in played if m not in sealed)
+        slot = await self._replay_slot(peer)
+        return RecordsExport(tournament_id, shown, sealed=len(sealed),
+                             aborted=len(kept.in_order) - len(played), records=self._records(shown),
+                             place=slot)
+
+    async def _records(self, match_ids: tuple[str, ...]) -> AsyncGenerator[tuple[str, bytes], None]:
+        """Each match's record JSON, kept or built in the build process, one at a time."""
+        for match_id in match_ids:
+            body = await self._view(match_id, RECORD, record_view)
+            if body is None:  # gone from the queue since (a tournament forgotten): nothing to send
+                continue
+            yield match_id, body.data
 
     # ------------------------------------------------------ ladders, schedules
     # Each is read in a thread: a ladder's bots and the schedules grow with what is stored.
@@ -320,21 +382,21 @@ class NodeReads:
                 for v in self.ladder_views.views()]
 
     async def ladder(self, pool: str, offset: int, limit: int) -> LadderDetail:
-        view, board = await self._queue(self._ladder, pool, offset, limit)
+        view, board, present = await self._queue(self._ladder, pool, offset, limit)
         s = view.setting
         picks = tuple({"a": p.a, "b": p.b, "match_id": p.match_id, "at": p.at, "why": p.why}
                       for p in view.picks)
         states = tuple({**asdict(b), "opponents": [asdict(o) for o in b.opponents],
                         "paused_until": int(b.paused_until)} for b in view.states)
         return LadderDetail(s.pool, s.on, s.deals, s.duplicate, tuple(view.bots), view.in_progress,
-                            self._shown_board(board), picks, states)  # the registry's copy: on the loop
+                            self._shown_board(board, present), picks, states)  # the registry copy: the loop
 
-    def _ladder(self, pool: str, offset: int, limit: int) -> tuple[LadderView, Leaderboard]:
+    def _ladder(self, pool: str, offset: int, limit: int) -> tuple[LadderView, Leaderboard, frozenset[str]]:
         try:
             # GetLadder's reads
             # the standings first, then the bots' opponents from the very counts they were fitted from
             board = ladder_standings(self.rankings, pool, offset, limit)
-            return self.ladder_views.view(pool, counts=self.rankings.pair_counts), board
+            return self.ladder_views.view(pool, counts=self.rankings.pair_counts), board, self._present_bots()
         except LadderError as e:
             raise NotFound(str(e)) from None
 

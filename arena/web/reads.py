@@ -9,7 +9,7 @@ to a 4xx (or 503) JSON error.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import asdict, dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -105,17 +105,24 @@ class ShownBoard:
     """A page of a pool's leaderboard as the site shows it: each bot at the version it plays as (its
     promoted one, :mod:`arena.referee.versions`), said beside its name in each row's JSON as
     ``version`` and ``promoted_how`` (first, sprt or hand; "" for a bot that never said a version);
-    the row rates that version, and ``version_games`` says how many of its games it played."""
+    the row rates that version, and ``version_games`` says how many of its games it played. Each row
+    also says whether its bot is ``connected`` now (to some node of the cluster; None where not
+    known) and whether its rating is ``provisional`` (:func:`arena.ratings.leaderboard.is_provisional`)."""
 
     board: Leaderboard
     #: per entry, in order: (its promoted version, how it was promoted)
     shown: tuple[tuple[str, str], ...]
+    #: per entry, in order: whether its bot is connected now (empty: not known)
+    connected: tuple[bool, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out = self.board.to_json()
         for row, (version, how) in zip(out["entries"], self.shown, strict=True):
             # the version the row rates (the leaderboard's: the promoted one), else the registry's
             row["version"], row["promoted_how"] = row.get("version") or version, how
+        on = self.connected or (None,) * len(out["entries"])
+        for row, connected in zip(out["entries"], on, strict=True):
+            row["connected"] = connected
         return out
 
 
@@ -266,6 +273,8 @@ class TournamentDetail:
     #: the sprt format's test (:meth:`arena.tournament.sprt.SprtState.to_dict`: its LLR and bounds, the
     #: pairs counted and set aside, the Elo estimate and its 95% interval); None for other formats
     sprt: dict[str, Any] | None = None
+    #: how a game of its duplicate mode is scored (:data:`arena.tournament.spec.DUPLICATE_SCORING`); ""
+    duplicate_scoring: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -367,6 +376,31 @@ class ScheduleRow:
     why: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class RecordsExport:
+    """A tournament's records to send one at a time (``records.jsonl``, ``records.zip``): those of its
+    finished matches in schedule order, less the tables still sealed (left out until every table
+    dealing their cards is over) and the aborted ones (no record is kept). ``records`` yields each
+    match id and its record's JSON, read when asked for; ``place`` is the reader's among the replays
+    running at once, which the sender gives back."""
+
+    tournament_id: str
+    match_ids: tuple[str, ...]
+    #: finished tables left out because they are still sealed, and aborted matches (no record)
+    sealed: int
+    aborted: int
+    records: AsyncGenerator[tuple[str, bytes], None]
+    place: Place | None = None
+
+    async def close(self) -> None:
+        """Stop reading the records (a reader that left) and give the reader's place back."""
+        try:
+            await self.records.aclose()
+        finally:
+            if self.place is not None:
+                self.place.close()
+
+
 #: the public events of a match, each as JSON (``kind`` names the event), then one
 #: ``{"kind": "result", ...}`` when the match has a result
 EventStream = AsyncIterator[dict[str, Any]]
@@ -426,7 +460,11 @@ class ArenaReads(Protocol):
         """The rating pools, the default one first."""
         ...
 
-    async def leaderboard(self, pool: str, method: Method, offset: int, limit: int) -> ShownBoard: ...
+    async def leaderboard(self, pool: str, method: Method, offset: int, limit: int,
+                          search: str = "") -> ShownBoard:
+        """A page of ``pool``'s board (with ``search``: of its bots whose name holds it, any case), each
+        row saying whether its bot is connected now."""
+        ...
 
     async def rating_history(self, pool: str, bot: str) -> RatingHistory:
         """``bot``'s online Elo in ``pool`` as it went (:class:`RatingHistory`)."""
@@ -451,6 +489,15 @@ class ArenaReads(Protocol):
                                  ) -> Page[TournamentMatchRow]:
         """The tournament's finished matches in schedule order (round, then board, then leg or
         table), a sealed table's without its end."""
+        ...
+
+    async def tournament_standings_csv(self, tournament_id: str) -> str:
+        """The tournament's standings as CSV (:func:`arena.tournament.export.standings_csv`)."""
+        ...
+
+    async def tournament_records(self, tournament_id: str, peer: str = "") -> RecordsExport:
+        """The tournament's records to send (:class:`RecordsExport`), read one at a time (``peer`` reads
+        them among the replays running at once: :class:`TooMany` past its share)."""
         ...
 
     async def ladders(self) -> list[LadderRow]:

@@ -236,3 +236,41 @@ def test_the_standings_of_a_small_field_round_robin() -> None:
         ("dan", 4, 3, 0, 0, 3, 0.0, -120),
     ]
     assert len(t.games(results)) == 6
+
+
+def _swiss_round_one(totals: dict[int, tuple[int, int]]) -> tuple[Tournament, list[ResultSummary]]:
+    """A Swiss of eight bots in field duplicate, in the middle of round 1: the first quartet's four
+    tables over (``totals`` by table, each table's deal difference its totals' difference), the
+    second quartet's not begun."""
+    spec = TournamentSpec("sw", "swiss", tuple(f"b{i}" for i in range(8)), deals=4, duplicate="field",
+                          seed="sw", rounds=3)
+    t = Tournament(spec)
+    jobs = t.stages([])[0].jobs
+    assert len(jobs) == 8  # two quartets
+    results = [ResultSummary(
+        match_id=job.match_id, tournament_id="sw", team0=job.team0, team1=job.team1, totals=totals[k],
+        winner=0 if totals[k][0] > totals[k][1] else 1, reason=ResultReason.FINISHED, seed=job.seed,
+        deals_played=4, ruleset="coinche", deal_diff=totals[k][0] - totals[k][1])
+        for k, job in enumerate(jobs[:4])]
+    return t, results
+
+
+def test_a_side_that_lost_both_its_matches_wins_its_game_when_its_twin_lost_the_same_cards_by_more() -> None:
+    """The case reported in the middle of a Swiss round 1: P lost its two tables 510-720 and 430-700
+    (a difference of -480); Q, holding the same cards against the same two opponents, lost them 0-1720
+    twice (-3440). Duplicate scoring compares P with Q, not with its opponents: P wins its game by
+    2,960, which the standings show as its one win and +2960; Q has the loss and -2960. The four bots
+    of the quartet still in play have no game yet."""
+    t, results = _swiss_round_one({0: (510, 720), 2: (430, 700), 1: (0, 1720), 3: (0, 1720)})
+    p, q, r, s = (results[0].team0, results[1].team0, results[0].team1, results[1].team1)
+    rows = {st.bot: st for st in t.standings(results)}
+    assert (rows[p].played, rows[p].wins, rows[p].losses, rows[p].duplicate_diff) == (1, 1, 0, 2960)
+    assert (rows[q].played, rows[q].wins, rows[q].losses, rows[q].duplicate_diff) == (1, 0, 1, -2960)
+    # R and S are compared the same way: R won 720-510 and 1720-0 (+1930), S 1720-0 and 700-430 (+1990)
+    assert (rows[r].losses, rows[r].duplicate_diff, rows[s].wins, rows[s].duplicate_diff) == (1, -60, 1, 60)
+    unplayed = set(rows) - {p, q, r, s}
+    assert len(unplayed) == 4 and all(rows[b].played == 0 and rows[b].score == 0 for b in unplayed)
+    # had Q lost the same cards by less (-200), P's -480 would have lost the game by 280
+    t, results = _swiss_round_one({0: (510, 720), 2: (430, 700), 1: (600, 700), 3: (600, 700)})
+    rows = {st.bot: st for st in t.standings(results)}
+    assert (rows[p].wins, rows[p].losses, rows[p].duplicate_diff) == (0, 1, -280)

@@ -17,6 +17,7 @@ from belote_bot import HeuristicBot, RandomBot
 
 from arena.node.ladder import Ladders
 from arena.node.pauses import Pauses
+from arena.ratings.leaderboard import PROVISIONAL_GAMES, PROVISIONAL_HALF_WIDTH
 from tests.web.site import Site, get, nightly, wait_standings
 
 POOL = "coinche"
@@ -145,7 +146,9 @@ def test_a_preset_pool_without_a_ladder_is_off_and_empty(site: Site) -> None:
     status, ladder = get(site, "/api/v1/ladders/classic")
     assert status == 200
     assert (ladder["on"], ladder["bots"], ladder["in_progress"]) == (False, [], 0)
-    assert ladder["standings"] == {"pool": "classic", "method": "bt", "total": 0, "offset": 0, "entries": []}
+    assert ladder["standings"] == {"pool": "classic", "method": "bt", "total": 0, "offset": 0, "entries": [],
+                                   "provisional_rule": {"games": PROVISIONAL_GAMES,
+                                                        "half_width": PROVISIONAL_HALF_WIDTH}}
 
 
 @pytest.mark.parametrize("pool", ["nope", "tournament:x", "COINCHE", "a" * 300])

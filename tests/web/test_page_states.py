@@ -332,6 +332,43 @@ def test_after_the_demo_every_page_shows_its_data_within_the_window(
 
 
 @WIDTHS
+def test_the_leaderboard_finds_a_bot_says_who_is_connected_and_marks_provisional_ratings(
+        demo: Site, empty: Site, browser: Any, width: int) -> None:
+    _, board = get(demo, "/api/v1/leaderboard")
+    with visit(browser, demo, "/", width, "#leaderboard tbody tr") as page:
+        rows = page.locator("#leaderboard tbody tr")
+        assert [r.get_attribute("data-bot") for r in rows.all()] == [e["bot"] for e in board["entries"]]
+        for row, e in zip(rows.all(), board["entries"], strict=True):
+            # every demo bot is connected: a dot, said in words to a screen reader
+            assert e["connected"] is True and row.get_attribute("data-connected") == "true"
+            assert row.locator("td.presence.on").get_attribute("aria-label") == "connected now"
+            mark = row.locator("td.rating .provisional")
+            assert mark.count() == (1 if e["provisional"] else 0)
+        noted = page.locator("#provisional-note").count() == 1
+        assert noted == any(e["provisional"] for e in board["entries"])
+        assert fits(page, "#leaderboard"), "the leaderboard is wider than its box"
+        # a search: the rows whose bot's name holds it, any case, at their ranks; the URL keeps it
+        wanted = board["entries"][-1]
+        part = wanted["bot"][:4]
+        page.fill("#search", part.upper())
+        page.wait_for_function("n => document.querySelectorAll('#leaderboard tbody tr').length === n",
+                               arg=sum(part.lower() in e["bot"].lower() for e in board["entries"]))
+        assert wanted["bot"] in [r.get_attribute("data-bot") for r in rows.all()]
+        row = page.locator(f"#leaderboard tbody tr[data-bot='{wanted['bot']}']")
+        assert row.locator("td.rank").inner_text() == str(wanted["rank"])
+        assert "q=" in page.url
+        page.fill("#search", "nobody-plays-here")
+        page.wait_for_selector("#no-match")
+        assert "nobody-plays-here" in page.locator("#no-match").inner_text()
+    # the search is in the URL: a link to it finds the bot again
+    with visit(browser, demo, f"/?q={wanted['bot']}", width, "#leaderboard tbody tr") as page:
+        assert page.locator("#search").input_value() == wanted["bot"]
+        assert wanted["bot"] in page.locator("#leaderboard tbody tr").first.get_attribute("data-bot")
+    with visit(browser, empty, "/", width, "#empty") as page:  # no pool yet: nothing to search
+        assert page.locator("#search").count() == 0
+
+
+@WIDTHS
 def test_a_bot_s_rating_history_says_what_it_draws_on_labelled_axes(
         demo: Site, browser: Any, width: int) -> None:
     pool = "tournament:classic-round-robin"

@@ -42,7 +42,9 @@ def test_the_leaderboard_shows_the_api_s_order_and_numbers(site: Site, page: Any
             assert row.get_attribute("data-bot") == entry["bot"]
             assert row.locator("td.rank").inner_text() == str(entry["rank"])
             assert row.locator("td.bot").inner_text() == entry["bot"]
-            assert row.locator("td.rating").inner_text() == f"{entry['rating']:.0f}"  # as the CLI shows it
+            # as the CLI shows it, then "?" when provisional
+            mark = "?" if entry["provisional"] else ""
+            assert row.locator("td.rating").inner_text() == f"{entry['rating']:.0f}{mark}"
             assert row.locator("td.games").inner_text() == str(entry["games"])
             los = row.locator("td.los").inner_text()
             if entry["los_next"] is None:

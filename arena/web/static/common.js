@@ -45,7 +45,8 @@ function svg(tag, attrs, text) {
 function ratingCells(e, low, high) {
   return [el("td", { class: "rank", text: e.rank }),
           botCell(e),
-          el("td", { class: "rating", text: fixed(e.rating, 0) }),
+          el("td", { class: "rating" }, fixed(e.rating, 0),
+             e.provisional ? el("span", { class: "provisional", title: "provisional: too few games, or too wide an interval, for its rank to be settled", text: "?" }) : ""),
           el("td", { class: "interval" }, intervalBar(e, low, high)),
           el("td", { class: "range wide", text: e.low === null ? "" : `${fixed(e.low, 0)} \u2013 ${fixed(e.high, 0)}` })];
 }

@@ -66,6 +66,18 @@ function finishedMatches(t) {
   return { box, draw };
 }
 
+// The tournament's files: its standings as CSV, its records (every finished match's) as JSON Lines or a
+// zip. A table of duplicate play still sealed is left out of the records until its twin is over.
+function exportLinks(t) {
+  const base = `${API}/tournaments/${encodeURIComponent(t.tournament_id)}`;
+  const link = (id, file, text) => el("a", { id, href: `${base}/${file}`, download: `${t.tournament_id}-${file}`, text });
+  return el("p", { id: "exports", class: "muted" }, "Download: ",
+    link("export-standings", "standings.csv", "standings (CSV)"), " \u00b7 ",
+    link("export-jsonl", "records.jsonl", "records (JSON Lines)"), " \u00b7 ",
+    link("export-zip", "records.zip", "records (zip)"),
+    t.duplicate_mode ? " \u00b7 a table still sealed is added once every table dealing its cards is over." : "");
+}
+
 async function tournamentPage() {
   const id = pathPart(2);
   const t = await getJSON(`/tournaments/${encodeURIComponent(id)}`);
@@ -114,6 +126,8 @@ async function tournamentPage() {
        t.standings.length ?
          scroll(table([["#"], ["bot", "name"], ["played"], ["W"], ["D"], ["L"], ["score"], ["diff"]], standings, { id: "standings" })) :
          el("p", { class: "muted", text: "No game has finished yet." }),
+       t.duplicate_scoring ? el("p", { id: "duplicate-scoring", class: "muted", text: t.duplicate_scoring }) : "",
+       exportLinks(t),
        el("h2", { text: "Crosstable" }), cross,
        el("h2", { text: "Finished matches" }), finished.box);
   await finished.draw();
