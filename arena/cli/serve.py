@@ -288,8 +288,8 @@ def add_serve(sub: Any) -> None:
     v.add_argument("--advertise", default="", help="the address bots use for this node (host:port)")
     # arena.node.DEFAULT_CAPACITY, why 16 (not imported: replay and selfplay must not load arena.node)
     v.add_argument("--capacity", type=int, default=16,
-                   help="matches this node plays at once (default: %(default)s; README, Capacity: slots "
-                        "x the bots' round trip bound a node, not its CPU)")
+                   help="matches this node plays at once (default: %(default)s; docs/how-to/capacity.md: "
+                        "slots x the bots' round trip bound a node, not its CPU)")
     v.add_argument("--ladder-share", type=float, default=0.5,
                    help="the share of the match slots the pools' ladders may fill, from 0 (none) to 1 "
                         "(default: %(default)s: the rest is kept free for tournaments, whose matches then "
