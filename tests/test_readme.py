@@ -32,8 +32,9 @@ SOURCES = (README, *sorted((ROOT / "docs").rglob("*.md")))
 MARK = re.compile(r"<!-- tested by tests/test_readme\.py: ([a-z-]+) -->\n```sh\n(.*?)```", re.S)
 PYTHON_MARK = re.compile(r"<!-- tested by tests/test_readme\.py: ([a-z-]+) -->\n```python\n(.*?)```", re.S)
 #: every marked block there is, by name: a block moved between the README and a page keeps its run
-SHELL_WALKTHROUGHS = {"run-a-referee", "many-nodes"}
-PYTHON_PROGRAMS = {"first-bot"}
+SHELL_WALKTHROUGHS = {"run-a-referee", "many-nodes", "ladder"}
+#: each program a walkthrough runs, by name: the file a reader saves it as
+PYTHON_PROGRAMS = {"first-bot": "my_bot.py", "play-on-a-node": "play.py"}
 #: a node's address on loopback (not Redis's)
 LOOPBACK = re.compile(r"(?<!redis://)127\.0\.0\.1:(\d+)")
 README_REDIS = "redis://127.0.0.1:6379/0"
@@ -139,7 +140,7 @@ def use_free_ports(walk: Walkthrough, commands: list[str]) -> None:
 def test_the_readme_and_the_site_mark_their_walkthroughs_and_dial_the_default_address() -> None:
     found = blocks()
     assert set(found) == SHELL_WALKTHROUGHS, found
-    assert set(marked(PYTHON_MARK)) == PYTHON_PROGRAMS
+    assert set(marked(PYTHON_MARK)) == set(PYTHON_PROGRAMS)
     for commands in found.values():
         # the commands given no --address reach node 1 because it listens where they dial by default
         assert f"--listen {DEFAULT_ADDRESS}" in commands[0] and UNTIL_CTRL_C in commands[0]
@@ -225,3 +226,31 @@ def test_the_first_bot_runs_as_pasted_and_shows_a_result(tmp_path: Path) -> None
         done = shell.run("python my_bot.py", timeout=120).ok()
     result = r"4 matches: \d won, \d lost, \d drawn; points \d+-\d+; (no strike|\d+ strikes?.*)\n"
     assert re.fullmatch(result, done.out), done.out
+
+
+def save_programs(walk: Walkthrough) -> None:
+    """Each program of the tutorial, saved in the walkthrough's folder under the name the page gives it."""
+    for name, copies in marked(PYTHON_MARK).items():
+        (walk.shell.cwd / PYTHON_PROGRAMS[name]).write_text(copies[-1][1], encoding="utf-8")
+
+
+@pytest.mark.xdist_group("default-port")  # serves on, or dials, 127.0.0.1:50051: one worker runs these
+@pytest.mark.slow
+def test_the_tutorial_puts_a_bot_on_the_ladder_and_promotes_its_second_version(
+        walkthrough: Walkthrough) -> None:
+    """The tutorial's walkthrough from a fresh folder: the reader's bot (the first page's ``MyBot``,
+    released as version 1 by ``play.py``) on the coinche ladder of a node of its own, then a second
+    version of it tested against the first and promoted."""
+    commands = blocks()["ladder"]
+    use_free_ports(walkthrough, commands)
+    save_programs(walkthrough)
+    walkthrough.run(commands)
+
+    status = walkthrough.output("sleep 10 && belote-arena ladder status")
+    assert "ladder coinche: on, matches of 2 deals" in status, status
+    assert "2 bots: heuristic, my-bot" in status, status
+    versions = walkthrough.output("belote-arena bot versions my-bot")
+    assert versions.startswith("bot my-bot: promoted version 2"), versions
+    assert re.search(r"^2 +promoted +sprt .*against 1: H1", versions, re.M), versions
+    assert re.search(r"^1 +retired +first", versions, re.M), versions
+    walkthrough.stop_nodes()
