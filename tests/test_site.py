@@ -124,3 +124,20 @@ def test_the_readme_fits_a_few_screens_and_links_into_the_site() -> None:
     assert len(readme.splitlines()) <= README_MOST_LINES
     for target in re.findall(r"\]\((docs/[^)#]+)", readme):
         assert (ROOT / target).exists(), target
+
+
+def _shown(route: str) -> str:
+    """A route as docs/web.md writes it: ``{id}`` as ``ID``, ``{name}`` as ``NAME``."""
+    return re.sub(r"\{(\w+)\}", lambda m: m.group(1).upper(), route)
+
+
+def test_the_http_reference_lists_every_api_route_and_every_page() -> None:
+    from arena.web.server import PAGES
+
+    web = (ROOT / "docs" / "web.md").read_text(encoding="utf-8")
+    api = (ROOT / "arena" / "web" / "api.py").read_text(encoding="utf-8")
+    routes = re.findall(r'add_(?:get|post|delete)\("/api/v1/([^"]+)"', api)
+    assert "ladders" in routes and "schedules" in routes
+    missing = [r for r in routes if not re.search(rf"`{re.escape(_shown(r))}[`?]", web)]
+    missing += [p for p in PAGES if f"`{_shown(p)}`" not in web]
+    assert missing == [], f"docs/web.md does not list {missing}"
