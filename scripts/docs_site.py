@@ -123,7 +123,8 @@ def _cell(text: str) -> str:
 
 def _escape(text: str) -> str:
     """Help text as Markdown shows it as written (its ``<`` and ``*`` are not markup)."""
-    return re.sub(r"([<>*_\[\]])", r"\\\1", text)
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return re.sub(r"([*_\[\]])", r"\\\1", text)
 
 
 # ------------------------------------------------------------------ the gRPC API
@@ -185,7 +186,8 @@ def grpc_markdown() -> str:
             known.update(e.name for e in m.enum_type)
         known.update(e.name for e in f.enum_type)
     out: list[str] = []
-    for f in fds.file:
+    # the services' files first (a bot's, then the arena's), then the messages they share
+    for f in sorted(fds.file, key=lambda f: (not f.service, f.name != f"{PROTO_PACKAGE}/bot_service.proto")):
         notes = _comments(f)
         out += [f"## {Path(f.name).name}", ""]
         for si, service in enumerate(f.service):
