@@ -141,3 +141,15 @@ def test_the_http_reference_lists_every_api_route_and_every_page() -> None:
     missing = [r for r in routes if not re.search(rf"`{re.escape(_shown(r))}[`?]", web)]
     missing += [p for p in PAGES if f"`{_shown(p)}`" not in web]
     assert missing == [], f"docs/web.md does not list {missing}"
+
+
+def test_the_readme_keeps_the_two_set_up_commands_ci_runs() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    install = "pip install -e . && belote-arena demo"
+    test = ("""pip install -e '.[test]' && python -m pytest -n auto -m "not timing" """
+            """&& python -m pytest -m timing""")
+    assert f"\n{install}\n" in readme and f"\n{test}\n" in readme
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    # the same install and the same two selections, quieter
+    assert ("""python -m pip install -q -e '.[test]' && python -m pytest -q -n auto -m "not timing" """
+            """&& python -m pytest -q -m timing""") in ci
