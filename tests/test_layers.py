@@ -79,6 +79,12 @@ ALLOWED: dict[str, set[str]] = {
                   "arena.cli.ladder"},
     "belote_bot": {"arena.engine", "belote"},
 }
+# the analysis of recorded matches (arena.analysis: pure, on the engine) is used by the node's build
+# process, the web's API and the command lines that print it
+ALLOWED.setdefault("arena.analysis", {"arena.engine"})
+for _user in ("arena.referee", "arena.node", "arena.web", "arena.cli.records", "arena.cli.matches",
+              "arena.cli"):
+    ALLOWED[_user].add("arena.analysis")
 #: third-party packages that a part must not load at all
 FORBIDDEN_THIRD_PARTY: dict[str, set[str]] = {
     "arena.engine": {"grpc", "google", "redis", "rich", "uvloop", "grpc_health", "grpc_reflection"},

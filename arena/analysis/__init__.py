@@ -1,0 +1,1 @@
+"""Analysis of recorded deals: pure (standard library and the engine only), seeded, no clock."""
