@@ -29,9 +29,10 @@ def played_match(preset: str, seed: str, deals: int, players: list[Player],
     return match_record(match, [p.name for p in players])
 
 
-MIXES = [[HeuristicPlayer(), RandomPlayer(), HeuristicPlayer(), RandomPlayer()],
-         [RandomPlayer(), RandomPlayer(), RandomPlayer(), RandomPlayer()],
-         [RandomPlayer(), HeuristicPlayer(), HeuristicPlayer(), RandomPlayer()]]
+MIXES: list[list[Player]] = [
+    [HeuristicPlayer(), RandomPlayer(), HeuristicPlayer(), RandomPlayer()],
+    [RandomPlayer(), RandomPlayer(), RandomPlayer(), RandomPlayer()],
+    [RandomPlayer(), HeuristicPlayer(), HeuristicPlayer(), RandomPlayer()]]
 
 
 @settings(max_examples=125, deadline=None, suppress_health_check=[HealthCheck.too_slow])
