@@ -87,6 +87,10 @@ ALLOWED.setdefault("arena.analysis", {"arena.engine"})
 for _user in ("arena.referee", "arena.node", "arena.web", "arena.cli.records", "arena.cli.matches",
               "arena.cli"):
     ALLOWED[_user].add("arena.analysis")
+ALLOWED.setdefault("arena.cli.analysis", {"arena.engine", "arena.analysis", "arena.records",
+                                         "arena.cli.checks", "arena.cli.records"})
+ALLOWED["arena.cli.matches"].add("arena.cli.analysis")
+ALLOWED["arena.cli"].add("arena.cli.analysis")
 #: third-party packages that a part must not load at all
 FORBIDDEN_THIRD_PARTY: dict[str, set[str]] = {
     "arena.engine": {"grpc", "google", "redis", "rich", "uvloop", "grpc_health", "grpc_reflection"},
