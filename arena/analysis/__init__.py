@@ -22,7 +22,7 @@ from arena.engine import _build
 BUILD, BUILD_NOTE = _build.choose_analysis(__path__)
 
 from arena.analysis.position import Position, PositionError, Solver, positions_of_record_deal
-from arena.analysis.solve import (
+from arena.analysis.values import (
     action_values,
     card_values,
     principal_actions,

@@ -48,7 +48,7 @@ MODULES: tuple[str, ...] = (
 #: compiled engine is loaded. (Python in both builds: the package's ``__init__``.)
 ANALYSIS_DIR = ENGINE_DIR.parent / "analysis"
 ANALYSIS_COMPILED_DIR = ANALYSIS_DIR / "_compiled"
-ANALYSIS_MODULES: tuple[str, ...] = ("search", "position", "solve")
+ANALYSIS_MODULES: tuple[str, ...] = ("search", "position", "values")
 ENV = "BELOTE_ENGINE"
 CHOICES = ("auto", "pure", "compiled")
 
