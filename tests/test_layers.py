@@ -203,7 +203,7 @@ def test_the_checker_catches_an_arrow_that_points_up(tmp_path: Path) -> None:
     [(line, name)] = list(imports_of("arena.tournament.bad", bad))
     assert (line, name) == (2, "arena.queue")
     assert part_of(name) not in ALLOWED[part_of("arena.tournament.bad")]
-    assert part_of("arena.records") not in ALLOWED[part_of("arena.analysis.solve")]
+    assert part_of("arena.records") not in ALLOWED[part_of("arena.analysis.values")]
     rel = tmp_path / "rel.py"
     rel.write_text("from ..referee import node\nfrom . import sessions\n")
     assert [n for _, n in imports_of("arena.node.rel", rel)] == ["arena.referee", "arena.node"]

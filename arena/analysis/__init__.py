@@ -8,10 +8,21 @@ Pure, as the engine: standard library only, no clock, no I/O, no random state. I
 - :func:`solve`: the margin (a side's deal score less the other's) of the side to play under
   perfect play by all four; :func:`card_values` and :func:`action_values`: the margin of each
   legal card or action; :func:`scores`: each team's deal score; :func:`principal_variation`.
+
+Compiled with the engine's optional mypyc build (``python scripts/build_engine.py``): :data:`BUILD`
+says which build of this package is loaded, :data:`BUILD_NOTE` why (see
+:func:`arena.engine._build.choose_analysis`).
 """
 
+from arena.engine import _build
+
+# before the analysis's own modules are imported: it decides where they are found (so the imports
+# below come after it): compiled with the engine's build when that one is loaded
+# ruff: noqa: E402
+BUILD, BUILD_NOTE = _build.choose_analysis(__path__)
+
 from arena.analysis.position import Position, PositionError, Solver, positions_of_record_deal
-from arena.analysis.solve import (
+from arena.analysis.values import (
     action_values,
     card_values,
     principal_actions,
@@ -21,6 +32,8 @@ from arena.analysis.solve import (
 )
 
 __all__ = [
+    "BUILD",
+    "BUILD_NOTE",
     "Position",
     "PositionError",
     "Solver",

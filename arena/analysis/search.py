@@ -43,6 +43,9 @@ from arena.engine.cards import (
 #: the dix de der, the last trick's 10 points
 LAST_TRICK: Final = 10
 INFINITY: Final = 1000
+#: the table packs an entry in one int (no object for the collector to follow): the lower and
+#: upper bounds plus BIAS in 11 bits each, then the best card plus one
+BIAS: Final = 1023
 
 
 def _order_table(strength: tuple[int, ...]) -> tuple[int, ...]:
@@ -52,6 +55,33 @@ def _order_table(strength: tuple[int, ...]) -> tuple[int, ...]:
 
 PLAIN_ORDER: Final[tuple[int, ...]] = _order_table(PLAIN_STRENGTH)
 TRUMP_ORDER: Final[tuple[int, ...]] = _order_table(TRUMP_STRENGTH)
+#: the ranks of a byte of one suit (a mask's 8 bits) from the strongest to the weakest
+PLAIN_BYTE_ORDER: Final[tuple[tuple[int, ...], ...]] = tuple(
+    tuple(r for r in PLAIN_ORDER if b >> r & 1) for b in range(256))
+TRUMP_BYTE_ORDER: Final[tuple[tuple[int, ...], ...]] = tuple(
+    tuple(r for r in TRUMP_ORDER if b >> r & 1) for b in range(256))
+
+
+def _keep(z: int, o: int) -> int:
+    """Of a hand's cards worth no point in one suit (``z``: ranks 7, 8, and 9 out of trump, whose
+    order is their rank's), the ones to search: the strongest, and each one under it that another
+    hand's card (``o``) separates from the one kept last."""
+    kept = 0
+    prev = -1
+    for r in (2, 1, 0):
+        if z >> r & 1:
+            if prev >= 0 and not o & ((1 << prev) - (1 << (r + 1))):
+                continue
+            kept |= 1 << r
+            prev = r
+    return kept
+
+
+#: PLAIN_ABOVE[rank]: byte of the ranks that beat ``rank`` in a plain suit
+PLAIN_ABOVE: Final[tuple[int, ...]] = tuple(
+    sum(1 << r for r in range(8) if PLAIN_STRENGTH[r] > PLAIN_STRENGTH[q]) for q in range(8))
+#: KEEP[z * 8 + o]: :func:`_keep`
+KEEP: Final[tuple[int, ...]] = tuple(_keep(z, o) for z in range(8) for o in range(8))
 
 
 class Search:
@@ -68,7 +98,7 @@ class Search:
     use_equivalent: bool
     use_ordering: bool
     use_bounds: bool
-    table: dict[int, tuple[int, int, int]]
+    table: dict[int, int]
     hands: list[int]
     points: list[int]
     strength: list[int]
@@ -98,8 +128,15 @@ class Search:
         capot state (bit 0: the takers have won a trick, bit 1: the defence has)."""
         self.hands = hands[:]
         left = hands[0].bit_count() + hands[1].bit_count() + hands[2].bit_count() + hands[3].bit_count()
+        rest = 0
+        for h in hands:
+            m = h
+            while m:
+                low = m & -m
+                rest += self.points[low.bit_length() - 1]
+                m ^= low
         if not trick:
-            return self.search(seat, 0, -1, -1, -1, 0, cs, left, alpha, beta)
+            return self.search(seat, 0, -1, -1, -1, 0, cs, left, rest, alpha, beta)
         best = trick[0]
         winner = leader
         pts = 0
@@ -108,7 +145,8 @@ class Search:
             if i and self.beats(c, best):
                 best = c
                 winner = (leader + i) & 3
-        return self.search(seat, len(trick), trick[0] >> 3, best, winner, pts, cs, left, alpha, beta)
+        return self.search(seat, len(trick), trick[0] >> 3, best, winner, pts, cs, left, rest + pts, alpha,
+                           beta)
 
     def beats(self, card: int, best: int) -> bool:
         t = self.trump
@@ -141,106 +179,98 @@ class Search:
         return trumps
 
     def moves(self, seat: int, legal: int, n: int, best: int, winner: int, first: int) -> list[int]:
-        """The cards to search, one of each class of equivalent cards, in the order to try them."""
-        others = 0
-        for s in range(4):
-            if s != seat:
-                others |= self.hands[s]
-        out: list[int] = []
-        keys: list[int] = []
+        """The cards to search, one of each class of equivalent cards, in the order to try them
+        (measured: bench/analysis.py): the table's card first; then, to lead, the masters (no other
+        hand's card above them in their suit) by points, then the others weakest first; when the
+        partner holds the trick, the most points first; when the other side does, the cards that
+        take it (strongest first), then the others weakest first."""
+        hands = self.hands
+        others = (hands[0] | hands[1] | hands[2] | hands[3]) ^ hands[seat]
         t = self.trump
-        points = self.points
+        out: list[int] = []
         for suit in range(4):
             b = (legal >> (8 * suit)) & 0xFF
             if not b:
                 continue
-            o = (others >> (8 * suit)) & 0xFF
-            order = TRUMP_ORDER if suit == t else PLAIN_ORDER
-            prev = -1  # the rank kept last in this suit, while no other hand's card came after it
-            master = True  # no other hand's card above (the card is the suit's best left)
-            for r in order:
-                if b >> r & 1:
-                    card = 8 * suit + r
-                    if (self.use_equivalent and prev >= 0
-                            and points[card] == points[8 * suit + prev]):
-                        continue
-                    prev = r
-                    out.append(card)
-                    if self.use_ordering:
-                        keys.append(self.order_key(seat, card, n, best, winner, master))
-                elif o >> r & 1:
-                    prev = -1
-                    master = False
-        if self.use_ordering and len(out) > 1:
-            ranked = sorted(range(len(out)), key=lambda i: -keys[i])
-            out = [out[i] for i in ranked]
-        if first >= 0 and len(out) > 1:
-            for i in range(len(out)):
+            if self.use_equivalent:
+                low = 3 if suit == t else 7
+                z = b & low
+                if z & (z - 1):
+                    b = (b & ~low) | KEEP[z * 8 + ((others >> (8 * suit)) & low)]
+            for r in (TRUMP_BYTE_ORDER[b] if suit == t else PLAIN_BYTE_ORDER[b]):
+                out.append(8 * suit + r)
+        if len(out) < 2:
+            return out
+        if self.use_ordering:
+            strength = self.strength
+            if n == 0:
+                masters: list[int] = []
+                rest: list[int] = []
+                for card in out:
+                    suit = card >> 3
+                    above = (TRUMP_ABOVE[card & 7] if suit == t else PLAIN_ABOVE[card & 7]) << (8 * suit)
+                    if others & above:
+                        rest.append(card)
+                    else:
+                        masters.append(card)
+                masters.sort(key=self.points.__getitem__, reverse=True)
+                rest.sort(key=strength.__getitem__)
+                masters.extend(rest)
+                out = masters
+            elif (winner ^ seat) & 1:
+                taking: list[int] = []
+                losing: list[int] = []
+                bsuit = best >> 3
+                bstrength = strength[best]
+                for card in out:
+                    if (card >> 3 == bsuit or card >> 3 == t) and strength[card] > bstrength:
+                        taking.append(card)
+                    else:
+                        losing.append(card)
+                losing.sort(key=strength.__getitem__)
+                taking.extend(losing)
+                out = taking
+            else:
+                out.sort(key=self.points.__getitem__, reverse=True)
+        if first >= 0 and out[0] != first:
+            for i in range(1, len(out)):
                 if out[i] == first:
-                    if i:
-                        out[i] = out[0]
-                        out[0] = first
+                    out[i] = out[0]
+                    out[0] = first
                     break
         return out
 
-    def order_key(self, seat: int, card: int, n: int, best: int, winner: int, master: bool) -> int:
-        """A guess of how good ``card`` is for its side (higher: tried sooner)."""
-        pts = self.points[card]
-        if n == 0:
-            if master:
-                return 100 + pts + (20 if card >> 3 == self.trump else 0)
-            return -pts
-        if winner == (seat ^ 2):
-            return pts if not self.beats(card, best) or n == 3 else pts - 5
-        if self.beats(card, best):
-            return 60 + pts if n == 3 or master else 40 - pts
-        return -pts - self.strength[card]
-
-    def quick_points(self, leader: int) -> int:
-        """What the leader's side surely wins from here on (a bound, in ``rv``'s points, without the
-        capot): the masters it can cash one after the other, led from the leader's hand while the
-        other side can neither follow higher nor ruff: counted only for the trump suit (when the
-        leader's side holds the best trumps) and for plain suits once the other side has no trump
-        left. Each such trick is won with at least the led card's points."""
-        return 0
-
     # ----------------------------------------------------------------- search
     def search(self, seat: int, n: int, led: int, best: int, winner: int, pts: int, cs: int, left: int,
-               alpha: int, beta: int) -> int:
+               rest: int, alpha: int, beta: int) -> int:
         """``rv`` from the node: ``seat`` to play the trick's card ``n`` (0..3); ``led`` the led
         suit, ``best`` the card winning so far (by ``winner``), ``pts`` the trick's points so far;
-        ``left`` the cards left in all hands."""
+        ``left`` the cards left in all hands, ``rest`` the card points left as the trick began."""
         self.nodes += 1
         key = 0
         first = -1
         a0 = alpha
         b0 = beta
+        hands = self.hands
         if n == 0:
             if left == 0:
                 return 1 if cs == 1 else -1 if cs == 2 else 0
             if left == 4:
                 return self.last_trick(seat, cs)
             if self.use_bounds:
-                rest = 0
-                for h in self.hands:
-                    m = h
-                    while m:
-                        low = m & -m
-                        rest += self.points[low.bit_length() - 1]
-                        m ^= low
-                rest += LAST_TRICK
-                upper = rest + 1 if not cs & 2 else rest
+                upper = rest + LAST_TRICK + (1 if not cs & 2 else 0)
                 lower = -1 if not cs & 1 else 0
                 if upper <= alpha:
                     return upper
                 if lower >= beta:
                     return lower
             if self.use_table:
-                hs = self.hands
-                key = hs[0] | hs[1] << 32 | hs[2] << 64 | hs[3] << 96 | seat << 128 | cs << 130
-                entry = self.table.get(key)
-                if entry is not None:
-                    lo, hi, first = entry
+                key = hands[0] | hands[1] << 32 | hands[2] << 64 | hands[3] << 96 | seat << 128 | cs << 130
+                entry = self.table.get(key, -1)
+                if entry >= 0:
+                    lo = (entry & 0x7FF) - BIAS
+                    hi = (entry >> 11 & 0x7FF) - BIAS
+                    first = (entry >> 22) - 1
                     if lo >= beta:
                         return lo
                     if hi <= alpha:
@@ -249,13 +279,14 @@ class Search:
                         alpha = lo
                     if hi < beta:
                         beta = hi
-        legal = self.legal(seat, n, led, best, winner)
-        moves = self.moves(seat, legal, n, best, winner, first)
+        moves = self.moves(seat, self.legal(seat, n, led, best, winner), n, best, winner, first)
         maximizing = (seat & 1) == self.takers
         value = -INFINITY if maximizing else INFINITY
         chosen = -1
-        hands = self.hands
         hand = hands[seat]
+        points = self.points
+        strength = self.strength
+        t = self.trump
         for card in moves:
             hands[seat] = hand ^ (1 << card)
             if n == 0:
@@ -264,23 +295,24 @@ class Search:
                 nwinner = seat
             else:
                 nled = led
-                if self.beats(card, best):
+                if (card >> 3 == best >> 3 or card >> 3 == t) and strength[card] > strength[best]:
                     nbest = card
                     nwinner = seat
                 else:
                     nbest = best
                     nwinner = winner
-            npts = pts + self.points[card]
+            npts = pts + points[card]
             if n == 3:
+                nrest = rest - npts
                 if left == 1:
                     npts += LAST_TRICK
                 if (nwinner & 1) == self.takers:
-                    v = npts + self.search(nwinner, 0, -1, -1, -1, 0, cs | 1, left - 1,
+                    v = npts + self.search(nwinner, 0, -1, -1, -1, 0, cs | 1, left - 1, nrest,
                                            alpha - npts, beta - npts)
                 else:
-                    v = self.search(nwinner, 0, -1, -1, -1, 0, cs | 2, left - 1, alpha, beta)
+                    v = self.search(nwinner, 0, -1, -1, -1, 0, cs | 2, left - 1, nrest, alpha, beta)
             else:
-                v = self.search((seat + 1) & 3, n + 1, nled, nbest, nwinner, npts, cs, left - 1,
+                v = self.search((seat + 1) & 3, n + 1, nled, nbest, nwinner, npts, cs, left - 1, rest,
                                 alpha, beta)
             hands[seat] = hand
             if maximizing:
@@ -291,24 +323,23 @@ class Search:
                         alpha = v
                         if alpha >= beta:
                             break
-            else:
-                if v < value:
-                    value = v
-                    chosen = card
-                    if v < beta:
-                        beta = v
-                        if alpha >= beta:
-                            break
-        if n == 0 and self.use_table:
-            entry = self.table.get(key)
-            lo, hi = (entry[0], entry[1]) if entry is not None else (-INFINITY, INFINITY)
+            elif v < value:
+                value = v
+                chosen = card
+                if v < beta:
+                    beta = v
+                    if alpha >= beta:
+                        break
+        if key:
+            entry = self.table.get(key, -1)
+            lo, hi = ((entry & 0x7FF) - BIAS, (entry >> 11 & 0x7FF) - BIAS) if entry >= 0 else (-BIAS, BIAS)
             if value <= a0:
                 hi = min(hi, value)
             elif value >= b0:
                 lo = max(lo, value)
             else:
                 lo = hi = value
-            self.table[key] = (lo, hi, chosen)
+            self.table[key] = (lo + BIAS) | (hi + BIAS) << 11 | (chosen + 1) << 22
         return value
 
     def last_trick(self, leader: int, cs: int) -> int:
