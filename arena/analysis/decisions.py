@@ -26,11 +26,10 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from arena.analysis import Position, Solver, card_values, solve
 from arena.analysis.luck import dealt_deal, heuristic_result, margin
 from arena.analysis.par import Contract, contract_of, par
-from arena.analysis.position import Position, Solver
 from arena.analysis.second import opinion
-from arena.analysis.solve import card_values, solve
 from arena.engine.cards import CARD_TEXTS
 from arena.engine.deal import Deal
 from arena.engine.errors import EngineError, RecordError
