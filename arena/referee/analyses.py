@@ -165,7 +165,7 @@ class Analyses:
         for aside in list(self._aside):
             self._auto[aside] = None
         self._aside.clear()
-        if match_id not in self._asked and len(self._auto) < self.max_queued:
+        if match_id not in self._asked and match_id not in self.cache and len(self._auto) < self.max_queued:
             self._auto[match_id] = None
         self._start()
 

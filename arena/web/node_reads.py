@@ -414,10 +414,12 @@ class NodeReads:
         if self.node.is_running(match_id):
             raise Conflict(f"match {match_id} is still running: its analysis sees every hand, so it is "
                            "made once the match is over")
+        summary = await self._finished_summary(match_id)  # unknown: its 404, before it is queued
+        if summary.state is MatchState.ABORTED:
+            raise NotFound(f"match {match_id} was aborted: no record of an aborted match is kept")
         try:
             found = await analyses.ask(match_id)
         except AnalysisFailed as e:
-            await self._finished_summary(match_id)  # unknown: its 404
             raise NotFound(str(e)) from None
         except AnalysisQueueFull as e:
             raise TooMany(str(e)) from None
