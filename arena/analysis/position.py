@@ -82,21 +82,23 @@ class Solver:
     """What the positions of one deal share: the search (its table) and the margin tables.
 
     Options (all on by default) switch the search's speed-ups off, for the bench: ``table``,
-    ``equivalent``, ``ordering``, ``bounds`` (:class:`~arena.analysis.search.Search`) and
+    ``equivalent``, ``ordering``, ``bounds``, ``quick`` (:class:`~arena.analysis.search.Search`) and
     ``probes`` (solve by null-window probes, else by one alpha-beta on the full window).
     """
 
     takers: int
+    dealt: list[int]
     probes: bool
     search: Search
     tables: dict[tuple[int, int, int], list[int]]
 
     def __init__(self, deal: Deal, *, table: bool = True, equivalent: bool = True, ordering: bool = True,
-                 bounds: bool = True, probes: bool = True) -> None:
+                 bounds: bool = True, quick: bool = True, probes: bool = True) -> None:
         self.takers = deal.takers
+        self.dealt = list(deal.initial_hands)
         self.probes = probes
         self.search = Search(deal.trump, deal.takers, deal.rules.must_undertrump, table=table,
-                             equivalent=equivalent, ordering=ordering, bounds=bounds)
+                             equivalent=equivalent, ordering=ordering, bounds=bounds, quick=quick)
         self.tables = {}
 
     def margin_table(self, deal: Deal) -> list[int]:
@@ -189,6 +191,8 @@ class Position:
         """The position of ``deal`` as it stands (its card play begun, not over)."""
         if deal.phase is not PLAY:
             raise PositionError(f"a position is in the card play, but the deal is {deal.phase.value}")
+        if solver is not None and solver.dealt != deal.initial_hands:
+            raise PositionError("a solver serves the positions of one deal only: this one has other hands")
         return cls(deal.copy(), solver if solver is not None else Solver(deal))
 
     @classmethod

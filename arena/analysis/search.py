@@ -16,9 +16,9 @@ Fail-soft alpha-beta: ``search(..., alpha, beta)`` returns ``v``; ``v <= alpha``
 is at most ``v``; ``v >= beta``: at least ``v``; otherwise ``v`` is exact. The speed-ups, each one
 an option of :class:`Search` so that the bench measures what it buys:
 
-- ``table``: a transposition table at every trick's start, keyed by the four hands, the leader
-  and which sides have won a trick yet (the capot state); it keeps a lower and an upper bound and
-  the best card found;
+- ``table``: a transposition table at every trick's start, keyed by the cards left (in one deal,
+  they say whose each is), the leader and which sides have won a trick yet (the capot state); it
+  keeps a lower and an upper bound and the best card found;
 - ``equivalent``: cards of one hand and suit that are worth the same points and have no other
   hand's card between them in the suit's order win and lose the same tricks: one is searched;
 - ``ordering``: the card most likely best is tried first (the table's card, then a rule of thumb);
@@ -32,10 +32,12 @@ from __future__ import annotations
 from typing import Final
 
 from arena.engine.cards import (
+    PLAIN_BYTE_POINTS,
     PLAIN_POINTS,
     PLAIN_STRENGTH,
     SUIT_MASKS,
     TRUMP_ABOVE,
+    TRUMP_BYTE_POINTS,
     TRUMP_POINTS,
     TRUMP_STRENGTH,
 )
@@ -84,11 +86,24 @@ PLAIN_ABOVE: Final[tuple[int, ...]] = tuple(
 KEEP: Final[tuple[int, ...]] = tuple(_keep(z, o) for z in range(8) for o in range(8))
 
 
+def _sort(cards: list[int], key: list[int]) -> None:
+    """Sort a few cards by ``key[card]``, ascending and stable (an insertion sort: no call)."""
+    for i in range(1, len(cards)):
+        card = cards[i]
+        k = key[card]
+        j = i - 1
+        while j >= 0 and key[cards[j]] > k:
+            cards[j + 1] = cards[j]
+            j -= 1
+        cards[j + 1] = card
+
+
 class Search:
     """A search over one deal's card play: trump, takers and the undertrump rule are fixed.
 
     The table outlives a search: every position of one deal (its cards played one by one) can
-    share it, as its entries depend on the cards left and not on how the play got there.
+    share it, as its entries depend on the cards left and not on how the play got there; only
+    positions of one deal (the same hands as dealt) may share it.
     """
 
     trump: int
@@ -98,14 +113,17 @@ class Search:
     use_equivalent: bool
     use_ordering: bool
     use_bounds: bool
+    use_quick: bool
     table: dict[int, int]
     hands: list[int]
     points: list[int]
     strength: list[int]
+    negative_points: list[int]
     nodes: int
 
     def __init__(self, trump: int, takers: int, undertrump: bool, *, table: bool = True,
-                 equivalent: bool = True, ordering: bool = True, bounds: bool = True) -> None:
+                 equivalent: bool = True, ordering: bool = True, bounds: bool = True,
+                 quick: bool = True) -> None:
         self.trump = trump
         self.takers = takers
         self.undertrump = undertrump
@@ -113,11 +131,13 @@ class Search:
         self.use_equivalent = equivalent
         self.use_ordering = ordering
         self.use_bounds = bounds
+        self.use_quick = quick
         self.table = {}
         self.hands = [0, 0, 0, 0]
         self.points = [TRUMP_POINTS[c & 7] if c >> 3 == trump else PLAIN_POINTS[c & 7] for c in range(32)]
         self.strength = [8 + TRUMP_STRENGTH[c & 7] if c >> 3 == trump else PLAIN_STRENGTH[c & 7]
                          for c in range(32)]
+        self.negative_points = [-p for p in self.points]
         self.nodes = 0
 
     # ------------------------------------------------------------------ entry
@@ -213,8 +233,8 @@ class Search:
                         rest.append(card)
                     else:
                         masters.append(card)
-                masters.sort(key=self.points.__getitem__, reverse=True)
-                rest.sort(key=strength.__getitem__)
+                _sort(masters, self.negative_points)
+                _sort(rest, strength)
                 masters.extend(rest)
                 out = masters
             elif (winner ^ seat) & 1:
@@ -227,11 +247,11 @@ class Search:
                         taking.append(card)
                     else:
                         losing.append(card)
-                losing.sort(key=strength.__getitem__)
+                _sort(losing, strength)
                 taking.extend(losing)
                 out = taking
             else:
-                out.sort(key=self.points.__getitem__, reverse=True)
+                _sort(out, self.negative_points)
         if first >= 0 and out[0] != first:
             for i in range(1, len(out)):
                 if out[i] == first:
@@ -264,8 +284,26 @@ class Search:
                     return upper
                 if lower >= beta:
                     return lower
+                if self.use_quick:
+                    # what the side to lead surely wins, if it might end the search
+                    hand = hands[seat]
+                    most = LAST_TRICK
+                    for suit in range(4):
+                        b = (hand >> (8 * suit)) & 0xFF
+                        if b:
+                            most += TRUMP_BYTE_POINTS[b] if suit == self.trump else PLAIN_BYTE_POINTS[b]
+                    if (seat & 1) == self.takers:
+                        if most >= beta:
+                            sure = self.quick_points(seat, left >> 2)
+                            if sure >= beta:
+                                return sure
+                    elif most >= rest + LAST_TRICK - alpha:
+                        sure = self.quick_points(seat, left >> 2)
+                        if sure and rest + LAST_TRICK - sure <= alpha:
+                            return rest + LAST_TRICK - sure
             if self.use_table:
-                key = hands[0] | hands[1] << 32 | hands[2] << 64 | hands[3] << 96 | seat << 128 | cs << 130
+                # the cards left say whose they are (no card changes hands in a deal)
+                key = (hands[0] | hands[1] | hands[2] | hands[3]) | seat << 32 | cs << 34
                 entry = self.table.get(key, -1)
                 if entry >= 0:
                     lo = (entry & 0x7FF) - BIAS
@@ -341,6 +379,40 @@ class Search:
                 lo = hi = value
             self.table[key] = (lo + BIAS) | (hi + BIAS) << 11 | (chosen + 1) << 22
         return value
+
+    def quick_points(self, leader: int, tricks: int) -> int:
+        """What the leader's side surely wins from here (``tricks`` left): the points of the masters
+        the leader can cash one after the other. Its top trumps (the opponents must follow with
+        theirs); then, once the opponents have no trump left, the top cards of its plain suits
+        (nobody can ruff them, its partner need not). The dix de der too if that is every trick."""
+        hands = self.hands
+        t = self.trump
+        points = self.points
+        hand = hands[leader]
+        left = hands[0] | hands[1] | hands[2] | hands[3]
+        sure = 0
+        cashed = 0
+        b = (left >> (8 * t)) & 0xFF
+        mine = (hand >> (8 * t)) & 0xFF
+        for r in TRUMP_BYTE_ORDER[b]:
+            if not mine >> r & 1:
+                break
+            sure += points[8 * t + r]
+            cashed += 1
+        trumps = SUIT_MASKS[t]
+        if ((hands[(leader + 1) & 3] & trumps).bit_count() <= cashed
+                and (hands[(leader + 3) & 3] & trumps).bit_count() <= cashed):
+            for suit in range(4):
+                if suit == t:
+                    continue
+                b = (left >> (8 * suit)) & 0xFF
+                mine = (hand >> (8 * suit)) & 0xFF
+                for r in PLAIN_BYTE_ORDER[b]:
+                    if not mine >> r & 1:
+                        break
+                    sure += points[8 * suit + r]
+                    cashed += 1
+        return sure + LAST_TRICK if cashed >= tricks else sure
 
     def last_trick(self, leader: int, cs: int) -> int:
         """``rv`` of the last trick: one card a hand, each forced."""
