@@ -161,6 +161,13 @@ def analyse(record: Mapping[str, Any], *, fallbacks: Collection[tuple[int, int]]
                                  tallies, labels_count, worst, solver)
         entry["cards"] = cards
         entry["accuracy"] = [None if not n else round(total / n, 1) for total, n in per_seat]
+        by_bot: dict[str, list[float]] = {}
+        for seat, (total, n) in enumerate(per_seat):
+            kept = by_bot.setdefault(players[seat], [0.0, 0.0])
+            kept[0] += total
+            kept[1] += n
+        entry["accuracy_by_bot"] = {name: None if not n else round(total / n, 1)
+                                    for name, (total, n) in by_bot.items()}
         entry["bidding"] = _bidding(index, dealt, start, players, settings, worst, solver)
         deals_out.append(entry)
     worst.sort(key=lambda w: (-w["loss"], w["deal"], w.get("i", -1)))

@@ -94,6 +94,13 @@ def test_a_bots_figures_count_its_own_decisions(
         assert bot["decisions"] == len(mine)
         assert bot["loss"] == pytest.approx(sum(c["loss"] for c in mine))
         assert bot["blunders"] == sum(1 for c in mine if c["label"] == "blunder")
+    for d in a["deals"]:
+        if d["thrown_in"]:
+            continue
+        for bot in a["bots"]:
+            mine = [c["accuracy"] for c in d["cards"] if "value" in c and c["seat"] in bot["seats"]]
+            if mine:
+                assert d["accuracy_by_bot"][bot["bot"]] == pytest.approx(sum(mine) / len(mine), abs=0.1)
 
 
 def test_a_card_the_referee_played_for_a_struck_bot_is_marked_nothing(
