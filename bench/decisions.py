@@ -23,8 +23,9 @@ per-match standard deviations of 1.0 to 1.4: one match does not tell the two apa
 
 Cost: the median and largest seconds of one match's analysis and of one deal's, and the ratio of a
 deal's analysis to the double-dummy solve of its first card (the reference, measured in the same
-run). The last line is ``separation_second_vs_dd=R``: the second opinion's separation over the
-double-dummy's (above 1: the second opinion tells the bots apart better).
+run); then one match analysed as the node does by default (par solved too). The last line is
+``separation_second_vs_dd=R``: the second opinion's separation over the double-dummy's, heuristic
+against careless (above 1: the second opinion tells the bots apart better).
 
 ``--quick``: 3 matches of 2 deals, 8 samples.
 """
@@ -172,6 +173,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"analysis_s_per_deal_median={statistics.median(deal_s):.2f}")
     if ratios:
         print(f"deal_analysis_vs_first_solve={statistics.median(ratios):.1f}")
+    # what the node makes by default: par solved too, the second opinion's default samples
+    record = played(f"decisions/{args.seed}/0", args.deals, "careless")
+    started = time.perf_counter()
+    analyse(record)
+    print(f"analysis_s_per_match_with_par={time.perf_counter() - started:.2f} ({args.deals} deals, careless)")
     dd, second = separation[("careless", "dd")], separation[("careless", "second")]
     print(f"separation_second_vs_dd={second / dd:.2f}" if dd > 0 else "separation_second_vs_dd=n/a")
     return 0
