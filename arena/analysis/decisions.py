@@ -120,6 +120,12 @@ def analyse(record: Mapping[str, Any], *, fallbacks: Collection[tuple[int, int]]
     :class:`RecordError` if it does not replay). ``fallbacks`` are the ``(deal, decision)`` places
     (decision: its index in the deal, bids then plays) where the referee played for a struck bot."""
     settings = settings or Settings()
+    players = [str(p) for p in record.get("players", ["", "", "", ""])]
+    if len(players) != 4:
+        players = ["", "", "", ""]
+    if record.get("deals") == []:  # a match forfeited in its first deal: nothing was finished to analyse
+        return _analysis(settings, players, {n: _Tally() for n in dict.fromkeys(players)}, {}, [], [],
+                         [[0, 0, 0], [0, 0, 0]])
     try:
         match, outcomes = replay_match(record)
     except RecordError:
@@ -127,9 +133,6 @@ def analyse(record: Mapping[str, Any], *, fallbacks: Collection[tuple[int, int]]
     except EngineError as e:
         raise RecordError(str(e)) from None
     rules: Ruleset = match.rules
-    players = [str(p) for p in record.get("players", ["", "", "", ""])]
-    if len(players) != 4:
-        players = ["", "", "", ""]
     seed = record.get("seed")
     fallback_set = {(int(d), int(i)) for d, i in fallbacks}
     tallies = {name: _Tally() for name in dict.fromkeys(players)}
@@ -170,10 +173,17 @@ def analyse(record: Mapping[str, Any], *, fallbacks: Collection[tuple[int, int]]
                                     for name, (total, n) in by_bot.items()}
         entry["bidding"] = _bidding(index, dealt, start, players, settings, worst, solver)
         deals_out.append(entry)
+    return _analysis(settings, players, tallies, labels_count, worst, deals_out, team_totals)
+
+
+def _analysis(settings: Settings, players: list[str], tallies: dict[str, _Tally],
+              labels_count: dict[str, dict[str, int]], worst: list[dict[str, Any]],
+              deals_out: list[dict[str, Any]], team_totals: list[list[int]]) -> dict[str, Any]:
+    """The analysis's JSON from its parts."""
     worst.sort(key=lambda w: (-w["loss"], w["deal"], w.get("i", -1)))
     bots = []
     for name, t in tallies.items():
-        counts = labels_count[name]
+        counts = labels_count.get(name, {})
         bots.append({
             "bot": name, "seats": [s for s in range(4) if players[s] == name], "decisions": t.decisions,
             "loss": round(t.loss, 1),

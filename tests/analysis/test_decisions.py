@@ -154,3 +154,10 @@ def test_coinche_par_is_the_side_with_the_higher_contract_it_makes() -> None:
     found = par(deal, value)
     assert found.contract is not None and found.contract.takers == 0
     assert (found.contract.text, found.value) == ("110H", 210)
+
+
+def test_a_match_forfeited_in_its_first_deal_has_an_empty_analysis() -> None:
+    record = {"ruleset": "coinche", "seed": 1, "players": ["a", "b", "a", "b"], "deals": []}
+    a = analyse(record, settings=QUICK)
+    assert a["deals"] == [] and a["worst"] == [] and [b["decisions"] for b in a["bots"]] == [0, 0]
+    assert [t["result"] for t in a["teams"]] == [0, 0]
