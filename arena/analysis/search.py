@@ -280,6 +280,24 @@ class Search:
             if self.use_bounds:
                 upper = rest + LAST_TRICK + (1 if not cs & 2 else 0)
                 lower = -1 if not cs & 1 else 0
+                # the best trumps left, while one side holds them: each wins the trick it falls in
+                t = self.trump
+                tb = ((hands[0] | hands[1] | hands[2] | hands[3]) >> (8 * t)) & 0xFF
+                if tb:
+                    ours = hands[0] | hands[2]
+                    side = -1
+                    sure = 0
+                    for r in TRUMP_BYTE_ORDER[tb]:
+                        team = 0 if ours >> (8 * t + r) & 1 else 1
+                        if side < 0:
+                            side = team
+                        elif team != side:
+                            break
+                        sure += self.points[8 * t + r]
+                    if side == self.takers:
+                        lower = sure
+                    else:
+                        upper = rest + LAST_TRICK - sure
                 if upper <= alpha:
                     return upper
                 if lower >= beta:
