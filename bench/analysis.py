@@ -26,7 +26,7 @@ the transposition table at tricks' starts, equivalent cards, move ordering), wit
 solver adds on top (null-window probes of the margin, bisecting between its plateaus, and the
 bound on the points left). ``ratio_vs_reference``: the reference's median time
 over the solver's on those deals (higher is better). ``--ablation`` also times the solver with
-each of its speed-ups off in turn (``docs/analysis.md``'s table).
+each of its speed-ups off in turn (``docs/analysis.md``'s table), on the reference's deals.
 
 The last line is ``dd_solve_ms_median=<the compiled build's median, ms, over both presets' deals>``
 (``n/a`` without a compiled build).
@@ -50,7 +50,7 @@ sys.path.insert(0, str(ROOT))
 
 PRESETS = ("coinche", "classic")
 #: the solver's switches, each off in turn with --ablation (and all but the table off: the reference)
-SWITCHES = ("probes", "equivalent", "ordering", "bounds", "table")
+SWITCHES = ("probes", "equivalent", "ordering", "bounds", "quick", "etc", "table")
 REFERENCE = {"probes": False, "bounds": False}
 
 
@@ -122,7 +122,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         }
         k = min(args.reference_deals, len(ds))
         for name, options in variants.items():
-            count = k if name == "reference" else len(ds)
+            count = k
             ts, ns = [], []
             for i, deal in enumerate(ds[:count]):
                 seconds, n, v = timed(deal, options)

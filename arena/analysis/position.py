@@ -82,7 +82,7 @@ class Solver:
     """What the positions of one deal share: the search (its table) and the margin tables.
 
     Options (all on by default) switch the search's speed-ups off, for the bench: ``table``,
-    ``equivalent``, ``ordering``, ``bounds``, ``quick`` (:class:`~arena.analysis.search.Search`) and
+    ``equivalent``, ``ordering``, ``bounds``, ``quick``, ``etc`` (:class:`~arena.analysis.search.Search`) and
     ``probes`` (solve by null-window probes, else by one alpha-beta on the full window).
     """
 
@@ -93,12 +93,13 @@ class Solver:
     tables: dict[tuple[int, int, int], list[int]]
 
     def __init__(self, deal: Deal, *, table: bool = True, equivalent: bool = True, ordering: bool = True,
-                 bounds: bool = True, quick: bool = True, probes: bool = True) -> None:
+                 bounds: bool = True, quick: bool = True, etc: bool = True, probes: bool = True) -> None:
         self.takers = deal.takers
         self.dealt = list(deal.initial_hands)
         self.probes = probes
         self.search = Search(deal.trump, deal.takers, deal.rules.must_undertrump, table=table,
-                             equivalent=equivalent, ordering=ordering, bounds=bounds, quick=quick)
+                             equivalent=equivalent, ordering=ordering, bounds=bounds, quick=quick,
+                             etc=etc)
         self.tables = {}
 
     def margin_table(self, deal: Deal) -> list[int]:
