@@ -187,3 +187,10 @@ def test_coinche_par_on_real_deals_is_a_contract_made_whose_next_level_is_not() 
             higher = _bid_until(deal, found.contract.seat, A.bid_action(level + 10, suit))
             assert higher is not None and contract_of(higher) is not None
             assert sign * dd_value(higher) <= 0, (seed, text, takers)
+
+
+def test_a_long_match_has_its_first_deals_analysed_and_says_how_many_it_had() -> None:
+    record = played_match("coinche", "long", 5, [RandomPlayer()] * 4)
+    a = analyse(record, settings=Settings(second_opinion_samples=0, par=False, max_deals=2))
+    assert [d["index"] for d in a["deals"]] == [0, 1] and a["deals_in_match"] == 5
+    assert a["settings"]["max_deals"] == 2
