@@ -486,6 +486,7 @@ async def _send(request: web.Request, response: web.StreamResponse, timeout: Sen
             await export.place.send(len(chunk))
         await timeout.send(response.write(chunk))
 
+
 async def match_analysis(request: web.Request) -> web.StreamResponse:
     """The match's analysis (docs/analysis.md), or ``{"state": "pending", "position": N}`` (a 202)
     while it is made (0) or waits its turn (N from 1): the first read asks for it."""
