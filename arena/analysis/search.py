@@ -320,7 +320,9 @@ class Search:
                     if (seat & 1) == self.takers:
                         if most >= beta:
                             sure = self.quick_points(seat, left >> 2)
-                            if sure >= beta:
+                            # no point sure and no trick won yet: the takers may still be capoted
+                            # (u = -1), so 0 is no lower bound
+                            if sure >= beta and (sure > 0 or cs & 1):
                                 return sure
                     elif most >= rest + LAST_TRICK - alpha:
                         sure = self.quick_points(seat, left >> 2)
