@@ -69,6 +69,13 @@ TRUMP_BYTE_ORDER: Final[tuple[tuple[int, ...], ...]] = tuple(
     tuple(r for r in TRUMP_ORDER if b >> r & 1) for b in range(256))
 
 
+#: the cards of a byte of ``suit`` (a mask's 8 bits), strongest first: [suit][byte]
+PLAIN_BYTE_CARDS: Final[tuple[tuple[tuple[int, ...], ...], ...]] = tuple(
+    tuple(tuple(8 * suit + r for r in PLAIN_BYTE_ORDER[b]) for b in range(256)) for suit in range(4))
+TRUMP_BYTE_CARDS: Final[tuple[tuple[tuple[int, ...], ...], ...]] = tuple(
+    tuple(tuple(8 * suit + r for r in TRUMP_BYTE_ORDER[b]) for b in range(256)) for suit in range(4))
+
+
 def _keep(z: int, o: int) -> int:
     """Of a hand's cards worth no point in one suit (``z``: ranks 7, 8, and 9 out of trump, whose
     order is their rank's), the ones to search: the strongest, and each one under it that another
@@ -212,10 +219,10 @@ class Search:
         partner holds the trick, the most points first; when the other side does, the cards that
         take it (strongest first), then the others weakest first."""
         hands = self.hands
-        others = (hands[0] | hands[1] | hands[2] | hands[3]) ^ hands[seat]
+        others = -1  # the other hands' cards, when needed
         t = self.trump
         out: list[int] = []
-        for suit in range(4):
+        for suit in range(((legal & -legal).bit_length() - 1) >> 3, (legal.bit_length() + 7) >> 3):
             b = (legal >> (8 * suit)) & 0xFF
             if not b:
                 continue
@@ -223,14 +230,17 @@ class Search:
                 low = 3 if suit == t else 7
                 z = b & low
                 if z & (z - 1):
+                    if others < 0:
+                        others = (hands[0] | hands[1] | hands[2] | hands[3]) ^ hands[seat]
                     b = (b & ~low) | KEEP[z * 8 + ((others >> (8 * suit)) & low)]
-            for r in (TRUMP_BYTE_ORDER[b] if suit == t else PLAIN_BYTE_ORDER[b]):
-                out.append(8 * suit + r)
+            out.extend(TRUMP_BYTE_CARDS[suit][b] if suit == t else PLAIN_BYTE_CARDS[suit][b])
         if len(out) < 2:
             return out
         if self.use_ordering:
             strength = self.strength
             if n == 0:
+                if others < 0:
+                    others = (hands[0] | hands[1] | hands[2] | hands[3]) ^ hands[seat]
                 masters: list[int] = []
                 rest: list[int] = []
                 for card in out:
