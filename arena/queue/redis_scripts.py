@@ -389,8 +389,15 @@ return #entries
 #       matches kept per bot, 15 the quartet's id ('' if none), 16 the arena's key prefix, 17 the
 #       job to remove with it ('' for none: LUA_WRITE_RESULT below), 18 why a secret is revealed, 19
 #       now (unix s), 20 21 the players of a and b (a single game's: arena.ratings.versions; a leg's
-#       and a table's are in its text), 22.. the counted pools' names (n = #ARGV - 21; none for a
-#       mixed game)
+#       and a table's are in its text), 22 the bots' history (JSON: ``kept``, the entries kept a bot,
+#       and ``bots``, each ``bot``, ``entry`` (its JSON without the closing brace), ``stats`` and
+#       ``h2h``: arena.tournament.botstats.BotGame), 23.. the counted pools' names (n = #ARGV - 22;
+#       none for a mixed game)
+# Each bot's history entry goes at the head of ``bhist:<bot>`` (trimmed to ``kept``), with the
+# rating change this write made in each pool appended (``"rating_change":{pool: change}``: empty
+# for a duplicate leg or table whose game waits for the others, and for a mixed game), and its
+# counters are added to ``bstats:<bot>`` and ``bh2h:<bot>`` (HINCRBY): a written result is in
+# them once, whichever path of the script it took.
 # A side whose player is one of its bot's versions (not its name) counts the game in the pool's
 # version tables too (arena.ratings.versions.add_game, the same rule in Lua): ``vgames:<pool>:<player>``
 # (opponent player -> "wins draws losses" from its side) and ``vorder:<pool>`` (bot -> its versions in
@@ -411,6 +418,19 @@ for i = 6, 9 do
   if first then
     redis.call('LPUSH', KEYS[i], ARGV[13])
     redis.call('LTRIM', KEYS[i], 0, kept - 1)
+  end
+end
+
+local history = cjson.decode(ARGV[22])
+local function keep_history(moved)
+  for _, g in ipairs(history['bots']) do
+    local change = '{{}}'
+    if moved[g['bot']] then change = cjson.encode(moved[g['bot']]) end
+    local h = key('bhist', g['bot'])
+    redis.call('LPUSH', h, g['entry'] .. ',"rating_change":' .. change .. '}}')
+    redis.call('LTRIM', h, 0, tonumber(history['kept']) - 1)
+    for f, v in pairs(g['stats']) do redis.call('HINCRBY', key('bstats', g['bot']), f, v) end
+    for f, v in pairs(g['h2h']) do redis.call('HINCRBY', key('bh2h', g['bot']), f, v) end
   end
 end
 
@@ -448,7 +468,10 @@ end
 local games = {{}}
 if ARGV[11] == 'quartet' then
   redis.call('HSET', KEYS[4], ARGV[9], ARGV[12])
-  if redis.call('HLEN', KEYS[4]) < 4 then return 1 end
+  if redis.call('HLEN', KEYS[4]) < 4 then
+    keep_history({{}})
+    return 1
+  end
   local t = {{}}
   local stored = redis.call('HGETALL', KEYS[4])
   for i = 1, #stored, 2 do t[tonumber(stored[i]) + 1] = cjson.decode(stored[i + 1]) end
@@ -490,6 +513,7 @@ elseif ARGV[11] == 'leg' then
   local other = redis.call('GET', KEYS[4])
   if not other then
     redis.call('SET', KEYS[4], ARGV[12])
+    keep_history({{}})
     return 1
   end
   redis.call('DEL', KEYS[4])
@@ -574,10 +598,16 @@ local function versioned(pool, bot, me, other, s)
   redis.call('HSET', order, bot, table.concat(known, ' '))
 end
 
-local counted = #ARGV - 21
+local moved = {{}}
+local function move(bot, pool, d)
+  if not moved[bot] then moved[bot] = {{}} end
+  moved[bot][pool] = (moved[bot][pool] or 0) + d
+end
+
+local counted = #ARGV - 22
 for i = 1, counted do
   local elo, pairs, hist = KEYS[7 + 3 * i], KEYS[8 + 3 * i], KEYS[9 + 3 * i]
-  local pool = ARGV[21 + i]
+  local pool = ARGV[22 + i]
   redis.call('SADD', KEYS[3], pool)
   for _, g in ipairs(games) do
     local a, b, score = g[1], g[2], g[5]
@@ -587,6 +617,8 @@ for i = 1, counted do
       local e = 1 / (1 + 10 ^ ((rb - ra) / 400))
       local d = k * (score - e)
       ra, rb = ra + d, rb - d
+      move(a, pool, d)
+      move(b, pool, -d)
       rate(elo, hist, b, rb)
       local s = score
       if g[4] ~= '1' then s = 1 - s end
@@ -596,6 +628,7 @@ for i = 1, counted do
       if g[7] and g[7] ~= a then versioned(pool, a, g[7], g[8] or b, score) end
       if g[8] and g[8] ~= b then versioned(pool, b, g[8], g[7] or a, 1 - score) end
     end
+    if a == b then move(a, pool, 0) end
     rate(elo, hist, a, ra)
   end
 end
@@ -607,6 +640,7 @@ for j = 10 + 3 * counted, #KEYS - 1 do
     redis.call('RPUSH', KEYS[j], string.format('%s %s %s %s', g[6], g[1], g[2], tostring(g[5])))
   end
 end
+keep_history(moved)
 return 1
 """
 
@@ -787,5 +821,31 @@ local current = redis.call('HGET', KEYS[1], ARGV[1]) or ''
 if current ~= ARGV[3] then return 0 end
 if ARGV[2] == '' then redis.call('HDEL', KEYS[1], ARGV[1])
 else redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
+return 1
+"""
+
+
+# A pool's Bradley-Terry history point: kept only if the pool's last one was taken at least ARGV[3]
+# games before ARGV[2] (or there was none), so that nodes fitting the pool at once keep one.
+# KEYS: 1 the marks hash (pool -> its games at the last point), 2 the pool's history hash (bot ->
+#       "games bot_games rating low high;..." oldest first)
+# ARGV: 1 the pool, 2 its games now, 3 the games between two points, 4 the points kept a bot, then
+#       per bot: its name and its point's text ("games bot_games rating low high")
+LUA_NOTE_BT = """
+local last = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '-1')
+local games = tonumber(ARGV[2])
+if last >= 0 and games - last < tonumber(ARGV[3]) then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+local kept = tonumber(ARGV[4])
+for i = 5, #ARGV, 2 do
+  local s = redis.call('HGET', KEYS[2], ARGV[i])
+  if s then s = s .. ';' .. ARGV[i + 1] else s = ARGV[i + 1] end
+  local n = select(2, string.gsub(s, ';', ';')) + 1
+  while n > kept do
+    s = string.sub(s, string.find(s, ';', 1, true) + 1)
+    n = n - 1
+  end
+  redis.call('HSET', KEYS[2], ARGV[i], s)
+end
 return 1
 """
