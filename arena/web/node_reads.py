@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 from belote.arena.v1 import game_pb2 as pb
 
 from arena.engine.dealing import commitment
+from arena.node.history import Accuracies, HistoryError, bot_statistics, history_page
 from arena.node.ladder import LadderError, Ladders, LadderView, ladder_standings
 from arena.node.pauses import Pauses, notice_text
 from arena.node.rankings import BadRequest as RankingsBadRequest
@@ -61,8 +62,11 @@ from arena.web.reads import (
     BotDetail,
     BotRating,
     BotRow,
+    BtHistory,
     Conflict,
     EventStream,
+    HistoryPage,
+    HistoryQuery,
     LadderDetail,
     LadderRow,
     MatchRow,
@@ -104,6 +108,9 @@ class NodeReads:
         self.broker = broker
         #: the tournaments of the queue
         self.store = tournaments
+        #: the accuracy of a bot in each of some matches analysed (None: this node analyses none): the
+        #: history's ``accuracy`` and the statistics' accuracy over time (arena.node.history.Accuracies)
+        self.accuracies: Accuracies | None = None
         self.rankings = rankings
         #: the node's queue worker, which knows the tournament of each match it plays
         self.worker = worker
@@ -156,6 +163,30 @@ class NodeReads:
         found = [self.node.bot_named(e.bot) for e in board.entries]
         known = iter(self._shown.values([f for f in found if f is not None]))
         return ShownBoard(board, tuple(NO_VERSION if f is None else next(known) for f in found))
+
+    async def bt_history(self, pool: str, bot: str) -> BtHistory:
+        return BtHistory(pool, bot, tuple(await self._queue(self.rankings.bt_history, pool, bot)))
+
+    # ------------------------------------------------------- a bot's own history
+    def _known_bot(self, name: str) -> None:
+        """:class:`NotFound` unless ``name`` is registered (the node's copy of the registry, in memory)."""
+        try:
+            found = self.node.bot_status(name)
+        except NodeError as e:
+            raise Unavailable(str(e)) from None
+        if found is None:
+            raise NotFound(f"no bot named {name[:80]!r}")
+
+    async def bot_matches(self, name: str, query: HistoryQuery) -> HistoryPage:
+        self._known_bot(name)
+        try:
+            return await self._queue(history_page, self.broker, self.store, name, query, self.accuracies)
+        except HistoryError as e:
+            raise BadRequest(str(e)) from None
+
+    async def bot_stats(self, name: str) -> dict[str, Any]:
+        self._known_bot(name)
+        return await self._queue(bot_statistics, self.broker, self.store, name, self.accuracies)
 
     async def rating_history(self, pool: str, bot: str) -> RatingHistory:
         points = await self._queue(self.rankings.history, pool, bot)
