@@ -39,6 +39,7 @@ __all__ = [
     "HistoryError",
     "HistoryPage",
     "HistoryQuery",
+    "bot_report",
     "bot_statistics",
     "history_page",
     "parse_query",
@@ -307,3 +308,15 @@ def bot_statistics(broker: Broker, tournaments: Tournaments, bot: str,
                                               h2h.get(f"{opp} sq", 0))})
     rows.sort(key=lambda r: (-r["games"], r["opponent"]))
     return {"bot": bot, "statistics": statistics, "head_to_head": rows}
+
+
+def bot_report(broker: Broker, tournaments: Tournaments, bot: str, query: HistoryQuery,
+               accuracies: Accuracies | None = None) -> dict[str, Any]:
+    """What ``belote-arena bot report`` prints (``GetBotReport``): the statistics and head-to-head, and a
+    page of the history as ``matches`` (with its ``next_cursor``, ``total`` and ``kept``);
+    :class:`HistoryError` for a cursor no longer kept."""
+    report = bot_statistics(broker, tournaments, bot, accuracies)
+    page = history_page(broker, tournaments, bot, query, accuracies).to_json()
+    page.pop("bot")
+    report.update(page)
+    return report
