@@ -41,6 +41,7 @@ COVERED = {
 HELPERS = {"web_readers.py": "ratings.py"}
 #: the benches run here, each with the name its last line gives; ``slow``: more than ~8 s here
 QUICK = {
+    "bot_history.py": ("read_growth", False),
     "cluster.py": ("claims_per_result", True),
     "engine.py": ("ratio_vs_colver", False),
     "hostile.py": ("ratio_worst", True),

@@ -7,8 +7,9 @@ seats, in the same atomic step as the result and its ratings
 - an entry at the head of the bot's *history* (:class:`BotGame.entry`: the
   match, its opponent and partner, the result from the bot's side, its
   totals, its pools, the version that played, its points per deal, and the
-  rating change the write made in each pool), the newest
-  :data:`HISTORY_KEPT` kept;
+  rating change the write made in each pool; a duplicate table's, its
+  counters too, which a reader takes out of the statistics while the table is
+  sealed), the newest :data:`HISTORY_KEPT` kept;
 - its *counters* added to the bot's aggregates, kept forever
   (:attr:`BotGame.stats`: contracts taken and made by level and by trump,
   coinches, surcoinches, capots, points per deal as taker and in defence,
@@ -55,6 +56,7 @@ from arena.engine.errors import EngineError
 from arena.engine.scoring import DealOutcome
 from arena.records import ResultReason, StrikeReason
 from arena.tournament.jobs import MatchResult
+from arena.tournament.tables import is_duplicate_match
 
 __all__ = [
     "HISTORY_KEPT",
@@ -258,8 +260,10 @@ def bot_games(result: MatchResult, pools: Iterable[str], at: float) -> list[BotG
             "totals": [result.totals[side], result.totals[other]], "reason": str(result.reason),
             "forfeit": forfeit, "deals": record.deals_played, "pools": pools, "version": version,
             "ruleset": record.ruleset, "points": [n, total, sq], "strikes": strikes,
-            "taken": stats.get("taken", 0), "made": stats.get("made", 0), "counters": stats,
+            "taken": stats.get("taken", 0), "made": stats.get("made", 0),
         }
+        if is_duplicate_match(result.match_id):
+            entry["counters"] = stats  # a table that may be sealed: left out of the statistics till then
         if partner:
             entry["partner"] = partner
         if outcomes is None:
