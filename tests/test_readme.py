@@ -174,6 +174,10 @@ def test_many_nodes_as_printed(walkthrough: Walkthrough) -> None:
         matches = int(re.search(r"(\d+)/\1 matches", standings).group(1))  # type: ignore[union-attr]
         verified = walkthrough.output("belote-arena verify")
         assert f"deals of its {matches} matches are the ones it dealt" in verified, verified
+        report = walkthrough.output("belote-arena bot report alpha")
+        assert report.startswith("bot alpha: 6 matches ("), report  # 3 opponents, 2 legs each
+        for bot in ("beta", "gamma", "delta"):
+            assert re.search(rf"^  {bot} +2 ", report, re.M), report  # its head-to-head row
 
         logs = walkthrough.stop_nodes()
         assert len(logs) == 2
