@@ -28,6 +28,16 @@ records) and at the head of each of its bots' lists of recent matches
 result goes to each of its up to four distinct bots, once a bot). A result
 written twice is summarized once.
 
+In the same step too, each of its distinct bots gets what the result adds to
+its own history and statistics (:mod:`arena.tournament.botstats`): an entry at
+the head of its history (``bot_history``, the newest
+:data:`~arena.tournament.botstats.HISTORY_KEPT`), with the rating change the
+step made in each pool (a duplicate leg's or table's: none until its pair's or
+quartet's game counts), and its counters added to its aggregates and
+head-to-head (``bot_counters``), kept forever. A pool's Bradley-Terry history
+is kept apart, a point a fit (:meth:`Broker.note_bt_history`, a
+compare-and-set on the pool's games).
+
 A game of mixed partnerships (a side of two different bots) is rated with
 openskill instead, which is sequential: each game in order, from the ratings
 the one before left. It cannot run inside the atomic write (a Lua script), so

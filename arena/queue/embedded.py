@@ -14,7 +14,8 @@ still there. The same transaction keeps the result's summary in its
 tournament's log (``summaries``, numbered 0, 1, ... in the order written) and
 in each of its bots' recent matches (``bot_matches``: each distinct bot of its
 seats, up to four for a mixed match; trimmed to
-:data:`~arena.queue.broker.BOT_MATCHES_KEPT` a bot), and appends a game of
+:data:`~arena.queue.broker.BOT_MATCHES_KEPT` a bot), each bot's history entry
+and counters (``bot_history``, ``bot_counters``), and appends a game of
 mixed partnerships to its pools' to-rate queue (``mixed_queue``, rated later by
 ``apply_mixed``). A result whose tournament was cancelled first is refused in that
 transaction (:class:`~arena.queue.broker.TournamentCancelled`). An ended
