@@ -13,11 +13,12 @@ it at once.
 from __future__ import annotations
 
 import random
+import time
 
 import pytest
 
 from arena.engine import Ruleset
-from arena.queue.broker import Broker
+from arena.queue.broker import Broker, Write
 from arena.tournament import MatchJob, MatchResult
 from arena.tournament.botstats import HISTORY_KEPT
 from tests.factories import result_of_job, tournament_spec
@@ -112,3 +113,20 @@ def test_a_pools_bt_history_keeps_one_point_a_fit_however_many_nodes_fit(broker:
     assert broker.bt_history("coinche", "alpha") == [(10, 10, 12.5, 3.0, 22.0), (20, 20, 30.0, 20.0, 40.0)]
     assert broker.bt_history("coinche", "beta") == [(10, 10, -12.5, -22.0, -3.0)]
     assert broker.bt_history("classic", "alpha") == [] and broker.bt_history("coinche", "nobody") == []
+
+
+def test_a_job_replayed_after_its_node_died_is_in_the_history_once(broker: Broker) -> None:
+    """Node n1 plays the match and dies before its write is acked; n2 reclaims it, plays it again and
+    finishes it; then n1's write comes late: the bot's history and counters hold the match once."""
+    broker.put_tournament(tournament_spec("t1", ruleset=Ruleset.from_spec("coinche")))
+    r = played("t1", 3)
+    broker.enqueue([MatchJob(r.match_id, "t1", "alpha", "beta", "coinche", "seed3", deals=4)])
+    [first] = broker.claim("n1", 1, 0.2)
+    time.sleep(0.4)  # n1 "died": its lease runs out
+    [second] = broker.claim("n2", 1, 5.0)
+    assert second.delivery == 2
+    (done,) = broker.finish([(second, r)])
+    (late,) = broker.finish([(first, r)])
+    assert (done.write, late.write) == (Write.WRITTEN, Write.DUPLICATE)
+    assert [e["match_id"] for e in broker.bot_history("alpha")] == [r.match_id]
+    assert broker.bot_counters("alpha")[0]["matches"] == broker.bot_counters("beta")[0]["matches"] == 1
