@@ -26,6 +26,10 @@ def played(ruleset: str, seed: int, kinds: tuple[str, str] = ("heuristic", "rand
     return play_job(job, {"alpha": kinds[0], "beta": kinds[1]}, random.Random(seed))
 
 
+def g(counters: dict[str, int], key: str) -> int:
+    return counters.get(key, 0)
+
+
 def by_bot(result: MatchResult) -> dict[str, BotGame]:
     return {g.bot: g for g in bot_games(result, ("coinche",), 1.0)}
 
@@ -36,7 +40,6 @@ def test_one_sides_facts_mirror_the_others(ruleset: str, seed: int) -> None:
     r = played(ruleset, seed)
     games = by_bot(r)
     a, b = games["alpha"].stats, games["beta"].stats
-    g = lambda s, k: s.get(k, 0)  # noqa: E731
     assert g(a, "matches") == g(b, "matches") == 1
     assert g(a, "deals") == g(b, "deals") and g(a, "deals") + g(a, "thrown_in") == r.record.deals_played
     assert g(a, "taker.n") == g(b, "defence.n") and g(a, "defence.n") == g(b, "taker.n")
