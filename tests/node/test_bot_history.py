@@ -25,6 +25,7 @@ from arena.node.history import (
     history_page,
     parse_query,
 )
+from arena.node.rankings import Rankings
 from arena.queue import Broker
 from arena.tournament import MatchJob, Tournaments, TournamentSpec
 from arena.tournament.botstats import percentile_ms, time_bucket
@@ -185,3 +186,22 @@ def test_a_percentile_is_its_bucket_bound_within_a_quarter(times: list[int]) -> 
         true_ms = ordered[max(0, -(-int(q * len(times) * 1000) // 1000) - 1)] / 1000
         got = percentile_ms(histogram, q)
         assert got is not None and true_ms <= got * 1.0001 and (got <= max(true_ms * 1.25, 0.1) + 1e-6)
+
+
+def test_a_pools_fit_keeps_a_bradley_terry_point_once_enough_games_came(broker: Broker) -> None:  # noqa: F811
+    now = [0.0]
+    rankings = Rankings(broker, clock=lambda: now[0])
+    write_games(broker, 12)
+    rankings.leaderboard("classic")
+    ((games, alpha_games, rating, low, high),) = rankings.bt_history("classic", "alpha")
+    assert (games, alpha_games) == (12, 12) and low < rating < high
+    now[0] += 10
+    rankings.leaderboard("classic")  # fitted again, no new game: no new point
+    assert len(rankings.bt_history("classic", "alpha")) == 1
+    for i in range(10):
+        job = MatchJob(f"t1-r2-{i}", "t1", "alpha", "opp0", "classic", f"s{i}")
+        broker.write_result(result_of_job(job, WON, 0))
+    now[0] += 10
+    rankings.leaderboard("classic")
+    assert [p[0] for p in rankings.bt_history("classic", "alpha")] == [12, 22]
+    assert [p[1] for p in rankings.bt_history("classic", "opp0")] == [4, 14]
