@@ -23,6 +23,11 @@ worked out once, at write time, by replaying the record's deals (about 0.75
 ms a deal, as a duplicate leg's summary does): reading a bot's statistics
 never reads a record.
 
+A match a bot played against itself (at all four seats: two of its versions,
+a version test) is in its history (``self_play``), and in none of its
+statistics nor its head-to-head: it tells nothing of how the bot plays
+against others.
+
 A side's facts are the bot's: in a match of one bot a side both seats are
 it; in a mixed match (two different bots a side) the side's contracts and
 points count for both its bots (the record does not say which of two
@@ -268,5 +273,9 @@ def bot_games(result: MatchResult, pools: Iterable[str], at: float) -> list[BotG
             entry["partner"] = partner
         if outcomes is None:
             entry["replay_error"] = True
+        if len(mine) == 4:  # it played itself (two of its versions, a version test): no evidence of it
+            entry.update(self_play=True, counters={})
+            out.append(BotGame(bot, entry, {}, {}))
+            continue
         out.append(BotGame(bot, entry, stats, h2h))
     return out

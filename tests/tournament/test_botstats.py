@@ -99,3 +99,11 @@ def test_a_mixed_match_counts_each_bots_own_seats_times() -> None:
     assert games["alpha"].stats.get("taken", 0) == games["gamma"].stats.get("taken", 0)
     timed = sum(1 for deal in r.record.latencies_us for us in deal if us >= 0)
     assert sum(g.stats.get("decisions", 0) for g in games.values()) == timed
+
+
+def test_a_match_against_itself_is_history_and_no_statistic() -> None:
+    job = MatchJob("vt-r1-0", "vt", "alpha", "alpha", "coinche", "self", deals=2)
+    r = play_job(job, {"alpha": "heuristic"}, random.Random(1))
+    (game,) = bot_games(r, ("coinche",), 1.0)
+    assert game.stats == {} and game.h2h == {}
+    assert game.entry["self_play"] is True and game.entry["opponent"] == "alpha"
