@@ -191,6 +191,16 @@ def _pair(taken: int, made: int) -> str:
     return f"{made}/{taken}"
 
 
+def worst_text(w: dict[str, Any]) -> str:
+    """A worst decision of the analysis in a line: ``deal 2, trick 5: QH, better AH (34 points, mistake)``
+    (deals and tricks counted from 1; a bidding's: its contract and the par contract)."""
+    where = f"deal {int(w.get('deal', 0)) + 1}, " + (
+        "bidding" if w.get("kind") == "bidding" else f"trick {int(w.get('trick', 0)) + 1}")
+    better = " or ".join(str(b) for b in w.get("better") or ()) or "-"
+    label = f", {w['label']}" if w.get("label") else ""
+    return f"{where}: {w.get('played', '?')}, better {better} ({w.get('loss', 0)} points{label})"
+
+
 def report_lines(report: dict[str, Any]) -> list[str]:
     """The lines ``bot report`` prints of a report's JSON (docs/web.md#a-bots-history-and-statistics)."""
     s = report["statistics"]
@@ -252,7 +262,7 @@ def report_lines(report: dict[str, Any]) -> list[str]:
         lines.append(f"  {when}  {m['match_id']:28} {m['opponent']:16} {m['result']:5} "
                      f"{m['totals'][0]:>5}-{m['totals'][1]:<5} {change or 'unrated'}{accuracy}")
         for w in m.get("worst_decisions") or ():
-            lines.append(f"      {w}")
+            lines.append(f"      {worst_text(w)}")
     return lines
 
 

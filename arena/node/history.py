@@ -19,8 +19,11 @@ These read the broker: call them in a thread, never on the event loop.
 
 from __future__ import annotations
 
+import collections
 import datetime as dt
+import json
 import math
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -36,9 +39,11 @@ __all__ = [
     "DEFAULT_LIMIT",
     "MAX_LIMIT",
     "QUERY_KEYS",
+    "WORST_SHOWN",
     "HistoryError",
     "HistoryPage",
     "HistoryQuery",
+    "KeptAnalyses",
     "bot_report",
     "bot_statistics",
     "history_page",
@@ -58,6 +63,10 @@ _SEALED_SHOWN = ("match_id", "tournament_id", "at", "opponent", "partner", "side
                  "ruleset")
 #: the accuracy points over time kept in a bot's statistics (one a match analysed, newest last)
 ACCURACY_POINTS = 50
+#: the worst decisions the report shows of each recent loss
+WORST_SHOWN = 3
+#: the analyses whose facts a :class:`KeptAnalyses` keeps in memory (about 1 KB each)
+FACTS_KEPT = 4096
 
 
 class HistoryError(ValueError):
@@ -181,8 +190,67 @@ def parse_query(params: Mapping[str, str]) -> HistoryQuery:
 
 
 #: a function that gives the analysis's accuracy of ``bot`` in each match analysed among ``match_ids``
-#: (absent: not analysed), for the history's ``accuracy`` field: what the analysis store provides
+#: (absent: not analysed), for the history's ``accuracy`` field: :meth:`KeptAnalyses.accuracies`
 Accuracies = Callable[[str, Sequence[str]], Mapping[str, float]]
+#: a function that gives the worst decisions of ``bot`` in match ``match_id`` (the analysis's
+#: ``worst`` entries, its own, worst first; empty: not analysed): :meth:`KeptAnalyses.worst`
+WorstDecisions = Callable[[str, str], Sequence[Mapping[str, Any]]]
+
+
+class KeptAnalyses:
+    """What a bot's history and report read of the analyses a node keeps
+    (docs/analysis.md: ``bots``, each with its ``accuracy``, and ``worst``, each with its ``bot``):
+    ``kept(match_id)`` gives a match's analysis as JSON if one is kept (never makes one: an analysis
+    costs seconds to minutes). What each analysis says of its bots is read once and kept
+    (:data:`FACTS_KEPT` matches, the least recently read dropped); a match with no analysis is
+    asked again each time, as one may be made meanwhile. Call it in a thread: ``kept`` may read a
+    file."""
+
+    def __init__(self, kept: Callable[[str], bytes | str | None], max_kept: int = FACTS_KEPT) -> None:
+        self.kept = kept
+        self.max_kept = max_kept
+        self._facts: collections.OrderedDict[str, tuple[dict[str, float], list[dict[str, Any]]]] = \
+            collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def _of(self, match_id: str) -> tuple[dict[str, float], list[dict[str, Any]]] | None:
+        with self._lock:
+            found = self._facts.get(match_id)
+            if found is not None:
+                self._facts.move_to_end(match_id)
+                return found
+        text = self.kept(match_id)
+        if text is None:
+            return None
+        try:
+            data = json.loads(text)
+            bots = {str(b["bot"]): float(b["accuracy"]) for b in data.get("bots", ())
+                    if isinstance(b, dict) and b.get("accuracy") is not None}
+            worst = [w for w in data.get("worst", ()) if isinstance(w, dict)]
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return None  # an analysis of another shape: nothing of it shown
+        facts = (bots, worst)
+        with self._lock:
+            self._facts[match_id] = facts
+            while len(self._facts) > self.max_kept:
+                self._facts.popitem(last=False)
+        return facts
+
+    def accuracies(self, bot: str, match_ids: Sequence[str]) -> dict[str, float]:
+        """``bot``'s accuracy in each of ``match_ids`` that has an analysis kept."""
+        out = {}
+        for match_id in match_ids:
+            facts = self._of(match_id)
+            if facts is not None and bot in facts[0]:
+                out[match_id] = facts[0][bot]
+        return out
+
+    def worst(self, bot: str, match_id: str) -> list[dict[str, Any]]:
+        """``bot``'s worst decisions in the match (its cards, and its side's bidding), worst first."""
+        facts = self._of(match_id)
+        if facts is None:
+            return []
+        return [w for w in facts[1] if bot in str(w.get("bot", "")).split(SIDE_JOIN)]
 
 
 def _shown(e: Mapping[str, Any], sealed: bool, accuracy: float | None) -> dict[str, Any]:
@@ -311,12 +379,17 @@ def bot_statistics(broker: Broker, tournaments: Tournaments, bot: str,
 
 
 def bot_report(broker: Broker, tournaments: Tournaments, bot: str, query: HistoryQuery,
-               accuracies: Accuracies | None = None) -> dict[str, Any]:
+               accuracies: Accuracies | None = None, worst: WorstDecisions | None = None) -> dict[str, Any]:
     """What ``belote-arena bot report`` prints (``GetBotReport``): the statistics and head-to-head, and a
-    page of the history as ``matches`` (with its ``next_cursor``, ``total`` and ``kept``);
-    :class:`HistoryError` for a cursor no longer kept."""
+    page of the history as ``matches`` (with its ``next_cursor``, ``total`` and ``kept``), each loss
+    of it with an analysis kept with the bot's ``worst_decisions`` there (:data:`WORST_SHOWN`, worst
+    first); :class:`HistoryError` for a cursor no longer kept."""
     report = bot_statistics(broker, tournaments, bot, accuracies)
     page = history_page(broker, tournaments, bot, query, accuracies).to_json()
     page.pop("bot")
+    if worst is not None:
+        for m in page["matches"]:
+            if not m.get("sealed") and m.get("result") == "loss":
+                m["worst_decisions"] = list(worst(bot, m["match_id"]))[:WORST_SHOWN]
     report.update(page)
     return report

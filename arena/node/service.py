@@ -36,7 +36,7 @@ from arena.edge.quietlog import quiet
 from arena.engine import EngineError
 from arena.engine.dealing import commitment
 from arena.engine.rules import spec_from_text, spec_to_text
-from arena.node.history import Accuracies, HistoryError, bot_report, parse_query
+from arena.node.history import HistoryError, KeptAnalyses, bot_report, parse_query
 from arena.node.ladder import DEFAULT_DEALS, LadderError, Ladders, LadderView, check_pool, ladder_standings
 from arena.node.rankings import BadRequest, Rankings, UnknownPool, VersionRating
 from arena.node.seals import seal, sealed_among, still_sealed
@@ -106,9 +106,9 @@ class ClusterArenaServicer(ArenaServicer):
         self.broker = broker
         self.tournaments = tournaments
         self.rankings = rankings or Rankings(broker, promoted=self._promoted_version)
-        #: the accuracy of a bot in each of some matches analysed (None: this node analyses none): the
-        #: bot report's history and accuracy over time (arena.node.history.Accuracies)
-        self.accuracies: Accuracies | None = None
+        #: the analyses this node keeps, as a bot's history and report read them (None: it analyses
+        #: none): each match's accuracy, the accuracy over time, a loss's worst decisions
+        self.kept_analyses: KeptAnalyses | None = None
         #: called with a tournament's id once it is cancelled through this node: stops the node's own
         #: running matches of it at once (the worker's ``stop_tournament``; the other nodes stop theirs
         #: on the cancel's notice, or within their check interval if they miss it)
@@ -222,8 +222,10 @@ class ClusterArenaServicer(ArenaServicer):
             query = parse_query(params)
         except HistoryError as e:
             await abort(context, InvalidArgument(str(e)))
+        kept = self.kept_analyses
+        accuracies, worst = (None, None) if kept is None else (kept.accuracies, kept.worst)
         report = await self._queue(context, bot_report, self.broker, self.tournaments, request.name, query,
-                                   self.accuracies)
+                                   accuracies, worst)
         return apb.GetBotReportResponse(report_json=json.dumps(report, separators=(",", ":")))
 
     # ------------------------------------------------- duplicate tables and records

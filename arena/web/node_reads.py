@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 from belote.arena.v1 import game_pb2 as pb
 
 from arena.engine.dealing import commitment
-from arena.node.history import Accuracies, HistoryError, bot_statistics, history_page
+from arena.node.history import Accuracies, HistoryError, KeptAnalyses, bot_statistics, history_page
 from arena.node.ladder import LadderError, Ladders, LadderView, ladder_standings
 from arena.node.pauses import Pauses, notice_text
 from arena.node.rankings import BadRequest as RankingsBadRequest
@@ -108,9 +108,9 @@ class NodeReads:
         self.broker = broker
         #: the tournaments of the queue
         self.store = tournaments
-        #: the accuracy of a bot in each of some matches analysed (None: this node analyses none): the
-        #: history's ``accuracy`` and the statistics' accuracy over time (arena.node.history.Accuracies)
-        self.accuracies: Accuracies | None = None
+        #: the analyses this node keeps, as a bot's history reads them (None: it analyses none): each
+        #: match's ``accuracy`` and the statistics' accuracy over time
+        self.kept_analyses: KeptAnalyses | None = None
         self.rankings = rankings
         #: the node's queue worker, which knows the tournament of each match it plays
         self.worker = worker
@@ -180,13 +180,16 @@ class NodeReads:
     async def bot_matches(self, name: str, query: HistoryQuery) -> HistoryPage:
         self._known_bot(name)
         try:
-            return await self._queue(history_page, self.broker, self.store, name, query, self.accuracies)
+            return await self._queue(history_page, self.broker, self.store, name, query, self._accuracies())
         except HistoryError as e:
             raise BadRequest(str(e)) from None
 
     async def bot_stats(self, name: str) -> dict[str, Any]:
         self._known_bot(name)
-        return await self._queue(bot_statistics, self.broker, self.store, name, self.accuracies)
+        return await self._queue(bot_statistics, self.broker, self.store, name, self._accuracies())
+
+    def _accuracies(self) -> Accuracies | None:
+        return None if self.kept_analyses is None else self.kept_analyses.accuracies
 
     async def rating_history(self, pool: str, bot: str) -> RatingHistory:
         points = await self._queue(self.rankings.history, pool, bot)

@@ -9,6 +9,7 @@ statistic nor head-to-head until its pair is over; then it counts, once.
 
 from __future__ import annotations
 
+import json
 import random
 from typing import Any
 
@@ -16,11 +17,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arena.cli.bots import report_lines
 from arena.engine import Ruleset
 from arena.node.history import (
     MAX_LIMIT,
     HistoryError,
     HistoryQuery,
+    KeptAnalyses,
+    bot_report,
     bot_statistics,
     history_page,
     parse_query,
@@ -205,3 +209,51 @@ def test_a_pools_fit_keeps_a_bradley_terry_point_once_enough_games_came(broker: 
     rankings.leaderboard("classic")
     assert [p[0] for p in rankings.bt_history("classic", "alpha")] == [12, 22]
     assert [p[1] for p in rankings.bt_history("classic", "opp0")] == [4, 14]
+
+
+#: an analysis as the node keeps it (docs/analysis.md: its bots' accuracy, its worst decisions)
+ANALYSED = "t1-r1-3"
+WORST: list[dict[str, Any]] = [
+    {"kind": "card", "deal": 1, "trick": 4, "bot": "alpha", "played": "QH", "better": ["AH", "KH"],
+     "loss": 34, "label": "mistake"},
+    {"kind": "card", "deal": 0, "trick": 2, "bot": "opp0", "played": "7S", "better": ["AS"], "loss": 30,
+     "label": "mistake"},
+    {"kind": "bidding", "deal": 0, "bot": "alpha", "played": "90H", "better": ["110S"], "loss": 20,
+     "label": "inaccuracy"},
+]
+ANALYSIS = {
+    "match_id": ANALYSED, "format": 1,
+    "bots": [{"bot": "alpha", "accuracy": 71.5}, {"bot": "opp0", "accuracy": 90.0}],
+    "worst": WORST,
+}
+
+
+def test_kept_analyses_give_each_match_its_accuracy_and_each_loss_its_worst_decisions(
+        broker: Broker) -> None:  # noqa: F811
+    write_games(broker, 6)  # alpha lost t1-r1-0 and t1-r1-3 (every third match)
+    asked: list[str] = []
+
+    def kept(match_id: str) -> str | None:
+        asked.append(match_id)
+        return json.dumps(ANALYSIS) if match_id == ANALYSED else None
+
+    analyses = KeptAnalyses(kept)
+    report = bot_report(broker, Tournaments(broker), "alpha", HistoryQuery(limit=10), analyses.accuracies,
+                        analyses.worst)
+    by_id = {m["match_id"]: m for m in report["matches"]}
+    assert by_id[ANALYSED]["accuracy"] == 71.5 and by_id["t1-r1-4"]["accuracy"] is None
+    assert by_id[ANALYSED]["worst_decisions"] == [WORST[0], WORST[2]]  # alpha's
+    assert by_id["t1-r1-0"]["worst_decisions"] == []  # a loss not analysed
+    assert "worst_decisions" not in by_id["t1-r1-4"]  # a win
+    assert [(a["match_id"], a["accuracy"]) for a in report["statistics"]["accuracy"]] == [(ANALYSED, 71.5)]
+    lines = report_lines(report)
+    assert "      deal 2, trick 5: QH, better AH or KH (34 points, mistake)" in lines
+    assert "      deal 1, bidding: 90H, better 110S (20 points, inaccuracy)" in lines
+    # an analysis is read once; a match without one is asked again (one may be made meanwhile)
+    again = bot_report(broker, Tournaments(broker), "alpha", HistoryQuery(limit=10), analyses.accuracies,
+                       analyses.worst)
+    assert again["matches"] == report["matches"] and asked.count(ANALYSED) == 1
+    assert asked.count("t1-r1-0") > 1
+    # an analysis of another shape shows nothing, and breaks nothing
+    odd = KeptAnalyses(lambda m: "[1, 2]")
+    assert odd.accuracies("alpha", [ANALYSED]) == {} and odd.worst("alpha", ANALYSED) == []
