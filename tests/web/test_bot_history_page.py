@@ -11,6 +11,7 @@ no seed) before every table dealing them is over.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import tempfile
 from collections.abc import Iterator
@@ -31,6 +32,7 @@ __all__ = ["browser"]  # the fixture
 
 WIDTHS = pytest.mark.parametrize("width", [WIDE, PHONE], ids=["laptop", "phone"])
 BARE_CARD = re.compile(r"(?<![\w-])[789TJQKA][SHDC](?![\w-])")
+DOCS_IMAGE = Path(__file__).resolve().parents[2] / "docs" / "images" / "bot-page.png"
 #: the sealed table's seed and totals: neither may be on the page while it is sealed
 SEALED_SEED = "sealed-seed-7f3a"
 SEALED_TOTALS = (1234, 567)
@@ -63,6 +65,7 @@ def expect(locator: Any) -> Any:
     # imported where the tests run (needs_chromium)
     from playwright.sync_api import expect as playwright_expect
 
+    playwright_expect.set_options(timeout=30_000)  # a loaded machine (other tests, other sessions)
     return playwright_expect(locator)
 
 
@@ -123,6 +126,11 @@ def test_a_bots_page_shows_its_statistics_head_to_head_and_history(site: Site, b
         page.locator("#history-pager button.prev").click()
         expect(page.locator("#history-pager .range")).to_have_text(re.compile(r"^1\u2013"))
         assert page.locator("#bt-history").count() == 1
+        if width == WIDE:
+            # docs/web.md's picture of a bot's page: taken again with BELOTE_REFRESH_SCREENSHOT=1
+            if os.environ.get("BELOTE_REFRESH_SCREENSHOT"):
+                page.screenshot(path=str(DOCS_IMAGE), full_page=True)
+            assert DOCS_IMAGE.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 @WIDTHS
