@@ -10,9 +10,11 @@ page before, so a page stays where it was when newer matches come.
 
 The seal rule (:mod:`arena.node.seals`) holds here too: a table of duplicate
 play whose cards another table still deals is shown without its result,
-totals, points and rating change, never matches a filter on the result, and
-its counters are taken out of the statistics and head-to-head until it is
-unsealed (they are in its entry: a sealed match is always among the newest).
+totals, points and rating change, and never matches a filter on the result.
+Its counters are in no statistic yet: the store holds them with its group's
+until the group's last table is written (:mod:`arena.tournament.botstats`);
+a table the store counted at once (its tournament not stored, so no group)
+has them in its entry, and they are taken out here while it is sealed.
 
 These read the broker: call them in a thread, never on the event loop.
 """
@@ -322,7 +324,9 @@ def bot_statistics(broker: Broker, tournaments: Tournaments, bot: str,
     entries, sealed = _kept(broker, tournaments, bot)
     stats, h2h = dict(stats), dict(h2h)
     for e in entries:
-        if str(e.get("match_id")) not in sealed:
+        # a sealed table counted at once (its tournament not stored: no group holds its counters) is
+        # taken out here; one of a group is in no counter before its group's last table
+        if str(e.get("match_id")) not in sealed or "counters" not in e:
             continue
         for k, v in (e.get("counters") or {}).items():
             stats[k] = stats.get(k, 0) - int(v)

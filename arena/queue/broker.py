@@ -188,6 +188,7 @@ __all__ = [
     "TournamentCancelled",
     "Write",
     "history_entries",
+    "history_group",
     "quartet_game_id",
     "rating_plan",
     "stored_tournament",
@@ -420,6 +421,16 @@ def history_entries(bot: str, texts: Sequence[str]) -> list[dict[str, Any]]:
     return out
 
 
+def history_group(plan: RatingPlan) -> str | None:
+    """The group whose last table counts a result's bots' statistics (:mod:`arena.tournament.botstats`):
+    its mirror pair or its field quartet, as its ratings; None for a result counted at once."""
+    if plan.leg is not None:
+        return f"pair/{plan.leg[0]}"
+    if plan.quartet is not None:
+        return f"quartet/{plan.quartet[0]}"
+    return None
+
+
 def quartet_game_id(quartet: str, game: int) -> str:
     """The id of a quartet's game 0 (P vs Q) or 1 (R vs S) in a mixed to-rate queue."""
     return f"{quartet}/{'PQ' if game == 0 else 'RS'}"
@@ -458,7 +469,10 @@ class Broker(abc.ABC):
         (:mod:`arena.tournament.botstats`)."""
         spec = self._spec(result.tournament_id)
         plan = rating_plan(result, spec)
-        return plan, summary_of(result, spec), bot_games(result, plan.pools, at)
+        games = bot_games(result, plan.pools, at)
+        if history_group(plan) is not None:  # counted with its group's last table (botstats)
+            games = [g.grouped() for g in games]
+        return plan, summary_of(result, spec), games
 
     def tournament_spec(self, tid: str) -> TournamentSpec | None:
         """The tournament's spec (None: not stored), read from the store once per process: a spec

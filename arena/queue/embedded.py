@@ -82,6 +82,7 @@ from arena.queue.broker import (
     TournamentCancelled,
     Write,
     history_entries,
+    history_group,
     quartet_game_id,
     stored_tournament,
     summary_of,
@@ -101,7 +102,7 @@ from arena.ratings.online import (
 from arena.ratings.versions import MAX_POOL_VERSIONS, VersionCounts
 from arena.records import VERSION_JOIN
 from arena.tournament import MatchJob, MatchResult, TournamentError, TournamentSpec, TournamentState
-from arena.tournament.botstats import HISTORY_KEPT, BotGame
+from arena.tournament.botstats import HISTORY_KEPT, BotGame, counters_json, counters_of_json
 from arena.tournament.jobs import REVEALED_AT_ONCE, REVEALED_ONCE_OVER, Ending
 from arena.tournament.summary import ResultSummary
 
@@ -176,6 +177,12 @@ CREATE TABLE IF NOT EXISTS bot_counters (  -- each bot's aggregates ('s') and he
     value INTEGER NOT NULL,
     PRIMARY KEY (bot, kind, name)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS bot_pending (   -- a duplicate group's tables' counters, until its last table
+    grp TEXT NOT NULL,
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    body TEXT NOT NULL                     -- botstats.counters_json
+);
+CREATE INDEX IF NOT EXISTS bot_pending_by_group ON bot_pending (grp);
 CREATE TABLE IF NOT EXISTS bt_history (    -- each bot's Bradley-Terry rating in a pool, fitted now and then
     pool TEXT NOT NULL,
     bot TEXT NOT NULL,
@@ -804,7 +811,8 @@ class EmbeddedBroker(Broker):
                    (result.match_id, result.tournament_id, result.to_json(), self._clock()))
         self._keep_summary(db, summary)
         moved: dict[str, dict[str, float]] = {}  # bot -> pool -> its rating's change
-        for a, b, score_a, game_id, players in self._games(db, plan, result.match_id):
+        counted = self._games(db, plan, result.match_id)
+        for a, b, score_a, game_id, players in counted:
             for pool in plan.counted_pools:
                 for bot, change in self._count_game(db, pool, a, b, score_a).items():
                     per_pool = moved.setdefault(bot, {})
@@ -813,24 +821,34 @@ class EmbeddedBroker(Broker):
             for pool in plan.mixed_pools:  # rated in order by apply_mixed
                 db.execute("INSERT INTO mixed_queue (pool, game) VALUES (?, ?)",
                            (pool, plan.mixed_game(game_id, score_a, a, b).to_text()))
-        self._keep_history(db, games, moved)
+        self._keep_history(db, games, moved, history_group(plan), waiting=not counted)
         return Write.WRITTEN
 
     @staticmethod
     def _keep_history(db: sqlite3.Connection, games: Sequence[BotGame],
-                      moved: Mapping[str, Mapping[str, float]]) -> None:
-        """Each bot's history entry (with the rating changes ``moved``) at the head of its history,
-        and its counters added to its aggregates and head-to-head."""
+                      moved: Mapping[str, Mapping[str, float]], group: str | None, *, waiting: bool) -> None:
+        """Each bot's history entry (with the rating changes ``moved``) at the head of its history, and
+        its counters added to its aggregates and head-to-head: at once, or, for a table of a duplicate
+        ``group``, held until the group's last table (``waiting``: not this one), then the group's all."""
         for g in games:
             change = json.dumps(dict(moved.get(g.bot, {})), sort_keys=True, separators=(",", ":"))
             db.execute("INSERT INTO bot_history (bot, body) VALUES (?, ?)",
                        (g.bot, f'{g.entry_json()},"rating_change":{change}}}'))
             db.execute("DELETE FROM bot_history WHERE bot = ? AND id <= (SELECT id FROM bot_history"
                        " WHERE bot = ? ORDER BY id DESC LIMIT 1 OFFSET ?)", (g.bot, g.bot, HISTORY_KEPT))
-            db.executemany("INSERT INTO bot_counters (bot, kind, name, value) VALUES (?, ?, ?, ?)"
-                           " ON CONFLICT (bot, kind, name) DO UPDATE SET value = value + excluded.value",
-                           [(g.bot, kind, name, n) for kind, counters in (("s", g.stats), ("h", g.h2h))
-                            for name, n in counters.items()])
+        if group is not None and waiting:
+            db.execute("INSERT INTO bot_pending (grp, body) VALUES (?, ?)", (group, counters_json(games)))
+            return
+        counters = [(g.bot, g.stats, g.h2h) for g in games]
+        if group is not None:
+            held = db.execute("SELECT body FROM bot_pending WHERE grp = ? ORDER BY id", (group,)).fetchall()
+            for (body,) in held:
+                counters += counters_of_json(body)
+            db.execute("DELETE FROM bot_pending WHERE grp = ?", (group,))
+        db.executemany("INSERT INTO bot_counters (bot, kind, name, value) VALUES (?, ?, ?, ?)"
+                       " ON CONFLICT (bot, kind, name) DO UPDATE SET value = value + excluded.value",
+                       [(bot, kind, name, n) for bot, stats, h2h in counters
+                        for kind, table in (("s", stats), ("h", h2h)) for name, n in table.items()])
 
     @staticmethod
     def _games(db: sqlite3.Connection, plan: RatingPlan,

@@ -27,6 +27,8 @@ With the default prefix ``belote-arena`` the keys are::
                                         with the result)
     belote-arena:bstats:<bot>           hash: counter -> the bot's aggregate of it (botstats), forever
     belote-arena:bh2h:<bot>             hash: ``<opponent> <counter>`` -> the bot's head-to-head count
+    belote-arena:bpend:<group>          list of a duplicate group's tables' counters (``pair/<id>``,
+                                        ``quartet/<id>``), until its last table adds them all
     belote-arena:btmarks                hash: pool -> its games at its last Bradley-Terry history point
     belote-arena:bthist:<pool>          hash: bot -> ``"games bot_games rating low high;..."``, its
                                         Bradley-Terry history in the pool (BT_HISTORY_KEPT points)
@@ -180,6 +182,9 @@ class Keys:
 
     def bot_h2h(self, bot: str) -> str:
         return self._key("bh2h", bot)
+
+    def bot_pending(self, group: str) -> str:
+        return self._key("bpend", group)
 
     @property
     def bt_marks(self) -> str:

@@ -111,6 +111,7 @@ from arena.queue.broker import (
     TournamentCancelled,
     Write,
     history_entries,
+    history_group,
     stored_tournament,
     summary_of,
 )
@@ -143,7 +144,7 @@ from arena.ratings.elo import INITIAL_RATING
 from arena.ratings.mixed import MixedGame, MixedRatings, MixedState
 from arena.ratings.versions import VersionCounts, player_of
 from arena.tournament import MatchJob, MatchResult, TournamentError, TournamentSpec, TournamentState
-from arena.tournament.botstats import HISTORY_KEPT
+from arena.tournament.botstats import HISTORY_KEPT, counters_json
 from arena.tournament.jobs import REVEALED_AT_ONCE, REVEALED_ONCE_OVER, Ending
 from arena.tournament.summary import ResultSummary
 
@@ -435,6 +436,7 @@ class RedisBroker(Broker):
     def _result_call(self, result: MatchResult, job: str) -> tuple[list[str], list[Any]]:
         """The result script's keys and arguments: ``result`` written, and job ``job`` removed ('': none)."""
         plan, summary, games = self._write_plan(result, time.time())
+        group = history_group(plan)
         k = self.keys
         (first, second), a_first = plan.pair
         held = (k.quartet(plan.quartet[0]) if plan.quartet else k.leg(plan.leg[0]) if plan.leg
@@ -469,7 +471,8 @@ class RedisBroker(Broker):
             repr(time.time()),
             *plan.played_by,
             json.dumps({"kept": HISTORY_KEPT, "bots": [
-                {"bot": g.bot, "entry": g.entry_json(), "stats": g.stats, "h2h": g.h2h} for g in games]}),
+                {"bot": g.bot, "entry": g.entry_json(), "stats": g.stats, "h2h": g.h2h} for g in games],
+                "pending": "" if group is None else k.bot_pending(group), "counters": counters_json(games)}),
             *plan.counted_pools,
         ]
         return keys, args

@@ -391,13 +391,16 @@ return #entries
 #       now (unix s), 20 21 the players of a and b (a single game's: arena.ratings.versions; a leg's
 #       and a table's are in its text), 22 the bots' history (JSON: ``kept``, the entries kept a bot,
 #       and ``bots``, each ``bot``, ``entry`` (its JSON without the closing brace), ``stats`` and
-#       ``h2h``: arena.tournament.botstats.BotGame), 23.. the counted pools' names (n = #ARGV - 22;
-#       none for a mixed game)
+#       ``h2h``: arena.tournament.botstats.BotGame; ``pending``, the key of its duplicate group's
+#       counters held ('' for none), and ``counters``, the bots' counters as that list holds them),
+#       23.. the counted pools' names (n = #ARGV - 22; none for a mixed game)
 # Each bot's history entry goes at the head of ``bhist:<bot>`` (trimmed to ``kept``), with the
 # rating change this write made in each pool appended (``"rating_change":{pool: change}``: empty
 # for a duplicate leg or table whose game waits for the others, and for a mixed game), and its
 # counters are added to ``bstats:<bot>`` and ``bh2h:<bot>`` (HINCRBY): a written result is in
-# them once, whichever path of the script it took.
+# them once, whichever path of the script it took; a duplicate leg's or table's are held in its
+# group's list until the group's last table, which adds them all (no statistic moves while a
+# table of it is sealed).
 # A side whose player is one of its bot's versions (not its name) counts the game in the pool's
 # version tables too (arena.ratings.versions.add_game, the same rule in Lua): ``vgames:<pool>:<player>``
 # (opponent player -> "wins draws losses" from its side) and ``vorder:<pool>`` (bot -> its versions in
@@ -422,16 +425,32 @@ for i = 6, 9 do
 end
 
 local history = cjson.decode(ARGV[22])
-local function keep_history(moved)
+local function count(g)
+  for f, v in pairs(g['stats']) do redis.call('HINCRBY', key('bstats', g['bot']), f, v) end
+  for f, v in pairs(g['h2h']) do redis.call('HINCRBY', key('bh2h', g['bot']), f, v) end
+end
+-- the entries, then the counters: at once, or a duplicate group's held until its last table
+-- (waiting: not this one), which counts the group's all
+local function keep_history(moved, waiting)
   for _, g in ipairs(history['bots']) do
     local change = '{{}}'
     if moved[g['bot']] then change = cjson.encode(moved[g['bot']]) end
     local h = key('bhist', g['bot'])
     redis.call('LPUSH', h, g['entry'] .. ',"rating_change":' .. change .. '}}')
     redis.call('LTRIM', h, 0, tonumber(history['kept']) - 1)
-    for f, v in pairs(g['stats']) do redis.call('HINCRBY', key('bstats', g['bot']), f, v) end
-    for f, v in pairs(g['h2h']) do redis.call('HINCRBY', key('bh2h', g['bot']), f, v) end
   end
+  local held = history['pending']
+  if held ~= '' and waiting then
+    redis.call('RPUSH', held, history['counters'])
+    return
+  end
+  if held ~= '' then
+    for _, text in ipairs(redis.call('LRANGE', held, 0, -1)) do
+      for _, g in ipairs(cjson.decode(text)) do count(g) end
+    end
+    redis.call('DEL', held)
+  end
+  for _, g in ipairs(history['bots']) do count(g) end
 end
 
 local function leg(text)
@@ -469,7 +488,7 @@ local games = {{}}
 if ARGV[11] == 'quartet' then
   redis.call('HSET', KEYS[4], ARGV[9], ARGV[12])
   if redis.call('HLEN', KEYS[4]) < 4 then
-    keep_history({{}})
+    keep_history({{}}, true)
     return 1
   end
   local t = {{}}
@@ -513,7 +532,7 @@ elseif ARGV[11] == 'leg' then
   local other = redis.call('GET', KEYS[4])
   if not other then
     redis.call('SET', KEYS[4], ARGV[12])
-    keep_history({{}})
+    keep_history({{}}, true)
     return 1
   end
   redis.call('DEL', KEYS[4])
@@ -640,7 +659,7 @@ for j = 10 + 3 * counted, #KEYS - 1 do
     redis.call('RPUSH', KEYS[j], string.format('%s %s %s %s', g[6], g[1], g[2], tostring(g[5])))
   end
 end
-keep_history(moved)
+keep_history(moved, false)
 return 1
 """
 

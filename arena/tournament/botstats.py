@@ -41,6 +41,13 @@ gives them); the head-to-head's margin is the bot's side's points less the
 opponent's, each deal. Each mean's 95% interval is ``mean +- 1.96 sd /
 sqrt(n)`` from the counts ``n``, ``sum`` and ``sq`` (sum of squares).
 
+A table of duplicate play is sealed until every table dealing its cards is
+over (:func:`arena.tournament.tables.is_sealed`): a mirror pair's leg, a field
+quartet's table. Its entry is written at once (a reader shows it sealed), and
+its counters are held by the store with its group's (:meth:`BotGame.grouped`)
+until the group's last table is written, in that table's step, as its
+ratings are: no statistic moves while one of them is sealed.
+
 Decision times are the referee's round trips (the record's ``latencies_us``)
 of the bot's own decisions, counted in buckets :data:`TIME_RATIO` wide
 (:func:`time_bucket`): a percentile is read as its bucket's upper bound, within
@@ -69,6 +76,8 @@ __all__ = [
     "TIME_RATIO",
     "BotGame",
     "bot_games",
+    "counters_json",
+    "counters_of_json",
     "interval",
     "percentile_ms",
     "time_bucket",
@@ -138,6 +147,25 @@ class BotGame:
     def entry_json(self) -> str:
         """The entry's JSON without its closing brace: the store appends its ``rating_change``."""
         return json.dumps(self.entry, sort_keys=True, separators=(",", ":"))[:-1]
+
+    def grouped(self) -> BotGame:
+        """This game as a table of a group the store counts whole (a mirror pair, a field quartet: its
+        counters held until the group's last table is written, when every table of it is unsealed):
+        its entry says ``grouped`` and keeps no counters (nothing to take out while it is sealed)."""
+        entry = {k: v for k, v in self.entry.items() if k != "counters"}
+        entry["grouped"] = True
+        return BotGame(self.bot, entry, self.stats, self.h2h)
+
+
+def counters_json(games: Iterable[BotGame]) -> str:
+    """The counters of ``games`` as a store holds them for their group: ``[{bot, stats, h2h}, ...]``."""
+    return json.dumps([{"bot": g.bot, "stats": g.stats, "h2h": g.h2h} for g in games], separators=(",", ":"))
+
+
+def counters_of_json(text: str | bytes) -> list[tuple[str, dict[str, int], dict[str, int]]]:
+    """:func:`counters_json`'s ``(bot, stats, h2h)`` back."""
+    return [(str(g["bot"]), {str(k): int(v) for k, v in g["stats"].items()},
+             {str(k): int(v) for k, v in g["h2h"].items()}) for g in json.loads(text)]
 
 
 def _outcomes(result: MatchResult) -> list[DealOutcome] | None:
@@ -269,6 +297,7 @@ def bot_games(result: MatchResult, pools: Iterable[str], at: float) -> list[BotG
         }
         if is_duplicate_match(result.match_id):
             entry["counters"] = stats  # a table that may be sealed: left out of the statistics till then
+            # (the store replaces this with ``grouped`` when it holds the counters until the group is over)
         if partner:
             entry["partner"] = partner
         if outcomes is None:

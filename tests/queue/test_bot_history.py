@@ -19,7 +19,7 @@ import pytest
 
 from arena.engine import Ruleset
 from arena.queue.broker import Broker, Write
-from arena.tournament import MatchJob, MatchResult
+from arena.tournament import MatchJob, MatchResult, Tournament, TournamentSpec
 from arena.tournament.botstats import HISTORY_KEPT
 from tests.factories import result_of_job, tournament_spec
 from tests.tournament.helpers import play_job
@@ -130,3 +130,34 @@ def test_a_job_replayed_after_its_node_died_is_in_the_history_once(broker: Broke
     assert (done.write, late.write) == (Write.WRITTEN, Write.DUPLICATE)
     assert [e["match_id"] for e in broker.bot_history("alpha")] == [r.match_id]
     assert broker.bot_counters("alpha")[0]["matches"] == broker.bot_counters("beta")[0]["matches"] == 1
+
+
+def test_a_mirror_pairs_legs_count_in_no_statistic_until_the_pair_is_over(broker: Broker) -> None:
+    broker.put_tournament(tournament_spec("d2", ruleset=Ruleset.from_spec("coinche"), duplicate="mirror",
+                                          deals=4))
+    broker.write_result(played("d2", 8, match_id="d2-r1-0-leg0"))
+    (entry,) = broker.bot_history("alpha")
+    assert entry["grouped"] is True and "counters" not in entry
+    assert broker.bot_counters("alpha") == ({}, {}) and broker.bot_counters("beta") == ({}, {})
+    broker.write_result(played("d2", 8, "beta", "alpha", match_id="d2-r1-0-leg1"))
+    for bot, other in (("alpha", "beta"), ("beta", "alpha")):
+        stats, h2h = broker.bot_counters(bot)
+        assert stats["matches"] == 2 and h2h[f"{other} w"] + h2h.get(f"{other} d", 0) + h2h.get(
+            f"{other} l", 0) == 2
+
+
+def test_a_field_quartets_tables_count_when_its_fourth_is_written(broker: Broker) -> None:
+    spec = TournamentSpec("q1", "round-robin", ("ann", "bob", "cat", "dan"),
+                          ruleset=Ruleset.from_spec("coinche"), deals=2, duplicate="field")
+    broker.put_tournament(spec)
+    tables = Tournament(spec).stages([])[0].pairings[0].jobs
+    for job in tables[:3]:
+        broker.write_result(result_of_job(job, (300, 100), 0))
+    bots = sorted({b for job in tables for b in job.seat_bots})
+    assert all(broker.bot_counters(b) == ({}, {}) for b in bots)
+    assert all(len(broker.bot_history(b)) >= 1 for b in {b for job in tables[:3] for b in job.seat_bots})
+    broker.write_result(result_of_job(tables[3], (300, 100), 0))
+    played_in = {b: sum(b in job.seat_bots for job in tables) for b in bots}
+    assert {b: broker.bot_counters(b)[0]["matches"] for b in bots} == played_in
+    broker.write_result(result_of_job(tables[3], (300, 100), 0))  # written again: nothing more
+    assert {b: broker.bot_counters(b)[0]["matches"] for b in bots} == played_in
