@@ -1183,6 +1183,8 @@ class EmbeddedBroker(Broker):
                        (len(tournament_id) + 1, f"{tournament_id}-"))
             db.execute("DELETE FROM enqueue_markers WHERE substr(key, 1, ?) = ?",
                        (len(tournament_id) + 1, f"{tournament_id}/"))
+            for group in (f"pair/{tournament_id}-", f"quartet/{tournament_id}-"):  # counters held for them
+                db.execute("DELETE FROM bot_pending WHERE substr(grp, 1, ?) = ?", (len(group), group))
         return True
 
     # scheduled tournaments

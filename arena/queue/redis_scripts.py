@@ -727,8 +727,10 @@ if tonumber(redis.call('GET', key('pending', tid)) or '0') > 0 then return 0 end
 if redis.call('SCARD', key('jobs', 'of', tid)) > 0 then return 0 end
 for _, m in ipairs(redis.call('SMEMBERS', key('results', tid))) do
   redis.call('DEL', key('result', m))
-  local pair = string.match(m, '^(.*)%-leg0$')
-  if pair then redis.call('DEL', key('leg', pair)) end
+  local pair = string.match(m, '^(.*)%-leg[01]$')
+  if pair then redis.call('DEL', key('leg', pair), key('bpend', 'pair/' .. pair)) end
+  local quartet = string.match(m, '^(.*)%-[tf][0-3]$')
+  if quartet then redis.call('DEL', key('bpend', 'quartet/' .. quartet)) end
 end
 redis.call('DEL', t, key('results', tid), key('summaries', tid), key('pending', tid), key('jobs', 'of', tid))
 redis.call('LREM', key('tournaments'), 0, tid)

@@ -13,13 +13,15 @@ it at once.
 from __future__ import annotations
 
 import random
+import sqlite3
 import time
 
 import pytest
 
 from arena.engine import Ruleset
 from arena.queue.broker import Broker, Write
-from arena.tournament import MatchJob, MatchResult, Tournament, TournamentSpec
+from arena.queue.embedded import EmbeddedBroker
+from arena.tournament import MatchJob, MatchResult, Tournament, TournamentSpec, TournamentState
 from arena.tournament.botstats import HISTORY_KEPT
 from tests.factories import result_of_job, tournament_spec
 from tests.tournament.helpers import play_job
@@ -161,3 +163,18 @@ def test_a_field_quartets_tables_count_when_its_fourth_is_written(broker: Broker
     assert {b: broker.bot_counters(b)[0]["matches"] for b in bots} == played_in
     broker.write_result(result_of_job(tables[3], (300, 100), 0))  # written again: nothing more
     assert {b: broker.bot_counters(b)[0]["matches"] for b in bots} == played_in
+
+
+def test_a_forgotten_tournament_leaves_no_counters_held(broker: Broker) -> None:
+    spec = tournament_spec("vt:x:1", "sprt", ruleset=Ruleset.from_spec("coinche"), duplicate="mirror",
+                           deals=4, unrated_reason="a test")
+    broker.put_tournament(spec)
+    broker.write_result(played("vt:x:1", 2, match_id="vt:x:1-r1-0-leg0"))  # its pair never completes
+    broker.set_tournament_state("vt:x:1", TournamentState.FINISHED)
+    assert broker.forget_tournament("vt:x:1")
+    if isinstance(broker, EmbeddedBroker):
+        assert broker.path is not None
+        with sqlite3.connect(broker.path) as db:
+            assert db.execute("SELECT COUNT(*) FROM bot_pending").fetchone() == (0,)
+    else:
+        assert not list(broker._redis.scan_iter(match=f"{broker.keys.prefix}:bpend:*"))  # type: ignore[attr-defined]
