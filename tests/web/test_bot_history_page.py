@@ -112,7 +112,12 @@ def test_a_bots_page_shows_its_statistics_head_to_head_and_history(site: Site, b
         assert [shown.nth(i).get_attribute("data-match") for i in range(shown.count())] == [
             m["match_id"] for m in api["matches"]]
         # the sealed table: listed, its result and score not shown, nothing of its deals on the page
+        # a finished match opens on its replay; a sealed one on its status
+        first = api["matches"][0] if not api["matches"][0]["sealed"] else api["matches"][1]
+        link = page.locator(f'#history-table tr[data-match="{first["match_id"]}"] a[href*="/matches/"]')
+        assert link.get_attribute("href") == f"/matches/{first['match_id']}/replay"
         sealed = page.locator('#history-table tr[data-match="dup-r1-0-leg0"]')
+        assert sealed.locator('a[href*="/matches/"]').get_attribute("href") == "/matches/dup-r1-0-leg0"
         assert "sealed" in sealed.inner_text() and str(SEALED_TOTALS[0]) not in sealed.inner_text()
         text = page.locator("main").inner_text()
         assert SEALED_SEED not in page.content() and not BARE_CARD.search(text)

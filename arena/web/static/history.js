@@ -83,7 +83,9 @@ function changeText(m) {
 function historyRows(page) {
   return page.matches.map((m) => el("tr", { "data-match": m.match_id, class: m.sealed ? "sealed" : "" },
     el("td", { class: "name", text: new Date(m.at * 1000).toISOString().slice(0, 16).replace("T", " ") }),
-    el("td", { class: "name" }, matchLink(m.match_id)),
+    // a finished match opens on its replay (its analysis's marks where the node analyses), one click from a loss
+    el("td", { class: "name" }, m.sealed ? matchLink(m.match_id) :
+      el("a", { href: `/matches/${encodeURIComponent(m.match_id)}/replay`, text: m.match_id, title: `replay of ${m.match_id}` })),
     el("td", { class: "name" }, sideLinks(m.opponent), m.partner ? el("span", { class: "muted" }, " (with ", botLink(m.partner), ")") : ""),
     // a sealed table: another table deals its cards and is not over, so neither its result nor its score shows yet
     el("td", { class: "name result", text: m.sealed ? "sealed" : RESULT_WORDS[m.result] + (m.forfeit ? " (forfeit)" : "") }),
