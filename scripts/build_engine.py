@@ -1,4 +1,4 @@
-"""Build the optional compiled engine: arena/engine compiled with mypyc.
+"""Build the optional compiled engine: arena/engine (and arena/analysis) compiled with mypyc.
 
 Usage (from the repository root, after ``pip install -e '.[test]'``, which brings mypy and
 with it mypyc; a C compiler and the Python headers are needed)::
@@ -70,23 +70,25 @@ def build(verbose: bool) -> float:
                 ) from None
         finally:
             os.chdir(cwd)
-        built = sorted((Path(tmp) / "lib" / "arena" / "engine").glob("*" + _build.SUFFIX))
-        if not built:
-            raise SystemExit("build_engine: mypyc built no extension module")
-        staging = _build.COMPILED_DIR.with_name(_build.COMPILED_DIR.name + ".new")
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir()
-        for so in built:
-            shutil.copy2(so, staging / so.name)
-        (staging / "SOURCES").write_text(_build.sources_hash() + "\n")
-        shutil.rmtree(_build.COMPILED_DIR, ignore_errors=True)
-        staging.rename(_build.COMPILED_DIR)
+        for package, target in (("engine", _build.COMPILED_DIR), ("analysis", _build.ANALYSIS_COMPILED_DIR)):
+            built = sorted((Path(tmp) / "lib" / "arena" / package).glob("*" + _build.SUFFIX))
+            if not built:
+                raise SystemExit(f"build_engine: mypyc built no extension module of arena/{package}")
+            staging = target.with_name(target.name + ".new")
+            shutil.rmtree(staging, ignore_errors=True)
+            staging.mkdir()
+            for so in built:
+                shutil.copy2(so, staging / so.name)
+            (staging / "SOURCES").write_text(_build.sources_hash() + "\n")
+            shutil.rmtree(target, ignore_errors=True)
+            staging.rename(target)
     return time.perf_counter() - t0
 
 
 def check() -> int:
     """Which build a fresh interpreter loads (with this environment), and why."""
-    code = "import arena.engine as e; print(e.BUILD, '-', e.BUILD_NOTE)"
+    code = ("import arena.engine as e, arena.analysis as a; print(e.BUILD, '-', e.BUILD_NOTE); "
+            "print('analysis:', a.BUILD, '-', a.BUILD_NOTE)")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=False, capture_output=True, text=True)
     sys.stdout.write(proc.stdout)
     sys.stderr.write(proc.stderr)
@@ -100,13 +102,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--verbose", action="store_true", help="mypyc's own output")
     args = p.parse_args(argv)
     if args.clean:
-        shutil.rmtree(_build.COMPILED_DIR, ignore_errors=True)
-        print(f"removed {_build.COMPILED_DIR.relative_to(ROOT)}")
+        for target in (_build.COMPILED_DIR, _build.ANALYSIS_COMPILED_DIR):
+            shutil.rmtree(target, ignore_errors=True)
+            print(f"removed {target.relative_to(ROOT)}")
         return 0
     if not args.check:
         seconds = build(args.verbose)
         n = len(_build.compiled_sources())
-        print(f"compiled {n} modules of arena/engine with mypyc in {seconds:.1f} s "
+        print(f"compiled {n} modules of arena/engine and arena/analysis with mypyc in {seconds:.1f} s "
               f"({sysconfig.get_platform()}, Python {sys.version.split()[0]})")
     return check()
 

@@ -4,6 +4,7 @@ Every ``import`` of every module under ``arena/`` and ``sdk/belote_bot/`` is
 read with ``ast``, the ones inside functions too, and each package may import
 only the packages below it:
 
+    engine <- analysis (pure: the standard library and the engine only)
     engine <- records <- tournament <- queue <- node
     engine <- records <- referee <- node
     metrics <- edge <- referee, web, node
@@ -32,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ALLOWED: dict[str, set[str]] = {
     "arena.engine": set(),
     "arena.records": {"arena.engine"},
+    "arena.analysis": {"arena.engine"},
     "arena.datadir": set(),
     "arena.credentials": {"arena.datadir"},
     "arena.hints": set(),
@@ -79,6 +81,16 @@ ALLOWED: dict[str, set[str]] = {
                   "arena.cli.ladder"},
     "belote_bot": {"arena.engine", "belote"},
 }
+# the analysis of recorded matches (arena.analysis: pure, on the engine) is used by the node's build
+# process, the web's API and the command lines that print it
+ALLOWED.setdefault("arena.analysis", {"arena.engine"})
+for _user in ("arena.referee", "arena.node", "arena.web", "arena.cli.records", "arena.cli.matches",
+              "arena.cli"):
+    ALLOWED[_user].add("arena.analysis")
+ALLOWED.setdefault("arena.cli.analysis", {"arena.engine", "arena.analysis", "arena.records",
+                                         "arena.cli.checks", "arena.cli.records"})
+ALLOWED["arena.cli.matches"].add("arena.cli.analysis")
+ALLOWED["arena.cli"].add("arena.cli.analysis")
 #: third-party packages that a part must not load at all
 FORBIDDEN_THIRD_PARTY: dict[str, set[str]] = {
     "arena.engine": {"grpc", "google", "redis", "rich", "uvloop", "grpc_health", "grpc_reflection"},
@@ -148,6 +160,27 @@ def test_every_import_points_down_the_layers() -> None:
     assert not wrong, "imports against the layering:\n" + "\n".join(wrong)
 
 
+#: the pure parts: the standard library and these parts of ours, nothing else
+PURE: dict[str, set[str]] = {"arena.engine": set(), "arena.analysis": {"arena.engine"}}
+
+
+@pytest.mark.parametrize("pure", sorted(PURE))
+def test_the_pure_parts_import_the_standard_library_and_the_engine_only(pure: str) -> None:
+    wrong = []
+    for module, path in modules():
+        if part_of(module) != pure:
+            continue
+        for line, name in imports_of(module, path):
+            top = name.split(".")[0]
+            if top in OWN:
+                ok = part_of(name) in PURE[pure] | {pure} if top == "arena" else False
+            else:
+                ok = top in sys.stdlib_module_names or top == "__future__"
+            if not ok:
+                wrong.append(f"{path.relative_to(ROOT)}:{line} imports {name}")
+    assert not wrong, f"{pure} must stay pure:\n" + "\n".join(wrong)
+
+
 def test_the_layering_has_no_cycle() -> None:
     """The allowed arrows themselves form no cycle, so no change to ALLOWED can sneak one in."""
     seen: dict[str, int] = {}
@@ -170,6 +203,7 @@ def test_the_checker_catches_an_arrow_that_points_up(tmp_path: Path) -> None:
     [(line, name)] = list(imports_of("arena.tournament.bad", bad))
     assert (line, name) == (2, "arena.queue")
     assert part_of(name) not in ALLOWED[part_of("arena.tournament.bad")]
+    assert part_of("arena.records") not in ALLOWED[part_of("arena.analysis.values")]
     rel = tmp_path / "rel.py"
     rel.write_text("from ..referee import node\nfrom . import sessions\n")
     assert [n for _, n in imports_of("arena.node.rel", rel)] == ["arena.referee", "arena.node"]

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Sequence
 
 # replay and selfplay need the engine alone: every other command imports what it needs itself
-from arena.cli import bots, ladder, matches, rankings, records, serve, tournament
+from arena.cli import analysis, bots, ladder, matches, rankings, records, serve, tournament
 from arena.cli.checks import CliError
 from arena.engine import EngineError
 
@@ -33,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     records.add_replay(sub)
     records.add_selfplay(sub)
+    analysis.add_analyse(sub)
     serve.add_serve(sub)
     serve.add_demo(sub)
     tournament.add_tournament(sub)
@@ -47,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.command not in ("replay", "selfplay"):
+    if args.command not in ("replay", "selfplay", "analyse"):
         _quiet_grpc()  # before any command loads gRPC
     if (hasattr(args, "seed") and isinstance(args.seed, str) and args.seed.lstrip("-").isdigit()
             and args.command != "tournament"):  # a tournament's seed is a string, kept as typed

@@ -9,6 +9,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from arena.cli.analysis import analysis_flags
 from arena.cli.checks import CliError, check_bot_name, check_whole, one_line
 from arena.cli.dial import ADDRESS_HELP, admin_token, credential_flags, open_remote, request, tls_flags
 from arena.cli.records import seats_line, team_name
@@ -52,9 +53,23 @@ def cmd_match(args: argparse.Namespace) -> int:
         elif args.action == "cancel":
             remote.call("CancelMatch", request("CancelMatchRequest", match_id=args.ids[0]))
             print(f"match {args.ids[0]} cancelled: it is not recorded")
+        elif args.action == "analyse":
+            _analyse(args, remote.get_record(args.ids[0]))
         else:
             print(json.dumps(remote.get_record(args.ids[0])))
         return 0
+
+
+def _analyse(args: argparse.Namespace, record: dict[str, Any]) -> None:
+    """The match's analysis, made here from its record (the node serves the record once the match is
+    over and no table dealing its cards is sealed: the same analysis as its web API's)."""
+    from arena.cli.analysis import analysis_of_record, print_analysis, settings_of
+
+    analysis = analysis_of_record(record, settings_of(args))
+    if args.json:
+        print(json.dumps(analysis))
+    else:
+        print_analysis(analysis, worst=args.worst)
 
 
 def _start_match(args: argparse.Namespace, remote: Remote) -> str:
@@ -105,8 +120,8 @@ def _print_result(result: Any, players: Sequence[str] = ()) -> None:
 
 
 def add_match(sub: Any) -> None:
-    m = sub.add_parser("match", help="start, cancel, watch or fetch the record of a match on a node")
-    m.add_argument("action", choices=["start", "cancel", "watch", "record"])
+    m = sub.add_parser("match", help="start, cancel, watch, fetch the record of or analyse a match on a node")
+    m.add_argument("action", choices=["start", "cancel", "watch", "record", "analyse"])
     m.add_argument("ids", nargs="*", help="start: TEAM0 TEAM1, or SEAT0 SEAT1 SEAT2 SEAT3 for partners "
                    "that are different bots (bot names or ids); the others: MATCH_ID")
     m.add_argument("--address", default=default_address(), help=ADDRESS_HELP)
@@ -116,4 +131,5 @@ def add_match(sub: Any) -> None:
     m.add_argument("--seed", default="", help="for tests and reproductions (default: the node's secret)")
     m.add_argument("--watch", action="store_true", help="follow the match once started")
     credential_flags(m, bot=False)
+    analysis_flags(m)
     m.set_defaults(func=cmd_match)

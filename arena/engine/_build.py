@@ -42,19 +42,28 @@ SUFFIX = str(sysconfig.get_config_var("EXT_SUFFIX") or ".so")
 MODULES: tuple[str, ...] = (
     "cards", "actions", "declarations", "deal", "dealing", "scoring", "observation", "record",
 )
+#: the double-dummy solver's modules (arena/analysis, which imports the engine), compiled in the same
+#: build and group: the engine's calls from them are then native. Their extension modules go to
+#: ``arena/analysis/_compiled/``, which :func:`choose_analysis` puts on that package's path when the
+#: compiled engine is loaded. (Python in both builds: the package's ``__init__``.)
+ANALYSIS_DIR = ENGINE_DIR.parent / "analysis"
+ANALYSIS_COMPILED_DIR = ANALYSIS_DIR / "_compiled"
+ANALYSIS_MODULES: tuple[str, ...] = ("search", "position", "values")
 ENV = "BELOTE_ENGINE"
 CHOICES = ("auto", "pure", "compiled")
 
 
 def compiled_sources() -> list[Path]:
-    return [ENGINE_DIR / f"{m}.py" for m in MODULES]
+    """The sources of one build: the engine's modules, then the analysis's."""
+    return [ENGINE_DIR / f"{m}.py" for m in MODULES] + [ANALYSIS_DIR / f"{m}.py" for m in ANALYSIS_MODULES]
 
 
 def sources_hash() -> str:
-    """SHA-256 over the compiled modules' sources (and this Python's extension suffix)."""
+    """SHA-256 over the compiled modules' sources (and this Python's extension suffix): the engine's
+    and the analysis's, one build (a change to either makes the whole build out of date)."""
     h = hashlib.sha256(SUFFIX.encode())
     for path in compiled_sources():
-        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+        h.update(path.parent.name.encode() + b"/" + path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 
 
@@ -105,4 +114,39 @@ def choose(package_path: list[str]) -> tuple[str, str]:
             return "compiled", f"mypyc build in {COMPILED_DIR}"
     if wanted == "compiled":
         warnings.warn(f"{ENV}=compiled, but {why}; using the pure engine", RuntimeWarning, stacklevel=3)
+    return "pure", why
+
+
+def choose_analysis(package_path: list[str]) -> tuple[str, str]:
+    """Pick the build of ``arena.analysis`` and put it on ``package_path`` (that package's
+    ``__path__``): its compiled modules when the compiled engine is loaded and they were built with
+    it from the current sources; else the pure ones (a ``RuntimeWarning`` when ``BELOTE_ENGINE``
+    asked for the compiled build and the engine was loaded compiled but the analysis cannot be)."""
+    engine = sys.modules["arena.engine"]
+    if getattr(engine, "BUILD", "pure") != "compiled":
+        return "pure", "the pure engine is loaded"
+    wanted = os.environ.get(ENV, "").strip().lower()
+    why = None
+    hash_file = ANALYSIS_COMPILED_DIR / "SOURCES"
+    missing = [m for m in ANALYSIS_MODULES if not (ANALYSIS_COMPILED_DIR / (m + SUFFIX)).is_file()]
+    if not hash_file.is_file() or missing:
+        why = "the compiled analysis is not built (python scripts/build_engine.py)"
+    elif hash_file.read_text().strip() != sources_hash():
+        why = "the compiled analysis is older than the sources: python scripts/build_engine.py"
+    if why is None:
+        package_path.insert(0, str(ANALYSIS_COMPILED_DIR))
+        try:
+            for m in ANALYSIS_MODULES:
+                module = importlib.import_module(f"arena.analysis.{m}")
+                if not str(module.__file__).endswith(SUFFIX):
+                    raise ImportError(f"arena.analysis.{m} loaded from {module.__file__}")
+        except Exception as exc:
+            package_path.remove(str(ANALYSIS_COMPILED_DIR))
+            for name in [n for n in sys.modules if n.startswith("arena.analysis.")]:
+                del sys.modules[name]
+            why = f"the compiled analysis does not import: {exc!r}"
+        else:
+            return "compiled", f"mypyc build in {ANALYSIS_COMPILED_DIR}"
+    if wanted == "compiled":
+        warnings.warn(f"{ENV}=compiled, but {why}; using the pure analysis", RuntimeWarning, stacklevel=3)
     return "pure", why

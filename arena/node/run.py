@@ -28,6 +28,7 @@ from arena.node.notices import NoticeWatcher
 from arena.node.pauses import PausePolicy
 from arena.node.rankings import MAX_LIMIT, Rankings
 from arena.node.schedules import ScheduleLoop
+from arena.node.seals import still_sealed
 from arena.node.service import ClusterArenaServicer
 from arena.node.versions import (
     TESTS_A_DAY,
@@ -44,6 +45,7 @@ from arena.queue import FORGOTTEN_NOTICE, LADDER_NOTICE, SCHEDULE_NOTICE, Broker
 from arena.ratings.pools import TOURNAMENT_PREFIX
 from arena.records import TimeControl
 from arena.referee.access import AccessPolicy
+from arena.referee.analyses import Analyses
 from arena.referee.node import Limits, Node, NodeConfig, Unavailable
 from arena.referee.registry import BotRegistry
 from arena.referee.replay_views import RecordSource
@@ -111,6 +113,10 @@ class NodeSettings:
     #: both or neither (neither: plaintext, for loopback)
     tls_cert: Path | None = None
     tls_key: Path | None = None
+    #: the share of one core the node spends analysing every match that ends on it (``serve
+    #: --analysis-budget``, 0 < b <= 1); None: a match is analysed only when someone asks
+    #: (arena.referee.analyses)
+    analysis_budget: float | None = None
 
     def __post_init__(self) -> None:
         if (self.tls_cert is None) != (self.tls_key is None):
@@ -159,6 +165,20 @@ async def _heartbeat(node: Node, broker: Broker, address: str, every: float) -> 
         await asyncio.sleep(every)
 
 
+def _analyses(node: Node, broker: Broker, config: NodeSettings) -> Analyses:
+    """The node's analyses of finished matches: kept under the data folder, a table's made only once
+    no table dealing its cards is sealed (arena.referee.analyses)."""
+    folder = config.data_dir / "analyses" if config.data_dir is not None else None
+    analyses = Analyses(node.replays.source, folder=folder, budget=config.analysis_budget)
+    tournaments = Tournaments(broker)
+
+    async def sealed(match_id: str) -> bool:
+        return await asyncio.to_thread(still_sealed, broker, tournaments, match_id)
+
+    analyses.sealed = sealed
+    return analyses
+
+
 @contextlib.asynccontextmanager
 async def running_node(
     broker: Broker, config: NodeSettings, stop: asyncio.Event,
@@ -180,6 +200,7 @@ async def running_node(
                            limits=config.limits),
                 registry=registry, store=store)
     node.replays.sources.append(results_source(broker))
+    node.analyses = _analyses(node, broker, config)
     #: the other nodes' changes (and this one's): the registry kept current, old tokens' streams cut
     watcher = NoticeWatcher(broker, name=f"notices-{node.node_id}")
     keep_current(watcher, registry, node, asyncio.get_running_loop())

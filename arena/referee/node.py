@@ -24,7 +24,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from belote.arena.v1 import bot_service_pb2 as bpb
 from belote.arena.v1 import game_pb2 as pb
@@ -81,6 +81,9 @@ from arena.referee.versions import (
     split_key,
     valid_version,
 )
+
+if TYPE_CHECKING:  # loaded by the node that makes analyses (arena.node.run), not by every node
+    from arena.referee.analyses import Analyses
 
 __all__ = [
     "AlreadyExists", "BotNotConnected", "BotStatus", "DamagedRecord", "FailedPrecondition",
@@ -185,6 +188,8 @@ class Node:
             per_address=limits.max_replays_per_address, total=limits.max_replays,
             bytes_per_s=limits.replay_bytes_per_s, messages_per_s=limits.replay_messages_per_s,
             tarpit=Tarpit(limits.refusal_hold, limits.max_streams_per_peer, limits.max_streams))
+        #: finished matches' analyses (arena.referee.analyses), when the node makes them
+        self.analyses: Analyses | None = None
         #: what each address may read a second, over gRPC and HTTP alike (the edges charge it)
         self.read_rates = ReadRates(limits.read_rate_per_peer, limits.read_burst_per_peer)
         # a bot that cannot take a message within its own time for a decision is gone
@@ -749,6 +754,8 @@ class Node:
                     if record.result.reason is not ResultReason.ABORTED:  # its events are its replay's
                         result = result_to_proto(record.result, record.deals_played)
                         self.replays.hand_over(live.match_id, live.history, result.SerializeToString())
+                        if self.analyses is not None:
+                            self.analyses.ended(live.match_id)
 
     def _ended(self, record: MatchRecord) -> None:
         """One log line and the count of a match that ended here."""
@@ -946,6 +953,8 @@ class Node:
         await asyncio.gather(*tasks, return_exceptions=True)
         await self.flush_version_games()
         self.replays.close()
+        if self.analyses is not None:
+            self.analyses.close()
 
 
 #: how often a node writes the matches its bots' versions played (a registry write a bot at most)

@@ -20,6 +20,9 @@
 - ``matches/{id}``: its status; its record and replay once it is over;
 - ``matches/{id}/record``: its record (docs/records.md) as a file to save, once it is over and no
   longer sealed (a 409 before: it holds every hand and the seed);
+- ``matches/{id}/analysis``: every decision of a finished match analysed (docs/analysis.md), once it
+  is over and no longer sealed (a 409 before); a 202 ``{"state": "pending", "position": N}`` while it
+  is made or waits its turn (the first read asks for it);
 - ``matches/{id}/events``: server-sent events, the public events of the match as they are played
   (``event: public``), then its result (``event: result``), then ``event: end``. Spectators are
   bounded per match and in all, like ``WatchMatch``'s, and per address;
@@ -420,6 +423,16 @@ async def match_record(request: web.Request) -> web.StreamResponse:
         "Content-Disposition": f'attachment; filename="{name}.json"'})
 
 
+async def match_analysis(request: web.Request) -> web.StreamResponse:
+    """The match's analysis (docs/analysis.md), or ``{"state": "pending", "position": N}`` (a 202)
+    while it is made (0) or waits its turn (N from 1): the first read asks for it."""
+    found = await request.app[READS].match_analysis(request.match_info["id"], request.remote or "")
+    if isinstance(found, int):
+        return web.json_response({"state": "pending", "position": found}, status=202,
+                                 headers={"Retry-After": "5"})
+    return await send_prepared(request, found, {"Content-Type": "application/json; charset=utf-8"})
+
+
 EVENT_STREAM = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
@@ -469,6 +482,7 @@ def add_routes(app: web.Application) -> None:
     app.router.add_get("/api/v1/matches/{id}", match)
     app.router.add_get("/api/v1/matches/{id}/events", match_events)
     app.router.add_get("/api/v1/matches/{id}/record", match_record)
+    app.router.add_get("/api/v1/matches/{id}/analysis", match_analysis)
     app.router.add_post(SESSION, sign_in)
     app.router.add_delete(SESSION, sign_out)
 

@@ -35,6 +35,9 @@ from arena.queue import Broker, BrokerError
 from arena.ratings.leaderboard import Leaderboard, Method
 from arena.records import ResultReason, side_name
 from arena.referee.access import AccessError, Throttled
+from arena.referee.analyses import Failed as AnalysisFailed
+from arena.referee.analyses import Pending
+from arena.referee.analyses import QueueFull as AnalysisQueueFull
 from arena.referee.convert import result_to_proto
 from arena.referee.live import EventFeed, MatchState, MatchSummary
 from arena.referee.node import Node, NodeError
@@ -52,6 +55,7 @@ from arena.referee.replay_views import (
     sse_frame,
 )
 from arena.referee.replays import EVENTS, MATCH, RECORD, ReplaySlot
+from arena.referee.store import valid_match_id
 from arena.referee.versions import promoted
 from arena.tournament import Tournaments, UnknownTournament
 from arena.tournament.schedule import GIVEN_SEED, Schedules
@@ -432,6 +436,31 @@ class NodeReads:
         finally:
             if prepared is None:
                 slot.close()
+
+    async def match_analysis(self, match_id: str, peer: str = "") -> Prepared | int:
+        analyses = self.node.analyses
+        if analyses is None:
+            raise NotFound("this node does not analyse matches")
+        if not valid_match_id(match_id):
+            raise NotFound(f"no match {match_id[:200]!r} on this node or in the queue")
+        if await self._queue(self._sealed, match_id):
+            raise Conflict(sealed_reason(match_id))
+        if self.node.is_running(match_id):
+            raise Conflict(f"match {match_id} is still running: its analysis sees every hand, so it is "
+                           "made once the match is over")
+        summary = await self._finished_summary(match_id)  # unknown: its 404, before it is queued
+        if summary.state is MatchState.ABORTED:
+            raise NotFound(f"match {match_id} was aborted: no record of an aborted match is kept")
+        try:
+            found = await analyses.ask(match_id)
+        except AnalysisFailed as e:
+            raise NotFound(str(e)) from None
+        except AnalysisQueueFull as e:
+            raise TooMany(str(e)) from None
+        if isinstance(found, Pending):
+            return found.position
+        slot = await self._replay_slot(peer)
+        return Prepared(found.data, slot)  # its sender gives the place back
 
     async def match_events(self, match_id: str, peer: str = "") -> EventStream | Prepared:
         if await self._queue(self._sealed, match_id):

@@ -507,6 +507,13 @@ class ArenaReads(Protocol):
         unknown match or an aborted one (no record is kept)."""
         ...
 
+    async def match_analysis(self, match_id: str, peer: str = "") -> Prepared | int:
+        """A finished match's analysis (docs/analysis.md), its JSON prepared (``peer`` as for
+        :meth:`match`), or its place in the queue while it is made (0: being made): the first read
+        asks for it. :class:`Conflict` while the match runs or is sealed, :class:`NotFound` for an
+        unknown or aborted match, :class:`TooMany` when too many wait already."""
+        ...
+
     async def match_events(self, match_id: str, peer: str = "") -> EventStream | Prepared:
         """The public events of the match from its first, live until it ends, then its result; a
         finished match's all prepared, server-sent events and their end (``peer`` as for

@@ -375,7 +375,9 @@ def test_a_sealed_table_s_replay_shows_no_card_seed_or_download_until_its_twin_i
                 watched.close()
             status, body = get(site, f"/api/v1/matches/{match_id}/record")
             assert status == 409 and set(body) == {"error", "status"}, body
-            sealed_texts += [html, *api, json.dumps(body)]
+            status, analysis = get(site, f"/api/v1/matches/{match_id}/analysis")  # it sees every hand too
+            assert status == 409 and set(analysis) == {"error", "status"}, analysis
+            sealed_texts += [html, *api, json.dumps(body), json.dumps(analysis)]
         gate.set()
         deadline = time.monotonic() + 60
         while get(site, f"/api/v1/matches/{t1}")[1].get("state") != "finished":

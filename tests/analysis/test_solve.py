@@ -1,0 +1,97 @@
+"""The solver is exact: it agrees with a brute-force minimax on endgames of every preset, and its
+principal variation, played through the engine, scores what it said."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from arena.analysis import (
+    Position,
+    PositionError,
+    action_values,
+    card_values,
+    principal_actions,
+    principal_variation,
+    scores,
+    solve,
+)
+from arena.engine import PRESETS, score_deal
+from tests.analysis.deals import brute_card_values, brute_force, contract_position, heuristic_deal, played_on
+
+presets = st.sampled_from(sorted(PRESETS))
+seeds = st.integers(0, 2**32)
+
+
+def endgame(preset: str, seed: int, tricks_left: int, into_trick: int) -> Position:
+    return played_on(contract_position(preset, seed), 32 - 4 * tricks_left + into_trick, seed)
+
+
+@settings(max_examples=150, deadline=None)
+@given(presets, seeds, st.integers(1, 3), st.integers(0, 3))
+def test_the_value_of_an_endgame_is_the_brute_force_minimax(
+    preset: str, seed: int, tricks_left: int, into_trick: int,
+) -> None:
+    pos = endgame(preset, seed, tricks_left, into_trick)
+    assert solve(pos) == brute_force(pos.deal, pos.team)
+
+
+@settings(max_examples=100, deadline=None)
+@given(presets, seeds, st.integers(1, 3), st.integers(0, 3))
+def test_the_value_of_each_card_of_an_endgame_is_the_brute_force_minimax(
+    preset: str, seed: int, tricks_left: int, into_trick: int,
+) -> None:
+    pos = endgame(preset, seed, tricks_left, into_trick)
+    assert card_values(pos) == brute_card_values(pos.deal)
+
+
+@pytest.mark.slow
+@settings(max_examples=25, deadline=None)
+@given(presets, seeds, st.integers(0, 3))
+def test_four_tricks_from_the_end_the_solver_is_the_brute_force_minimax(
+    preset: str, seed: int, into_trick: int,
+) -> None:
+    pos = endgame(preset, seed, 4, into_trick)
+    assert solve(pos) == brute_force(pos.deal, pos.team)
+    assert card_values(pos) == brute_card_values(pos.deal)
+
+
+@settings(max_examples=12, deadline=None)
+@given(presets, seeds)
+def test_the_principal_variation_of_a_whole_deal_scores_through_the_engine_what_the_solver_said(
+    preset: str, seed: int,
+) -> None:
+    deal = heuristic_deal(preset, seed)
+    if deal is None:
+        return
+    pos = Position.from_deal(deal)
+    value = solve(pos)
+    line = principal_actions(pos)
+    end = deal.copy()
+    for action in line:
+        end.apply(action)  # checked: every action legal
+    score = score_deal(end).score
+    team = pos.team
+    assert score[team] - score[1 - team] == value
+    assert scores(pos) == score
+    assert [int(c) for c in principal_variation(pos)] == [a & 31 for a in line]
+
+
+@settings(max_examples=15, deadline=None)
+@given(presets, seeds, st.integers(0, 3))
+def test_in_the_first_trick_a_position_is_worth_its_best_action_declarations_included(
+    preset: str, seed: int, into_trick: int,
+) -> None:
+    pos = played_on(contract_position(preset, seed), into_trick, seed)
+    values = action_values(pos)
+    assert solve(pos) == max(values.values())
+    for action, value in values.items():
+        child = pos.after(action)
+        assert value == (solve(child) if child.team == pos.team else -solve(child))
+
+
+def test_a_finished_deal_has_no_value_to_find() -> None:
+    pos = played_on(contract_position("coinche", 1), 32, 1)
+    with pytest.raises(PositionError):
+        solve(pos)
