@@ -114,7 +114,8 @@ class NodeReads:
         self.store = tournaments
         #: the analyses this node keeps, as a bot's history reads them (None: it analyses none): each
         #: match's ``accuracy`` and the statistics' accuracy over time
-        self.kept_analyses: KeptAnalyses | None = None
+        self.kept_analyses: KeptAnalyses | None = (
+            None if node.analyses is None else KeptAnalyses(node.analyses.kept))
         self.rankings = rankings
         #: the node's queue worker, which knows the tournament of each match it plays
         self.worker = worker
