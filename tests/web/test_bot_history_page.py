@@ -41,7 +41,7 @@ SEALED_TOTALS = (1234, 567)
 @pytest.fixture(scope="module")
 def site() -> Iterator[Site]:
     """Four bots after four rounds of a round-robin (each bot: 24 matches), a fifth that played
-    nothing, and alpha's first leg of a duplicate pair whose second leg is not played (sealed)."""
+    nothing, and alpha's first leg of a duplicate pair whose second leg is never played (sealed)."""
     spec = TournamentSpec(tournament_id="rr4", format="round-robin", bots=("alpha", "beta", "gamma", "delta"),
                           ruleset=Ruleset.from_spec("coinche"), deals=1, rounds=4)
     players = {"alpha": HeuristicBot(seed=1), "beta": HeuristicBot(seed=2), "gamma": RandomBot(seed=1),
@@ -51,9 +51,7 @@ def site() -> Iterator[Site]:
         try:
             assert s.running is not None
             broker = s.running.worker.broker
-            dup = TournamentSpec(tournament_id="dup", format="round-robin", bots=("alpha", "beta"),
-                                 duplicate="mirror", deals=2)
-            s.blocking(broker.put_tournament, dup)
+            # a leg of a tournament the queue does not hold (so no node plays its other leg): sealed for good
             leg0 = MatchJob("dup-r1-0-leg0", "dup", "alpha", "beta", "classic", SEALED_SEED, deals=2)
             s.blocking(broker.write_result, result_of_job(leg0, SEALED_TOTALS, 0))
             yield s
