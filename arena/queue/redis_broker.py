@@ -472,7 +472,8 @@ class RedisBroker(Broker):
             *plan.played_by,
             json.dumps({"kept": HISTORY_KEPT, "bots": [
                 {"bot": g.bot, "entry": g.entry_json(), "stats": g.stats, "h2h": g.h2h} for g in games],
-                "pending": "" if group is None else k.bot_pending(group), "counters": counters_json(games)}),
+                "pending": "" if group is None else k.bot_pending(group),
+                "counters": "" if group is None else counters_json(games)}),
             *plan.counted_pools,
         ]
         return keys, args

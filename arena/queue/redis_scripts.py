@@ -397,8 +397,9 @@ return #entries
 # Each bot's history entry goes at the head of ``bhist:<bot>`` (trimmed to ``kept``), with the
 # rating change this write made in each pool appended (``"rating_change":{pool: change}``: empty
 # for a duplicate leg or table whose game waits for the others, and for a mixed game), and its
-# counters are added to ``bstats:<bot>`` and ``bh2h:<bot>`` (HINCRBY): a written result is in
-# them once, whichever path of the script it took; a duplicate leg's or table's are held in its
+# counters are added to ``bstats:<bot>`` and ``bh2h:<bot>`` (read and written whole: HMGET, HSET):
+# a written result is in them once, whichever path of the script it took; a duplicate leg's or
+# table's are held in its
 # group's list until the group's last table, which adds them all (no statistic moves while a
 # table of it is sealed).
 # A side whose player is one of its bot's versions (not its name) counts the game in the pool's
@@ -425,9 +426,23 @@ for i = 6, 9 do
 end
 
 local history = cjson.decode(ARGV[22])
+-- counters added to a hash: one HMGET and one HSET, whatever their number (a HINCRBY each cost
+-- twice the rest of the result's script); whole numbers, exact below 2^53
+local function add_all(hash, t)
+  local fields = {{}}
+  for f, _ in pairs(t) do fields[#fields + 1] = f end
+  if #fields == 0 then return end
+  local old = redis.call('HMGET', hash, unpack(fields))
+  local args = {{}}
+  for i, f in ipairs(fields) do
+    args[#args + 1] = f
+    args[#args + 1] = string.format('%.0f', (tonumber(old[i]) or 0) + t[f])
+  end
+  redis.call('HSET', hash, unpack(args))
+end
 local function count(g)
-  for f, v in pairs(g['stats']) do redis.call('HINCRBY', key('bstats', g['bot']), f, v) end
-  for f, v in pairs(g['h2h']) do redis.call('HINCRBY', key('bh2h', g['bot']), f, v) end
+  add_all(key('bstats', g['bot']), g['stats'])
+  add_all(key('bh2h', g['bot']), g['h2h'])
 end
 -- the entries, then the counters: at once, or a duplicate group's held until its last table
 -- (waiting: not this one), which counts the group's all
