@@ -25,8 +25,8 @@ With the default prefix ``belote-arena`` the keys are::
     belote-arena:bhist:<bot>            list of the bot's newest history entries (JSON), newest first,
                                         trimmed to HISTORY_KEPT (arena.tournament.botstats; written
                                         with the result)
-    belote-arena:bstats:<bot>           hash: counter -> the bot's aggregate of it (botstats), forever
-    belote-arena:bh2h:<bot>             hash: ``<opponent> <counter>`` -> the bot's head-to-head count
+    belote-arena:bstats:<bot>           hash: counter -> the bot's aggregate of it (botstats), forever,
+                                        and ``vs <opponent> <counter>`` -> its head-to-head's
     belote-arena:bpend:<group>          list of a duplicate group's tables' counters (``pair/<id>``,
                                         ``quartet/<id>``), until its last table adds them all
     belote-arena:btmarks                hash: pool -> its games at its last Bradley-Terry history point
@@ -96,6 +96,8 @@ RATING_FIELD = "rating:"
 GAMES_FIELD = "games:"
 #: the field of a pool's mixed rating hash that counts the games rated (no bot name holds ':')
 MIXED_APPLIED = ":applied"
+#: the prefix of a bot's head-to-head counters among its ``bstats`` hash's fields (its own never start so)
+H2H_FIELD = "vs "
 
 
 @dataclass(frozen=True)
@@ -179,9 +181,6 @@ class Keys:
 
     def bot_stats(self, bot: str) -> str:
         return self._key("bstats", bot)
-
-    def bot_h2h(self, bot: str) -> str:
-        return self._key("bh2h", bot)
 
     def bot_pending(self, group: str) -> str:
         return self._key("bpend", group)

@@ -115,7 +115,7 @@ from arena.queue.broker import (
     stored_tournament,
     summary_of,
 )
-from arena.queue.keys import DEFAULT_PREFIX, GAMES_FIELD, MIXED_APPLIED, RATING_FIELD, Keys
+from arena.queue.keys import DEFAULT_PREFIX, GAMES_FIELD, H2H_FIELD, MIXED_APPLIED, RATING_FIELD, Keys
 from arena.queue.redis_scripts import (
     LUA_ADD_BOT,
     LUA_ADD_OCCURRENCE,
@@ -641,11 +641,9 @@ class RedisBroker(Broker):
 
     def bot_counters(self, bot: str) -> tuple[dict[str, int], dict[str, int]]:
         with self._reading():
-            pipe = self._redis.pipeline(transaction=True)
-            pipe.hgetall(self.keys.bot_stats(bot))
-            pipe.hgetall(self.keys.bot_h2h(bot))
-            stats, h2h = cast("tuple[dict[str, str], dict[str, str]]", tuple(pipe.execute()))
-        return {k: int(v) for k, v in stats.items()}, {k: int(v) for k, v in h2h.items()}
+            found = cast("dict[str, str]", self._redis.hgetall(self.keys.bot_stats(bot)))
+        stats = {k: int(v) for k, v in found.items() if not k.startswith(H2H_FIELD)}
+        return stats, {k[len(H2H_FIELD):]: int(v) for k, v in found.items() if k.startswith(H2H_FIELD)}
 
     def note_bt_history(self, pool: str, games: int, points: Mapping[str, tuple[int, float, float, float]],
                         every: int) -> bool:

@@ -397,7 +397,8 @@ return #entries
 # Each bot's history entry goes at the head of ``bhist:<bot>`` (trimmed to ``kept``), with the
 # rating change this write made in each pool appended (``"rating_change":{pool: change}``: empty
 # for a duplicate leg or table whose game waits for the others, and for a mixed game), and its
-# counters are added to ``bstats:<bot>`` and ``bh2h:<bot>`` (read and written whole: HMGET, HSET):
+# counters are added to ``bstats:<bot>`` (its head-to-head's under ``vs ``; read and written whole:
+# one HMGET, one HSET):
 # a written result is in them once, whichever path of the script it took; a duplicate leg's or
 # table's are held in its
 # group's list until the group's last table, which adds them all (no statistic moves while a
@@ -440,9 +441,12 @@ local function add_all(hash, t)
   end
   redis.call('HSET', hash, unpack(args))
 end
+-- one hash a bot: its counters, and its head-to-head's under ``vs `` (``vs beta w``)
 local function count(g)
-  add_all(key('bstats', g['bot']), g['stats'])
-  add_all(key('bh2h', g['bot']), g['h2h'])
+  local t = {{}}
+  for f, v in pairs(g['stats']) do t[f] = v end
+  for f, v in pairs(g['h2h']) do t['vs ' .. f] = v end
+  add_all(key('bstats', g['bot']), t)
 end
 -- the entries, then the counters: at once, or a duplicate group's held until its last table
 -- (waiting: not this one), which counts the group's all
