@@ -131,6 +131,7 @@ async function drawBotHistory(box, name, pools) {
     }
     return out;
   };
+  let asked = 0;  // the latest page asked for: an answer to an earlier one (filters changed since) is dropped
   const drawPage = async () => {
     const f = filters();
     setQuery(f);
@@ -138,7 +139,9 @@ async function drawBotHistory(box, name, pools) {
     for (const [k, v] of Object.entries(f)) if (v) params.set(k, v);
     const cursor = cursors[cursors.length - 1];
     if (cursor) params.set("cursor", cursor);
+    const mine = ++asked;
     const page = await getJSON(`${base}/matches?${params}`);
+    if (mine !== asked) return;
     if (!page.matches.length) {
       list.replaceChildren(el("p", { class: "muted", id: "no-history",
         text: page.kept ? "No match passes these filters." : "No match yet in its history." }));
