@@ -26,7 +26,8 @@ the transposition table at tricks' starts, equivalent cards, move ordering), wit
 solver adds on top (null-window probes of the margin, bisecting between its plateaus, and the
 bound on the points left). ``ratio_vs_reference``: the reference's median time
 over the solver's on those deals (higher is better). ``--ablation`` also times the solver with
-each of its speed-ups off in turn (``docs/analysis.md``'s table).
+each of its speed-ups off in turn (``docs/analysis.md``'s table), on the reference's deals (each
+variant, and the reference, for ``--cap`` CPU seconds a preset at most: then on the deals so far).
 
 The last line is ``dd_solve_ms_median=<the compiled build's median, ms, over both presets' deals>``
 (``n/a`` without a compiled build).
@@ -50,7 +51,7 @@ sys.path.insert(0, str(ROOT))
 
 PRESETS = ("coinche", "classic")
 #: the solver's switches, each off in turn with --ablation (and all but the table off: the reference)
-SWITCHES = ("probes", "equivalent", "ordering", "bounds", "table")
+SWITCHES = ("probes", "equivalent", "ordering", "bounds", "quick", "etc", "table")
 REFERENCE = {"probes": False, "bounds": False}
 
 
@@ -122,7 +123,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         }
         k = min(args.reference_deals, len(ds))
         for name, options in variants.items():
-            count = k if name == "reference" else len(ds)
+            count = k
             ts, ns = [], []
             for i, deal in enumerate(ds[:count]):
                 seconds, n, v = timed(deal, options)
@@ -130,6 +131,9 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                     raise SystemExit(f"{name} found {v} on {preset} deal {i}, the solver {values[i]}")
                 ts.append(seconds)
                 ns.append(n)
+                if sum(ts) > args.cap:  # a speed-up off can cost minutes a deal: the deals so far
+                    break
+            count = len(ts)
             entry[name] = {"deals": count, "median_ms": 1000 * statistics.median(ts),
                            "solver_median_ms": 1000 * statistics.median(times[:count]),
                            "nodes_median": statistics.median(ns), "p95_ms": 1000 * p95(ts)}
@@ -146,7 +150,7 @@ def child(build: str, args: argparse.Namespace) -> dict[str, Any] | str:
     """The figures of ``build`` from a child process (or why there are none)."""
     cmd = [sys.executable, str(Path(__file__).resolve()), "--build", build, "--json",
            "--deals", str(args.deals), "--seed", str(args.seed), "--from-card", str(args.from_card),
-           "--reference-deals", str(args.reference_deals)]
+           "--reference-deals", str(args.reference_deals), "--cap", str(args.cap)]
     if args.ablation:
         cmd.append("--ablation")
     env = {**os.environ, "BELOTE_ENGINE": build}
@@ -214,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="solve after this many cards, played by the heuristic bot (default 0: the first)")
     p.add_argument("--build", choices=("both", "compiled", "pure"), default="both")
     p.add_argument("--ablation", action="store_true", help="time the solver with each speed-up off")
+    p.add_argument("--cap", type=float, default=120.0,
+                   help="CPU seconds a variant is timed for at most, per preset (then on the deals so far)")
     p.add_argument("--no-build", action="store_true", help="do not build the compiled build if missing")
     p.add_argument("--json", action="store_true", help="this process's figures as JSON (one build)")
     args = p.parse_args(argv)

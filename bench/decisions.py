@@ -21,7 +21,8 @@ judge ranks the random bot below the heuristic. The issue measured, with a proto
 matches of 8 deals, double-dummy losses of 4.33 (heuristic) and 4.88 (random) points a decision and
 per-match standard deviations of 1.0 to 1.4: one match does not tell the two apart.
 
-Cost: the median and largest seconds of one match's analysis and of one deal's, and the ratio of a
+Cost, in CPU seconds of this process (a shared machine's load does not count): the median and
+largest seconds of one match's analysis and of one deal's, and the ratio of a
 deal's analysis to the double-dummy solve of its first card (the reference, measured in the same
 run); then one match analysed as the node does by default (par solved too). The last line is
 ``separation_second_vs_dd=R``: the second opinion's separation over the double-dummy's, heuristic
@@ -87,9 +88,9 @@ def first_solve_s(record: dict[str, Any]) -> list[float]:
         deal = deal_from_record({k: v for k, v in rec.items() if k != "plays"}, rules)
         if deal.is_over:
             continue
-        started = time.perf_counter()
+        started = time.process_time()
         solve(Position.from_deal(deal))
-        out.append(time.perf_counter() - started)
+        out.append(time.process_time() - started)
     return out
 
 
@@ -100,9 +101,9 @@ def row(weak: str, args: argparse.Namespace, settings: Settings, match_s: list[f
     losses: dict[str, dict[str, list[float]]] = {j: {"heuristic": [], weak: []} for j in ("dd", "second")}
     for m in range(args.matches):
         record = played(f"decisions/{args.seed}/{m}", args.deals, weak)
-        started = time.perf_counter()
+        started = time.process_time()
         a = analyse(record, settings=settings)
-        spent = time.perf_counter() - started
+        spent = time.process_time() - started
         played_deals = [d for d in a["deals"] if not d["thrown_in"]]
         match_s.append(spent)
         reference = first_solve_s(record)
@@ -175,9 +176,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"deal_analysis_vs_first_solve={statistics.median(ratios):.1f}")
     # what the node makes by default: par solved too, the second opinion's default samples
     record = played(f"decisions/{args.seed}/0", args.deals, "careless")
-    started = time.perf_counter()
+    started = time.process_time()
     analyse(record)
-    print(f"analysis_s_per_match_with_par={time.perf_counter() - started:.2f} ({args.deals} deals, careless)")
+    print(f"analysis_s_per_match_with_par={time.process_time() - started:.2f} ({args.deals} deals, careless)")
     dd, second = separation[("careless", "dd")], separation[("careless", "second")]
     print(f"separation_second_vs_dd={second / dd:.2f}" if dd > 0 else "separation_second_vs_dd=n/a")
     return 0

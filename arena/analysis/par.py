@@ -11,16 +11,18 @@ perfect play). The candidates, and how many are solved:
   back to the first of round one, each seat passes or takes, whichever gives its side the larger
   margin, knowing what the seats after it will do; eight passes throw the deal in (0). Par is the
   contract this reaches.
-- **Coinche** (8 solves, and about 3 more for each contract made): for each side and trump suit,
-  the contract at 80. For one that makes it (its margin positive), the highest level it makes, by
-  a binary search over the levels up to the ruleset's ``max_bid`` (made is monotone in the level),
-  its first guess the level its margin at 80 suggests; the capot first when that margin says
-  the side holds 252 points. Each side bids its best made contract; the side whose contract is higher
-  wins the auction (equal: the side that speaks first), and its contract is par, undoubled: a
-  contract that makes is not coinched by a side that sees it makes, and a sacrifice (outbidding
-  to go down) always costs more than letting it make, as a failed contract gives the defence
-  160 plus its value. No side makes 80: par is all pass (0). Sacrifices, coinche and surcoinche
-  are not searched.
+- **Coinche** (at most 8 solves, and about 2 more for each contract made): for each side and
+  trump suit, the contract at 80. For one that makes it (its margin positive), the highest level
+  it makes, by a search over the levels up to the ruleset's ``max_bid`` (made is monotone in the
+  level): its first guess the level its margin at 80 gives (exact without declarations or
+  rounding: the side's points are then its margin's function), then the level above it (2 solves
+  when the guess is right), else a bisection; the capot first when that margin says the side
+  holds 252 points. Each side bids its best made contract; the side whose contract is higher wins
+  the auction (equal: the side that speaks first), and its contract is par, undoubled: a contract
+  that makes is not coinched by a side that sees it makes, and a sacrifice (outbidding to go down)
+  always costs more than letting it make, as a failed contract gives the defence 160 plus its
+  value. No side makes 80: par is all pass (0). Sacrifices, coinche and surcoinche are not
+  searched.
 
 Bound: a side holding fewer than :data:`MIN_TRUMPS` (3) of the 8 trumps is not searched as takers in
 that suit (taken as not making it: against 6 trumps or more, 80 points with 2 is out of reach in
@@ -33,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from arena.engine import actions as A
-from arena.engine.cards import SUITS
+from arena.engine.cards import KING, QUEEN, SUITS
 from arena.engine.deal import Deal
 
 __all__ = ["Contract", "Par", "contract_of", "par"]
@@ -169,7 +171,7 @@ def _coinche_par(dealt: Deal, value: Value) -> Par:
             if at80 <= 0:
                 continue  # 80 fails: nothing higher makes
             found = (80, at80, deal)
-            points = _takers_points(at80)
+            points = _takers_points(at80, deal, team)
             if points >= 252:  # a capot, perhaps: the capot contract first
                 capot = _bid_until(dealt, seat, A.bid_action(A.CAPOT_VALUE, suit))
                 if capot is not None:
@@ -181,20 +183,19 @@ def _coinche_par(dealt: Deal, value: Value) -> Par:
                 # the highest level made: made is monotone in the level (a side that makes 120 makes
                 # 110), so a binary search, its first guess the level the margin at 80 suggests
                 lo, hi = 80, max_bid + 10  # made at lo, not made at hi
-                guess = min(max(_made_level(points, max_bid), 90), max_bid)
+                probe = min(max(_made_level(points, max_bid), 90), max_bid)
                 while hi - lo > 10:
-                    mid = guess if lo < guess < hi else (lo + hi) // 20 * 10
-                    guess = 0
+                    mid = probe if lo < probe < hi else (lo + hi) // 20 * 10
                     higher = _bid_until(dealt, seat, A.bid_action(mid, suit))
                     if higher is None:
-                        hi = mid
+                        hi, probe = mid, 0
                         continue
                     solves += 1
                     margin = sign * value(higher)
-                    if margin > 0:
-                        lo, found = mid, (mid, margin, higher)
+                    if margin > 0:  # made: the next level up next (a right guess: 2 solves in all)
+                        lo, found, probe = mid, (mid, margin, higher), mid + 10
                     else:
-                        hi = mid
+                        hi, probe = mid, mid - 10
             v, margin, made = found
             contract = contract_of(made)
             assert contract is not None
@@ -212,7 +213,16 @@ def _coinche_par(dealt: Deal, value: Value) -> Par:
     return Par(win[2], win[3], solves)
 
 
-def _takers_points(margin_at_80: int) -> int:
-    """The points a side holds from its margin in a made 80 contract: its score (points + 80) less the
-    defence's (162 less its points, about): ``(margin - 80 + 162) / 2``."""
-    return (margin_at_80 - 80 + 162) // 2
+def _takers_points(margin_at_80: int, deal: Deal, team: int) -> int:
+    """The points a side holds (its cards, belote and declarations: what a coinche contract's value
+    is held against) from its margin in a made 80 contract, ``(T + 80) - D`` where the defence's
+    ``D`` is the rest of the 162 card points and its own belote: exact without declarations or
+    rounding, a first guess otherwise."""
+    t = deal.trump
+    both = (1 << (8 * t + KING)) | (1 << (8 * t + QUEEN))
+    belote = [0, 0]
+    for seat in range(4):
+        if deal.hands[seat] & both == both:
+            belote[seat & 1] = 20
+    cards = (margin_at_80 - 80 + 162 + belote[1 - team] - belote[team]) // 2
+    return cards + belote[team]

@@ -82,35 +82,80 @@ class Solver:
     """What the positions of one deal share: the search (its table) and the margin tables.
 
     Options (all on by default) switch the search's speed-ups off, for the bench: ``table``,
-    ``equivalent``, ``ordering``, ``bounds``, ``quick`` (:class:`~arena.analysis.search.Search`) and
-    ``probes`` (solve by null-window probes, else by one alpha-beta on the full window).
+    ``equivalent``, ``ordering``, ``bounds``, ``quick``, ``etc`` (:class:`~arena.analysis.search.Search`) and
+    ``probes`` (solve by null-window probes, else by one alpha-beta on the full window),
+    ``dominance`` (declarations never better than another left out before the search).
     """
 
     takers: int
     dealt: list[int]
     probes: bool
+    dominance: bool
     search: Search
     tables: dict[tuple[int, int, int], list[int]]
 
     def __init__(self, deal: Deal, *, table: bool = True, equivalent: bool = True, ordering: bool = True,
-                 bounds: bool = True, quick: bool = True, probes: bool = True) -> None:
+                 bounds: bool = True, quick: bool = True, etc: bool = True, probes: bool = True,
+                 dominance: bool = True) -> None:
         self.takers = deal.takers
         self.dealt = list(deal.initial_hands)
         self.probes = probes
+        self.dominance = dominance
         self.search = Search(deal.trump, deal.takers, deal.rules.must_undertrump, table=table,
-                             equivalent=equivalent, ordering=ordering, bounds=bounds, quick=quick)
+                             equivalent=equivalent, ordering=ordering, bounds=bounds, quick=quick,
+                             etc=etc)
         self.tables = {}
 
-    def margin_table(self, deal: Deal) -> list[int]:
+    def margin_table(self, deal: Deal, chosen: Mapping[int, int] | None = None) -> list[int]:
         """The takers' margin for each outcome ``u`` (index ``u + 1``), in ``deal``'s context: its
-        belote and declarations as they stand (no declaration left to choose)."""
+        belote and declarations as they stand, with ``chosen`` the declarations (kind codes) of the
+        seats still to choose, by seat (none given: they declare nothing)."""
+        declared = list(deal.declared)
+        for seat, code in (chosen or {}).items():
+            declared[seat] = declaration_choices(deal.hands[seat], deal.trump)[code]
         belote = belote_team(deal)
-        decl_team, decl_points = compare_declarations(list(deal.declared))
+        decl_team, decl_points = compare_declarations(declared)
         key = (belote, -1 if decl_team is None else decl_team, decl_points)
         table = self.tables.get(key)
         if table is None:
             table = self.tables[key] = _margins(deal, belote, decl_team, decl_points)
         return table
+
+    def undominated(self, deal: Deal) -> dict[int, list[int]]:
+        """The declarations (kind codes) worth searching for each seat still to choose them, by seat:
+        a choice is left out when another is never worse for its side, whatever the other seats
+        choose, at every outcome of the card play. (The card play does not depend on declarations,
+        only the margin does: so the subtree after the better choice is worth at least as much, its
+        play the same and every end of it worth at least as much; the minimax keeps that order.)"""
+        choices = {seat: sorted(declaration_choices(deal.hands[seat], deal.trump), reverse=True)
+                   for seat in pending_seats(deal)}
+        if not self.dominance:
+            return choices
+        seats = list(choices)
+        out: dict[int, list[int]] = {}
+        for seat in seats:
+            others = [s for s in seats if s != seat]
+            completions: list[dict[int, int]] = [{}]
+            for other in others:
+                completions = [{**c, other: code} for c in completions for code in choices[other]]
+            sign = 1 if seat & 1 == self.takers else -1
+            kept: list[int] = []
+            for code in choices[seat]:
+                if any(self._never_worse(deal, seat, k, code, sign, completions) for k in kept):
+                    continue
+                kept = [k for k in kept if not self._never_worse(deal, seat, code, k, sign, completions)]
+                kept.append(code)
+            out[seat] = kept
+        return out
+
+    def _never_worse(self, deal: Deal, seat: int, better: int, worse: int, sign: int,
+                     completions: list[dict[int, int]]) -> bool:
+        for c in completions:
+            high = self.margin_table(deal, {**c, seat: better})
+            low = self.margin_table(deal, {**c, seat: worse})
+            if high is not low and any(sign * (h - w) < 0 for h, w in zip(high, low, strict=True)):
+                return False
+        return True
 
 
 def _margins(deal: Deal, belote: int, decl_team: int | None, decl_points: int) -> list[int]:
@@ -162,15 +207,21 @@ def belote_team(deal: Deal) -> int:
     return seat & 1 if deal.belote_scored else -1
 
 
-def pending_declarations(deal: Deal) -> bool:
-    """Whether a seat still has a choice of declarations to make (with its first card)."""
+def pending_seats(deal: Deal) -> list[int]:
+    """The seats that still have a choice of declarations to make (with their first card)."""
     if not deal.rules.annonces or deal.tricks:
-        return False
+        return []
+    out = []
     for i in range(len(deal.trick), 4):
         seat = (deal.trick_leader + i) & 3
         if len(declaration_choices(deal.hands[seat], deal.trump)) > 1:
-            return True
-    return False
+            out.append(seat)
+    return out
+
+
+def pending_declarations(deal: Deal) -> bool:
+    """Whether a seat still has a choice of declarations to make (with its first card)."""
+    return bool(pending_seats(deal))
 
 
 @python_class  # a Python class in the compiled build too (see arena.engine.cards.python_class)

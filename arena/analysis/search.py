@@ -23,8 +23,13 @@ an option of :class:`Search` so that the bench measures what it buys:
   hand's card between them in the suit's order win and lose the same tricks: one is searched;
 - ``ordering``: the card most likely best is tried first (the table's card, then a rule of thumb);
 - ``bounds``: at a trick's start the value lies between what the takers are sure to win and what
-  the defence cannot stop them from winning (the points left, less the tricks the side to lead
-  is sure to take with its masters, its "quick tricks"); a window outside it ends the search.
+  the defence cannot stop them from winning: the points left, and the best trumps left while one
+  side holds them (each wins the trick it falls in); a window outside it ends the search;
+- ``quick``: with ``bounds``, the "quick tricks" of the side to lead too: the masters it can
+  cash one after the other;
+- ``etc``: with ``table``, an enhanced transposition cutoff: before the trick's last card is
+  searched, the table's entries of the tricks' ends it leads to are read, and one that ends the
+  search here does so at once.
 """
 
 from __future__ import annotations
@@ -114,6 +119,7 @@ class Search:
     use_ordering: bool
     use_bounds: bool
     use_quick: bool
+    use_etc: bool
     table: dict[int, int]
     hands: list[int]
     points: list[int]
@@ -123,7 +129,7 @@ class Search:
 
     def __init__(self, trump: int, takers: int, undertrump: bool, *, table: bool = True,
                  equivalent: bool = True, ordering: bool = True, bounds: bool = True,
-                 quick: bool = True) -> None:
+                 quick: bool = True, etc: bool = True) -> None:
         self.trump = trump
         self.takers = takers
         self.undertrump = undertrump
@@ -132,6 +138,7 @@ class Search:
         self.use_ordering = ordering
         self.use_bounds = bounds
         self.use_quick = quick
+        self.use_etc = etc
         self.table = {}
         self.hands = [0, 0, 0, 0]
         self.points = [TRUMP_POINTS[c & 7] if c >> 3 == trump else PLAIN_POINTS[c & 7] for c in range(32)]
@@ -280,6 +287,24 @@ class Search:
             if self.use_bounds:
                 upper = rest + LAST_TRICK + (1 if not cs & 2 else 0)
                 lower = -1 if not cs & 1 else 0
+                # the best trumps left, while one side holds them: each wins the trick it falls in
+                t = self.trump
+                tb = ((hands[0] | hands[1] | hands[2] | hands[3]) >> (8 * t)) & 0xFF
+                if tb:
+                    ours = hands[0] | hands[2]
+                    side = -1
+                    sure = 0
+                    for r in TRUMP_BYTE_ORDER[tb]:
+                        team = 0 if ours >> (8 * t + r) & 1 else 1
+                        if side < 0:
+                            side = team
+                        elif team != side:
+                            break
+                        sure += self.points[8 * t + r]
+                    if side == self.takers:
+                        lower = sure
+                    else:
+                        upper = rest + LAST_TRICK - sure
                 if upper <= alpha:
                     return upper
                 if lower >= beta:
@@ -325,6 +350,27 @@ class Search:
         points = self.points
         strength = self.strength
         t = self.trump
+        if n == 3 and self.use_etc and self.use_table and left > 5 and len(moves) > 1:
+            # enhanced transposition cutoff: a trick's end whose table entry ends the search here
+            remaining = hands[0] | hands[1] | hands[2] | hands[3]
+            for card in moves:
+                if (card >> 3 == best >> 3 or card >> 3 == t) and strength[card] > strength[best]:
+                    nwinner = seat
+                else:
+                    nwinner = winner
+                takers = (nwinner & 1) == self.takers
+                entry = self.table.get((remaining ^ (1 << card)) | nwinner << 32
+                                       | (cs | (1 if takers else 2)) << 34, -1)
+                if entry >= 0:
+                    gain = pts + points[card] if takers else 0
+                    if maximizing:
+                        lo = (entry & 0x7FF) - BIAS + gain
+                        if lo >= beta:
+                            return lo
+                    else:
+                        hi = (entry >> 11 & 0x7FF) - BIAS + gain
+                        if hi <= alpha:
+                            return hi
         for card in moves:
             hands[seat] = hand ^ (1 << card)
             if n == 0:

@@ -21,7 +21,7 @@ from bisect import bisect_left, bisect_right
 
 from arena.analysis.position import WORDS, Position, PositionError, Solver, pending_declarations
 from arena.engine import score_deal
-from arena.engine.actions import CARD_FIELD
+from arena.engine.actions import CARD_FIELD, DECL_SHIFT
 from arena.engine.cards import CARDS, PLAIN_POINTS, PLAIN_STRENGTH, TRUMP_POINTS, TRUMP_STRENGTH, Card
 from arena.engine.deal import Deal
 
@@ -34,24 +34,13 @@ def _takers_value(solver: Solver, deal: Deal, alpha: int, beta: int) -> int:
     if deal.is_over:
         score = score_deal(deal).score
         return score[solver.takers] - score[1 - solver.takers]
+    chosen: dict[int, int] = {}
     if pending_declarations(deal):
-        maximizing = deal.to_act & 1 == solver.takers
-        value = -BOUND if maximizing else BOUND
-        for action in useful_actions(deal):
-            child = deal.copy()
-            child.apply_unchecked(action)
-            v = _takers_value(solver, child, alpha, beta)
-            if maximizing:
-                if v > value:
-                    value = v
-                    alpha = max(alpha, v)
-            elif v < value:
-                value = v
-                beta = min(beta, v)
-            if alpha >= beta:
-                break
-        return value
-    table = solver.margin_table(deal)
+        undominated = solver.undominated(deal)
+        if any(len(codes) > 1 for codes in undominated.values()):
+            return _choosing(solver, deal, alpha, beta, undominated)
+        chosen = {seat: codes[0] for seat, codes in undominated.items()}
+    table = solver.margin_table(deal, chosen)
     # u <= lo: margin <= alpha; u >= hi: margin >= beta (index = u + 1)
     lo = bisect_right(table, alpha) - 2
     hi = bisect_left(table, beta) - 1
@@ -65,6 +54,29 @@ def _takers_value(solver: Solver, deal: Deal, alpha: int, beta: int) -> int:
     return table[u + 1]
 
 
+def _choosing(solver: Solver, deal: Deal, alpha: int, beta: int, undominated: dict[int, list[int]]) -> int:
+    """:func:`_takers_value` while seats still choose their declarations: action by action."""
+    maximizing = deal.to_act & 1 == solver.takers
+    value = -BOUND if maximizing else BOUND
+    codes = undominated.get(deal.to_act)
+    for action in useful_actions(deal):
+        if codes is not None and action >> DECL_SHIFT not in codes:
+            continue
+        child = deal.copy()
+        child.apply_unchecked(action)
+        v = _takers_value(solver, child, alpha, beta)
+        if maximizing:
+            if v > value:
+                value = v
+                alpha = max(alpha, v)
+        elif v < value:
+            value = v
+            beta = min(beta, v)
+        if alpha >= beta:
+            break
+    return value
+
+
 def useful_actions(deal: Deal) -> list[int]:
     """The legal actions less the dominated ones: a card without its belote word when the same
     card with it is legal (saying it never lowers the holder's margin: see
@@ -76,8 +88,12 @@ def useful_actions(deal: Deal) -> list[int]:
 
 def _bounds(solver: Solver, deal: Deal) -> tuple[int, int]:
     if pending_declarations(deal):
-        return -BOUND, BOUND
-    table = solver.margin_table(deal)
+        undominated = solver.undominated(deal)
+        if any(len(codes) > 1 for codes in undominated.values()):
+            return -BOUND, BOUND
+        table = solver.margin_table(deal, {seat: codes[0] for seat, codes in undominated.items()})
+    else:
+        table = solver.margin_table(deal)
     return table[0], table[-1]
 
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from arena.analysis.decisions import Settings, analyse, parse_fallbacks
-from arena.cli.checks import CliError
+from arena.cli.checks import CliError, check_whole
 from arena.cli.records import _load_json, seat_names, seats_line
 from arena.engine import RecordError
 from arena.records import MatchRecord
@@ -108,16 +108,23 @@ def print_analysis(a: Mapping[str, Any], *, worst: int = 5, out: Any = None) -> 
     say(a.get("note", ""))
 
 
+#: the second opinion's samples a decision at most (each costs a rollout of every legal card)
+MAX_SAMPLES = 1000
+
+
 def settings_of(args: argparse.Namespace) -> Settings:
-    return Settings(second_opinion_samples=args.samples, par=not args.no_par)
+    check_whole("--samples", args.samples, 0, MAX_SAMPLES)
+    check_whole("--worst", args.worst, 0, 1000)
+    return Settings(second_opinion_samples=args.samples, par=not args.no_par, worst=max(10, args.worst))
 
 
 def cmd_analyse(args: argparse.Namespace) -> int:
+    settings = settings_of(args)
     data = _load_json(args.file)
     if not isinstance(data, dict):
         raise CliError(f"{args.file}: a record is a JSON object, not {type(data).__name__}")
     try:
-        analysis = analysis_of_record(data, settings_of(args))
+        analysis = analysis_of_record(data, settings)
     except (RecordError, ValueError, KeyError, TypeError) as e:
         raise CliError(f"{args.file}: {e}") from None
     if args.json:

@@ -199,7 +199,7 @@ class Analyses:
             match_id, asked = found
             self._current = match_id
             try:
-                if not asked and self.sealed is not None and await self.sealed(match_id):
+                if not asked and self.sealed is not None and await self._still_sealed(match_id):
                     self._auto.pop(match_id, None)
                     self._aside[match_id] = None
                     while len(self._aside) > MAX_SET_ASIDE:
@@ -214,6 +214,16 @@ class Analyses:
                 with contextlib.suppress(asyncio.TimeoutError):  # an asked-for one comes first
                     self._wake.clear()
                     await asyncio.wait_for(self._wake.wait(), spent * (1 / self.budget - 1))
+
+    async def _still_sealed(self, match_id: str) -> bool:
+        """The seal check of an automatic analysis; one that cannot be made (the queue unreadable)
+        counts as sealed: it is set aside, and tried again when another match ends."""
+        assert self.sealed is not None
+        try:
+            return await self.sealed(match_id)
+        except Exception as e:
+            log.warning("the analysis of match %s waits: its seal cannot be read: %s", match_id, e)
+            return True
 
     async def _make(self, match_id: str) -> float:
         started = time.monotonic()

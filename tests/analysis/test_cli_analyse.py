@@ -68,3 +68,10 @@ def test_analyse_loads_neither_grpc_nor_redis_nor_the_referee(tmp_path: Path) ->
                            "'--no-par']) == 0")
     heavy = sorted(m for m in loaded if m.split(".")[0] in HEAVY or m.startswith(HEAVY))
     assert heavy == [], heavy[:8]
+
+
+def test_bad_flags_are_one_error_line_before_anything_is_read(tmp_path: Path) -> None:
+    for flags, said in ((["--samples", "-1"], "--samples must be a whole number from 0 to 1000"),
+                        (["--worst", "-3"], "--worst must be a whole number from 0 to 1000")):
+        code, out, err = run("analyse", str(tmp_path / "none.json"), *flags)
+        assert (code, out) == (1, "") and err.startswith(f"error: {said}"), err

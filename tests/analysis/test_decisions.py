@@ -161,3 +161,36 @@ def test_a_match_forfeited_in_its_first_deal_has_an_empty_analysis() -> None:
     a = analyse(record, settings=QUICK)
     assert a["deals"] == [] and a["worst"] == [] and [b["decisions"] for b in a["bots"]] == [0, 0]
     assert [t["result"] for t in a["teams"]] == [0, 0]
+
+
+@pytest.mark.slow
+def test_coinche_par_on_real_deals_is_a_contract_made_whose_next_level_is_not() -> None:
+    """Solved double-dummy: par's contract makes (a positive margin for its takers) and the same contract
+    10 higher does not; what each side lost by the bidding is par's margin less the contract reached's."""
+    from arena.analysis.decisions import dd_value
+    from arena.analysis.par import _bid_until
+    from arena.engine import actions as A
+
+    for seed in ("par/1",):
+        deal = dealt("coinche", seed)
+        found = par(deal, dd_value)
+        if found.contract is None:
+            assert found.value == 0
+            continue
+        takers, sign = found.contract.takers, 1 if found.contract.takers == 0 else -1
+        assert sign * found.value > 0
+        text = found.contract.text
+        if text.startswith("capot"):
+            continue
+        level, suit = int(text[:-1]), "SHDC".index(text[-1])
+        if level < deal.rules.max_bid:
+            higher = _bid_until(deal, found.contract.seat, A.bid_action(level + 10, suit))
+            assert higher is not None and contract_of(higher) is not None
+            assert sign * dd_value(higher) <= 0, (seed, text, takers)
+
+
+def test_a_long_match_has_its_first_deals_analysed_and_says_how_many_it_had() -> None:
+    record = played_match("coinche", "long", 5, [RandomPlayer()] * 4)
+    a = analyse(record, settings=Settings(second_opinion_samples=0, par=False, max_deals=2))
+    assert [d["index"] for d in a["deals"]] == [0, 1] and a["deals_in_match"] == 5
+    assert a["settings"]["max_deals"] == 2

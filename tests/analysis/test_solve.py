@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from arena.analysis import (
     Position,
     PositionError,
+    Solver,
     action_values,
     card_values,
     principal_actions,
@@ -89,6 +90,16 @@ def test_in_the_first_trick_a_position_is_worth_its_best_action_declarations_inc
     for action, value in values.items():
         child = pos.after(action)
         assert value == (solve(child) if child.team == pos.team else -solve(child))
+
+
+@settings(max_examples=6, deadline=None)
+@given(st.sampled_from(["coinche", "classic-annonces"]), seeds, st.integers(0, 3))
+def test_declarations_left_out_as_never_better_change_no_value(
+    preset: str, seed: int, into_trick: int,
+) -> None:
+    pos = played_on(contract_position(preset, seed), into_trick, seed)
+    every = Position(pos.deal, Solver(pos.deal, dominance=False))
+    assert solve(pos) == solve(every)
 
 
 def test_a_finished_deal_has_no_value_to_find() -> None:
