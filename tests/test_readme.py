@@ -182,6 +182,11 @@ def test_many_nodes_as_printed(walkthrough: Walkthrough) -> None:
         with zipfile.ZipFile(fresh / "league.zip") as z:
             assert len(z.namelist()) == matches and all(n.startswith("league-r") for n in z.namelist())
 
+        report = walkthrough.output("belote-arena bot report alpha")
+        assert report.startswith("bot alpha: 6 matches ("), report  # 3 opponents, 2 legs each
+        for bot in ("beta", "gamma", "delta"):
+            assert re.search(rf"^  {bot} +2 ", report, re.M), report  # its head-to-head row
+
         logs = walkthrough.stop_nodes()
         assert len(logs) == 2
         written = 0
