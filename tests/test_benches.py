@@ -42,6 +42,7 @@ HELPERS = {"web_readers.py": "ratings.py"}
 #: the benches run here, each with the name its last line gives; ``slow``: more than ~8 s here
 QUICK = {
     "analysis.py": ("dd_solve_ms_median", False),
+    "bot_history.py": ("read_growth", False),
     "cluster.py": ("claims_per_result", True),
     "decisions.py": ("separation_second_vs_dd", True),
     "engine.py": ("ratio_vs_colver", False),

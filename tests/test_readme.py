@@ -207,6 +207,11 @@ def test_many_nodes_as_printed(walkthrough: Walkthrough) -> None:
         with zipfile.ZipFile(fresh / "league.zip") as z:
             assert len(z.namelist()) == matches and all(n.startswith("league-r") for n in z.namelist())
 
+        report = walkthrough.output("belote-arena bot report alpha")
+        assert report.startswith("bot alpha: 6 matches ("), report  # 3 opponents, 2 legs each
+        for bot in ("beta", "gamma", "delta"):
+            assert re.search(rf"^  {bot} +2 ", report, re.M), report  # its head-to-head row
+
         logs = walkthrough.stop_nodes()
         assert len(logs) == 2
         written = 0
@@ -256,4 +261,7 @@ def test_the_tutorial_puts_a_bot_on_the_ladder_and_promotes_its_second_version(
     assert versions.startswith("bot my-bot: promoted version 2"), versions
     assert re.search(r"^2 +promoted +sprt .*against 1: H1", versions, re.M), versions
     assert re.search(r"^1 +retired +first", versions, re.M), versions
+    report = walkthrough.output("belote-arena bot report my-bot")
+    assert report.startswith("bot my-bot: "), report
+    assert re.search(r"^  heuristic +\d+ ", report, re.M), report  # its head-to-head row
     walkthrough.stop_nodes()

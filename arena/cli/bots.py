@@ -1,5 +1,6 @@
 """``belote-arena bot`` and ``admin``: the credentials: bots' (register, list, rotate, revoke, and
-the invites that let others register) and the admin's.
+the invites that let others register) and the admin's; and a bot's versions and its report (``bot
+report NAME``: its statistics, head-to-head and recent matches).
 
 A token is read from a file or a variable and written to a new file readable by its owner only,
 never taken from or put on a command line.
@@ -53,7 +54,7 @@ def cmd_bot(args: argparse.Namespace) -> int:
     elif action == "rotate" and args.token_file and not os.access(Path(args.token_file).parent, os.W_OK):
         # the new token replaces the old in its file: a folder it cannot be written in loses it
         raise CliError(f"cannot write the bot's new token to {args.token_file}: its folder is not writable")
-    elif action in ("versions", "promote"):
+    elif action in ("versions", "promote", "report"):
         if not args.name:
             raise CliError(f"bot {action} needs the bot's NAME")
         check_bot_name(f"bot {action}", args.name)
@@ -61,6 +62,8 @@ def cmd_bot(args: argparse.Namespace) -> int:
             raise CliError("bot promote needs the NAME and the VERSION to promote")
     if action == "versions":
         return _versions(args)
+    if action == "report":
+        return _report(args)
     # promote: by the bot's own token when one is given, else as the admin
     mine = action == "rotate" or (action == "revoke" and not args.name) or (
         action == "promote" and bool(args.token_file or os.environ.get("BELOTE_TOKEN", "").strip()))
@@ -157,6 +160,112 @@ def _versions(args: argparse.Namespace) -> int:
     return 0
 
 
+def _report(args: argparse.Namespace) -> int:
+    """``bot report NAME``: its statistics, its head-to-head and its recent matches (GetBotReport)."""
+    from arena.remote import RemoteError
+
+    if not 1 <= args.limit <= 100:
+        raise CliError(f"--limit must be from 1 to 100, not {args.limit}")
+    with one_line(RemoteError), open_remote(args, admin_token(args)) as remote:
+        reply = remote.call("GetBotReport", request(
+            "GetBotReportRequest", name=args.name, limit=args.limit, opponent=args.opponent or "",
+            result=args.result or "", pool=args.pool or "", tournament=args.tournament or ""))
+    report = json.loads(reply.report_json)
+    if args.json:
+        print(json.dumps(report))
+        return 0
+    for line in report_lines(report):
+        print(line)
+    return 0
+
+
+def _mean_text(m: dict[str, Any], signed: bool = False) -> str:
+    """``95.2 (95%: 80.1 to 110.3, 20 deals)``, or ``-`` with no deal."""
+    if not m.get("n"):
+        return "-"
+    f = "+.1f" if signed else ".1f"
+    return f"{m['mean']:{f}} (95%: {m['low']:{f}} to {m['high']:{f}}, {m['n']} deals)"
+
+
+def _pair(taken: int, made: int) -> str:
+    return f"{made}/{taken}"
+
+
+def worst_text(w: dict[str, Any]) -> str:
+    """A worst decision of the analysis in a line: ``deal 2, trick 5: QH, better AH (34 points, mistake)``
+    (deals and tricks counted from 1; a bidding's: its contract and the par contract)."""
+    where = f"deal {int(w.get('deal', 0)) + 1}, " + (
+        "bidding" if w.get("kind") == "bidding" else f"trick {int(w.get('trick', 0)) + 1}")
+    better = " or ".join(str(b) for b in w.get("better") or ()) or "-"
+    label = f", {w['label']}" if w.get("label") else ""
+    return f"{where}: {w.get('played', '?')}, better {better} ({w.get('loss', 0)} points{label})"
+
+
+def report_lines(report: dict[str, Any]) -> list[str]:
+    """The lines ``bot report`` prints of a report's JSON (docs/web.md#a-bots-history-and-statistics)."""
+    s = report["statistics"]
+    c = s["contracts"]
+    rate = f" ({100 * c['made'] / c['taken']:.0f}%)" if c["taken"] else ""
+    lines = [
+        f"bot {report['bot']}: {s['matches']} matches ({s['wins']} won, {s['draws']} drawn, "
+        f"{s['losses']} lost), {s['forfeits']} forfeited, {s['deals']} deals played "
+        f"({s['thrown_in']} thrown in)",
+        f"contracts: {c['taken']} taken, {c['made']} made{rate}",
+    ]
+    if c["by_level"]:
+        lines.append("  made/taken by level: " + ", ".join(f"{r['level']} {_pair(r['taken'], r['made'])}"
+                                                          for r in c["by_level"]))
+        lines.append("  made/taken by trump: " + ", ".join(f"{r['trump']} {_pair(r['taken'], r['made'])}"
+                                                          for r in c["by_trump"]))
+    co, cap = s["coinches"], s["capots"]
+    lines += [
+        f"coinches: {co['said']} said, {co['against']} against its contracts, "
+        f"{co['surcoinches']} surcoinches; capots: {cap['made']} made, {cap['against']} against",
+        f"points per deal: as taker {_mean_text(s['points_per_deal']['taker'])}; "
+        f"in defence {_mean_text(s['points_per_deal']['defence'])}",
+        f"declarations: {s['declarations']['points']} points in {s['declarations']['deals']} deals; "
+        f"belote: {s['belotes']}",
+    ]
+    st, t = s["strikes"], s["decision_ms"]
+    p50 = "-" if t["p50"] is None else f"{t['p50']:g} ms"
+    p99 = "-" if t["p99"] is None else f"{t['p99']:g} ms"
+    lines += [
+        f"strikes: {st['late']} late, {st['illegal']} illegal, {st['no_action']} no action; "
+        f"{s['fallbacks']} fallbacks played",
+        f"decision time: p50 {p50}, p99 {p99} ({t['decisions']} decisions; within 25%)",
+    ]
+    if s["accuracy"]:
+        lines.append("accuracy over time (oldest first): " + ", ".join(
+            f"{a['accuracy']:.1f}" for a in s["accuracy"]))
+    lines.append("")
+    if report["head_to_head"]:
+        lines.append(f"head-to-head:\n  {'opponent':20} {'games':>5} {'won':>4} {'drawn':>5} {'lost':>4}  "
+                     "points per deal (margin)")
+        for r in report["head_to_head"]:
+            lines.append(f"  {r['opponent']:20} {r['games']:>5} {r['wins']:>4} {r['draws']:>5} "
+                         f"{r['losses']:>4}  {_mean_text(r['points_per_deal'], signed=True)}")
+    else:
+        lines.append("head-to-head: no match yet")
+    lines.append("")
+    matches = report.get("matches") or []
+    total = report.get("total", len(matches))
+    lines.append(f"recent matches ({len(matches)} of {total} kept that pass the filters):" if matches
+                 else "recent matches: none")
+    for m in matches:
+        when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(float(m.get("at") or 0)))
+        if m.get("sealed"):
+            lines.append(f"  {when}  {m['match_id']:28} {m['opponent']:16} sealed (another table deals its "
+                         "cards: shown once it is over)")
+            continue
+        change = ", ".join(f"{d:+.1f} {p}" for p, d in sorted(m.get("rating_change", {}).items()))
+        accuracy = "" if m.get("accuracy") is None else f"  accuracy {m['accuracy']:.1f}"
+        lines.append(f"  {when}  {m['match_id']:28} {m['opponent']:16} {m['result']:5} "
+                     f"{m['totals'][0]:>5}-{m['totals'][1]:<5} {change or 'unrated'}{accuracy}")
+        for w in m.get("worst_decisions") or ():
+            lines.append(f"      {worst_text(w)}")
+    return lines
+
+
 def _new_token_file(args: argparse.Namespace) -> str:
     """Where ``bot register`` keeps the new token: ``--token-file``, else NAME.token here."""
     return str(args.token_file or f"{args.name}.token")
@@ -226,11 +335,11 @@ def cmd_admin(args: argparse.Namespace) -> int:
 
 def add_bot(sub: Any) -> None:
     b = sub.add_parser("bot", help="register, list, rotate or revoke bots, make an invite, show or "
-                                   "promote a bot's versions")
+                                   "promote a bot's versions, report a bot's statistics and history")
     b.add_argument("action", choices=["register", "list", "rotate", "revoke", "invite", "versions",
-                                      "promote"])
+                                      "promote", "report"])
     b.add_argument("name", nargs="?", help="register: the new bot's name; revoke: a bot (admin); versions, "
-                                           "promote: the bot")
+                                           "promote, report: the bot")
     b.add_argument("version", nargs="?", help="promote: the version to promote (by the bot's token in "
                                               "$BELOTE_TOKEN or --token-file, else as the admin)")
     b.add_argument("--invite", default="", help="register: an invite code (a node whose policy is invite)")
@@ -240,6 +349,13 @@ def add_bot(sub: Any) -> None:
     b.add_argument("--owner", default="",
                    help="register (admin), invite: who owns the bot (the bot registered with the invite); "
                         "its version tests take turns with those of the owner's other bots")
+    b.add_argument("--limit", type=int, default=10, help="report: the recent matches listed (1 to 100)")
+    b.add_argument("--opponent", help="report: only the matches against this bot")
+    b.add_argument("--result", choices=["win", "draw", "loss"], help="report: only the matches it won, drew "
+                                                                     "or lost")
+    b.add_argument("--pool", help="report: only the matches counted in this rating pool")
+    b.add_argument("--tournament", help="report: only the matches of this tournament (ladder:POOL: a "
+                                        "ladder's)")
     b.add_argument("--address", default=default_address(), help=ADDRESS_HELP)
     tls_flags(b)
     b.add_argument("--json", action="store_true")

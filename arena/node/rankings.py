@@ -15,12 +15,14 @@ rating in each preset pool, from the same fit as the board.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from arena.queue import Broker
+from arena.queue import Broker, BrokerError
+from arena.queue.broker import BT_HISTORY_EVERY
 from arena.ratings.counts import PairCounts
 from arena.ratings.leaderboard import (
     METHODS,
@@ -34,6 +36,8 @@ from arena.ratings.leaderboard import (
 from arena.ratings.pools import TOURNAMENT_PREFIX, tournament_pool
 from arena.ratings.versions import player_of, version_of
 from arena.tournament.spec import TEST_PREFIX
+
+log = logging.getLogger(__name__)
 
 #: the most bots one page of a leaderboard holds, and how many when the caller does not say
 MAX_LIMIT = 200
@@ -184,6 +188,8 @@ class Rankings:
                 fitted = PoolFit(counts, versions)
                 board = leaderboard(counts, elo, pool=pool, method=method, offset=0, limit=10**9,
                                     versions=versions, promoted=self._promoted(counts, elo), fitted=fitted)
+                if method == "bt" and not pool.startswith(TESTS_POOL):
+                    self._note_bt_history(board)
             if len(self._boards) >= BOARDS_KEPT:
                 self._boards.clear()
             self._boards[key] = (now, board, fitted)
@@ -257,6 +263,28 @@ class Rankings:
 
     def history(self, pool: str, bot: str) -> list[tuple[int, float]]:
         return self.broker.rating_history(pool, bot)
+
+    def bt_history(self, pool: str, bot: str) -> list[tuple[int, int, float, float, float]]:
+        """The bot's Bradley-Terry rating in the pool as it was fitted now and then
+        (:meth:`_note_bt_history`): ``(the pool's games, the bot's games, rating, low, high)``, oldest
+        first."""
+        return self.broker.bt_history(pool, bot)
+
+    def _note_bt_history(self, board: Leaderboard) -> None:
+        """Keep a point of the Bradley-Terry history of each bot of a pool's board just fitted, if the
+        pool played enough games since its last point: at least :data:`BT_HISTORY_EVERY`, and 1% of its
+        games (so a bot's 200 points kept span its pool's games growing about 7 times). The store keeps
+        one point a fit whichever node fits (a compare-and-set on the pool's games); a failure to keep it
+        loses a point, never the board."""
+        games = sum(e.games for e in board.entries) // 2
+        if games <= 0:
+            return
+        points = {e.bot: (e.games, e.rating, e.rating if e.low is None else e.low,
+                          e.rating if e.high is None else e.high) for e in board.entries}
+        try:
+            self.broker.note_bt_history(board.pool, games, points, max(BT_HISTORY_EVERY, games // 100))
+        except BrokerError as e:
+            log.warning("pool %s: its Bradley-Terry history point was not kept: %s", board.pool[:80], e)
 
 
 def _find(board: Leaderboard, bot: str) -> Entry | None:

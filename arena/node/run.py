@@ -23,6 +23,7 @@ from arena.datadir import private_dir
 from arena.edge.tls import TlsError, server_credentials
 from arena.node import DEFAULT_CAPACITY
 from arena.node.bots import BrokerRegistryBackend, keep_current
+from arena.node.history import KeptAnalyses
 from arena.node.ladder import DEFAULT_SHARE, Capacity, LadderLoop
 from arena.node.notices import NoticeWatcher
 from arena.node.pauses import PausePolicy
@@ -218,6 +219,8 @@ async def running_node(
     rankings = Rankings(broker, promoted=_promoted_of(registry))
     node.metrics.samplers.append(lambda: _sample_ratings(node, rankings))
     arena = ClusterArenaServicer(node, broker, tournaments, rankings)
+    if node.analyses is not None:  # a bot's report: its matches' accuracy, a loss's worst decisions
+        arena.kept_analyses = KeptAnalyses(node.analyses.kept)
     try:
         server, port = await start_server(node, config.listen, arena=arena, credentials=credentials)
     except BaseException:

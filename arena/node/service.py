@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import json
 import math
 import secrets
 import time
@@ -35,6 +36,7 @@ from arena.edge.quietlog import quiet
 from arena.engine import EngineError
 from arena.engine.dealing import commitment
 from arena.engine.rules import spec_from_text, spec_to_text
+from arena.node.history import HistoryError, KeptAnalyses, bot_report, parse_query
 from arena.node.ladder import DEFAULT_DEALS, LadderError, Ladders, LadderView, check_pool, ladder_standings
 from arena.node.rankings import BadRequest, Rankings, UnknownPool, VersionRating
 from arena.node.seals import seal, sealed_among, still_sealed
@@ -104,6 +106,9 @@ class ClusterArenaServicer(ArenaServicer):
         self.broker = broker
         self.tournaments = tournaments
         self.rankings = rankings or Rankings(broker, promoted=self._promoted_version)
+        #: the analyses this node keeps, as a bot's history and report read them (None: it analyses
+        #: none): each match's accuracy, the accuracy over time, a loss's worst decisions
+        self.kept_analyses: KeptAnalyses | None = None
         #: called with a tournament's id once it is cancelled through this node: stops the node's own
         #: running matches of it at once (the worker's ``stop_tournament``; the other nodes stop theirs
         #: on the cancel's notice, or within their check interval if they miss it)
@@ -202,6 +207,26 @@ class ClusterArenaServicer(ArenaServicer):
         reply.ratings.extend(apb.BotRating(pool=r.pool, rating=r.rating, low=r.low, high=r.high, rank=r.rank,
                                            elo=r.elo, games=r.games, method=r.method) for r in ratings)
         return reply
+
+    async def GetBotReport(self, request: apb.GetBotReportRequest,
+                           context: Context) -> apb.GetBotReportResponse:
+        """The bot's statistics, head-to-head and a page of its history (:mod:`arena.node.history`), read
+        in one thread."""
+        await self.reader(context)
+        await self.bot_reply(request.name, context)  # an unknown bot: NOT_FOUND
+        params = {k: v for k, v in (("opponent", request.opponent), ("result", request.result),
+                                    ("pool", request.pool), ("tournament", request.tournament)) if v}
+        if request.limit:
+            params["limit"] = str(request.limit)
+        try:
+            query = parse_query(params)
+        except HistoryError as e:
+            await abort(context, InvalidArgument(str(e)))
+        kept = self.kept_analyses
+        accuracies, worst = (None, None) if kept is None else (kept.accuracies, kept.worst)
+        report = await self._queue(context, bot_report, self.broker, self.tournaments, request.name, query,
+                                   accuracies, worst)
+        return apb.GetBotReportResponse(report_json=json.dumps(report, separators=(",", ":")))
 
     # ------------------------------------------------- duplicate tables and records
     def _sealed(self, match_id: str) -> bool:

@@ -28,6 +28,16 @@ records) and at the head of each of its bots' lists of recent matches
 result goes to each of its up to four distinct bots, once a bot). A result
 written twice is summarized once.
 
+In the same step too, each of its distinct bots gets what the result adds to
+its own history and statistics (:mod:`arena.tournament.botstats`): an entry at
+the head of its history (``bot_history``, the newest
+:data:`~arena.tournament.botstats.HISTORY_KEPT`), with the rating change the
+step made in each pool (a duplicate leg's or table's: none until its pair's or
+quartet's game counts), and its counters added to its aggregates and
+head-to-head (``bot_counters``), kept forever. A pool's Bradley-Terry history
+is kept apart, a point a fit (:meth:`Broker.note_bt_history`, a
+compare-and-set on the pool's games).
+
 A game of mixed partnerships (a side of two different bots) is rated with
 openskill instead, which is sequential: each game in order, from the ratings
 the one before left. It cannot run inside the atomic write (a Lua script), so
@@ -95,11 +105,12 @@ from __future__ import annotations
 
 import abc
 import json
+import logging
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Self
+from typing import Any, Self
 
 from arena.ratings import PairCount, ladder_pool, pools_of, tournament_pool
 from arena.ratings.counts import pair_key
@@ -108,14 +119,21 @@ from arena.ratings.online import HISTORY_EVERY, HISTORY_MAX, Leg, Part
 from arena.ratings.versions import VersionCounts, player_of
 from arena.records import ResultReason
 from arena.tournament import MatchJob, MatchResult, TournamentError, TournamentSpec, TournamentState
+from arena.tournament.botstats import HISTORY_KEPT, BotGame, bot_games
 from arena.tournament.jobs import Ending
 from arena.tournament.summary import ResultSummary
 from arena.tournament.tables import duplicate_legs, is_duplicate_match, quartet_table
+
+log = logging.getLogger(__name__)
 
 #: the most queued mixed games one rating step reads at once (a step repeats until none is left)
 MIXED_BATCH = 200
 #: the newest results kept in each bot's list of recent matches (older ones are trimmed as new come)
 BOT_MATCHES_KEPT = 200
+#: the Bradley-Terry history points kept per bot and pool (a point every BT_HISTORY_EVERY games of the pool)
+BT_HISTORY_KEPT = 200
+#: the pool's games between two Bradley-Terry history points, at least
+BT_HISTORY_EVERY = 10
 #: the latest notices a store keeps for readers that fall behind (about, on Redis: it trims lazily)
 NOTICES_KEPT = 10_000
 #: the notices one read returns at most (the rest come with the next read)
@@ -144,6 +162,8 @@ __all__ = [
     "ANY_BOT",
     "BOT_MATCHES_KEPT",
     "BOT_NOTICE",
+    "BT_HISTORY_EVERY",
+    "BT_HISTORY_KEPT",
     "CANCEL_NOTICE",
     "FORGOTTEN_NOTICE",
     "JOBS_NOTICE",
@@ -167,6 +187,8 @@ __all__ = [
     "RatingPlan",
     "TournamentCancelled",
     "Write",
+    "history_entries",
+    "history_group",
     "quartet_game_id",
     "rating_plan",
     "stored_tournament",
@@ -385,6 +407,30 @@ def players_of(result: MatchResult) -> tuple[str, str]:
     return player_of(result.team0, v0), player_of(result.team1, v1)
 
 
+def history_entries(bot: str, texts: Sequence[str]) -> list[dict[str, Any]]:
+    """History entries from their JSON texts; an unreadable one is left out and logged."""
+    out: list[dict[str, Any]] = []
+    for text in texts:
+        try:
+            entry = json.loads(text)
+        except ValueError as e:
+            log.error("a history entry of bot %r is unreadable: %s", bot[:80], e)
+            continue
+        if isinstance(entry, dict):
+            out.append(entry)
+    return out
+
+
+def history_group(plan: RatingPlan) -> str | None:
+    """The group whose last table counts a result's bots' statistics (:mod:`arena.tournament.botstats`):
+    its mirror pair or its field quartet, as its ratings; None for a result counted at once."""
+    if plan.leg is not None:
+        return f"pair/{plan.leg[0]}"
+    if plan.quartet is not None:
+        return f"quartet/{plan.quartet[0]}"
+    return None
+
+
 def quartet_game_id(quartet: str, game: int) -> str:
     """The id of a quartet's game 0 (P vs Q) or 1 (R vs S) in a mixed to-rate queue."""
     return f"{quartet}/{'PQ' if game == 0 else 'RS'}"
@@ -417,10 +463,16 @@ class Broker(abc.ABC):
         """The result's plan, its tournament's spec read from the store once per process."""
         return rating_plan(result, self._spec(result.tournament_id))
 
-    def _write_plan(self, result: MatchResult) -> tuple[RatingPlan, ResultSummary]:
-        """What writing ``result`` does: its rating plan and the summary kept beside it."""
+    def _write_plan(self, result: MatchResult, at: float) -> tuple[RatingPlan, ResultSummary, list[BotGame]]:
+        """What writing ``result`` at ``at`` (unix seconds) does: its rating plan, the summary kept
+        beside it, and what it adds to each of its bots' history and statistics
+        (:mod:`arena.tournament.botstats`)."""
         spec = self._spec(result.tournament_id)
-        return rating_plan(result, spec), summary_of(result, spec)
+        plan = rating_plan(result, spec)
+        games = bot_games(result, plan.pools, at)
+        if history_group(plan) is not None:  # counted with its group's last table (botstats)
+            games = [g.grouped() for g in games]
+        return plan, summary_of(result, spec), games
 
     def tournament_spec(self, tid: str) -> TournamentSpec | None:
         """The tournament's spec (None: not stored), read from the store once per process: a spec
@@ -557,6 +609,31 @@ class Broker(abc.ABC):
     def bot_matches(self, bot: str, limit: int) -> list[ResultSummary]:
         """The bot's newest ``limit`` results (at most :data:`BOT_MATCHES_KEPT`), newest first, in
         one read whatever the number of its tournaments."""
+
+    @abc.abstractmethod
+    def bot_history(self, bot: str, start: int = 0, count: int = HISTORY_KEPT) -> list[dict[str, Any]]:
+        """Entries ``start`` to ``start + count`` of the bot's history (newest first, the newest
+        :data:`~arena.tournament.botstats.HISTORY_KEPT` kept; :class:`~arena.tournament.botstats.BotGame`'s
+        entry with the ``rating_change`` its write made in each pool), in one read; an unreadable entry
+        is left out (and logged)."""
+
+    @abc.abstractmethod
+    def bot_counters(self, bot: str) -> tuple[dict[str, int], dict[str, int]]:
+        """The bot's aggregate counters and its head-to-head counters (``"<opponent> <counter>"``), as
+        every result written so far added them, in one consistent read."""
+
+    @abc.abstractmethod
+    def note_bt_history(self, pool: str, games: int, points: Mapping[str, tuple[int, float, float, float]],
+                        every: int) -> bool:
+        """In one atomic step: if the pool's last Bradley-Terry history point was taken at fewer than
+        ``games - every + 1`` games (or none was), keep ``points`` (bot -> its games, rating, low, high),
+        one a bot, the latest :data:`BT_HISTORY_KEPT` a bot in the pool, and mark ``games``; True if this
+        call did (one of any number of nodes fitting the same pool at once)."""
+
+    @abc.abstractmethod
+    def bt_history(self, pool: str, bot: str) -> list[tuple[int, int, float, float, float]]:
+        """The bot's Bradley-Terry history points in the pool, oldest first: ``(the pool's games,
+        the bot's games, rating, low, high)``."""
 
     def complete_summaries(self) -> int:
         """Summarize every stored result that has no summary yet (results of an older version);

@@ -14,7 +14,8 @@ still there. The same transaction keeps the result's summary in its
 tournament's log (``summaries``, numbered 0, 1, ... in the order written) and
 in each of its bots' recent matches (``bot_matches``: each distinct bot of its
 seats, up to four for a mixed match; trimmed to
-:data:`~arena.queue.broker.BOT_MATCHES_KEPT` a bot), and appends a game of
+:data:`~arena.queue.broker.BOT_MATCHES_KEPT` a bot), each bot's history entry
+and counters (``bot_history``, ``bot_counters``), and appends a game of
 mixed partnerships to its pools' to-rate queue (``mixed_queue``, rated later by
 ``apply_mixed``). A result whose tournament was cancelled first is refused in that
 transaction (:class:`~arena.queue.broker.TournamentCancelled`). An ended
@@ -54,12 +55,14 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from arena.datadir import create_private, private_file
 from arena.queue.broker import (
     ANY_BOT,
     BOT_MATCHES_KEPT,
     BOT_NOTICE,
+    BT_HISTORY_KEPT,
     JOBS_NOTICE,
     LADDER_PICKS_KEPT,
     MIXED_BATCH,
@@ -78,6 +81,8 @@ from arena.queue.broker import (
     RatingPlan,
     TournamentCancelled,
     Write,
+    history_entries,
+    history_group,
     quartet_game_id,
     stored_tournament,
     summary_of,
@@ -97,10 +102,12 @@ from arena.ratings.online import (
 from arena.ratings.versions import MAX_POOL_VERSIONS, VersionCounts
 from arena.records import VERSION_JOIN
 from arena.tournament import MatchJob, MatchResult, TournamentError, TournamentSpec, TournamentState
+from arena.tournament.botstats import HISTORY_KEPT, BotGame, counters_json, counters_of_json
 from arena.tournament.jobs import REVEALED_AT_ONCE, REVEALED_ONCE_OVER, Ending
 from arena.tournament.summary import ResultSummary
 
 log = logging.getLogger(__name__)
+
 
 #: a versioned player's games against an opponent player, added to what the pool holds
 _ADD_VERSION_GAMES = (
@@ -157,6 +164,39 @@ CREATE TABLE IF NOT EXISTS bot_matches (   -- each bot's newest results' summari
     body TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS bot_matches_by_bot ON bot_matches (bot, id);
+CREATE TABLE IF NOT EXISTS bot_history (   -- each bot's newest history entries (botstats), HISTORY_KEPT a bot
+    id INTEGER PRIMARY KEY AUTOINCREMENT,  -- the order written
+    bot TEXT NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS bot_history_by_bot ON bot_history (bot, id);
+CREATE TABLE IF NOT EXISTS bot_counters (  -- each bot's aggregates ('s') and head-to-head ('h'), forever
+    bot TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    value INTEGER NOT NULL,
+    PRIMARY KEY (bot, kind, name)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS bot_pending (   -- a duplicate group's tables' counters, until its last table
+    grp TEXT NOT NULL,
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    body TEXT NOT NULL                     -- botstats.counters_json
+);
+CREATE INDEX IF NOT EXISTS bot_pending_by_group ON bot_pending (grp);
+CREATE TABLE IF NOT EXISTS bt_history (    -- each bot's Bradley-Terry rating in a pool, fitted now and then
+    pool TEXT NOT NULL,
+    bot TEXT NOT NULL,
+    games INTEGER NOT NULL,                -- the pool's games at the fit
+    bot_games INTEGER NOT NULL,
+    rating REAL NOT NULL,
+    low REAL NOT NULL,
+    high REAL NOT NULL,
+    PRIMARY KEY (pool, bot, games)
+);
+CREATE TABLE IF NOT EXISTS bt_marks (      -- the pool's games at its last Bradley-Terry history point
+    pool TEXT PRIMARY KEY,
+    games INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS pool_ratings (  -- the online Elo of each bot in each pool
     pool TEXT NOT NULL,
     bot TEXT NOT NULL,
@@ -735,7 +775,7 @@ class EmbeddedBroker(Broker):
 
     # results and ratings
     def write_result(self, result: MatchResult) -> bool:
-        plan = self._write_plan(result)
+        plan = self._write_plan(result, self._clock())
         with self._errors(), self._tx() as db:
             written = self._write(db, result, *plan)
         if written is Write.CANCELLED:
@@ -745,7 +785,7 @@ class EmbeddedBroker(Broker):
 
     def finish(self, done: Sequence[tuple[Claim, MatchResult]]) -> list[Finished]:
         finished = []
-        plans = [self._write_plan(result) for _, result in done]  # each spec read outside the transaction
+        plans = [self._write_plan(result, self._clock()) for _, result in done]  # specs read outside the tx
         with self._errors(), self._tx() as db:
             for (claim, result), plan in zip(done, plans, strict=True):
                 written = self._write(db, result, *plan)
@@ -759,7 +799,7 @@ class EmbeddedBroker(Broker):
         return finished
 
     def _write(self, db: sqlite3.Connection, result: MatchResult, plan: RatingPlan,
-               summary: ResultSummary) -> Write:
+               summary: ResultSummary, games: Sequence[BotGame] = ()) -> Write:
         """Write ``result`` in the transaction ``db``, with its rating plan and summary; refused (written
         before, or its tournament cancelled), it writes nothing."""
         if db.execute("SELECT 1 FROM results WHERE match_id = ?", (result.match_id,)).fetchone():
@@ -770,14 +810,45 @@ class EmbeddedBroker(Broker):
         db.execute("INSERT INTO results (match_id, tournament_id, body, written_at) VALUES (?, ?, ?, ?)",
                    (result.match_id, result.tournament_id, result.to_json(), self._clock()))
         self._keep_summary(db, summary)
-        for a, b, score_a, game_id, players in self._games(db, plan, result.match_id):
+        moved: dict[str, dict[str, float]] = {}  # bot -> pool -> its rating's change
+        counted = self._games(db, plan, result.match_id)
+        for a, b, score_a, game_id, players in counted:
             for pool in plan.counted_pools:
-                self._count_game(db, pool, a, b, score_a)
+                for bot, change in self._count_game(db, pool, a, b, score_a).items():
+                    per_pool = moved.setdefault(bot, {})
+                    per_pool[pool] = per_pool.get(pool, 0.0) + change
                 self._count_versions(db, pool, a, b, score_a, players)
             for pool in plan.mixed_pools:  # rated in order by apply_mixed
                 db.execute("INSERT INTO mixed_queue (pool, game) VALUES (?, ?)",
                            (pool, plan.mixed_game(game_id, score_a, a, b).to_text()))
+        self._keep_history(db, games, moved, history_group(plan), waiting=not counted)
         return Write.WRITTEN
+
+    @staticmethod
+    def _keep_history(db: sqlite3.Connection, games: Sequence[BotGame],
+                      moved: Mapping[str, Mapping[str, float]], group: str | None, *, waiting: bool) -> None:
+        """Each bot's history entry (with the rating changes ``moved``) at the head of its history, and
+        its counters added to its aggregates and head-to-head: at once, or, for a table of a duplicate
+        ``group``, held until the group's last table (``waiting``: not this one), then the group's all."""
+        for g in games:
+            change = json.dumps(dict(moved.get(g.bot, {})), sort_keys=True, separators=(",", ":"))
+            db.execute("INSERT INTO bot_history (bot, body) VALUES (?, ?)",
+                       (g.bot, f'{g.entry_json()},"rating_change":{change}}}'))
+            db.execute("DELETE FROM bot_history WHERE bot = ? AND id <= (SELECT id FROM bot_history"
+                       " WHERE bot = ? ORDER BY id DESC LIMIT 1 OFFSET ?)", (g.bot, g.bot, HISTORY_KEPT))
+        if group is not None and waiting:
+            db.execute("INSERT INTO bot_pending (grp, body) VALUES (?, ?)", (group, counters_json(games)))
+            return
+        counters = [(g.bot, g.stats, g.h2h) for g in games]
+        if group is not None:
+            held = db.execute("SELECT body FROM bot_pending WHERE grp = ? ORDER BY id", (group,)).fetchall()
+            for (body,) in held:
+                counters += counters_of_json(body)
+            db.execute("DELETE FROM bot_pending WHERE grp = ?", (group,))
+        db.executemany("INSERT INTO bot_counters (bot, kind, name, value) VALUES (?, ?, ?, ?)"
+                       " ON CONFLICT (bot, kind, name) DO UPDATE SET value = value + excluded.value",
+                       [(bot, kind, name, n) for bot, stats, h2h in counters
+                        for kind, table in (("s", stats), ("h", h2h)) for name, n in table.items()])
 
     @staticmethod
     def _games(db: sqlite3.Connection, plan: RatingPlan,
@@ -861,9 +932,12 @@ class EmbeddedBroker(Broker):
             db.execute("DELETE FROM bot_matches WHERE bot = ? AND id <= (SELECT id FROM bot_matches"
                        " WHERE bot = ? ORDER BY id DESC LIMIT 1 OFFSET ?)", (bot, bot, BOT_MATCHES_KEPT))
 
-    def _count_game(self, db: sqlite3.Connection, pool: str, a: str, b: str, score_a: float) -> None:
-        """One game of ``a`` against ``b`` in ``pool``: the Elo, the pair counts and the history points."""
+    def _count_game(self, db: sqlite3.Connection, pool: str, a: str, b: str,
+                    score_a: float) -> dict[str, float]:
+        """One game of ``a`` against ``b`` in ``pool``: the Elo, the pair counts and the history points;
+        how each bot's rating moved."""
         ra, rb = (self._rating(db, pool, bot) for bot in (a, b))
+        before = {a: ra, b: rb}
         if a == b:
             updates = [(a, ra)]  # a mirror match: one game, no rating change, no pair
         else:
@@ -892,6 +966,7 @@ class EmbeddedBroker(Broker):
                            " VALUES (?, ?, ?, ?)", (pool, bot, games, rating))
                 db.execute("DELETE FROM rating_history WHERE pool = ? AND bot = ? AND games <= ?",
                            (pool, bot, games - self.history_every * self.history_max))
+        return {bot: rating - before[bot] for bot, rating in updates}
 
     @staticmethod
     def _rating(db: sqlite3.Connection, pool: str, bot: str) -> float:
@@ -947,6 +1022,42 @@ class EmbeddedBroker(Broker):
             except TournamentError as e:
                 log.error("a recent match of bot %r is unreadable: %s", bot[:80], e)
         return out
+
+    def bot_history(self, bot: str, start: int = 0, count: int = HISTORY_KEPT) -> list[dict[str, Any]]:
+        if start < 0 or count <= 0:
+            return []
+        with self._errors(), self._tx(write=False) as db:
+            rows = db.execute("SELECT body FROM bot_history WHERE bot = ? ORDER BY id DESC LIMIT ? OFFSET ?",
+                              (bot, min(count, HISTORY_KEPT), start)).fetchall()
+        return history_entries(bot, [body for (body,) in rows])
+
+    def bot_counters(self, bot: str) -> tuple[dict[str, int], dict[str, int]]:
+        with self._errors(), self._tx(write=False) as db:
+            rows = db.execute("SELECT kind, name, value FROM bot_counters WHERE bot = ?", (bot,)).fetchall()
+        stats = {name: int(v) for kind, name, v in rows if kind == "s"}
+        return stats, {name: int(v) for kind, name, v in rows if kind == "h"}
+
+    def note_bt_history(self, pool: str, games: int, points: Mapping[str, tuple[int, float, float, float]],
+                        every: int) -> bool:
+        with self._errors(), self._tx() as db:
+            row = db.execute("SELECT games FROM bt_marks WHERE pool = ?", (pool,)).fetchone()
+            if row is not None and games - int(row[0]) < every:
+                return False
+            db.execute("INSERT OR REPLACE INTO bt_marks (pool, games) VALUES (?, ?)", (pool, games))
+            for bot, (bot_games, rating, low, high) in points.items():
+                db.execute("INSERT OR REPLACE INTO bt_history (pool, bot, games, bot_games, rating, low,"
+                           " high) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                           (pool, bot, games, bot_games, rating, low, high))
+                db.execute("DELETE FROM bt_history WHERE pool = ? AND bot = ? AND games <= (SELECT games FROM"
+                           " bt_history WHERE pool = ? AND bot = ? ORDER BY games DESC LIMIT 1 OFFSET ?)",
+                           (pool, bot, pool, bot, BT_HISTORY_KEPT))
+        return True
+
+    def bt_history(self, pool: str, bot: str) -> list[tuple[int, int, float, float, float]]:
+        with self._errors(), self._tx(write=False) as db:
+            rows = db.execute("SELECT games, bot_games, rating, low, high FROM bt_history"
+                              " WHERE pool = ? AND bot = ? ORDER BY games", (pool, bot)).fetchall()
+        return [(int(g), int(n), float(r), float(lo), float(hi)) for g, n, r, lo, hi in rows]
 
     def result_counts(self, ids: Sequence[str]) -> dict[str, int]:
         wanted = list(dict.fromkeys(ids))
@@ -1072,6 +1183,8 @@ class EmbeddedBroker(Broker):
                        (len(tournament_id) + 1, f"{tournament_id}-"))
             db.execute("DELETE FROM enqueue_markers WHERE substr(key, 1, ?) = ?",
                        (len(tournament_id) + 1, f"{tournament_id}/"))
+            for group in (f"pair/{tournament_id}-", f"quartet/{tournament_id}-"):  # counters held for them
+                db.execute("DELETE FROM bot_pending WHERE substr(grp, 1, ?) = ?", (len(group), group))
         return True
 
     # scheduled tournaments

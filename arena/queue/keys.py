@@ -22,6 +22,16 @@ With the default prefix ``belote-arena`` the keys are::
                                         written (what it advances from; written with the result)
     belote-arena:botmatches:<bot>       list of the bot's newest result summaries (JSON), newest first,
                                         trimmed to BOT_MATCHES_KEPT (written with the result)
+    belote-arena:bhist:<bot>            list of the bot's newest history entries (JSON), newest first,
+                                        trimmed to HISTORY_KEPT (arena.tournament.botstats; written
+                                        with the result)
+    belote-arena:bstats:<bot>           hash: counter -> the bot's aggregate of it (botstats), forever,
+                                        and ``vs <opponent> <counter>`` -> its head-to-head's
+    belote-arena:bpend:<group>          list of a duplicate group's tables' counters (``pair/<id>``,
+                                        ``quartet/<id>``), until its last table adds them all
+    belote-arena:btmarks                hash: pool -> its games at its last Bradley-Terry history point
+    belote-arena:bthist:<pool>          hash: bot -> ``"games bot_games rating low high;..."``, its
+                                        Bradley-Terry history in the pool (BT_HISTORY_KEPT points)
     belote-arena:pools                  set of the rating pools with a game counted
     belote-arena:elo:<pool>             hash: ``rating:<bot>`` and ``games:<bot>``, the pool's online Elo
     belote-arena:pairs:<pool>           hash: JSON ``["a","b"]`` (a < b) -> ``"wins draws losses"`` of a
@@ -86,6 +96,8 @@ RATING_FIELD = "rating:"
 GAMES_FIELD = "games:"
 #: the field of a pool's mixed rating hash that counts the games rated (no bot name holds ':')
 MIXED_APPLIED = ":applied"
+#: the prefix of a bot's head-to-head counters among its ``bstats`` hash's fields (its own never start so)
+H2H_FIELD = "vs "
 
 
 @dataclass(frozen=True)
@@ -163,6 +175,22 @@ class Keys:
 
     def bot_matches(self, bot: str) -> str:
         return self._key("botmatches", bot)
+
+    def bot_history(self, bot: str) -> str:
+        return self._key("bhist", bot)
+
+    def bot_stats(self, bot: str) -> str:
+        return self._key("bstats", bot)
+
+    def bot_pending(self, group: str) -> str:
+        return self._key("bpend", group)
+
+    @property
+    def bt_marks(self) -> str:
+        return self._key("btmarks")
+
+    def bt_history(self, pool: str) -> str:
+        return self._key("bthist", pool)
 
     @property
     def pools(self) -> str:

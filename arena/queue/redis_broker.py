@@ -92,6 +92,7 @@ import redis.exceptions
 from arena.queue.broker import (
     BOT_MATCHES_KEPT,
     BOT_NOTICE,
+    BT_HISTORY_KEPT,
     LADDER_PICKS_KEPT,
     MIXED_BATCH,
     NOTICES_KEPT,
@@ -109,10 +110,12 @@ from arena.queue.broker import (
     NoticeBatch,
     TournamentCancelled,
     Write,
+    history_entries,
+    history_group,
     stored_tournament,
     summary_of,
 )
-from arena.queue.keys import DEFAULT_PREFIX, GAMES_FIELD, MIXED_APPLIED, RATING_FIELD, Keys
+from arena.queue.keys import DEFAULT_PREFIX, GAMES_FIELD, H2H_FIELD, MIXED_APPLIED, RATING_FIELD, Keys
 from arena.queue.redis_scripts import (
     LUA_ADD_BOT,
     LUA_ADD_OCCURRENCE,
@@ -124,6 +127,7 @@ from arena.queue.redis_scripts import (
     LUA_FORGET_TOURNAMENT,
     LUA_LADDER_JOIN,
     LUA_MIGRATE,
+    LUA_NOTE_BT,
     LUA_NOTICE,
     LUA_PUT_SCHEDULE,
     LUA_PUT_TOURNAMENT,
@@ -140,6 +144,7 @@ from arena.ratings.elo import INITIAL_RATING
 from arena.ratings.mixed import MixedGame, MixedRatings, MixedState
 from arena.ratings.versions import VersionCounts, player_of
 from arena.tournament import MatchJob, MatchResult, TournamentError, TournamentSpec, TournamentState
+from arena.tournament.botstats import HISTORY_KEPT, counters_json
 from arena.tournament.jobs import REVEALED_AT_ONCE, REVEALED_ONCE_OVER, Ending
 from arena.tournament.summary import ResultSummary
 
@@ -241,6 +246,7 @@ class RedisBroker(Broker):
         self._replace_bot = r.register_script(LUA_REPLACE_BOT)
         self._ladder_join = r.register_script(LUA_LADDER_JOIN)
         self._swap_conduct = r.register_script(LUA_SWAP_CONDUCT)
+        self._note_bt = r.register_script(LUA_NOTE_BT)
         # per tournament, its results count when this process last completed its summaries from
         # them (tried again only once more results are written: a node of an older version writes)
         self._summarized: dict[str, int] = {}
@@ -429,7 +435,8 @@ class RedisBroker(Broker):
     # results and ratings
     def _result_call(self, result: MatchResult, job: str) -> tuple[list[str], list[Any]]:
         """The result script's keys and arguments: ``result`` written, and job ``job`` removed ('': none)."""
-        plan, summary = self._write_plan(result)
+        plan, summary, games = self._write_plan(result, time.time())
+        group = history_group(plan)
         k = self.keys
         (first, second), a_first = plan.pair
         held = (k.quartet(plan.quartet[0]) if plan.quartet else k.leg(plan.leg[0]) if plan.leg
@@ -463,6 +470,10 @@ class RedisBroker(Broker):
             REVEALED_ONCE_OVER,
             repr(time.time()),
             *plan.played_by,
+            json.dumps({"kept": HISTORY_KEPT, "bots": [
+                {"bot": g.bot, "entry": g.entry_json(), "stats": g.stats, "h2h": g.h2h} for g in games],
+                "pending": "" if group is None else k.bot_pending(group),
+                "counters": "" if group is None else counters_json(games)}),
             *plan.counted_pools,
         ]
         return keys, args
@@ -618,6 +629,38 @@ class RedisBroker(Broker):
                 out.append(ResultSummary.from_json(t))
             except TournamentError as e:
                 log.error("a recent match of bot %r is unreadable: %s", bot[:80], e)
+        return out
+
+    def bot_history(self, bot: str, start: int = 0, count: int = HISTORY_KEPT) -> list[dict[str, Any]]:
+        if start < 0 or count <= 0:
+            return []
+        with self._reading():
+            texts = cast("list[str]", self._redis.lrange(self.keys.bot_history(bot), start,
+                                                          start + min(count, HISTORY_KEPT) - 1))
+        return history_entries(bot, texts)
+
+    def bot_counters(self, bot: str) -> tuple[dict[str, int], dict[str, int]]:
+        with self._reading():
+            found = cast("dict[str, str]", self._redis.hgetall(self.keys.bot_stats(bot)))
+        stats = {k: int(v) for k, v in found.items() if not k.startswith(H2H_FIELD)}
+        return stats, {k[len(H2H_FIELD):]: int(v) for k, v in found.items() if k.startswith(H2H_FIELD)}
+
+    def note_bt_history(self, pool: str, games: int, points: Mapping[str, tuple[int, float, float, float]],
+                        every: int) -> bool:
+        args: list[str | int] = [pool, games, every, BT_HISTORY_KEPT]
+        for bot, (bot_games, rating, low, high) in points.items():
+            args += [bot, f"{games} {bot_games} {rating!r} {low!r} {high!r}"]
+        with self._errors():
+            return bool(self._note_bt(keys=[self.keys.bt_marks, self.keys.bt_history(pool)], args=args))
+
+    def bt_history(self, pool: str, bot: str) -> list[tuple[int, int, float, float, float]]:
+        with self._reading():
+            text = cast("str | None", self._redis.hget(self.keys.bt_history(pool), bot))
+        out = []
+        for point in (text or "").split(";"):
+            with contextlib.suppress(ValueError):
+                g, n, r, lo, hi = point.split()
+                out.append((int(g), int(n), float(r), float(lo), float(hi)))
         return out
 
     def results(self, tournament_id: str) -> list[MatchResult]:

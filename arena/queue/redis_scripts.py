@@ -389,8 +389,20 @@ return #entries
 #       matches kept per bot, 15 the quartet's id ('' if none), 16 the arena's key prefix, 17 the
 #       job to remove with it ('' for none: LUA_WRITE_RESULT below), 18 why a secret is revealed, 19
 #       now (unix s), 20 21 the players of a and b (a single game's: arena.ratings.versions; a leg's
-#       and a table's are in its text), 22.. the counted pools' names (n = #ARGV - 21; none for a
-#       mixed game)
+#       and a table's are in its text), 22 the bots' history (JSON: ``kept``, the entries kept a bot,
+#       and ``bots``, each ``bot``, ``entry`` (its JSON without the closing brace), ``stats`` and
+#       ``h2h``: arena.tournament.botstats.BotGame; ``pending``, the key of its duplicate group's
+#       counters held ('' for none), and ``counters``, the bots' counters as that list holds them),
+#       23.. the counted pools' names (n = #ARGV - 22; none for a mixed game)
+# Each bot's history entry goes at the head of ``bhist:<bot>`` (trimmed to ``kept``), with the
+# rating change this write made in each pool appended (``"rating_change":{pool: change}``: empty
+# for a duplicate leg or table whose game waits for the others, and for a mixed game), and its
+# counters are added to ``bstats:<bot>`` (its head-to-head's under ``vs ``; read and written whole:
+# one HMGET, one HSET):
+# a written result is in them once, whichever path of the script it took; a duplicate leg's or
+# table's are held in its
+# group's list until the group's last table, which adds them all (no statistic moves while a
+# table of it is sealed).
 # A side whose player is one of its bot's versions (not its name) counts the game in the pool's
 # version tables too (arena.ratings.versions.add_game, the same rule in Lua): ``vgames:<pool>:<player>``
 # (opponent player -> "wins draws losses" from its side) and ``vorder:<pool>`` (bot -> its versions in
@@ -412,6 +424,52 @@ for i = 6, 9 do
     redis.call('LPUSH', KEYS[i], ARGV[13])
     redis.call('LTRIM', KEYS[i], 0, kept - 1)
   end
+end
+
+local history = cjson.decode(ARGV[22])
+-- counters added to a hash: one HMGET and one HSET, whatever their number (a HINCRBY each cost
+-- twice the rest of the result's script); whole numbers, exact below 2^53
+local function add_all(hash, t)
+  local fields = {{}}
+  for f, _ in pairs(t) do fields[#fields + 1] = f end
+  if #fields == 0 then return end
+  local old = redis.call('HMGET', hash, unpack(fields))
+  local args = {{}}
+  for i, f in ipairs(fields) do
+    args[#args + 1] = f
+    args[#args + 1] = string.format('%.0f', (tonumber(old[i]) or 0) + t[f])
+  end
+  redis.call('HSET', hash, unpack(args))
+end
+-- one hash a bot: its counters, and its head-to-head's under ``vs `` (``vs beta w``)
+local function count(g)
+  local t = {{}}
+  for f, v in pairs(g['stats']) do t[f] = v end
+  for f, v in pairs(g['h2h']) do t['vs ' .. f] = v end
+  add_all(key('bstats', g['bot']), t)
+end
+-- the entries, then the counters: at once, or a duplicate group's held until its last table
+-- (waiting: not this one), which counts the group's all
+local function keep_history(moved, waiting)
+  for _, g in ipairs(history['bots']) do
+    local change = '{{}}'
+    if moved[g['bot']] then change = cjson.encode(moved[g['bot']]) end
+    local h = key('bhist', g['bot'])
+    redis.call('LPUSH', h, g['entry'] .. ',"rating_change":' .. change .. '}}')
+    redis.call('LTRIM', h, 0, tonumber(history['kept']) - 1)
+  end
+  local held = history['pending']
+  if held ~= '' and waiting then
+    redis.call('RPUSH', held, history['counters'])
+    return
+  end
+  if held ~= '' then
+    for _, text in ipairs(redis.call('LRANGE', held, 0, -1)) do
+      for _, g in ipairs(cjson.decode(text)) do count(g) end
+    end
+    redis.call('DEL', held)
+  end
+  for _, g in ipairs(history['bots']) do count(g) end
 end
 
 local function leg(text)
@@ -448,7 +506,10 @@ end
 local games = {{}}
 if ARGV[11] == 'quartet' then
   redis.call('HSET', KEYS[4], ARGV[9], ARGV[12])
-  if redis.call('HLEN', KEYS[4]) < 4 then return 1 end
+  if redis.call('HLEN', KEYS[4]) < 4 then
+    keep_history({{}}, true)
+    return 1
+  end
   local t = {{}}
   local stored = redis.call('HGETALL', KEYS[4])
   for i = 1, #stored, 2 do t[tonumber(stored[i]) + 1] = cjson.decode(stored[i + 1]) end
@@ -490,6 +551,7 @@ elseif ARGV[11] == 'leg' then
   local other = redis.call('GET', KEYS[4])
   if not other then
     redis.call('SET', KEYS[4], ARGV[12])
+    keep_history({{}}, true)
     return 1
   end
   redis.call('DEL', KEYS[4])
@@ -574,10 +636,16 @@ local function versioned(pool, bot, me, other, s)
   redis.call('HSET', order, bot, table.concat(known, ' '))
 end
 
-local counted = #ARGV - 21
+local moved = {{}}
+local function move(bot, pool, d)
+  if not moved[bot] then moved[bot] = {{}} end
+  moved[bot][pool] = (moved[bot][pool] or 0) + d
+end
+
+local counted = #ARGV - 22
 for i = 1, counted do
   local elo, pairs, hist = KEYS[7 + 3 * i], KEYS[8 + 3 * i], KEYS[9 + 3 * i]
-  local pool = ARGV[21 + i]
+  local pool = ARGV[22 + i]
   redis.call('SADD', KEYS[3], pool)
   for _, g in ipairs(games) do
     local a, b, score = g[1], g[2], g[5]
@@ -587,6 +655,8 @@ for i = 1, counted do
       local e = 1 / (1 + 10 ^ ((rb - ra) / 400))
       local d = k * (score - e)
       ra, rb = ra + d, rb - d
+      move(a, pool, d)
+      move(b, pool, -d)
       rate(elo, hist, b, rb)
       local s = score
       if g[4] ~= '1' then s = 1 - s end
@@ -596,6 +666,7 @@ for i = 1, counted do
       if g[7] and g[7] ~= a then versioned(pool, a, g[7], g[8] or b, score) end
       if g[8] and g[8] ~= b then versioned(pool, b, g[8], g[7] or a, 1 - score) end
     end
+    if a == b then move(a, pool, 0) end
     rate(elo, hist, a, ra)
   end
 end
@@ -607,6 +678,7 @@ for j = 10 + 3 * counted, #KEYS - 1 do
     redis.call('RPUSH', KEYS[j], string.format('%s %s %s %s', g[6], g[1], g[2], tostring(g[5])))
   end
 end
+keep_history(moved, false)
 return 1
 """
 
@@ -674,8 +746,10 @@ if tonumber(redis.call('GET', key('pending', tid)) or '0') > 0 then return 0 end
 if redis.call('SCARD', key('jobs', 'of', tid)) > 0 then return 0 end
 for _, m in ipairs(redis.call('SMEMBERS', key('results', tid))) do
   redis.call('DEL', key('result', m))
-  local pair = string.match(m, '^(.*)%-leg0$')
-  if pair then redis.call('DEL', key('leg', pair)) end
+  local pair = string.match(m, '^(.*)%-leg[01]$')
+  if pair then redis.call('DEL', key('leg', pair), key('bpend', 'pair/' .. pair)) end
+  local quartet = string.match(m, '^(.*)%-[tf][0-3]$')
+  if quartet then redis.call('DEL', key('bpend', 'quartet/' .. quartet)) end
 end
 redis.call('DEL', t, key('results', tid), key('summaries', tid), key('pending', tid), key('jobs', 'of', tid))
 redis.call('LREM', key('tournaments'), 0, tid)
@@ -787,5 +861,31 @@ local current = redis.call('HGET', KEYS[1], ARGV[1]) or ''
 if current ~= ARGV[3] then return 0 end
 if ARGV[2] == '' then redis.call('HDEL', KEYS[1], ARGV[1])
 else redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
+return 1
+"""
+
+
+# A pool's Bradley-Terry history point: kept only if the pool's last one was taken at least ARGV[3]
+# games before ARGV[2] (or there was none), so that nodes fitting the pool at once keep one.
+# KEYS: 1 the marks hash (pool -> its games at the last point), 2 the pool's history hash (bot ->
+#       "games bot_games rating low high;..." oldest first)
+# ARGV: 1 the pool, 2 its games now, 3 the games between two points, 4 the points kept a bot, then
+#       per bot: its name and its point's text ("games bot_games rating low high")
+LUA_NOTE_BT = """
+local last = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '-1')
+local games = tonumber(ARGV[2])
+if last >= 0 and games - last < tonumber(ARGV[3]) then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+local kept = tonumber(ARGV[4])
+for i = 5, #ARGV, 2 do
+  local s = redis.call('HGET', KEYS[2], ARGV[i])
+  if s then s = s .. ';' .. ARGV[i + 1] else s = ARGV[i + 1] end
+  local n = select(2, string.gsub(s, ';', ';')) + 1
+  while n > kept do
+    s = string.sub(s, string.find(s, ';', 1, true) + 1)
+    n = n - 1
+  end
+  redis.call('HSET', KEYS[2], ARGV[i], s)
+end
 return 1
 """

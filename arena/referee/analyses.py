@@ -134,6 +134,13 @@ class Analyses:
             return body
         return None
 
+    def kept(self, match_id: str) -> bytes | None:
+        """A match's analysis as JSON if one is kept (in memory or on disk), else None; never asks for
+        one (a reader that shows only what exists: a bot's history and report, arena.node.history).
+        It may read a file: call it in a thread."""
+        body = self._kept(match_id)
+        return None if body is None else bytes(body.data)
+
     async def ask(self, match_id: str) -> Body | Pending:
         """The analysis of a finished match if it is made, else its place in the queue (asked for
         now if it was not). :class:`Failed` if it cannot be made, :class:`QueueFull` if too many

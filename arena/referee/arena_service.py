@@ -274,6 +274,13 @@ class ArenaServicer(agrpc.ArenaServiceServicer):
                             "this node runs alone, with no results to rate from: ask a node of a cluster")
         raise AssertionError("context.abort returns only by raising")
 
+    async def GetBotReport(
+        self, request: apb.GetBotReportRequest, context: Context,
+    ) -> apb.GetBotReportResponse:
+        await context.abort(grpc.StatusCode.UNIMPLEMENTED,
+                            "this node runs alone, and keeps no bot's history: ask a node of a cluster")
+        raise AssertionError("context.abort returns only by raising")
+
     # ------------------------------------------------------------ matches
     async def StartMatch(
         self, request: apb.StartMatchRequest, context: Context,

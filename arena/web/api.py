@@ -5,8 +5,12 @@
   holds it (any case), each at its rank in the pool; each row says whether its bot is ``connected``
   now (to any node) and whether its rating is ``provisional`` (too few games or too wide an interval);
 - ``bots?offset=&limit=``, ``bots/{name}`` (its ratings per pool, its recent matches),
-  ``bots/{name}/history?pool=`` (its online Elo in a pool as it went), ``bots/{name}/versions`` (the
-  versions it connected with, newest first, and its latest SPRT of a new version: docs/web.md);
+  ``bots/{name}/history?pool=&method=elo|bt`` (its online Elo in a pool as it went, or its
+  Bradley-Terry rating as the pool was fitted now and then), ``bots/{name}/versions`` (the
+  versions it connected with, newest first, and its latest SPRT of a new version: docs/web.md),
+  ``bots/{name}/matches?opponent=&result=&pool=&version=&tournament=&ladder=&since=&until=&cursor=&limit=``
+  (its history, newest first, paged by a cursor) and ``bots/{name}/stats`` (its statistics and
+  head-to-head): docs/web.md#a-bots-history-and-statistics;
 - ``tournaments?offset=&limit=&tests=``, the latest first: the tournaments, or with ``tests=1`` the
   version tests (the arena's own, listed apart), each page saying how many of the other kind there are
   (``apart``); ``tournaments/{id}`` (progress, standings, crosstable),
@@ -48,6 +52,7 @@ from aiohttp import web
 
 from arena.edge.guard import Tarpit, host_key
 from arena.edge.quietlog import QuietLog
+from arena.node.history import HistoryError, parse_query
 from arena.ratings.leaderboard import METHODS
 from arena.referee.replay_views import SSE_END, sse_frame
 from arena.referee.replays import SendTimeout, Stalled
@@ -302,7 +307,25 @@ async def rating_history(request: web.Request) -> web.Response:
     pool = request.query.get("pool") or pools[0]
     if pool not in pools:
         raise NotFound(f"no rating pool {pool[:80]!r}")
+    method = request.query.get("method") or "elo"
+    if method == "bt":
+        return web.json_response((await reads.bt_history(pool, name)).to_json())
+    if method != "elo":
+        raise BadRequest(f"method must be elo or bt, not {method[:40]!r}")
     return web.json_response((await reads.rating_history(pool, name)).to_json())
+
+
+async def bot_matches(request: web.Request) -> web.Response:
+    try:
+        query = parse_query(dict(request.query))
+    except HistoryError as e:
+        raise BadRequest(str(e)) from None
+    page = await request.app[READS].bot_matches(request.match_info["name"], query)
+    return web.json_response(page.to_json())
+
+
+async def bot_stats(request: web.Request) -> web.Response:
+    return web.json_response(await request.app[READS].bot_stats(request.match_info["name"]))
 
 
 async def bots(request: web.Request) -> web.Response:
@@ -535,6 +558,8 @@ def add_routes(app: web.Application) -> None:
     app.router.add_get("/api/v1/bots/{name}", bot)
     app.router.add_get("/api/v1/bots/{name}/history", rating_history)
     app.router.add_get("/api/v1/bots/{name}/versions", bot_versions)
+    app.router.add_get("/api/v1/bots/{name}/matches", bot_matches)
+    app.router.add_get("/api/v1/bots/{name}/stats", bot_stats)
     app.router.add_get("/api/v1/tournaments", tournaments)
     app.router.add_get("/api/v1/tournaments/{id}", tournament)
     app.router.add_get("/api/v1/tournaments/{id}/matches", tournament_matches)

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 from belote.arena.v1 import game_pb2 as pb
 
 from arena.engine.dealing import commitment
+from arena.node.history import Accuracies, HistoryError, KeptAnalyses, bot_statistics, history_page
 from arena.node.ladder import LadderError, Ladders, LadderView, ladder_standings
 from arena.node.pauses import Pauses, notice_text
 from arena.node.rankings import BadRequest as RankingsBadRequest
@@ -66,8 +67,11 @@ from arena.web.reads import (
     BotDetail,
     BotRating,
     BotRow,
+    BtHistory,
     Conflict,
     EventStream,
+    HistoryPage,
+    HistoryQuery,
     LadderDetail,
     LadderRow,
     MatchRow,
@@ -113,6 +117,10 @@ class NodeReads:
         self.broker = broker
         #: the tournaments of the queue
         self.store = tournaments
+        #: the analyses this node keeps, as a bot's history reads them (None: it analyses none): each
+        #: match's ``accuracy`` and the statistics' accuracy over time
+        self.kept_analyses: KeptAnalyses | None = (
+            None if node.analyses is None else KeptAnalyses(node.analyses.kept))
         self.rankings = rankings
         #: the node's queue worker, which knows the tournament of each match it plays
         self.worker = worker
@@ -195,6 +203,33 @@ class NodeReads:
             return ShownBoard(board, shown)
         here = set(self.node.connected_bots())
         return ShownBoard(board, shown, tuple(e.bot in here or e.bot in present for e in board.entries))
+
+    async def bt_history(self, pool: str, bot: str) -> BtHistory:
+        return BtHistory(pool, bot, tuple(await self._queue(self.rankings.bt_history, pool, bot)))
+
+    # ------------------------------------------------------- a bot's own history
+    def _known_bot(self, name: str) -> None:
+        """:class:`NotFound` unless ``name`` is registered (the node's copy of the registry, in memory)."""
+        try:
+            found = self.node.bot_status(name)
+        except NodeError as e:
+            raise Unavailable(str(e)) from None
+        if found is None:
+            raise NotFound(f"no bot named {name[:80]!r}")
+
+    async def bot_matches(self, name: str, query: HistoryQuery) -> HistoryPage:
+        self._known_bot(name)
+        try:
+            return await self._queue(history_page, self.broker, self.store, name, query, self._accuracies())
+        except HistoryError as e:
+            raise BadRequest(str(e)) from None
+
+    async def bot_stats(self, name: str) -> dict[str, Any]:
+        self._known_bot(name)
+        return await self._queue(bot_statistics, self.broker, self.store, name, self._accuracies())
+
+    def _accuracies(self) -> Accuracies | None:
+        return None if self.kept_analyses is None else self.kept_analyses.accuracies
 
     async def rating_history(self, pool: str, bot: str) -> RatingHistory:
         points = await self._queue(self.rankings.history, pool, bot)

@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 # the most rows one page may ask for, and the furthest row it may start at: the rankings' own
+from arena.node.history import HistoryPage as HistoryPage
+from arena.node.history import HistoryQuery as HistoryQuery
 from arena.node.rankings import MAX_LIMIT as MAX_LIMIT
 from arena.node.rankings import MAX_OFFSET as MAX_OFFSET
 from arena.node.versions import VersionsView as VersionsView
@@ -208,6 +210,21 @@ class RatingHistory:
     def to_json(self) -> dict[str, Any]:
         return {"pool": self.pool, "bot": self.bot, "method": "elo", "every": self.every, "k": self.k,
                 "history": [list(p) for p in self.points]}
+
+
+@dataclass(frozen=True, slots=True)
+class BtHistory:
+    """A bot's Bradley-Terry rating in a pool as the pool was fitted now and then, oldest first:
+    ``(the pool's games, the bot's games, rating, low, high)`` (the 95% interval)."""
+
+    pool: str
+    bot: str
+    points: tuple[tuple[int, int, float, float, float], ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"pool": self.pool, "bot": self.bot, "method": "bt",
+                "history": [[g, n, round(r, 1), round(lo, 1), round(hi, 1)]
+                            for g, n, r, lo, hi in self.points]}
 
 
 @dataclass(frozen=True, slots=True)
@@ -468,6 +485,19 @@ class ArenaReads(Protocol):
 
     async def rating_history(self, pool: str, bot: str) -> RatingHistory:
         """``bot``'s online Elo in ``pool`` as it went (:class:`RatingHistory`)."""
+        ...
+
+    async def bt_history(self, pool: str, bot: str) -> BtHistory:
+        """``bot``'s Bradley-Terry rating in ``pool`` as it was fitted now and then (:class:`BtHistory`)."""
+        ...
+
+    async def bot_matches(self, name: str, query: HistoryQuery) -> HistoryPage:
+        """A page of ``name``'s history (:class:`NotFound` for an unknown bot, :class:`BadRequest` for a
+        cursor no longer kept): docs/web.md#a-bots-history-and-statistics."""
+        ...
+
+    async def bot_stats(self, name: str) -> dict[str, Any]:
+        """``name``'s statistics and head-to-head (:class:`NotFound` for an unknown bot)."""
         ...
 
     async def bots(self, offset: int, limit: int) -> Page[BotRow]: ...

@@ -188,6 +188,7 @@ async def every_arena_call(address: str, calls: Calls) -> tuple[str, str]:
                                                              ladder="coinche", spec=swiss))
         await admin.CancelSchedule(apb.CancelScheduleRequest(schedule_id="s-ladder"))
         await anyone.GetBotVersions(apb.GetBotVersionsRequest(name="alpha"))
+        await anyone.GetBotReport(apb.GetBotReportRequest(name="alpha", limit=5))
         promote = apb.PromoteBotVersionRequest(name="alpha", version="9")  # alpha never said a version
         assert await code_of(admin.PromoteBotVersion(promote)) == grpc.StatusCode.FAILED_PRECONDITION
         return started.match_id, "t-loop"

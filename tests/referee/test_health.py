@@ -97,6 +97,7 @@ def test_reflection_describes_the_methods_of_the_services() -> None:
         "ListTournaments", "CancelTournament", "ResumeTournament", "GetLeaderboard", "GetBot",
         "AuditTournament", "CreateSchedule", "ListSchedules", "CancelSchedule", "StartLadder", "StopLadder",
         "GetLadder", "ListLadders", "AddLadderBot", "RemoveLadderBot", "GetBotVersions", "PromoteBotVersion",
+        "GetBotReport",
     }
 
 
@@ -193,7 +194,7 @@ def test_health_list_gives_each_services_status_and_not_serving_once_draining() 
 QUEUE_ONLY = frozenset(f"/{ARENA_SERVICE}/{m}" for m in (
     "CreateTournament", "GetTournament", "ListTournaments", "CancelTournament", "ResumeTournament",
     "GetLeaderboard", "AuditTournament", "CreateSchedule", "ListSchedules", "CancelSchedule", "StartLadder",
-    "StopLadder", "GetLadder", "ListLadders", "AddLadderBot", "RemoveLadderBot"))
+    "StopLadder", "GetLadder", "ListLadders", "AddLadderBot", "RemoveLadderBot", "GetBotReport"))
 
 
 async def advertised_unary_codes(address: str, admin_token: str) -> dict[str, grpc.StatusCode]:

@@ -118,19 +118,24 @@ async function botPage() {
   const pools = [...new Set(detail.ratings.filter((r) => r.method === "bt").map((r) => r.pool))];
   const history = el("div", { id: "history-box" });
   const drawHistory = async (pool) => {
-    const h = await getJSON(`/bots/${encodeURIComponent(name)}/history?pool=${encodeURIComponent(pool)}`);
+    const path = `/bots/${encodeURIComponent(name)}/history?pool=${encodeURIComponent(pool)}`;
+    const [h, bt] = await Promise.all([getJSON(path), getJSON(`${path}&method=bt`)]);
     history.replaceChildren(
       el("p", { class: "muted", id: "history-note" },
          `The table above is the Bradley-Terry rating, fitted over every game at once. This chart is the ` +
          `online Elo (K=${h.k}), which moves with each result: a point after every ${h.every} games, and the latest.`),
-      historyChart(h));
+      historyChart(h),
+      el("p", { class: "muted", id: "bt-history-note" },
+         "The Bradley-Terry rating as the pool was fitted now and then, with its 95% interval:"),
+      btChart(bt));
   };
   let historySection = [];
+  const box = el("div", { id: "bot-history" });  // its statistics, head-to-head and history (history.js)
   if (pools.length) {
     const select = el("select", { id: "history-pool", "aria-label": "pool of the rating history" },
       ...pools.map((p) => el("option", { value: p, text: p })));
     select.addEventListener("change", () => drawHistory(select.value).catch(showError));
-    historySection = [el("h2", { text: "Online Elo as it went" }),
+    historySection = [el("h2", { text: "Ratings as they went" }),
                       pools.length > 1 ? el("div", { class: "controls" }, el("label", {}, "Pool ", select)) : "",
                       history];
   }
@@ -150,6 +155,8 @@ async function botPage() {
        detail.recent_matches.length ?
          scroll(table([["match", "name"], ["tournament", "name"], ["teams", "name"], ["score"], ["result", "name wide"], ["", "wide"]],
                       matchRows(detail.recent_matches), { id: "recent" })) :
-         el("p", { class: "muted", id: "no-matches", text: "No matches yet." }));
-  if (pools.length) await drawHistory(pools[0]);
+         el("p", { class: "muted", id: "no-matches", text: "No matches yet." }),
+       box);
+  const allPools = [...new Set(detail.ratings.map((r) => r.pool))];
+  await Promise.all([pools.length ? drawHistory(pools[0]) : null, drawBotHistory(box, name, allPools)]);
 }

@@ -202,6 +202,66 @@ class VersionTest(_message.Message):
 Global___VersionTest: _TypeAlias = VersionTest  # noqa: Y015
 
 @_typing.final
+class GetBotReportRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    OPPONENT_FIELD_NUMBER: _builtins.int
+    RESULT_FIELD_NUMBER: _builtins.int
+    POOL_FIELD_NUMBER: _builtins.int
+    TOURNAMENT_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    limit: _builtins.int
+    """the history's matches listed: 1 to 100 (0: 20)"""
+    opponent: _builtins.str
+    """the history's filters, as the HTTP API's (empty: any)"""
+    result: _builtins.str
+    """win, draw or loss"""
+    pool: _builtins.str
+    tournament: _builtins.str
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        limit: _builtins.int = ...,
+        opponent: _builtins.str = ...,
+        result: _builtins.str = ...,
+        pool: _builtins.str = ...,
+        tournament: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["limit", b"limit", "name", b"name", "opponent", b"opponent", "pool", b"pool", "result", b"result", "tournament", b"tournament"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetBotReportRequest: _TypeAlias = GetBotReportRequest  # noqa: Y015
+
+@_typing.final
+class GetBotReportResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REPORT_JSON_FIELD_NUMBER: _builtins.int
+    report_json: _builtins.str
+    """{"bot", "statistics", "head_to_head", "matches"}: the JSON of GET
+    /api/v1/bots/NAME/stats, with the history's page as "matches" (and its
+    "next_cursor", "total", "kept")
+    """
+    def __init__(
+        self,
+        *,
+        report_json: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["report_json", b"report_json"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetBotReportResponse: _TypeAlias = GetBotReportResponse  # noqa: Y015
+
+@_typing.final
 class GetBotVersionsRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

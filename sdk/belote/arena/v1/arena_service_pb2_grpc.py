@@ -194,6 +194,11 @@ class ArenaServiceStub:
                 request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.PromoteBotVersionRequest.SerializeToString,
                 response_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.PromoteBotVersionResponse.FromString,
                 _registered_method=True)
+        self.GetBotReport = channel.unary_unary(
+                '/belote.arena.v1.ArenaService/GetBotReport',
+                request_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.GetBotReportRequest.SerializeToString,
+                response_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.GetBotReportResponse.FromString,
+                _registered_method=True)
 
 
 class ArenaServiceServicer:
@@ -440,6 +445,17 @@ class ArenaServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetBotReport(self, request, context):
+        """A bot's own history and statistics, as the HTTP API gives them
+        (docs/web.md#a-bots-history-and-statistics): its statistics, its
+        head-to-head against each opponent and a page of its history, newest
+        first. Unknown bot: NOT_FOUND; a bad filter: INVALID_ARGUMENT. A node
+        alone keeps no history: UNIMPLEMENTED.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ArenaServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -592,6 +608,11 @@ def add_ArenaServiceServicer_to_server(servicer, server):
                     servicer.PromoteBotVersion,
                     request_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.PromoteBotVersionRequest.FromString,
                     response_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.PromoteBotVersionResponse.SerializeToString,
+            ),
+            'GetBotReport': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetBotReport,
+                    request_deserializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.GetBotReportRequest.FromString,
+                    response_serializer=belote_dot_arena_dot_v1_dot_arena__service__pb2.GetBotReportResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1414,6 +1435,33 @@ class ArenaService:
             '/belote.arena.v1.ArenaService/PromoteBotVersion',
             belote_dot_arena_dot_v1_dot_arena__service__pb2.PromoteBotVersionRequest.SerializeToString,
             belote_dot_arena_dot_v1_dot_arena__service__pb2.PromoteBotVersionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetBotReport(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/belote.arena.v1.ArenaService/GetBotReport',
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.GetBotReportRequest.SerializeToString,
+            belote_dot_arena_dot_v1_dot_arena__service__pb2.GetBotReportResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -138,6 +138,13 @@ class ArenaServiceStub:
     the bot. The version promoted before retires; a test under way is moot
     and stopped. The leaderboard marks the bot as promoted by hand.
     """
+    GetBotReport: _grpc.UnaryUnaryMultiCallable[_arena_service_pb2.GetBotReportRequest, _arena_service_pb2.GetBotReportResponse]
+    """A bot's own history and statistics, as the HTTP API gives them
+    (docs/web.md#a-bots-history-and-statistics): its statistics, its
+    head-to-head against each opponent and a page of its history, newest
+    first. Unknown bot: NOT_FOUND; a bad filter: INVALID_ARGUMENT. A node
+    alone keeps no history: UNIMPLEMENTED.
+    """
 
 @_typing.type_check_only
 class ArenaServiceAsyncStub(ArenaServiceStub):
@@ -248,6 +255,13 @@ class ArenaServiceAsyncStub(ArenaServiceStub):
     """Promote a version by hand: by the bot's own token, or by an admin naming
     the bot. The version promoted before retires; a test under way is moot
     and stopped. The leaderboard marks the bot as promoted by hand.
+    """
+    GetBotReport: _aio.UnaryUnaryMultiCallable[_arena_service_pb2.GetBotReportRequest, _arena_service_pb2.GetBotReportResponse]  # type: ignore[assignment]
+    """A bot's own history and statistics, as the HTTP API gives them
+    (docs/web.md#a-bots-history-and-statistics): its statistics, its
+    head-to-head against each opponent and a page of its history, newest
+    first. Unknown bot: NOT_FOUND; a bad filter: INVALID_ARGUMENT. A node
+    alone keeps no history: UNIMPLEMENTED.
     """
 
 class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -536,6 +550,19 @@ class ArenaServiceServicer(metaclass=_abc_1.ABCMeta):
         """Promote a version by hand: by the bot's own token, or by an admin naming
         the bot. The version promoted before retires; a test under way is moot
         and stopped. The leaderboard marks the bot as promoted by hand.
+        """
+
+    @_abc_1.abstractmethod
+    def GetBotReport(
+        self,
+        request: _arena_service_pb2.GetBotReportRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_service_pb2.GetBotReportResponse, _abc.Awaitable[_arena_service_pb2.GetBotReportResponse]]:
+        """A bot's own history and statistics, as the HTTP API gives them
+        (docs/web.md#a-bots-history-and-statistics): its statistics, its
+        head-to-head against each opponent and a page of its history, newest
+        first. Unknown bot: NOT_FOUND; a bad filter: INVALID_ARGUMENT. A node
+        alone keeps no history: UNIMPLEMENTED.
         """
 
 def add_ArenaServiceServicer_to_server(servicer: ArenaServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
