@@ -1,4 +1,4 @@
-"""Every Prometheus metric of a node, defined once (docs: README "Operate").
+"""Every Prometheus metric of a node, defined once (docs: docs/how-to/operate.md, docs/reference/metrics.md).
 
 One :class:`NodeMetrics` per node, on its own ``CollectorRegistry`` (the tests
 run several nodes in one process); the node's HTTP server exposes it at

@@ -1,6 +1,7 @@
-"""The README's walkthroughs work when pasted, in order, on a fresh machine.
+"""The walkthroughs of the README and the docs site work when pasted, in order, on a fresh machine.
 
-Each shell block of README.md marked ``<!-- tested by tests/test_readme.py: NAME -->`` runs here,
+Each shell block of README.md or a page of docs/ marked ``<!-- tested by tests/test_readme.py: NAME -->``
+runs here,
 command by command, in a fresh folder, by ``bash`` (:mod:`tests.shell`), against real nodes, the
 commands as printed. A command whose comment says it "runs until Ctrl-C" is one a person starts in
 a terminal of its own: it runs in the background, the next command waits until it says it is
@@ -24,18 +25,38 @@ import pytest
 from arena.hints import DEFAULT_ADDRESS
 from tests.shell import Background, Done, Shell, port_free
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+#: the README, then the site's pages: where marked blocks may be
+SOURCES = (README, *sorted((ROOT / "docs").rglob("*.md")))
 MARK = re.compile(r"<!-- tested by tests/test_readme\.py: ([a-z-]+) -->\n```sh\n(.*?)```", re.S)
+PYTHON_MARK = re.compile(r"<!-- tested by tests/test_readme\.py: ([a-z-]+) -->\n```python\n(.*?)```", re.S)
+#: every marked block there is, by name: a block moved between the README and a page keeps its run
+SHELL_WALKTHROUGHS = {"run-a-referee", "many-nodes", "ladder"}
+#: each program a walkthrough runs, by name: the file a reader saves it as
+PYTHON_PROGRAMS = {"first-bot": "my_bot.py", "play-on-a-node": "play.py"}
 #: a node's address on loopback (not Redis's)
 LOOPBACK = re.compile(r"(?<!redis://)127\.0\.0\.1:(\d+)")
 README_REDIS = "redis://127.0.0.1:6379/0"
 UNTIL_CTRL_C = "runs until Ctrl-C"
 
 
+def marked(pattern: re.Pattern[str]) -> dict[str, list[tuple[Path, str]]]:
+    """The blocks ``pattern`` marks, by name: where each copy is, and its text."""
+    found: dict[str, list[tuple[Path, str]]] = {}
+    for source in SOURCES:
+        for name, text in pattern.findall(source.read_text(encoding="utf-8")):
+            found.setdefault(name, []).append((source, text))
+    return found
+
+
 def blocks() -> dict[str, list[str]]:
-    """The marked blocks by name: each a list of commands (a line ending in ``\\`` goes on)."""
+    """The marked shell blocks by name: each a list of commands (a line ending in ``\\`` goes on)."""
     found = {}
-    for name, text in MARK.findall(README.read_text(encoding="utf-8")):
+    for name, copies in marked(MARK).items():
+        where = [str(p) for p, _ in copies]
+        assert len(copies) == 1, f"the walkthrough {name} is marked in {where}: once only"
+        [(_, text)] = copies
         commands: list[str] = []
         pending = ""
         for line in text.splitlines():
@@ -116,9 +137,10 @@ def use_free_ports(walk: Walkthrough, commands: list[str]) -> None:
         walk.shell.env["BELOTE_ADDRESS"] = walk.substitutions[DEFAULT_ADDRESS]
 
 
-def test_the_readme_marks_its_walkthroughs_and_dials_the_default_address() -> None:
+def test_the_readme_and_the_site_mark_their_walkthroughs_and_dial_the_default_address() -> None:
     found = blocks()
-    assert set(found) == {"run-a-referee", "many-nodes"}, found
+    assert set(found) == SHELL_WALKTHROUGHS, found
+    assert set(marked(PYTHON_MARK)) == set(PYTHON_PROGRAMS)
     for commands in found.values():
         # the commands given no --address reach node 1 because it listens where they dial by default
         assert f"--listen {DEFAULT_ADDRESS}" in commands[0] and UNTIL_CTRL_C in commands[0]
@@ -179,6 +201,9 @@ def test_many_nodes_as_printed(walkthrough: Walkthrough) -> None:
         fresh = walkthrough.shell.cwd
         rows = (fresh / "league.csv").read_text().splitlines()
         assert rows[0].startswith("rank,bot,played") and len(rows) == 5, rows
+        # bots of three strengths: not every game drawn, as four copies of one bot holding the same cards were
+        scores = {row.split(",")[7] for row in rows[1:]}
+        assert len(scores) > 1, rows
         with zipfile.ZipFile(fresh / "league.zip") as z:
             assert len(z.namelist()) == matches and all(n.startswith("league-r") for n in z.namelist())
 
@@ -196,3 +221,47 @@ def test_many_nodes_as_printed(walkthrough: Walkthrough) -> None:
         assert written == matches  # each result once, by whichever node played it
     finally:
         release_db(client)
+
+
+def test_the_first_bot_runs_as_pasted_and_shows_a_result(tmp_path: Path) -> None:
+    """The first bot of the README and of the tutorial, the same code, saved as a file and run: it plays
+    the built-in heuristic in-process and prints how it did, with no node, token or argument."""
+    copies = marked(PYTHON_MARK)["first-bot"]
+    assert {p.name for p, _ in copies} <= {"README.md", "write-a-bot.md"}, copies
+    assert len({text for _, text in copies}) == 1, "the README's first bot and the tutorial's differ"
+    with Shell.session(tmp_path / "fresh", tmp_path / "logs") as shell:
+        (shell.cwd / "my_bot.py").write_text(copies[0][1], encoding="utf-8")
+        done = shell.run("python my_bot.py", timeout=120).ok()
+    result = r"4 matches: \d won, \d lost, \d drawn; points \d+-\d+; (no strike|\d+ strikes?.*)\n"
+    assert re.fullmatch(result, done.out), done.out
+
+
+def save_programs(walk: Walkthrough) -> None:
+    """Each program of the tutorial, saved in the walkthrough's folder under the name the page gives it."""
+    for name, copies in marked(PYTHON_MARK).items():
+        (walk.shell.cwd / PYTHON_PROGRAMS[name]).write_text(copies[-1][1], encoding="utf-8")
+
+
+@pytest.mark.xdist_group("default-port")  # serves on, or dials, 127.0.0.1:50051: one worker runs these
+@pytest.mark.slow
+def test_the_tutorial_puts_a_bot_on_the_ladder_and_promotes_its_second_version(
+        walkthrough: Walkthrough) -> None:
+    """The tutorial's walkthrough from a fresh folder: the reader's bot (the first page's ``MyBot``,
+    released as version 1 by ``play.py``) on the coinche ladder of a node of its own, then a second
+    version of it tested against the first and promoted."""
+    commands = blocks()["ladder"]
+    use_free_ports(walkthrough, commands)
+    save_programs(walkthrough)
+    walkthrough.run(commands)
+
+    status = walkthrough.output("sleep 10 && belote-arena ladder status")
+    assert "ladder coinche: on, matches of 2 deals" in status, status
+    assert "2 bots: heuristic, my-bot" in status, status
+    versions = walkthrough.output("belote-arena bot versions my-bot")
+    assert versions.startswith("bot my-bot: promoted version 2"), versions
+    assert re.search(r"^2 +promoted +sprt .*against 1: H1", versions, re.M), versions
+    assert re.search(r"^1 +retired +first", versions, re.M), versions
+    report = walkthrough.output("belote-arena bot report my-bot")
+    assert report.startswith("bot my-bot: "), report
+    assert re.search(r"^  heuristic +\d+ ", report, re.M), report  # its head-to-head row
+    walkthrough.stop_nodes()

@@ -216,9 +216,10 @@ def test_the_readme_ladder_schedule_command_works_as_printed(
 
     from arena.hints import ADDRESS_ENV
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    found = re.search(r"`(belote-arena tournament schedule[^`]*@ladder:coinche[^`]*)`", readme)
-    assert found, "the README shows a ladder's schedule"
+    page = Path(__file__).resolve().parent.parent / "docs" / "how-to" / "tournaments.md"
+    howto = page.read_text(encoding="utf-8")
+    found = re.search(r"`(belote-arena tournament schedule[^`]*@ladder:coinche[^`]*)`", howto)
+    assert found, "the how-to on tournaments shows a ladder's schedule"
     words = shlex.split(" ".join(found.group(1).split()))
     with node_with_bots(tmp_path, bots=("a", "b", "c")) as node:
         monkeypatch.setenv(ADDRESS_ENV, node.address)

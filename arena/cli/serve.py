@@ -292,8 +292,8 @@ def add_serve(sub: Any) -> None:
     v.add_argument("--advertise", default="", help="the address bots use for this node (host:port)")
     # arena.node.DEFAULT_CAPACITY, why 16 (not imported: replay and selfplay must not load arena.node)
     v.add_argument("--capacity", type=int, default=16,
-                   help="matches this node plays at once (default: %(default)s; README, Capacity: slots "
-                        "x the bots' round trip bound a node, not its CPU)")
+                   help="matches this node plays at once (default: %(default)s; docs/how-to/capacity.md: "
+                        "slots x the bots' round trip bound a node, not its CPU)")
     v.add_argument("--analysis-budget", type=float, default=None, metavar="SHARE",
                    help="analyse every match that ends on this node, spending at most this share of one "
                         "core on it, at the lowest priority (e.g. 0.2); without it a match is analysed when "

@@ -14,6 +14,6 @@ This is the one package that imports both the referee and the queue.
 #: keep such a node at about a sixth of a core (15% measured: 12 matches/s of 12.5 ms each), leave
 #: headroom for bots that answer faster (a node bound by its CPU only makes each decision wait its turn:
 #: 16 x 0.2 ms, nothing beside the 1 s deadline), and cost Redis little (one core feeds some 2,000 such
-#: matches a second, whichever nodes play them). README, "Capacity", says how to choose it from the
+#: matches a second, whichever nodes play them). docs/how-to/capacity.md says how to choose it from the
 #: bots' round trip.
 DEFAULT_CAPACITY = 16

@@ -252,9 +252,9 @@ def test_the_kustomize_simulation_merges_lists_as_kustomize_does() -> None:
 
 
 def howto_commands() -> list[str]:
-    """The shell block of the README's "Kubernetes open to the world", one command a line."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### Kubernetes open to the world\n", 1)[1].split("\n### ", 1)[0]
+    """The shell block of the how-to "Kubernetes open to the world" (docs/how-to/kubernetes-external.md),
+    one command a line."""
+    section = (ROOT / "docs" / "how-to" / "kubernetes-external.md").read_text(encoding="utf-8")
     (block,) = re.findall(r"```sh\n(.*?)```", section, re.S)
     return [line.split("   #")[0].strip() for line in block.splitlines() if line.strip()]
 

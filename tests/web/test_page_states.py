@@ -517,8 +517,9 @@ def test_the_readme_screenshot_shows_the_demo_s_leaderboard_as_it_is_drawn_now(
         f"and the page\n{json.dumps(shows, sort_keys=True)}\n(the new screenshot: "
         f"test-output/web/readme-leaderboard.png; {REFRESH}=1 writes it in place, then check the README's "
         "words about it)")
-    readme = (ROOT / "README.md").read_text()
-    assert "(docs/images/leaderboard.png)" in readme
-    said = re.search(r"(\d+) games put one of each\s+pair ahead", readme)
+    assert "(docs/images/leaderboard.png)" in (ROOT / "README.md").read_text()
+    rankings = (ROOT / "docs" / "explanation" / "rankings.md").read_text()  # the site's words about it
+    assert "(../images/leaderboard.png)" in rankings
+    said = re.search(r"(\d+) games put one of each\s+pair ahead", rankings)
     assert said is not None and {games for _, games in shows["bots"]} == {said.group(1)}, (
-        f"the README says {said and said.group(0)!r} of the screenshot")
+        f"docs/explanation/rankings.md says {said and said.group(0)!r} of the screenshot")

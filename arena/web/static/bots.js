@@ -11,7 +11,7 @@ async function botsPage() {
     if (page.total === 0) {
       body.replaceChildren(empty("empty", "No bot is registered on this arena yet.",
         ["Register one with ", command(HOW_TO_REGISTER), " (it prints the bot's token, once), then run " +
-         "your bot with that token: README, Write a bot."],
+         "your bot with that token: docs/tutorial/write-a-bot.md."],
         ["Or see the whole arena at work with ", command(HOW_TO_DEMO), "."]));
       return;
     }
@@ -20,7 +20,7 @@ async function botsPage() {
       el("td", { class: "name version", text: b.version }),
       el("td", { text: b.connected ? "connected" : "" }),
       el("td", { text: b.revoked ? "revoked" : "" })));
-    body.replaceChildren(scroll(table([["bot", "name"], ["version", "name"], ["here"], [""]], rows, { id: "bots" })),
+    body.replaceChildren(scroll(table([["bot", "name"], ["client", "name"], ["here"], [""]], rows, { id: "bots" })),
                          pager(page, (o) => { offset = o; draw().catch(showError); }));
   };
   show(el("h1", { text: "Bots" }), body);
@@ -139,8 +139,10 @@ async function botPage() {
                       pools.length > 1 ? el("div", { class: "controls" }, el("label", {}, "Pool ", select)) : "",
                       history];
   }
+  // the client the bot connected with, as it said (the SDK says belote_bot/0.1.0, its own version): not the
+  // bot's own version, which its versions page shows
   show(el("h1", { id: "bot-name", text: b.name }),
-       el("p", { class: "version-line" }, "Version: ", el("code", { id: "bot-version", text: b.version || "(not connected here)" }),
+       el("p", { class: "version-line" }, "Client: ", el("code", { id: "bot-version", text: b.version || "(not connected here)" }),
           b.connected ? " \u00b7 connected to this node" : "", b.revoked ? " \u00b7 revoked" : ""),
        el("p", { id: "versions-link" },
           el("a", { href: `/bots/${encodeURIComponent(b.name)}/versions`, text: "Versions and their tests" })),
