@@ -245,10 +245,11 @@ class Analyses:
         spent = time.monotonic() - started
         self.made += 1
         self.seconds += spent
-        self.cache.put(match_id, body)
+        # kept on disk first, then answered: once a reader has it, a node started again has it too
         path = self._path(match_id)
         if path is not None:
             await asyncio.to_thread(self._write, path, body.data)
+        self.cache.put(match_id, body)
         return spent
 
     def _fail(self, match_id: str, why: str) -> None:
