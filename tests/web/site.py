@@ -238,3 +238,40 @@ def nightly(schedule_id: str, bots: Sequence[str], seed: str = "") -> Schedule:
     at = time.gmtime(time.time() + 2 * 3600)
     return Schedule.make(schedule_id, 86_400, f"{at.tm_hour:02d}:{at.tm_min:02d}", list(bots),
                          {"format": "round-robin", "ruleset": "coinche", "deals": 2}, seed=seed)
+
+
+class HeldAt(Bot):
+    """Plays at once, except at table ``held``, where it waits until ``gate`` is set."""
+
+    act_inline = True
+
+    def __init__(self, held: str, gate: threading.Event, seed: int) -> None:
+        self.held, self.gate = held, gate
+        self.inner = RandomBot(seed)
+
+    async def act(self, obs: Observation) -> Any:
+        while obs.match_id == self.held and not self.gate.is_set():
+            await asyncio.sleep(0.02)
+        return self.inner.act(obs)
+
+
+def held_field_duplicate(data_dir: Path, tid: str) -> tuple[Site, threading.Event, str, str]:
+    """A node playing ``tid``, a field-duplicate round-robin of four random bots (coinche, 2 deals),
+    whose first quartet's table 1 waits until the gate is set: (the site, the gate, table 0, table 1),
+    tables 0 and 1 dealing the same cards."""
+    t0, t1 = f"{tid}-r1-0-t0", f"{tid}-r1-0-t1"
+    gate = threading.Event()
+    site = Site(data_dir, players={n: HeldAt(t1, gate, i) for i, n in enumerate("abcd")}, tournament=False)
+    assert site.running is not None
+    tournaments = site.running.tournaments
+
+    async def create() -> None:
+        tournaments.create(TournamentSpec(tournament_id=tid, format="round-robin", bots=tuple("abcd"),
+                                          ruleset=Ruleset.from_spec("coinche"), deals=2, duplicate="field"))
+
+    try:
+        site.call(create())
+    except BaseException:
+        site.close()
+        raise
+    return site, gate, t0, t1

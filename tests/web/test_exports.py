@@ -11,7 +11,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -24,11 +23,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from arena.cli import main
-from arena.engine import Ruleset
-from arena.tournament import TournamentSpec
 from arena.tournament.export import STANDINGS_COLUMNS, ZipStream, csv_cell, standings_csv
-from tests.web.site import ADMIN, TOURNAMENT, Site, get
-from tests.web.test_replay_page import HeldAt
+from tests.web.site import ADMIN, TOURNAMENT, Site, get, held_field_duplicate
 
 Fetched = tuple[int, dict[str, str], bytes]
 
@@ -132,21 +128,11 @@ def test_a_sealed_table_is_left_out_of_the_records_until_its_twin_is_over(
     """Field duplicate: tables 0 and 1 of the first quartet deal the same cards. While table 1 is
     held, every other table is over: the records hold all of them but table 0 (sealed, counted in
     X-Records-Sealed), and none of table 0's cards nor its seed; once table 1 is over, all twelve."""
-    t0, t1 = "fx-r1-0-t0", "fx-r1-0-t1"
     admin_file = tmp_path / "admin.token"
     admin_file.write_text(ADMIN)
-    gate = threading.Event()
-    site = Site(tmp_path, players={n: HeldAt(t1, gate, i) for i, n in enumerate("abcd")}, tournament=False)
+    site, gate, t0, t1 = held_field_duplicate(tmp_path, "fx")
     try:
         assert site.running is not None
-        tournaments = site.running.tournaments
-
-        async def create() -> None:
-            tournaments.create(TournamentSpec(tournament_id="fx", format="round-robin", bots=tuple("abcd"),
-                                              ruleset=Ruleset.from_spec("coinche"), deals=2,
-                                              duplicate="field"))
-
-        site.call(create())
         deadline = time.monotonic() + 90
         while get(site, "/api/v1/tournaments/fx")[1]["matches_done"] < 11:
             assert time.monotonic() < deadline, "the other tables were not over after 90 s"

@@ -14,12 +14,10 @@ docs' one (``docs/images/replay.png``) is taken again with ``BELOTE_REFRESH_SCRE
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import os
 import re
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -27,13 +25,10 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from belote_bot import Bot, Observation, RandomBot
 
-from arena.engine import Ruleset
-from arena.tournament import TournamentSpec
 from tests.web.browser import PHONE, SHOTS, WIDE, Watched, browser, needs_chromium, shot
 from tests.web.replay_data import MARKED, analysis_of, forfeited, plays_by_seat
-from tests.web.site import TOURNAMENT, Site, get
+from tests.web.site import TOURNAMENT, Site, get, held_field_duplicate
 from tests.web.test_page_states import (
     BARE_CARD,
     REFRESH,
@@ -312,40 +307,14 @@ def test_the_record_downloads_as_json_from_the_replay(site: Site, browser: Any) 
         assert json.loads(Path(got.path()).read_text()) == m["record"]
 
 
-class HeldAt(Bot):
-    """Plays at once, except at table ``held``, where it waits until ``gate`` is set."""
-
-    act_inline = True
-
-    def __init__(self, held: str, gate: threading.Event, seed: int) -> None:
-        self.held, self.gate = held, gate
-        self.inner = RandomBot(seed)
-
-    async def act(self, obs: Observation) -> Any:
-        while obs.match_id == self.held and not self.gate.is_set():
-            await asyncio.sleep(0.02)
-        return self.inner.act(obs)
-
-
 @pytest.mark.security
 def test_a_sealed_table_s_replay_shows_no_card_seed_or_download_until_its_twin_is_over(
         browser: Any, tmp_path: Path) -> None:
     """Field duplicate: tables 0 and 1 deal the same cards. While table 1 is played, table 0 is over but
     sealed: its replay page, and every answer the browser got to draw it, hold none of its cards nor its
     seed, there is no download, and the record's read is refused; once table 1 is over, both show."""
-    t0, t1 = "fd-r1-0-t0", "fd-r1-0-t1"
-    gate = threading.Event()
-    site = Site(tmp_path, players={n: HeldAt(t1, gate, i) for i, n in enumerate("abcd")}, tournament=False)
+    site, gate, t0, t1 = held_field_duplicate(tmp_path, "fd")
     try:
-        assert site.running is not None
-        tournaments = site.running.tournaments
-
-        async def create() -> None:
-            tournaments.create(TournamentSpec(tournament_id="fd", format="round-robin", bots=tuple("abcd"),
-                                              ruleset=Ruleset.from_spec("coinche"), deals=2,
-                                              duplicate="field"))
-
-        site.call(create())
         deadline = time.monotonic() + 60
         while get(site, f"/api/v1/matches/{t0}")[1].get("state") != "finished":
             assert time.monotonic() < deadline, "table 0 was not over after 60 s"
