@@ -38,7 +38,7 @@ SUFFIX = str(sysconfig.get_config_var("EXT_SUFFIX") or ".so")
 #: checks its fields' types before ``__post_init__`` can say what is wrong with them) and ``match``
 #: (one call a deal; a compiled class takes no attributes of its own and copies differently), and
 #: ``bots`` (the in-process players: their class attributes, and mypyc 2.4 fails on them as
-#: Python classes)
+#: Python classes) and ``greedy`` (the rollouts' card rule, Python in the SDK before it moved here)
 MODULES: tuple[str, ...] = (
     "cards", "actions", "declarations", "deal", "dealing", "scoring", "observation", "record",
 )

@@ -18,19 +18,8 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from arena.engine import actions as A
-from arena.engine.cards import (
-    ACE,
-    JACK,
-    KING,
-    PLAIN_POINTS,
-    PLAIN_STRENGTH,
-    QUEEN,
-    SUIT_MASKS,
-    TRUMP_POINTS,
-    TRUMP_STRENGTH,
-)
 from arena.engine.deal import Deal, Phase
+from arena.engine.greedy import greedy_card, with_words
 from arena.engine.scoring import score_deal
 
 __all__ = ["POLICIES", "RolloutPolicy", "greedy_policy", "play_out", "random_policy", "team_value"]
@@ -39,31 +28,6 @@ __all__ = ["POLICIES", "RolloutPolicy", "greedy_policy", "play_out", "random_pol
 RolloutPolicy = Callable[[Deal, random.Random], int]
 
 _PLAY = Phase.PLAY
-
-#: _VALUE[trump][card], _STRENGTH[trump][card]: points and trick strength with that trump
-_VALUE: tuple[tuple[int, ...], ...] = tuple(
-    tuple(TRUMP_POINTS[c & 7] if c >> 3 == t else PLAIN_POINTS[c & 7] for c in range(32)) for t in range(4)
-)
-_STRENGTH: tuple[tuple[int, ...], ...] = tuple(
-    tuple(8 + TRUMP_STRENGTH[c & 7] if c >> 3 == t else PLAIN_STRENGTH[c & 7] for c in range(32))
-    for t in range(4)
-)
-_ACES = sum(1 << (8 * s + ACE) for s in range(4))
-
-
-def with_words(deal: Deal, card: int) -> int:
-    """The action playing ``card`` with the most words it may carry (belote, declarations)."""
-    rules = deal.rules
-    if (rules.annonces and not deal.tricks) or (
-        rules.belote == "declared" and deal.to_act == deal.belote_seat and card >> 3 == deal.trump
-        and card & 7 in (KING, QUEEN)
-    ):
-        best = card
-        for a in deal.legal_actions():
-            if a & A.CARD_FIELD == card and a >> 5 > best >> 5:
-                best = a
-        return best
-    return card
 
 
 def random_policy(deal: Deal, rng: random.Random) -> int:
@@ -77,61 +41,9 @@ def random_policy(deal: Deal, rng: random.Random) -> int:
 
 
 def greedy_policy(deal: Deal, rng: random.Random) -> int:
-    """The heuristic bot's card play on masks (see the module docstring); ``rng`` is not used."""
-    mask = deal.legal_cards()
-    if not mask & (mask - 1):
-        return with_words(deal, mask.bit_length() - 1)
-    t = deal.trump
-    value = _VALUE[t]
-    strength = _STRENGTH[t]
-    seat = deal.to_act
-    card = -1
-    if not deal.trick:
-        trumps = mask & SUIT_MASKS[t]
-        if deal.taker & 1 == seat & 1 and trumps >> (8 * t + JACK) & 1:
-            card = 8 * t + JACK
-        else:
-            aces = mask & _ACES & ~SUIT_MASKS[t]
-            if aces:
-                card = (aces & -aces).bit_length() - 1
-    elif deal.trick_winner == seat ^ 2:
-        # load the partner's trick: the most points that are not trumps
-        best_key = -99
-        m = mask
-        while m:
-            low = m & -m
-            c = low.bit_length() - 1
-            m ^= low
-            key = (value[c] if c >> 3 != t else -1) * 16 - strength[c]
-            if key > best_key:
-                best_key, card = key, c
-        return with_words(deal, card)
-    else:
-        best = deal.trick_best
-        bs = strength[best]
-        led = deal.trick[0] >> 3
-        best_key = 999
-        m = mask
-        while m:
-            low = m & -m
-            c = low.bit_length() - 1
-            m ^= low
-            cs = strength[c]
-            if cs > bs and (c >> 3 == t or c >> 3 == led):
-                key = cs * 32 + value[c]
-                if key < best_key:
-                    best_key, card = key, c
-    if card < 0:
-        best_key = 999
-        m = mask
-        while m:
-            low = m & -m
-            c = low.bit_length() - 1
-            m ^= low
-            key = value[c] * 32 + strength[c]
-            if key < best_key:
-                best_key, card = key, c
-    return with_words(deal, card)
+    """The heuristic bot's card play on masks (:func:`arena.engine.greedy.greedy_card`, see the module
+    docstring); ``rng`` is not used."""
+    return greedy_card(deal)
 
 
 def epsilon_greedy(epsilon: float) -> RolloutPolicy:
