@@ -10,6 +10,9 @@ start inherit that.
 The referee's quiet log (:data:`arena.edge.quietlog.quiet`) is one per process: each test starts
 with it forgotten, so that a line another test of the same xdist worker logged a moment before
 (a strike of a bot of the same name) does not hold back the line this test reads.
+
+No process a test starts outlives it (:mod:`tests.processes`): one that does is ended and fails
+the test.
 """
 
 from __future__ import annotations
@@ -21,6 +24,16 @@ from collections.abc import Iterator
 import pytest
 
 from arena.edge.quietlog import RateLimit, quiet
+from tests.processes import (
+    pytest_configure,
+    pytest_runtest_call,
+    pytest_runtest_setup,
+    pytest_runtest_teardown,
+    pytest_sessionfinish,
+)
+
+__all__ = ["pytest_configure", "pytest_runtest_call", "pytest_runtest_setup", "pytest_runtest_teardown",
+           "pytest_sessionfinish"]
 
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -31,3 +44,4 @@ def _quiet_log_forgotten() -> Iterator[None]:
     before = quiet.limit
     quiet.limit = RateLimit(before.every, max_keys=before.max_keys, clock=before.clock)
     yield
+

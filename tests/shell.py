@@ -165,6 +165,12 @@ class Shell:
             if started.alive():
                 with contextlib.suppress(AssertionError):
                     started.stop(timeout=10)
+            # what did not stop on Ctrl-C (a loaded machine, a bot deaf to it), and anything its line
+            # left in its terminal's process group, is killed: nothing outlives the test
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(started.popen.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                started.popen.wait(5)
         for sig in (signal.SIGTERM, signal.SIGKILL):
             for pid, start in self.left:
                 if start_time(pid) == start:  # still that process, not another given its id since
