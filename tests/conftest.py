@@ -13,6 +13,9 @@ with it forgotten, so that a line another test of the same xdist worker logged a
 
 No process a test starts outlives it (:mod:`tests.processes`): one that does is ended and fails
 the test.
+
+A test marked ``timing`` whose bound a loaded machine broke (:class:`tests.timing.TooSlow`) runs
+once more under the same load; any other failure of it stands.
 """
 
 from __future__ import annotations
@@ -31,9 +34,10 @@ from tests.processes import (
     pytest_runtest_teardown,
     pytest_sessionfinish,
 )
+from tests.timing import pytest_collection_modifyitems
 
-__all__ = ["pytest_configure", "pytest_runtest_call", "pytest_runtest_setup", "pytest_runtest_teardown",
-           "pytest_sessionfinish"]
+__all__ = ["pytest_collection_modifyitems", "pytest_configure", "pytest_runtest_call", "pytest_runtest_setup",
+           "pytest_runtest_teardown", "pytest_sessionfinish"]
 
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -44,4 +48,5 @@ def _quiet_log_forgotten() -> Iterator[None]:
     before = quiet.limit
     quiet.limit = RateLimit(before.every, max_keys=before.max_keys, clock=before.clock)
     yield
+
 

@@ -22,6 +22,7 @@ the test's.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -86,10 +87,8 @@ def ended(tokens: Iterable[str], grace_s: float = GRACE_S) -> list[Proc]:
         time.sleep(0.05)
         left = carrying(tokens)
     for proc in left:
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
     return left
 
 

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.timing import within
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -25,5 +27,5 @@ def test_the_quick_bench_shows_a_pushed_cancel_stops_another_node_s_matches_far_
     out = json.loads(done.stdout)
     # the poll finds a cancel within its interval (1 s): a few hundred ms on average; the notice within
     # milliseconds (7 against 412 here: 0.017)
-    assert out["stop_ms_polled_max"] < 1000 * out["check_s"] + 2000, out
-    assert out["ratio_pushed_to_polled"] < 0.25, out
+    within(out["stop_ms_polled_max"] < 1000 * out["check_s"] + 2000, f"{out}")
+    within(out["ratio_pushed_to_polled"] < 0.25, f"{out}")

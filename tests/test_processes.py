@@ -54,7 +54,9 @@ def alive(pattern: str) -> list[str]:
 
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one process", "two workers"])
-def test_a_process_that_outlives_its_owner_fails_the_run_and_is_ended(tmp_path: Path, workers: list[str]) -> None:
+def test_a_process_that_outlives_its_owner_fails_the_run_and_is_ended(
+    tmp_path: Path, workers: list[str],
+) -> None:
     (tmp_path / "test_left.py").write_text(TESTS)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("BELOTE_TEST_", "PYTEST_"))}
     env["PYTHONPATH"] = str(ROOT)

@@ -33,6 +33,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from arena.records import MatchRecord
 from tests.cluster.own_redis import own_redis_server
 from tests.cluster.procs import ADMIN_TOKEN, Procs, free_port, register_bots, wait_connected, wait_for
+from tests.timing import within
 
 pytestmark = [pytest.mark.reliability, pytest.mark.slow, pytest.mark.timing]
 
@@ -154,6 +155,6 @@ def test_a_paused_redis_holds_no_health_check_and_no_decision(procs: Procs, tmp_
     print(f"health checks during the pause: {len(during)}, slowest {max(during):.3f} s "
           f"(quiet {quiet_health:.3f} s); slowest decision of the match {slowest:.3f} s; answers {answers}")
     # "not held up": a small part of the pause, where a call waiting for Redis on the loop took all of it
-    assert max(during) < PAUSE_S / 4, f"a health check took {max(during):.2f} s while Redis was paused"
-    assert slowest < PAUSE_S / 4, f"a decision took {slowest:.2f} s while Redis was paused"
+    within(max(during) < PAUSE_S / 4, f"a health check took {max(during):.2f} s while Redis was paused")
+    within(slowest < PAUSE_S / 4, f"a decision took {slowest:.2f} s while Redis was paused")
     assert record.strikes == () and record.result.reason == "finished"

@@ -35,6 +35,7 @@ from arena.referee.registry import BotEntry
 from arena.web import web_for
 from tests.node.registry_readers import ANSWERED, NAME, REFUSED, Readers, honest_main, node_on_one_cpu, p99
 from tests.queue.conftest import REDIS_URL, redis_unavailable
+from tests.timing import within
 
 pytestmark = [pytest.mark.reliability, pytest.mark.slow, pytest.mark.timing]
 
@@ -128,7 +129,7 @@ def test_readers_of_5000_bots_leave_an_honest_match_its_pace(broker_with_bots: B
     assert sum(tally.get(k, 0) for k in ANSWERED) > 50, tally  # they did read
     assert set(tally) <= {*ANSWERED, *REFUSED}, tally  # answered, or refused past their reads
     assert strikes == 0
-    assert p99(a) <= 2 * p99(q), (p99(q), p99(a))
+    within(p99(a) <= 2 * p99(q), f"honest p99 {p99(a)} us while reading against {p99(q)} us quiet")
 
 
 def test_readers_looping_on_cheap_calls_leave_an_honest_match_its_pace(broker_with_bots: Broker) -> None:
@@ -150,4 +151,4 @@ def test_readers_looping_on_cheap_calls_leave_an_honest_match_its_pace(broker_wi
     assert sum(tally.get(k, 0) for k in REFUSED) > 0, tally  # and were refused past their reads
     assert set(tally) <= {*ANSWERED, *REFUSED}, tally
     assert strikes == 0
-    assert p99(a) <= 2 * p99(q), (p99(q), p99(a))
+    within(p99(a) <= 2 * p99(q), f"honest p99 {p99(a)} us while reading against {p99(q)} us quiet")

@@ -24,6 +24,7 @@ from belote_bot.client import Client
 from arena.engine import Match, Ruleset
 from arena.harness import local_arena
 from arena.referee.runner import TimeControl
+from tests.timing import within
 
 from .fake_referee import FakeReferee, Stream, request
 from .records import fetch_records, latencies_us
@@ -105,14 +106,14 @@ def test_a_seat_that_sleeps_in_act_does_not_hold_up_the_other_seats() -> None:
     # while each slow act slept, the other seats kept acting and being answered
     for start, end in bot.windows:
         inside = sum(start < t < end for t in bot.fast_returns)
-        assert inside >= 10, f"only {inside} fast decisions in a {end - start:.2f} s slow act"
+        within(inside >= 10, f"only {inside} fast decisions in a {end - start:.2f} s slow act")
     # and the referee measured none of their round trips near the half second the sleeper took: an
     # act on the loop would hold the fast decisions in flight when a slow one began for all of it.
     # (Not "far below": a pause of the whole process, a collection of the long suite's heap or the
     # machine's, held the three in flight 0.27 s once in CI.)
     every = [x for lat in fast.values() for x in lat]
     assert len(every) > 100 and min(every) >= 0  # no fallback
-    assert max(every) < SLOW_S * 1e6 * 0.9, sorted(every)[-5:]
+    within(max(every) < SLOW_S * 1e6 * 0.9, f"the longest fast round trips: {sorted(every)[-5:]} us")
 
 
 # ---------------------------------------------------------------- a stream lost while an act runs
