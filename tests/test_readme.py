@@ -13,8 +13,10 @@ is taken here becomes a free one (and ``$BELOTE_ADDRESS``, which the README docu
 
 from __future__ import annotations
 
+import os
 import re
 import socket
+import sys
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -236,6 +238,24 @@ def test_the_first_bot_runs_as_pasted_and_shows_a_result(tmp_path: Path) -> None
     assert re.fullmatch(result, done.out), done.out
 
 
+def in_a_fresh_venv(walk: Walkthrough) -> None:
+    """The walkthrough's shell in a virtual environment of its own, made as a newcomer makes one
+    (``python -m venv``, then the README's ``pip install -e .`` from the checkout), and activated:
+    its ``bin`` alone on ``PATH`` before the system's, not this interpreter's. What the tutorial runs
+    (``belote-arena``, ``python``, the SDK's bots) then comes from what the project's own files
+    install, not from what this test run has."""
+    venv = walk.shell.cwd.parent / "venv"
+    walk.shell.run(f"python -m venv {venv}").ok()
+    walk.shell.run(f"{venv}/bin/python -m pip install -q -e {ROOT}", timeout=600).ok()
+    path = [p for p in walk.shell.env["PATH"].split(os.pathsep) if p != str(Path(sys.executable).parent)]
+    walk.shell.env["PATH"] = os.pathsep.join([str(venv / "bin"), *path])
+    walk.shell.env["VIRTUAL_ENV"] = str(venv)
+    for name in ("PYTHONPATH", "PYTHONHOME"):
+        walk.shell.env.pop(name, None)
+    where = walk.shell.run("command -v belote-arena python").ok().out.split()
+    assert where == [str(venv / "bin" / "belote-arena"), str(venv / "bin" / "python")], where
+
+
 def save_programs(walk: Walkthrough) -> None:
     """Each program of the tutorial, saved in the walkthrough's folder under the name the page gives it."""
     for name, copies in marked(PYTHON_MARK).items():
@@ -246,11 +266,12 @@ def save_programs(walk: Walkthrough) -> None:
 @pytest.mark.slow
 def test_the_tutorial_puts_a_bot_on_the_ladder_and_promotes_its_second_version(
         walkthrough: Walkthrough) -> None:
-    """The tutorial's walkthrough from a fresh folder: the reader's bot (the first page's ``MyBot``,
-    released as version 1 by ``play.py``) on the coinche ladder of a node of its own, then a second
-    version of it tested against the first and promoted."""
+    """The tutorial's walkthrough from a fresh folder and a fresh venv: the reader's bot (the first
+    page's ``MyBot``, released as version 1 by ``play.py``) on the coinche ladder of a node of its
+    own, then a second version of it tested against the first and promoted."""
     commands = blocks()["ladder"]
     use_free_ports(walkthrough, commands)
+    in_a_fresh_venv(walkthrough)
     save_programs(walkthrough)
     walkthrough.run(commands)
 
