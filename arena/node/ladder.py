@@ -151,6 +151,8 @@ class LadderSetting:
     duplicate: str = ""
     #: the H1 bound of its bots' version tests (arena.node.versions: H0 is 0)
     test_elo1: float = TEST_ELO1
+    #: the JSON it was read from (the broker's text): a batch is enqueued only while it is still stored
+    stored: str = field(default="", compare=False, repr=False)
 
     def __post_init__(self) -> None:
         check_pool(self.pool)
@@ -172,7 +174,7 @@ class LadderSetting:
         try:
             data: Any = json.loads(text)
             return cls(pool, on=bool(data["on"]), deals=data["deals"], duplicate=data.get("duplicate", ""),
-                       test_elo1=data.get("test_elo1", TEST_ELO1))
+                       test_elo1=data.get("test_elo1", TEST_ELO1), stored=text)
         except (ValueError, KeyError, TypeError) as e:
             raise LadderError(f"the ladder of {pool[:64]!r} is stored unreadable: {e}") from None
 
@@ -693,7 +695,10 @@ class LadderLoop(WakingThread):
         jobs = [ladder_job(setting, p.a, p.b, self.node_id) for p in picks.picks]
         if not jobs:
             return 0
-        self.broker.enqueue(jobs)
+        # only while the setting it read is stored still: a stop (or a change) during this look enqueues
+        # nothing, on any node
+        if not self.broker.enqueue_ladder(pool, setting.stored or setting.to_json(), jobs):
+            return 0
         now = int(time.time())
         self.broker.note_ladder_picks(pool, [Pick(p.a, p.b, job.match_id, now, p.reason()).to_json()
                                              for p, job in zip(picks.picks, jobs, strict=True)])

@@ -742,6 +742,13 @@ class Broker(abc.ABC):
         """
 
     @abc.abstractmethod
+    def enqueue_ladder(self, pool: str, setting: str, jobs: Sequence[MatchJob]) -> bool:
+        """Enqueue a ladder's batch only if the pool's ladder setting stored is still ``setting`` (the
+        JSON the ladder read before it picked them), in one atomic step; False (nothing enqueued) once
+        the ladder was stopped or changed meanwhile. So ``ladder stop`` stops every node's ladder at
+        once, even one whose look was under way."""
+
+    @abc.abstractmethod
     def pending_count(self, tournament_id: str | None = None) -> int:
         """Jobs enqueued or claimed and not yet acked (all tournaments if None)."""
 

@@ -524,6 +524,15 @@ class EmbeddedBroker(Broker):
         self._woke()
         return True
 
+    def enqueue_ladder(self, pool: str, setting: str, jobs: Sequence[MatchJob]) -> bool:
+        with self._errors(), self._tx() as db:
+            row = db.execute("SELECT setting FROM ladders WHERE pool = ?", (pool,)).fetchone()
+            if row is None or str(row[0]) != setting:
+                return False
+            self._insert_jobs(db, jobs)
+        self._woke()
+        return True
+
     def claim_batch(self, node_id: str, count: int, lease_s: float, seats: Mapping[str, int] | None = None,
                     *, absent: Sequence[str] = (), matches: Sequence[str] = (),
                     capped: tuple[str, int] | None = None) -> ClaimBatch:

@@ -309,8 +309,9 @@ class RedisBroker(Broker):
             log.info("%d queued jobs moved from the queue of an older version", moved,
                      extra={"event": "queue_migrated", "jobs": moved})
 
-    def _enqueue_jobs(self, marker: str | None, jobs: Sequence[MatchJob]) -> bool:
-        args: list[str | int] = [self.keys.prefix, marker or "", NOTICES_KEPT]
+    def _enqueue_jobs(self, marker: str | None, jobs: Sequence[MatchJob],
+                      ladder: tuple[str, str] = ("", "")) -> bool:
+        args: list[str | int] = [self.keys.prefix, marker or "", NOTICES_KEPT, *ladder]
         for j in jobs:
             args += [j.tournament_id, j.match_id, " ".join(j.seat_bots), j.to_json()]
         return bool(self._enqueue(args=args))
@@ -324,6 +325,12 @@ class RedisBroker(Broker):
     def enqueue_once(self, key: str, jobs: Sequence[MatchJob]) -> bool:
         with self._errors():
             return self._enqueue_jobs(self.keys.enqueue_marker(key), jobs)
+
+    def enqueue_ladder(self, pool: str, setting: str, jobs: Sequence[MatchJob]) -> bool:
+        if not pool:
+            raise ValueError("a ladder's batch needs its pool")
+        with self._errors():
+            return self._enqueue_jobs(None, jobs, (pool, setting))
 
     def claim_batch(self, node_id: str, count: int, lease_s: float, seats: Mapping[str, int] | None = None,
                     *, absent: Sequence[str] = (), matches: Sequence[str] = (),

@@ -119,15 +119,19 @@ end
 """
 
 # Enqueue jobs, each at the end of the queue; with a marker, only if the marker is new
-# (enqueue_once). One ``jobs`` notice names their bots.
-# ARGV: 1 prefix, 2 the marker's key ('' for none), 3 notices kept, then for each job: its
-#       tournament, its match id, its seat bots (space-separated), its JSON
+# (enqueue_once); with a ladder pool, only if its setting stored is still the one given (a ladder's
+# batch, not enqueued once its ladder was stopped or changed: enqueue_ladder). One ``jobs`` notice
+# names their bots.
+# ARGV: 1 prefix, 2 the marker's key ('' for none), 3 notices kept, 4 the ladder pool ('' for none),
+#       5 its setting as read, then for each job: its tournament, its match id, its seat bots
+#       (space-separated), its JSON
 LUA_ENQUEUE = "local P = ARGV[1]\n" + LUA_JOBS_PRELUDE + """
+if ARGV[4] ~= '' and redis.call('HGET', key('ladders'), ARGV[4]) ~= ARGV[5] then return 0 end
 if ARGV[2] ~= '' then
   if not redis.call('SET', ARGV[2], '1', 'NX') then return 0 end
 end
 local all = {}
-for i = 4, #ARGV, 4 do
+for i = 6, #ARGV, 4 do
   local id = redis.call('INCR', key('jobs', 'seq'))
   redis.call('HSET', key('job', id), 'job', ARGV[i + 3], 'tid', ARGV[i], 'match', ARGV[i + 1],
              'bots', ARGV[i + 2], 'deliveries', 0)

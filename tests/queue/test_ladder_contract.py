@@ -138,3 +138,25 @@ def test_no_tournament_can_take_a_ladders_id() -> None:
     assert ladder_pool(LADDER_PREFIX) is None
     with pytest.raises(TournamentError, match="the ladders'"):
         TournamentSpec(tournament_id="ladder:coinche", format="round-robin", bots=("a", "b"))
+
+
+def test_a_ladder_s_batch_is_enqueued_only_while_the_setting_it_read_is_stored(broker: Broker) -> None:
+    """A node's ladder reads the setting, picks, then enqueues: a stop (or a change) in between, from
+    any node, makes that batch enqueue nothing, so that nothing is enqueued once ``ladder stop``
+    returned (a look under way once put one more match in after it)."""
+    ladders = Ladders(broker)
+    read = ladders.start("coinche", deals=2)
+    stored = ladders.setting("coinche")
+    assert stored.stored == broker.ladders()["coinche"] and stored == read
+    job = ladder_job(stored, "alpha", "bravo")
+    assert broker.enqueue_ladder("coinche", stored.stored, [job]) is True
+    assert broker.pending_count(ladder_id("coinche")) == 1
+    ladders.stop("coinche")  # meanwhile, on another node
+    late = ladder_job(stored, "alpha", "bravo")
+    assert broker.enqueue_ladder("coinche", stored.stored, [late]) is False
+    ladders.start("coinche", deals=4)  # on again, but changed: still not the setting that batch read
+    assert broker.enqueue_ladder("coinche", stored.stored, [late]) is False
+    assert broker.enqueue_ladder("classic", stored.stored, [late]) is False  # no ladder in that pool
+    assert broker.pending_count(ladder_id("coinche")) == 1
+    assert broker.enqueue_ladder("coinche", ladders.setting("coinche").stored, [late]) is True
+    assert broker.pending_count(ladder_id("coinche")) == 2

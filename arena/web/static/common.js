@@ -10,7 +10,7 @@ const PAGE_SIZE = 50;
 const METHOD_NAMES = { bt: "Bradley-Terry", elo: "Elo (online)", openskill: "openskill (mixed partners)" };
 const SUIT_SYMBOL = { S: "\u2660", H: "\u2665", D: "\u2666", C: "\u2663" };
 const SVG_NS = "http://www.w3.org/2000/svg";
-// what a reader of an empty or young node does next (README: Run a referee, Tournaments)
+// what a reader of an empty or young node does next (the docs site: how-to/run-a-referee.md, how-to/tournaments.md)
 const HOW_TO_REGISTER = "belote-arena bot register NAME";
 const HOW_TO_RATE = "belote-arena tournament create --format round-robin --bots A,B,C";
 const HOW_TO_DEMO = "belote-arena demo --http 127.0.0.1:8080";
