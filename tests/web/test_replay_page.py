@@ -435,6 +435,14 @@ def test_the_analysis_marks_each_card_and_shows_the_better_one_on_hover_or_tap(
         watched.close()
 
 
+def poll_ms() -> int:
+    """How long the replay page waits between two reads of an analysis being made (analysis.js)."""
+    script = (ROOT / "arena" / "web" / "static" / "analysis.js").read_text()
+    found = re.search(r"\bANALYSIS_POLL_MS = (\d+)", script)
+    assert found is not None, "analysis.js no longer names ANALYSIS_POLL_MS"
+    return int(found.group(1))
+
+
 def test_an_analysis_being_made_shows_its_marks_once_it_is_ready(
         young: tuple[Site, str], browser: Any) -> None:
     site, match_id = young
@@ -444,9 +452,11 @@ def test_an_analysis_being_made_shows_its_marks_once_it_is_ready(
     try:
         page = watched.page
         reads = serve_analysis(page, lambda: answers.pop(0) if len(answers) > 1 else answers[0])
+        page.clock.install()  # the page's clock: its next read, ANALYSIS_POLL_MS on, is made at once below
         page.goto(f"{site.url}/matches/{match_id}/replay")
         page.wait_for_selector("#analysis-status:has-text('being made')")
         assert page.locator(".marked").count() == 0
+        page.clock.fast_forward(poll_ms())
         page.wait_for_selector("#tricks .glyph", timeout=20_000)
         assert len(reads) == 2 and watched.problems == []
     finally:
