@@ -31,6 +31,7 @@ from arena.referee.registry import digest, new_token
 from arena.tournament import TournamentSpec
 from arena.tournament.schedule import Schedule, Schedules
 from arena.web import WebConfig, WebServer, web_for
+from tests.processes import OWNER
 
 XSS = "<img src=x onerror=alert(1)>"
 TOURNAMENT = "web-round-robin"
@@ -116,7 +117,8 @@ class Site:
             async with (running_node(broker, settings, stop) as running,
                         web_for(running, "127.0.0.1:0", self.web_config) as web):
                 self.running, self.web = running, web
-                tasks += self._keep_builds(running)
+                if not os.environ.get(OWNER, "").endswith(":call"):  # one a test makes ends in it
+                    tasks += self._keep_builds(running)
                 for name, bot in self.players.items():
                     entry, token = running.node.register_bot(name)
                     tasks.append(asyncio.create_task(run_async(
@@ -145,7 +147,9 @@ class Site:
         lazily by a test's first replay or analysis read, on a site a module shares, outlived that
         test and failed it; and one stopped when idle was started again, cold, by a later test.
         Started here, by a trivial build, each carries the token of whoever made the site (a
-        module's setup), and lives until the site closes."""
+        module's setup), and lives until the site closes. A site a test makes while it runs needs
+        none of this (its processes end with it, in the test): its processes start as they are
+        needed (0.4 s of CPU saved when none is)."""
         builders = [running.node.replays.builder]
         if running.node.analyses is not None:
             builders.append(running.node.analyses.builder)
