@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.web.browser import close_reused
 from tests.web.site import Site
 
 
@@ -20,3 +21,11 @@ def site() -> Iterator[Site]:
             yield s
         finally:
             s.close()
+
+
+@pytest.fixture(autouse=True)
+def _reused_pages_closed() -> Iterator[None]:
+    """The pages a test reused (:func:`tests.web.browser.reused`) are closed when it ends, before
+    its module's browser is."""
+    yield
+    close_reused()

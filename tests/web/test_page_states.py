@@ -29,7 +29,7 @@ from arena.demo import demo_bots, demo_specs
 from arena.node.ladder import Ladders
 from arena.node.pauses import Pauses
 from arena.tournament.schedule import Schedule
-from tests.web.browser import PHONE, SHOTS, WIDE, Watched, browser, needs_chromium, shot
+from tests.web.browser import PHONE, SHOTS, WIDE, Watched, browser, needs_chromium, reused, shot
 from tests.web.site import Site, get, nightly, wait_standings
 
 #: one worker runs them all (xdist_group), so that each of the module's nodes is built once (the
@@ -50,20 +50,17 @@ LADDER_BOTS = ("alpha", "beta", "gamma")
 def visit(browser: Any, site: Site, path: str, width: int, ready: str) -> Iterator[Any]:
     """The page at ``path``, once ``ready`` is on it; then, whatever the test saw, it has no
     console error, no page error, no "undefined" nor "NaN", and does not scroll sideways."""
-    watched = Watched(browser, width)
-    try:
-        page = watched.page
-        page.goto(site.url + path)
-        page.wait_for_selector(ready)
-        yield page
-        text = page.locator("main").inner_text()
-        assert "undefined" not in text and "NaN" not in text, f"{path}: {text}"
-        assert watched.sideways() <= 0, f"{path} at {width} px scrolls {watched.sideways()} px sideways"
-        assert watched.problems == [], f"{path}: {watched.problems}"
-        name = re.sub(r"[^\w.-]+", "_", path.strip("/")) or "leaderboard"
-        shot(page, f"states/{site.data_dir.name}-{width}-{name}")
-    finally:
-        watched.close()
+    watched = reused(browser, width)  # the test's page of this width, from its last path to this one
+    page = watched.page
+    page.goto(site.url + path)
+    page.wait_for_selector(ready)
+    yield page
+    text = page.locator("main").inner_text()
+    assert "undefined" not in text and "NaN" not in text, f"{path}: {text}"
+    assert watched.sideways() <= 0, f"{path} at {width} px scrolls {watched.sideways()} px sideways"
+    assert watched.problems == [], f"{path}: {watched.problems}"
+    name = re.sub(r"[^\w.-]+", "_", path.strip("/")) or "leaderboard"
+    shot(page, f"states/{site.data_dir.name}-{width}-{name}")
 
 
 def fits(page: Any, selector: str) -> bool:
@@ -394,15 +391,21 @@ def test_a_tournament_lists_its_finished_matches_in_round_order_a_page_at_a_time
     _, first = get(demo, f"/api/v1/tournaments/{tid}/matches?limit=50")
     with visit(browser, demo, f"/tournaments/{tid}", WIDE, "#matches tbody tr") as page:
         rows = page.locator("#matches tbody tr")
-        assert [r.get_attribute("data-match") for r in rows.all()] == [m["match_id"] for m in first["items"]]
+        # the 50 rows read in one call (200 calls, one a cell, took seconds on a loaded machine)
+        shown = rows.evaluate_all(
+            "rows => rows.map(r => ({match: r.dataset.match, round: r.querySelector('td.round').innerText,"
+            " link: r.querySelector('a').innerText, team0: r.querySelector('td.team0').innerText,"
+            " score: r.querySelector('td.score').innerText,"
+            " result: r.querySelector('td.result').innerText}))")
+        assert [r["match"] for r in shown] == [m["match_id"] for m in first["items"]]
         # round order: r1-2 comes before r1-10
-        assert [r.locator("td.round").inner_text() for r in rows.all()[:12]] == ["1"] * 12
-        assert [r.locator("a").first.inner_text() for r in rows.all()[:12]] == [f"r1-{i}" for i in range(12)]
-        for row, m in zip(rows.all(), first["items"], strict=True):
-            assert row.locator("td.team0").inner_text() == m["teams"][0]
-            assert row.locator("td.score").inner_text() == f"{m['totals'][0]} \u2013 {m['totals'][1]}"
+        assert [r["round"] for r in shown[:12]] == ["1"] * 12
+        assert [r["link"] for r in shown[:12]] == [f"r1-{i}" for i in range(12)]
+        for row, m in zip(shown, first["items"], strict=True):
+            assert row["team0"] == m["teams"][0]
+            assert row["score"] == f"{m['totals'][0]} \u2013 {m['totals'][1]}"
             won = m["teams"][m["winner"]] + " won" if m["winner"] is not None else "draw"
-            assert row.locator("td.result").inner_text() == won
+            assert row["result"] == won
         page.click("#finished button.next")
         page.wait_for_selector("#finished .range:text('51\u2013100 of 120')")
         assert rows.first.locator("a").first.inner_text() == "r5-2"

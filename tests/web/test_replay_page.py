@@ -435,6 +435,14 @@ def test_the_analysis_marks_each_card_and_shows_the_better_one_on_hover_or_tap(
         watched.close()
 
 
+def poll_ms() -> int:
+    """How long the replay page waits between two reads of an analysis being made (analysis.js)."""
+    script = (ROOT / "arena" / "web" / "static" / "analysis.js").read_text()
+    found = re.search(r"\bANALYSIS_POLL_MS = (\d+)", script)
+    assert found is not None, "analysis.js no longer names ANALYSIS_POLL_MS"
+    return int(found.group(1))
+
+
 def test_an_analysis_being_made_shows_its_marks_once_it_is_ready(
         young: tuple[Site, str], browser: Any) -> None:
     site, match_id = young
@@ -444,9 +452,11 @@ def test_an_analysis_being_made_shows_its_marks_once_it_is_ready(
     try:
         page = watched.page
         reads = serve_analysis(page, lambda: answers.pop(0) if len(answers) > 1 else answers[0])
+        page.clock.install()  # the page's clock: its next read, ANALYSIS_POLL_MS on, is made at once below
         page.goto(f"{site.url}/matches/{match_id}/replay")
         page.wait_for_selector("#analysis-status:has-text('being made')")
         assert page.locator(".marked").count() == 0
+        page.clock.fast_forward(poll_ms())
         page.wait_for_selector("#tricks .glyph", timeout=20_000)
         assert len(reads) == 2 and watched.problems == []
     finally:
@@ -490,6 +500,24 @@ def look() -> str:
     return hashlib.sha256(b"\0".join((static / n).read_bytes() for n in names)).hexdigest()[:16]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _young_analysis_asked(young: tuple[Site, str]) -> None:
+    """The young match's analysis is asked for as the module starts: the node makes it (10 to 20 s of
+    CPU at the lowest priority) while the other tests run, so that the docs' screenshot, which shows
+    its marks, does not wait for all of it."""
+    site, match_id = young
+    status, _ = get(site, f"/api/v1/matches/{match_id}/analysis")
+    assert status in (200, 202, 404), status  # 404: a node that serves none
+
+
+def analysed(site: Site, match_id: str, timeout: float = 600.0) -> None:
+    """Wait until the node has the match's analysis (made at the lowest priority: minutes when busy)."""
+    deadline = time.monotonic() + timeout
+    while get(site, f"/api/v1/matches/{match_id}/analysis")[0] == 202:
+        assert time.monotonic() < deadline, f"no analysis of {match_id} after {timeout} s"
+        time.sleep(0.2)
+
+
 def test_the_docs_screenshot_shows_the_replay_as_it_is_drawn_now(
         young: tuple[Site, str], browser: Any) -> None:
     """``docs/images/replay.png`` is this test's screenshot of the young node's match (a seeded coinche
@@ -504,6 +532,8 @@ def test_the_docs_screenshot_shows_the_replay_as_it_is_drawn_now(
     site, match_id = young
     _, m = get(site, f"/api/v1/matches/{match_id}")
     assert m["seed"] == YOUNG_SEED
+    # ready before the page reads it: the page's first read has it, rather than a read 5 s on
+    analysed(site, match_id)
     watched = Watched(browser, WIDE, 700)
     try:
         page = watched.page
