@@ -4,7 +4,7 @@ principal variation, played through the engine, scores what it said."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from arena.analysis import (
@@ -54,18 +54,23 @@ def test_four_tricks_from_the_end_the_solver_is_the_brute_force_minimax(
     preset: str, seed: int, into_trick: int,
 ) -> None:
     pos = endgame(preset, seed, 4, into_trick)
-    assert solve(pos) == brute_force(pos.deal, pos.team)
-    assert card_values(pos) == brute_card_values(pos.deal)
+    # one brute-force pass for both checks (it was two, half the test's time): the position's value for
+    # the side to play (``pos.team``) is the best of its cards' values, each the best of its words
+    brute = brute_card_values(pos.deal)
+    assert card_values(pos) == brute
+    assert solve(pos) == max(brute.values())
 
 
-@settings(max_examples=12, deadline=None)
-@given(presets, seeds)
+# two deals of each preset (it was 12 of presets drawn at random: one preset went unseen one run in 8)
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+@settings(max_examples=2, deadline=None)
+@given(seed=seeds)
 def test_the_principal_variation_of_a_whole_deal_scores_through_the_engine_what_the_solver_said(
     preset: str, seed: int,
 ) -> None:
     deal = heuristic_deal(preset, seed)
-    if deal is None:
-        return
+    assume(deal is not None)  # a thrown-in deal: another seed (two deals played each preset)
+    assert deal is not None
     pos = Position.from_deal(deal)
     value = solve(pos)
     line = principal_actions(pos)
