@@ -4,7 +4,7 @@ principal variation, played through the engine, scores what it said."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import assume, example, given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from arena.analysis import (
@@ -61,16 +61,20 @@ def test_four_tricks_from_the_end_the_solver_is_the_brute_force_minimax(
     assert solve(pos) == max(brute.values())
 
 
-# two deals of each preset (it was 12 of presets drawn at random: one preset went unseen one run in 8)
+# a deal of each preset: it was 12 examples of presets drawn at random, of which half or more were
+# thrown in (4 or 5 deals solved, some preset often none); now 4 deals solved, every preset's (one
+# example is hypothesis's simplest, seed 0 on: the same 4 deals each run; the endgame tests above still
+# draw positions at random)
 @pytest.mark.parametrize("preset", sorted(PRESETS))
-@settings(max_examples=2, deadline=None)
+@settings(max_examples=1, deadline=None)
 @given(seed=seeds)
 def test_the_principal_variation_of_a_whole_deal_scores_through_the_engine_what_the_solver_said(
     preset: str, seed: int,
 ) -> None:
     deal = heuristic_deal(preset, seed)
-    assume(deal is not None)  # a thrown-in deal: another seed (two deals played each preset)
-    assert deal is not None
+    while deal is None:  # thrown in: the next seed's (a bidding is cheap, a solve is not)
+        seed += 1
+        deal = heuristic_deal(preset, seed)
     pos = Position.from_deal(deal)
     value = solve(pos)
     line = principal_actions(pos)
