@@ -54,18 +54,27 @@ def test_four_tricks_from_the_end_the_solver_is_the_brute_force_minimax(
     preset: str, seed: int, into_trick: int,
 ) -> None:
     pos = endgame(preset, seed, 4, into_trick)
-    assert solve(pos) == brute_force(pos.deal, pos.team)
-    assert card_values(pos) == brute_card_values(pos.deal)
+    # one brute-force pass for both checks (it was two, half the test's time): the position's value for
+    # the side to play (``pos.team``) is the best of its cards' values, each the best of its words
+    brute = brute_card_values(pos.deal)
+    assert card_values(pos) == brute
+    assert solve(pos) == max(brute.values())
 
 
-@settings(max_examples=12, deadline=None)
-@given(presets, seeds)
+# a deal of each preset: it was 12 examples of presets drawn at random, of which half or more were
+# thrown in (4 or 5 deals solved, some preset often none); now 4 deals solved, every preset's (one
+# example is hypothesis's simplest, seed 0 on: the same 4 deals each run; the endgame tests above still
+# draw positions at random)
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+@settings(max_examples=1, deadline=None)
+@given(seed=seeds)
 def test_the_principal_variation_of_a_whole_deal_scores_through_the_engine_what_the_solver_said(
     preset: str, seed: int,
 ) -> None:
     deal = heuristic_deal(preset, seed)
-    if deal is None:
-        return
+    while deal is None:  # thrown in: the next seed's (a bidding is cheap, a solve is not)
+        seed += 1
+        deal = heuristic_deal(preset, seed)
     pos = Position.from_deal(deal)
     value = solve(pos)
     line = principal_actions(pos)
