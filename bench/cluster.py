@@ -475,7 +475,8 @@ def run_queue(
     ping = None
     trips = None
     if not args.skip_redis:
-        trips = measure_round_trips(args.redis_url, result, 400 if args.quick else 2000)
+        # 200 jobs in --quick: two stages of 100 enqueued, 50 claims and finishes of 4, the same path
+        trips = measure_round_trips(args.redis_url, result, 200 if args.quick else 2000)
         from arena.queue.redis_broker import RedisBroker
 
         prefix = f"bench-cluster-{secrets.token_hex(6)}"
@@ -1056,7 +1057,7 @@ def run_waiting(args: argparse.Namespace, tmp: Path) -> WaitingRun:
             "bots": list(GHOSTS), "ruleset": RULESET, "deals": 1, "rounds": 10 if args.quick else 50})
         Tournaments(broker).create(ghosts)
         waiting_jobs = broker.pending_count(ghosts.tournament_id)
-        time.sleep(0.5)  # the nodes hear of the jobs and look at them
+        time.sleep(0.25 if args.quick else 0.5)  # the nodes hear of the jobs and look at them
         waiting, waiting_calls = watch()
         return WaitingRun(
             nodes=len(cluster.set.procs), capacity=wait_args.capacity, bots=len(playing),
