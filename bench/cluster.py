@@ -475,7 +475,8 @@ def run_queue(
     ping = None
     trips = None
     if not args.skip_redis:
-        trips = measure_round_trips(args.redis_url, result, 400 if args.quick else 2000)
+        # 200 jobs in --quick: two stages of 100 enqueued, 50 claims and finishes of 4, the same path
+        trips = measure_round_trips(args.redis_url, result, 200 if args.quick else 2000)
         from arena.queue.redis_broker import RedisBroker
 
         prefix = f"bench-cluster-{secrets.token_hex(6)}"
@@ -995,12 +996,14 @@ def run_waiting(args: argparse.Namespace, tmp: Path) -> WaitingRun:
     at once), a round-robin of them (56 matches, 2 deals each; 1 in --quick) with 4 match slots a
     node: more matches than seats, the arena's usual state. Then the nodes' CPU and Redis's calls with
     only jobs of two registered bots never connected queued (their absent timeout far away), against
-    the same idle."""
+    the same idle. ``--quick``: four of the bots (12 matches, still more than the two a node they can
+    play at once) and half-second idle windows: 4 fewer processes to start on a 2-core machine."""
+    playing = WAIT_BOTS[:4] if args.quick else WAIT_BOTS
     wait_args = argparse.Namespace(**{**vars(args), "capacity": 4})
     (tmp / "waiting").mkdir(exist_ok=True)
     cluster = Cluster(wait_args, tmp / "waiting")
-    cluster.bot_names = (*WAIT_BOTS, *GHOSTS)
-    cluster.playing = WAIT_BOTS
+    cluster.bot_names = (*playing, *GHOSTS)
+    cluster.playing = playing
     cluster.concurrency = 2
     cluster.node_flags = ["--absent-timeout", "3600"]
     cluster.claim_database()
@@ -1015,7 +1018,7 @@ def run_waiting(args: argparse.Namespace, tmp: Path) -> WaitingRun:
         cluster.check_alone()
         spec = TournamentSpec.from_dict({
             "tournament_id": f"bench-wait-{secrets.token_hex(3)}", "format": "round-robin",
-            "bots": list(WAIT_BOTS), "ruleset": RULESET, "deals": deals})
+            "bots": list(playing), "ruleset": RULESET, "deals": deals})
         tid = spec.tournament_id
         counts0 = [_scrape(h) for h in cluster.http]
         calls0, redis0 = _redis_calls(cluster), cluster.redis_cpu()
@@ -1041,7 +1044,7 @@ def run_waiting(args: argparse.Namespace, tmp: Path) -> WaitingRun:
 
         claimed, released = total("claimed") or 0.0, total("released") or 0.0
         calls = total("claim_calls")
-        seconds = 1.0 if args.quick else 3.0
+        seconds = 0.5 if args.quick else 3.0
 
         def watch() -> tuple[list[float], float]:
             c0 = _redis_calls(cluster)
@@ -1054,10 +1057,10 @@ def run_waiting(args: argparse.Namespace, tmp: Path) -> WaitingRun:
             "bots": list(GHOSTS), "ruleset": RULESET, "deals": 1, "rounds": 10 if args.quick else 50})
         Tournaments(broker).create(ghosts)
         waiting_jobs = broker.pending_count(ghosts.tournament_id)
-        time.sleep(0.5)  # the nodes hear of the jobs and look at them
+        time.sleep(0.25 if args.quick else 0.5)  # the nodes hear of the jobs and look at them
         waiting, waiting_calls = watch()
         return WaitingRun(
-            nodes=len(cluster.set.procs), capacity=wait_args.capacity, bots=len(WAIT_BOTS),
+            nodes=len(cluster.set.procs), capacity=wait_args.capacity, bots=len(playing),
             seats_per_node=cluster.concurrency, matches=results, seconds=round(elapsed, 3),
             matches_per_s=round(results / elapsed, 2),
             claims_per_result=round((claimed + released) / max(1, results), 3),
@@ -1122,12 +1125,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     p.add_argument("--quick", action="store_true",
                    help="what CI runs (tests/test_benches.py), about 20 s: --seconds 0.2 --repeats 1 "
-                        "--matches 8 --capacity 2 --redis-db auto, the nodes idle 0.3 s (options given win)")
+                        "--matches 8 --deals 2 --capacity 2 --redis-db auto, the nodes idle 0.3 s, part 3 "
+                        "with four bots (options given win)")
     p.add_argument("--seconds", type=float, default=None, help="queue: length of one timed window (1)")
     p.add_argument("--repeats", type=int, default=None,
                    help="queue windows per measure and tournaments per node count, best kept (3)")
     p.add_argument("--matches", type=int, default=None, help="nodes: matches per measured run (100)")
-    p.add_argument("--deals", type=int, default=4, help="coinche deals per match (4)")
+    p.add_argument("--deals", type=int, default=None, help="coinche deals per match (4; --quick 2)")
     p.add_argument("--jobs", choices=("batch", "round-robin"), default="batch",
                    help="nodes: a round-robin's jobs alone (default), or the stored tournament, which "
                         "the nodes advance after every match")
@@ -1148,7 +1152,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     args = p.parse_args(argv)
     quick = args.quick
-    for name, full, small in (("seconds", 1.0, 0.2), ("repeats", 3, 1), ("matches", 100, 8),
+    for name, full, small in (("seconds", 1.0, 0.2), ("repeats", 3, 1), ("matches", 100, 8), ("deals", 4, 2),
                               ("capacity", 8, 2), ("redis_db", "6", "auto")):
         if getattr(args, name) is None:
             setattr(args, name, small if quick else full)

@@ -6,8 +6,9 @@ Usage (from the repository root)::
                             [--ruleset NAME] [--sdk-bots] [--no-pin] [--half all|raw|mux|referee|floor]
                             [--batch B] [--json]
 
-``--quick`` (what CI runs: ``tests/test_benches.py``) is ``--seconds 0.5 --repeats 1 --deals 2``
-with a 0.3 s warm-up: the four measures in about 5-10 s; options given with it win.
+``--quick`` (what CI runs: ``tests/test_benches.py``) is ``--seconds 0.25 --repeats 1 --deals 2``
+with a 0.15 s warm-up: the four measures in about 4-8 s; options given with it win. A window still
+holds thousands of decisions, but its figures are no measure: it checks that every measure runs.
 
 Each measure runs a server in this process and its clients in a child process
 (``multiprocessing``, "spawn"), the same layout for all, so that clients and server
@@ -749,7 +750,7 @@ class Results:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     p.add_argument("--quick", action="store_true",
-                   help="--seconds 0.5 --repeats 1 --deals 2, a 0.3 s warm-up (what CI runs)")
+                   help="--seconds 0.25 --repeats 1 --deals 2, a 0.15 s warm-up (what CI runs)")
     p.add_argument("--seconds", type=float, default=None, help="length of one timed window (2)")
     p.add_argument("--repeats", type=int, default=None, help="timed windows per measure, best kept (5)")
     p.add_argument("--streams", type=int, default=None,
@@ -768,12 +769,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     args = p.parse_args(argv)
     if args.seconds is None:
-        args.seconds = 0.5 if args.quick else 2.0
+        args.seconds = 0.25 if args.quick else 2.0
     if args.repeats is None:
         args.repeats = 1 if args.quick else 5
     if args.deals is None:
         args.deals = 2 if args.quick else 4
-    args.warmup = 0.3 if args.quick else WARMUP_S
+    args.warmup = 0.15 if args.quick else WARMUP_S
     if args.streams is None:
         args.streams = args.matches
     for name in ("repeats", "streams", "matches", "deals"):

@@ -37,8 +37,9 @@ plus two Monte Carlo standard errors of it (``sqrt(rate (1 - rate) / runs)``: 0.
 The simulation runs the runs of a case at once with numpy (:class:`VectorTest`), a copy of
 :class:`arena.tournament.sprt.SequentialTest` written with the same operations in the same order;
 ``tests/tournament/test_sprt_bench.py`` checks that both give the same decisions, pairs and LLR on
-random sequences. ``--quick`` is ``--runs 1000`` (what ``tests/test_benches.py`` runs, about 10 s
-here); a full run takes a few minutes on one core.
+random sequences. ``--quick`` is ``--runs 200`` and fewer laws (what ``tests/test_benches.py`` runs,
+about 4 s here: a case's runs go at once, so a run's pairs, not the runs, set most of the cost); a full
+run takes a few minutes on one core.
 """
 
 from __future__ import annotations
@@ -422,13 +423,13 @@ def report(res: Results) -> None:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    p.add_argument("--quick", action="store_true", help="--runs 1000 and fewer laws (what CI runs)")
+    p.add_argument("--quick", action="store_true", help="--runs 200 and fewer laws (what CI runs)")
     p.add_argument("--runs", type=int, default=None, help="runs a case (10,000)")
     p.add_argument("--seed", type=int, default=24, help="the simulation's seed (24)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     args = p.parse_args(argv)
     if args.runs is None:
-        args.runs = 1000 if args.quick else 10_000
+        args.runs = 200 if args.quick else 10_000
     if args.runs < 1:
         p.error("--runs must be at least 1")
     return args
