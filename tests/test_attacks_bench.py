@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_the_attacks_the_bench_reruns_all_fail() -> None:
     command = [sys.executable, str(ROOT / "bench" / "attacks.py"), "--quick",
                "--only", "seeds,roles,queue", "--json"]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 0, done.stderr
     seeds, roles, queue = (json.loads(done.stdout)[k] for k in ("seeds", "roles", "queue"))
     assert seeds["seeds_seen_while_running"] == 0 and seeds["deals_predicted_while_running"] == 0
@@ -37,7 +37,7 @@ def test_a_bot_that_remembers_hands_never_holds_a_deal_it_saw_before_in_field_du
     held them in the other leg); in field duplicate, the default, it never does."""
     command = [sys.executable, str(ROOT / "bench" / "attacks.py"), "--quick", "--only", "duplicate",
                "--json"]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 0, done.stderr
     field, mirror = (json.loads(done.stdout)["duplicate"][mode] for mode in ("field", "mirror"))
     assert field["matches"] == mirror["matches"] == 12 and field["decisions"] > 0
@@ -57,7 +57,7 @@ def test_a_cancel_shows_no_secret_while_a_match_of_it_can_be_played_and_rates_no
     every deck predicted, and all 8 were rated; now they stop and the secret waits for them."""
     command = [sys.executable, str(ROOT / "bench" / "attacks.py"), "--quick", "--only", "cancel",
                "--json"]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 0, done.stderr
     cancel = json.loads(done.stdout)["cancel"]
     assert cancel["matches_running_at_cancel"] == 8 and cancel["reads_while_in_play"] > 0

@@ -94,7 +94,7 @@ def test_every_bench_has_a_quick_mode() -> None:
 def quick_figures(bench: str, *args: str) -> list[tuple[str, str]]:
     """Run ``bench/<bench> --quick [args]``; the (name, value) of its figure lines, the last line's last."""
     done = subprocess.run([sys.executable, str(BENCH / bench), "--quick", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300, check=False)
+                          capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 0, f"bench/{bench} --quick exited {done.returncode}:\n{done.stderr[-4000:]}"
     lines = done.stdout.strip().splitlines()
     assert lines, f"bench/{bench} --quick printed nothing"
@@ -122,7 +122,7 @@ def test_the_soak_bench_watches_every_match_within_the_node_s_replays_per_addres
     bench stopped on the error (its full run did, at the first overlap)."""
     command = [sys.executable, str(BENCH / "soak.py"), "--quick", "--matches", "40", "--warmup", "10",
                "--watch-every", "1", "--json"]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 0, done.stderr[-4000:]
     soak = json.loads(done.stdout)
     assert soak["watched"] == 40 and soak["records_on_disk"] == 40 and soak["data_files_open"] == 0

@@ -20,7 +20,7 @@ BENCH = [sys.executable, str(ROOT / "bench" / "strength.py")]
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([*BENCH, *args], capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run([*BENCH, *args], capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 0, done.stderr
     return done
 
