@@ -50,3 +50,12 @@ def _quiet_log_forgotten() -> Iterator[None]:
     yield
 
 
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: twice the cores, at most four more than them. The tests spend more than half their
+    time waiting (timers, a node's deadline, a refusal held a second, a child process starting): on
+    two cores the fast ones took 5.2 minutes of CPU in 5.8 of wall time with two workers, and 3.5
+    minutes of wall time with four."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return min(2 * cores, cores + 4)
