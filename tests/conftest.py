@@ -22,15 +22,16 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 
 import pytest
 
 from arena.edge.quietlog import RateLimit, quiet
+from arena.referee.builds import PRIORITY_ENV
+from tests import processes
 from tests.processes import (
     pytest_configure,
     pytest_runtest_call,
-    pytest_runtest_setup,
     pytest_runtest_teardown,
     pytest_sessionfinish,
 )
@@ -59,3 +60,18 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     minutes of wall time with four."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     return min(2 * cores, cores + 4)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
+    """Before any fixture of the test starts a node: the nodes' build processes (a finished match's
+    views, analyses) run at the node's own priority in the tests, not at SCHED_IDLE
+    (:data:`arena.referee.builds.PRIORITIES`): beside two CPU-bound processes at normal priority the
+    idle ones got nothing, and a run waited minutes for its analyses and replays. A test marked
+    ``timing`` keeps the default: what it measures (an honest match's pace while builds run) is that
+    priority's point. Then the owner of the processes the test starts (:mod:`tests.processes`)."""
+    if item.get_closest_marker("timing") is None:
+        os.environ[PRIORITY_ENV] = "normal"
+    else:
+        os.environ.pop(PRIORITY_ENV, None)
+    return (yield from processes.pytest_runtest_setup(item))

@@ -53,7 +53,16 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
-__all__ = ["WARM_EVERY_S", "WARM_MODULES", "BuildError", "BuildFailed", "Builder"]
+__all__ = ["PRIORITIES", "PRIORITY_ENV", "WARM_EVERY_S", "WARM_MODULES", "BuildError", "BuildFailed",
+           "Builder", "build_priority"]
+
+#: the environment variable that sets the build processes' CPU priority (:data:`PRIORITIES`)
+PRIORITY_ENV = "BELOTE_BUILD_PRIORITY"
+#: ``idle``, the default: ``SCHED_IDLE`` (and nice 19), so that the node's matches and anything else
+#: on the machine run first; ``normal``: the node's own priority, for a machine whose other work at
+#: normal priority would leave the builds nothing for minutes (the test suite beside a compile or two
+#: CPU-bound processes on a laptop: its analyses and replays waited there for the others to end)
+PRIORITIES = ("idle", "normal")
 
 #: what a warm build process imports before it lowers its priority: the views' builds, and the
 #: results a cluster node reads records from (:func:`arena.tournament.jobs.record_of_result`)
@@ -62,6 +71,16 @@ WARM_MODULES = ("arena.referee.replay_views", "arena.tournament.jobs")
 WARM_EVERY_S = 10.0
 
 _T = TypeVar("_T")
+
+
+def build_priority() -> str:
+    """The build processes' priority from :data:`PRIORITY_ENV` (``idle`` when unset); ValueError naming
+    the choices for any other value, so that a node started with one fails at once, saying why."""
+    value = os.environ.get(PRIORITY_ENV, "").strip() or "idle"
+    if value not in PRIORITIES:
+        raise ValueError(f"{PRIORITY_ENV}={value[:40]!r}: the build processes' priority is one of "
+                         f"{', '.join(PRIORITIES)}")
+    return value
 
 
 class BuildFailed(Exception):
@@ -91,15 +110,16 @@ _CHILD = ("import signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
 
 def serve(conn: Connection, parent: int) -> None:
     """The build process: the modules the node says to import first (none unless it starts warm),
-    then the lowest priority, an end of its own if the node dies, then one build after another,
-    each answered (True, its value) or (False, its error)."""
+    then the lowest priority (unless the node says ``normal``), an end of its own if the node dies,
+    then one build after another, each answered (True, its value) or (False, its error)."""
     for name in conn.recv():
         with contextlib.suppress(Exception):  # a build that needs it says why, in its own answer
             importlib.import_module(name)
-    with contextlib.suppress(OSError, AttributeError):
-        os.nice(19)
-    with contextlib.suppress(OSError, AttributeError):  # Linux: any other task that wakes runs first
-        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    if conn.recv() == "idle":
+        with contextlib.suppress(OSError, AttributeError):
+            os.nice(19)
+        with contextlib.suppress(OSError, AttributeError):  # Linux: any other task that wakes runs first
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
     threading.Thread(target=_watch_parent, args=(parent,), name="watch-node", daemon=True).start()
     while True:
         try:
@@ -121,7 +141,7 @@ def serve(conn: Connection, parent: int) -> None:
 class _Process:
     """One build process and its pipe; it takes one build at a time."""
 
-    def __init__(self, warm: tuple[str, ...] = ()) -> None:
+    def __init__(self, warm: tuple[str, ...] = (), priority: str = "idle") -> None:
         ours, theirs = socket.socketpair()
         with theirs:
             self.proc = subprocess.Popen(
@@ -130,6 +150,7 @@ class _Process:
         self.conn = Connection(ours.detach())
         self.conn.send(list(sys.path))
         self.conn.send(list(warm))
+        self.conn.send(priority)
 
     def call(self, build: Callable[..., Any], args: tuple[Any, ...]) -> Any:
         """Run one build (blocking: called in a thread). The pipe is closed here if the process
@@ -159,7 +180,12 @@ class Builder:
     """Runs build functions in build processes, at most ``at_once`` at a time."""
 
     def __init__(self, at_once: int = 1, idle_s: float = 60.0, *, warm: tuple[str, ...] = WARM_MODULES,
-                 warm_every_s: float = WARM_EVERY_S) -> None:
+                 warm_every_s: float = WARM_EVERY_S, priority: str | None = None) -> None:
+        #: the build processes' CPU priority (:data:`PRIORITIES`): ``priority``, else :data:`PRIORITY_ENV`'s
+        self.priority = build_priority() if priority is None else priority
+        if self.priority not in PRIORITIES:
+            raise ValueError(f"the build processes' priority is one of {', '.join(PRIORITIES)}, "
+                             f"not {self.priority!r}")
         self.at_once = at_once
         self.idle_s = idle_s
         self.warm = warm
@@ -182,7 +208,7 @@ class Builder:
             if self._idle_timer is not None:
                 self._idle_timer.cancel()
                 self._idle_timer = None
-            proc = self._idle.pop() if self._idle else _Process(self._warm_start())
+            proc = self._idle.pop() if self._idle else _Process(self._warm_start(), self.priority)
             self._busy.add(proc)
             self.builds += 1
             answered = False

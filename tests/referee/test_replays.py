@@ -31,7 +31,7 @@ from arena.harness import local_arena
 from arena.node.run import NodeSettings, RunningNode, running_node
 from arena.queue import EmbeddedBroker
 from arena.records import MatchRecord
-from arena.referee.builds import Builder
+from arena.referee.builds import PRIORITY_ENV, Builder
 from arena.referee.node import Limits
 from arena.referee.replay_views import RecordSource, events_view, match_view, watch_view
 from arena.referee.replays import EVENTS, WATCH, PreparedCache, ReplayFull, ReplayGate, Replays
@@ -207,11 +207,17 @@ def test_a_builder_runs_one_build_at_a_time() -> None:
 IMPORTED = "'arena.referee.replay_views' in __import__('sys').modules"
 
 
-def test_a_build_process_imports_what_builds_need_before_it_lowers_its_priority() -> None:
+def test_a_build_process_imports_what_builds_need_before_it_lowers_its_priority(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A small record's first read is mostly imports: at SCHED_IDLE on a machine whose cores were
-    busy, they took more than the CLI's 10 s deadline. A warm process has them before it drops."""
+    busy, they took more than the CLI's 10 s deadline. A warm process has them before it drops. (The
+    default priority, idle: the variable the tests set for their own nodes is unset.)"""
+    monkeypatch.delenv(PRIORITY_ENV, raising=False)
+
     async def main() -> None:
         builder = Builder()
+        assert builder.priority == "idle"
         try:
             assert await builder.run(eval, IMPORTED) is True
             if hasattr(os, "SCHED_IDLE"):
@@ -220,6 +226,32 @@ def test_a_build_process_imports_what_builds_need_before_it_lowers_its_priority(
             builder.close()
 
     arun(main(), timeout=120)
+
+
+def test_a_node_told_normal_builds_at_its_own_priority_and_any_other_word_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``BELOTE_BUILD_PRIORITY=normal``: the build processes run at the node's priority (a machine whose
+    other work would leave SCHED_IDLE nothing); a word that is not a priority fails the node's start,
+    naming the choices."""
+    monkeypatch.setenv(PRIORITY_ENV, "normal")
+
+    async def main() -> None:
+        builder = Builder()
+        try:
+            assert builder.priority == "normal"
+            assert await builder.run(os.nice, 0) == os.nice(0)
+            if hasattr(os, "SCHED_IDLE"):
+                assert await builder.run(os.sched_getscheduler, 0) == os.sched_getscheduler(0)
+        finally:
+            builder.close()
+
+    arun(main(), timeout=120)
+    monkeypatch.setenv(PRIORITY_ENV, "lowest")
+    with pytest.raises(ValueError, match=r"BELOTE_BUILD_PRIORITY='lowest': .* one of idle, normal"):
+        Builder()
+    with pytest.raises(ValueError, match="one of idle, normal, not 'high'"):
+        Builder(priority="high")
 
 
 def test_a_reader_who_starts_builds_and_leaves_gets_one_warm_start_in_ten_seconds() -> None:
