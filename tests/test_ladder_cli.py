@@ -22,6 +22,8 @@ from tests.cli_node import ADMIN, node_with_bots
 from tests.referee.arena_helpers import until
 
 Capsys = pytest.CaptureFixture[str]
+#: what a read waits for the node's counts to be fresh: longer than Rankings' ttl (2 s)
+FRESH_S = 2.5
 #: the tutorial's page on the ladder (it was the README's Ladder section)
 LADDER_PAGE = Path(__file__).resolve().parent.parent / "docs" / "tutorial" / "ladder.md"
 
@@ -105,15 +107,17 @@ def test_a_ladder_is_started_followed_and_stopped_and_its_bots_play_rated_matche
             return bool(ladder["in_progress"] == 0)
 
         def played() -> int:
-            """The pool's games from the broker's counts by opponent (the standings are a fit kept for
-            two seconds: a stale one once read 6 games, then 22)."""
+            """The pool's games, counted afresh: the node keeps its standings and counts by opponent two
+            seconds (Rankings' ttl), so a read waits past that (read at once, they said 6 games, then 22;
+            counts by opponent, 7 then 12)."""
+            asyncio.run(asyncio.sleep(FRESH_S))
             got = json.loads(run(capsys, "ladder", "status", "--pool", "coinche", "--address", a,
                                  "--json")[1])
             return sum(int(o["games"]) for b in got["bot_states"] for o in b["opponents"]) // 2
 
         asyncio.run(until(settled, 30, "the ladder's last matches"))
         before = played()
-        asyncio.run(asyncio.sleep(1.0))
+        assert settled()  # nothing queued since (read from the broker itself)
         assert played() == before > 0
 
 

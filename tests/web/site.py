@@ -62,6 +62,11 @@ def round_robin() -> TournamentSpec:
                           deals=2, rounds=1, seed="web/1", unrated_reason="a test's seed")
 
 
+#: how long a site may take to start, its tournaments played (a hang's bound: the demo's took 35 s on a
+#: quiet two-core machine, more than 120 beside two CPU-bound processes and the rest of the suite)
+START_S = 600.0
+
+
 class Site:
     """The running node and its site; :meth:`close` stops them."""
 
@@ -87,8 +92,9 @@ class Site:
         self._stop: asyncio.Event | None = None
         self._thread = threading.Thread(target=self._thread_main, name="web-site", daemon=True)
         self._thread.start()
-        if not self.ready.wait(120):
-            raise RuntimeError("the site did not start within 120 s")
+        if not self.ready.wait(START_S):
+            self.close()
+            raise RuntimeError(f"the site did not start within {START_S:.0f} s")
         if self.failed is not None:
             raise RuntimeError(f"the site failed to start: {self.failed!r}")
 
