@@ -173,7 +173,10 @@ def test_metrics_and_logs_of_a_real_tournament(tmp_path: Path) -> None:
     # gRPC, with go-grpc-prometheus's names and labels
     connect = {"grpc_service": "belote.arena.v1.BotService", "grpc_method": "Connect",
                "grpc_type": "bidi_stream"}
-    assert total(values, "grpc_server_started_total", **connect) == 3
+    # a stream for each bot open at the scrape; a bot whose stream a loaded machine dropped came back on
+    # another (4 started, 1 handled, once), so the open ones are counted, not the started ones
+    started = total(values, "grpc_server_started_total", **connect)
+    assert started >= 3 and started - total(values, "grpc_server_handled_total", **connect) == 3
     assert total(values, "grpc_server_msg_received_total", **connect) > 0
     assert total(values, "grpc_server_msg_sent_total", **connect) > 0
     create_call = {"grpc_service": "belote.arena.v1.ArenaService", "grpc_method": "CreateTournament"}
