@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs
 
 import pytest
 
@@ -57,8 +57,10 @@ def label(page: Any) -> str:
 
 
 def where(page: Any) -> dict[str, str]:
-    """The place the page's URL names: its deal, trick and card."""
-    return {k: v[0] for k, v in parse_qs(urlsplit(page.url).query).items()}
+    """The place the page's URL names: its deal, trick and card. Read from the page itself: playwright's
+    ``page.url`` follows a same-document navigation (the page's pushState) by an event that may come
+    after the next key's press (CI once read the URL before the last key's move on a loaded machine)."""
+    return {k: v[0] for k, v in parse_qs(str(page.evaluate("location.search")).lstrip("?")).items()}
 
 
 def hand_sizes(page: Any) -> list[int]:
