@@ -67,11 +67,10 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
     """Before any fixture of the test starts a node: the nodes' build processes (a finished match's
     views, analyses) run at the node's own priority in the tests, not at SCHED_IDLE
     (:data:`arena.referee.builds.PRIORITIES`): beside two CPU-bound processes at normal priority the
-    idle ones got nothing, and a run waited minutes for its analyses and replays. A test marked
-    ``timing`` keeps the default: what it measures (an honest match's pace while builds run) is that
-    priority's point. Then the owner of the processes the test starts (:mod:`tests.processes`)."""
-    if item.get_closest_marker("timing") is None:
-        os.environ[PRIORITY_ENV] = "normal"
-    else:
-        os.environ.pop(PRIORITY_ENV, None)
+    idle ones got nothing, and a run waited minutes for its analyses and replays (the timing tests'
+    replay readers too: their view, built once before the honest match they measure, was not built
+    in a minute). No test measures a pace while a build runs; ``tests/referee/test_replays.py``
+    checks that the default is SCHED_IDLE. Then the owner of the processes the test starts
+    (:mod:`tests.processes`)."""
+    os.environ[PRIORITY_ENV] = "normal"
     return (yield from processes.pytest_runtest_setup(item))

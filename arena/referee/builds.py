@@ -98,6 +98,28 @@ def _watch_parent(parent: int) -> None:
     os._exit(0)  # the node is gone: nobody will read what this process builds
 
 
+#: Linux's ``prctl`` option that has the kernel send a signal to this process when its parent ends
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent: int) -> None:
+    """Have the kernel kill this process when the node's thread that started it ends (Linux). A
+    watcher thread alone is not enough: at ``SCHED_IDLE`` on a machine whose cores are all busy it
+    may not run for minutes, and the process outlives its node that long. No-op elsewhere; the
+    watcher thread stays for them. The node starts build processes from its event loop's thread,
+    which lives as long as the node's loop."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import signal
+
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the node ended before the line above: nothing will signal
+        os._exit(0)
+
+
 #: the build process's program: Ctrl-C ignored (a terminal sends it to the node's whole process
 #: group: the node stops, and this process with it, but printed a KeyboardInterrupt's traceback),
 #: the node's import path first (a test's or a script's own), then :func:`serve` (the standard
@@ -110,8 +132,10 @@ _CHILD = ("import signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
 
 def serve(conn: Connection, parent: int) -> None:
     """The build process: the modules the node says to import first (none unless it starts warm),
-    then the lowest priority (unless the node says ``normal``), an end of its own if the node dies,
-    then one build after another, each answered (True, its value) or (False, its error)."""
+    then the lowest priority (unless the node says ``normal``), an end of its own if the node dies
+    (killed by the kernel on Linux, else by a watcher thread), then one build after another, each
+    answered (True, its value) or (False, its error)."""
+    _die_with_parent(parent)
     for name in conn.recv():
         with contextlib.suppress(Exception):  # a build that needs it says why, in its own answer
             importlib.import_module(name)

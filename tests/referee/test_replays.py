@@ -123,9 +123,8 @@ CHILD_PARENT = textwrap.dedent("""
 
     async def main():
         builder = Builder()
-        build = asyncio.ensure_future(builder.run(time.sleep, 600))
-        while not builder.pids:
-            await asyncio.sleep(0.01)
+        await builder.run(len, "built")  # the process serves builds: it took its end with the node
+        build = asyncio.ensure_future(builder.run(time.sleep, 600))  # the same process, busy
         print(builder.pids[0], flush=True)
         await build
 
@@ -134,13 +133,19 @@ CHILD_PARENT = textwrap.dedent("""
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
-def test_the_build_process_ends_when_the_node_dies() -> None:
+@pytest.mark.parametrize("its_cpu", ["running", pytest.param("none", marks=pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="the kernel's end with the parent (prctl) is Linux's"))])
+def test_the_build_process_ends_when_the_node_dies(its_cpu: str) -> None:
+    """Also when it gets no CPU at all (stopped here; at SCHED_IDLE beside two CPU-bound processes it
+    got none for minutes, and its watcher thread never saw the node go): the kernel kills it."""
     node = subprocess.Popen([sys.executable, "-c", CHILD_PARENT], stdout=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     try:
         assert node.stdout is not None
         pid = int(node.stdout.readline())
         assert Path(f"/proc/{pid}").exists()
+        if its_cpu == "none":
+            os.kill(pid, signal.SIGSTOP)
         node.send_signal(signal.SIGKILL)
         node.wait(10)
         deadline = time.monotonic() + 10
