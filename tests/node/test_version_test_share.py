@@ -89,7 +89,10 @@ def test_three_bots_slow_versions_take_no_more_than_their_room_and_a_tournament_
                 for i, name in enumerate(slow):
                     connect(name, Slow("2", 30 + i), 8, ladder=True)
                 # two tests under way (the node's room), the third bot waits its turn, saying so
-                await until(lambda: [state(s, "2") for s in slow].count("testing") == 2, 30, "two tests")
+                # (the third's version is known once its bot has connected, which may be after the two)
+                two_and_one = ["candidate", "testing", "testing"]
+                await until(lambda: sorted(state(s, "2") for s in slow) == two_and_one, 30,
+                            "two tests, and the third in line")
                 [waits] = [s for s in slow if state(s, "2") == "candidate"]
                 await until(lambda: "in line" in running.ladder.tests.waiting.get(waits, ""), 10,  # type: ignore[union-attr]
                             "its reason")
@@ -127,8 +130,9 @@ def test_three_bots_slow_versions_take_no_more_than_their_room_and_a_tournament_
                             or broker.result_counts(["league"]).get("league", 0) > 0, 30, "its first match")
                 waited = time.monotonic() - made
                 print(f"the tournament's first match waited {waited:.2f} s")
+                # every test match playing when it came still plays: it waited for none to end (before,
+                # 55.9 s); no bound on the seconds, which a loaded machine stretches
                 assert held <= set(running.worker.running), "it waited for a test match to end"
-                assert waited < 5.0
             finally:
                 stop.set()
                 await asyncio.gather(*tasks, return_exceptions=True)

@@ -7,6 +7,8 @@ only when no chromium is installed (``.ci/run`` installs it as root).
 
 from __future__ import annotations
 
+import contextlib
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -88,3 +90,21 @@ def shot(page: Any, name: str) -> None:
     path = SHOTS / f"{name}.png"
     path.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(path), full_page=True)
+
+
+@contextlib.contextmanager
+def visit(browser: Any, url: str, path: str, width: int, ready: str, shots: str) -> Iterator[Any]:
+    """The page at ``url + path`` (this test's page of ``width``, :func:`reused`), once ``ready`` is
+    on it; then, whatever the test saw, it has no console error, no page error, no "undefined" nor
+    "NaN", and does not scroll sideways; its screenshot is ``shots-WIDTH-PATH``."""
+    watched = reused(browser, width)
+    page = watched.page
+    page.goto(url + path)
+    page.wait_for_selector(ready)
+    yield page
+    text = page.locator("main").inner_text()
+    assert "undefined" not in text and "NaN" not in text, f"{path}: {text}"
+    assert watched.sideways() <= 0, f"{path} at {width} px scrolls {watched.sideways()} px sideways"
+    assert watched.problems == [], f"{path}: {watched.problems}"
+    name = re.sub(r"[^\w.-]+", "_", path.strip("/")) or "index"
+    shot(page, f"{shots}-{width}-{name}")

@@ -24,7 +24,8 @@ from belote_bot import HeuristicBot, RandomBot
 from arena.engine import Ruleset
 from arena.tournament import MatchJob, TournamentSpec
 from tests.factories import result_of_job
-from tests.web.browser import PHONE, WIDE, Watched, browser, needs_chromium, shot
+from tests.web.browser import PHONE, WIDE, browser, needs_chromium
+from tests.web.browser import visit as visit_page
 from tests.web.site import Site, get
 
 pytestmark = [pytest.mark.slow, needs_chromium, pytest.mark.xdist_group("bot-history-page")]
@@ -67,22 +68,10 @@ def expect(locator: Any) -> Any:
     return playwright_expect(locator)
 
 
-@contextlib.contextmanager
-def visit(browser: Any, site: Site, path: str, width: int, ready: str) -> Iterator[Any]:
-    watched = Watched(browser, width)
-    try:
-        page = watched.page
-        page.goto(site.url + path)
-        page.wait_for_selector(ready)
-        yield page
-        text = page.locator("main").inner_text()
-        assert "undefined" not in text and "NaN" not in text, f"{path}: {text}"
-        assert watched.sideways() <= 0, f"{path} at {width} px scrolls {watched.sideways()} px sideways"
-        assert watched.problems == [], f"{path}: {watched.problems}"
-        name = re.sub(r"[^\w.-]+", "_", path.strip("/"))
-        shot(page, f"bot-history/{width}-{name}")
-    finally:
-        watched.close()
+def visit(browser: Any, site: Site, path: str, width: int,
+          ready: str) -> contextlib.AbstractContextManager[Any]:
+    """:func:`tests.web.browser.visit`, its screenshots under ``bot-history/``."""
+    return visit_page(browser, site.url, path, width, ready, "bot-history")
 
 
 @WIDTHS

@@ -29,7 +29,8 @@ from arena.demo import demo_bots, demo_specs
 from arena.node.ladder import Ladders
 from arena.node.pauses import Pauses
 from arena.tournament.schedule import Schedule
-from tests.web.browser import PHONE, SHOTS, WIDE, Watched, browser, needs_chromium, reused, shot
+from tests.web.browser import PHONE, SHOTS, WIDE, Watched, browser, needs_chromium, shot
+from tests.web.browser import visit as visit_page
 from tests.web.site import Site, get, nightly, wait_standings
 
 #: one worker runs them all (xdist_group), so that each of the module's nodes is built once (the
@@ -46,21 +47,10 @@ YOUNG_SEED = "young/1"
 LADDER_BOTS = ("alpha", "beta", "gamma")
 
 
-@contextlib.contextmanager
-def visit(browser: Any, site: Site, path: str, width: int, ready: str) -> Iterator[Any]:
-    """The page at ``path``, once ``ready`` is on it; then, whatever the test saw, it has no
-    console error, no page error, no "undefined" nor "NaN", and does not scroll sideways."""
-    watched = reused(browser, width)  # the test's page of this width, from its last path to this one
-    page = watched.page
-    page.goto(site.url + path)
-    page.wait_for_selector(ready)
-    yield page
-    text = page.locator("main").inner_text()
-    assert "undefined" not in text and "NaN" not in text, f"{path}: {text}"
-    assert watched.sideways() <= 0, f"{path} at {width} px scrolls {watched.sideways()} px sideways"
-    assert watched.problems == [], f"{path}: {watched.problems}"
-    name = re.sub(r"[^\w.-]+", "_", path.strip("/")) or "leaderboard"
-    shot(page, f"states/{site.data_dir.name}-{width}-{name}")
+def visit(browser: Any, site: Site, path: str, width: int,
+          ready: str) -> contextlib.AbstractContextManager[Any]:
+    """:func:`tests.web.browser.visit`, its screenshots under ``states/`` by the site's name."""
+    return visit_page(browser, site.url, path, width, ready, f"states/{site.data_dir.name}")
 
 
 def fits(page: Any, selector: str) -> bool:
