@@ -8,6 +8,7 @@ import asyncio
 import functools
 import shutil
 import subprocess
+import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -84,7 +85,16 @@ def test_a_two_node_tournament_scrapes_clean_on_both_nodes() -> None:
                 scrapes.append(await asyncio.to_thread(scrape, url))
             broker = first.worker.broker
             await until(lambda: len(broker.results(TOURNAMENT)) == 12, 90, "the tournament's 12 matches")
-            after = [await asyncio.to_thread(scrape, url) for _, url in nodes]
+            # each node counts the live nodes by their heartbeats, which a loaded machine may delay past
+            # their time for a moment (a six-worker run saw one node count one): read again, for up to
+            # 30 s, until both count two; a node that never sees the other still fails
+            deadline = time.monotonic() + 30
+            while True:
+                after = [await asyncio.to_thread(scrape, url) for _, url in nodes]
+                if all(total(samples(text), "belote_arena_live_nodes") == 2 for text in after) \
+                        or time.monotonic() > deadline:
+                    break
+                await asyncio.sleep(0.5)
             stop.set()
             await asyncio.gather(*tasks, return_exceptions=True)
             return after
