@@ -38,7 +38,7 @@ from arena.tournament import MatchJob, MatchResult
 from arena.web import web_for
 from tests.factories import played_record
 from tests.referee.arena_helpers import arun
-from tests.referee.test_hostile import FLOOR_US, p99
+from tests.referee.test_hostile import p99
 from tests.timing import within
 
 from .replay_readers import Readers, Reading
@@ -55,6 +55,13 @@ HERE = "big-here"
 LOOPS = {"sse": 4, "get": 4, "record": 4, "watch": 8}
 #: what a loaded two-core machine adds to a match's time by itself (a quiet one: 0.6-1 s here)
 SLACK_S = 0.5
+#: the absolute slack on the honest p99. Serving a view of a 1,000-deal match (1.5 MB, sent a chunk at
+#: a time within the replays' byte budget) keeps the node's process busier than a quiet run; beside
+#: two CPU-bound processes at normal priority the scheduler then no longer wakes it first, and each
+#: decision may wait for a neighbour's time slice: 7.1 and 7.4 ms p99 in the two runs of a loaded
+#: run (0.77 ms quiet, the match 0.92 s against 0.32 s), with no stall of the node's own. The defect
+#: this test was written for (a rebuild of the match a read, on the loop) held it for seconds a read.
+FLOOR_US = 10_000
 #: how long an honest match may take under attack before the test gives up on it, and the first
 #: build of a finished match's view (a loaded two-core machine: up to 20 s)
 HONEST_TIMEOUT = 45.0
@@ -155,8 +162,8 @@ async def honest_under_readers(data: Path, mode: str) -> tuple[Honest, Honest, d
 def test_an_honest_match_keeps_its_pace_while_an_anonymous_reader_loops_on_a_finished_one(
     data: Path, mode: str,
 ) -> None:
-    """The honest p99 stays within 2x of the quiet run's, or within 5 ms of it (a loaded two-core
-    machine's scheduler moves a 1 ms p99 by a millisecond by itself; see test_hostile), the match
+    """The honest p99 stays within 2x of the quiet run's, or within 10 ms of it (a loaded two-core
+    machine's scheduler moves a 1 ms p99 by a time slice: :data:`FLOOR_US`), the match
     takes at most twice as long, and no honest seat gets a strike."""
     quiet, loud, tally, first = arun(honest_under_readers(data, mode), timeout=180)
     q, lo = latencies(quiet.record), latencies(loud.record)
