@@ -8,7 +8,6 @@ import asyncio
 import functools
 import shutil
 import subprocess
-import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -23,6 +22,7 @@ from arena.queue.redis_broker import RedisBroker
 from arena.referee.access import AccessPolicy
 from arena.referee.registry import digest
 from arena.web import web_for
+from tests.cluster.procs import wait_for
 from tests.node.test_metrics import samples, scrape, total
 from tests.node.test_tournament_trust import ADMIN, create
 from tests.queue.conftest import REDIS_URL, Store, redis_unavailable
@@ -88,13 +88,12 @@ def test_a_two_node_tournament_scrapes_clean_on_both_nodes() -> None:
             # each node counts the live nodes by their heartbeats, which a loaded machine may delay past
             # their time for a moment (a six-worker run saw one node count one): read again, for up to
             # 30 s, until both count two; a node that never sees the other still fails
-            deadline = time.monotonic() + 30
-            while True:
-                after = [await asyncio.to_thread(scrape, url) for _, url in nodes]
-                if all(total(samples(text), "belote_arena_live_nodes") == 2 for text in after) \
-                        or time.monotonic() > deadline:
-                    break
-                await asyncio.sleep(0.5)
+            def both_live() -> list[str] | None:
+                texts = [scrape(url) for _, url in nodes]
+                live = all(total(samples(t), "belote_arena_live_nodes") == 2 for t in texts)
+                return texts if live else None
+
+            after = await asyncio.to_thread(wait_for, "each node to count both live", both_live, 30, 0.5)
             stop.set()
             await asyncio.gather(*tasks, return_exceptions=True)
             return after
