@@ -52,6 +52,31 @@ class Proc:
     cmdline: str
 
 
+#: a kernel thread's flag in ``/proc/PID/stat``
+PF_KTHREAD = 0x00200000
+#: how long processes whose environment reads empty are read again (below)
+EXEC_WAIT_S = 1.0
+
+
+def _stat(entry: Path) -> list[str]:
+    """``/proc/PID/stat``'s fields after the command's name: state, ppid, ..., flags at 6, start at 19."""
+    return (entry / "stat").read_text().rpartition(")")[2].split()
+
+
+#: when this process started, in the kernel's ticks since boot
+STARTED = int(_stat(Path(f"/proc/{os.getpid()}"))[19]) if PROC.is_dir() else 0
+
+
+def _being_execd(entry: Path) -> bool:
+    """Whether ``entry``, whose environment read empty, may be a process in the middle of an
+    ``execve`` rather than one with no environment (a zombie, a kernel thread, ``env -i``): a live
+    user process started since this one. Its new memory's environment is laid out a moment after
+    the swap, and reads empty until then: a loaded run once missed both processes of ``bash -c
+    "sleep 110 & exec sleep 111"``, the scan falling as each was exec'd."""
+    fields = _stat(entry)
+    return fields[0] not in "ZX" and not int(fields[6]) & PF_KTHREAD and int(fields[19]) >= STARTED
+
+
 def carrying(tokens: Iterable[str]) -> list[Proc]:
     """The live processes (not zombies, not this one) whose environment carries one of ``tokens``."""
     wanted = {f"{OWNER}={t}".encode() for t in tokens}
@@ -59,22 +84,30 @@ def carrying(tokens: Iterable[str]) -> list[Proc]:
         return []
     found = []
     me = os.getpid()
-    for entry in PROC.iterdir():
-        if not entry.name.isdigit() or int(entry.name) == me:
-            continue
-        try:
-            env = (entry / "environ").read_bytes()  # a zombie's reads empty
-            if not env:
+    entries = [e for e in PROC.iterdir() if e.name.isdigit() and int(e.name) != me]
+    deadline = time.monotonic() + EXEC_WAIT_S
+    while entries:
+        again = []
+        for entry in entries:
+            try:
+                env = (entry / "environ").read_bytes()
+                if not env:
+                    if _being_execd(entry) and time.monotonic() < deadline:
+                        again.append(entry)  # read again in a moment
+                    continue
+                owner = next((v for v in env.split(b"\0") if v in wanted), None)
+                if owner is None:
+                    continue
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
+            except (OSError, ValueError, IndexError):
                 continue
-            owner = next((v for v in env.split(b"\0") if v in wanted), None)
-            if owner is None:
+            command = cmdline.decode(errors="replace").strip()
+            if any(helper in command for helper in OWN_HELPERS):
                 continue
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
-        except OSError:
-            continue
-        if any(helper in cmdline for helper in OWN_HELPERS):
-            continue
-        found.append(Proc(int(entry.name), owner.decode().partition("=")[2], cmdline))
+            found.append(Proc(int(entry.name), owner.decode().partition("=")[2], command))
+        entries = again
+        if entries:
+            time.sleep(0.005)
     return found
 
 
