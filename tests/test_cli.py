@@ -337,6 +337,8 @@ BAD_ARGUMENTS: dict[str, tuple[list[str], str]] = {
                                   "--analysis-budget is a share of one core"),
     "serve: an analysis budget above a core": (["serve", "--analysis-budget", "1.5"], "at most 1, not 1.5"),
     "serve: an analysis budget that is not a number": (["serve", "--analysis-budget", "nan"], "not nan"),
+    "serve: a budget for analyses and none": (["serve", "--analysis-budget", "0.2", "--no-analyses"],
+                                             "--no-analyses none: give one or the other"),
     "serve: no version test a day": (["serve", "--version-tests-a-day", "0"],
                                      "--version-tests-a-day must be a whole number from 1 to 1000"),
     "serve: no version test per owner": (["serve", "--version-tests-per-owner", "0"],

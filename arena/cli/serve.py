@@ -48,6 +48,8 @@ def check_serve(args: argparse.Namespace) -> None:
     budget = args.analysis_budget
     if budget is not None and not 0 < budget <= 1:  # NaN fails too
         raise CliError(f"--analysis-budget is a share of one core, above 0 and at most 1, not {budget:g}")
+    if budget is not None and args.no_analyses:
+        raise CliError("--analysis-budget analyses every match, --no-analyses none: give one or the other")
     check_whole("--version-tests-a-day", args.version_tests_a_day, 1, MAX_TESTS_A_DAY)
     check_whole("--version-tests-per-owner", args.version_tests_per_owner, 1, MAX_TESTS_AT_ONCE)
     check_whole("--max-strikes", args.max_strikes, 1, MAX_STRIKES)
@@ -197,7 +199,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         absent_timeout_s=args.absent_timeout,
         tls_cert=None if args.tls_cert is None else Path(args.tls_cert),
         tls_key=None if args.tls_key is None else Path(args.tls_key),
-        analysis_budget=args.analysis_budget,
+        analysis_budget=args.analysis_budget, analyses=not args.no_analyses,
     )
     url, sentinel = redis_target(args)
     log = logging.getLogger("arena.node")
@@ -298,6 +300,9 @@ def add_serve(sub: Any) -> None:
                    help="analyse every match that ends on this node, spending at most this share of one "
                         "core on it, at the lowest priority (e.g. 0.2); without it a match is analysed when "
                         "someone asks (docs/analysis.md#cost-and-secrecy)")
+    v.add_argument("--no-analyses", action="store_true",
+                   help="analyse no match, even when asked: the API answers 404 and the pages say this node "
+                        "does not analyse (its CPU kept for its matches)")
     v.add_argument("--ladder-share", type=float, default=0.5,
                    help="the share of the match slots the pools' ladders may fill, from 0 (none) to 1 "
                         "(default: %(default)s: the rest is kept free for tournaments, whose matches then "

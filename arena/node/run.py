@@ -118,6 +118,10 @@ class NodeSettings:
     #: --analysis-budget``, 0 < b <= 1); None: a match is analysed only when someone asks
     #: (arena.referee.analyses)
     analysis_budget: float | None = None
+    #: False: this node analyses no match (``serve --no-analyses``): its API answers 404 and its
+    #: pages ask for none, saying so; the CPU an analysis takes (seconds to minutes a match) is kept
+    #: for the matches
+    analyses: bool = True
 
     def __post_init__(self) -> None:
         if (self.tls_cert is None) != (self.tls_key is None):
@@ -201,7 +205,7 @@ async def running_node(
                            limits=config.limits),
                 registry=registry, store=store)
     node.replays.sources.append(results_source(broker))
-    node.analyses = _analyses(node, broker, config)
+    node.analyses = _analyses(node, broker, config) if config.analyses else None
     #: the other nodes' changes (and this one's): the registry kept current, old tokens' streams cut
     watcher = NoticeWatcher(broker, name=f"notices-{node.node_id}")
     keep_current(watcher, registry, node, asyncio.get_running_loop())

@@ -117,6 +117,7 @@ class NodeReads:
         self.broker = broker
         #: the tournaments of the queue
         self.store = tournaments
+        self.serves_analyses = node.analyses is not None
         #: the analyses this node keeps, as a bot's history reads them (None: it analyses none): each
         #: match's ``accuracy`` and the statistics' accuracy over time
         self.kept_analyses: KeptAnalyses | None = (

@@ -463,6 +463,10 @@ class Prepared:
 class ArenaReads(Protocol):
     """Everything the web layer reads. All methods may raise :class:`ReadError`."""
 
+    #: whether this node analyses matches (not with ``serve --no-analyses``): its pages ask for an
+    #: analysis only if it does, and :meth:`match_analysis` says it does not
+    serves_analyses: bool
+
     def authorize(self, token: str, peer: str) -> None:
         """Raise :class:`Unauthorized` unless ``token`` (may be "") may read on this node."""
         ...

@@ -175,7 +175,7 @@ def make_app(reads: ArenaReads, limits: Limits | None = None, metrics: NodeMetri
         app.router.add_get("/metrics", _metrics_handler(metrics))
     if serving is not None:
         app.router.add_get("/healthz", _health_handler(serving))
-    serves = optional_reads(app)
+    serves = [name for name in optional_reads(app) if name != "analysis" or reads.serves_analyses]
     for route, page in PAGES.items():
         app.router.add_get(route, _page_handler(page, serves))
     app.router.add_static("/static/", STATIC, append_version=False)

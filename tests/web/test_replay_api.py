@@ -96,6 +96,27 @@ def test_the_pages_shell_names_the_optional_reads_the_node_serves(site: Site) ->
     assert 'data-page="replay"' in html and "__SERVES__" not in html and 'data-serves="' in html
 
 
+def test_a_node_served_with_no_analyses_makes_none_and_its_pages_ask_for_none(tmp_path: Path) -> None:
+    """``belote-arena serve --no-analyses --http``: the analysis route answers a 404 that says why, and
+    the pages' shell does not name the analysis among the reads the node serves."""
+    from tests.cluster.procs import Procs
+
+    procs = Procs(tmp_path)
+    try:
+        node = procs.ready(procs.start_node("plain", tmp_path / "data", redis=None, http="127.0.0.1:0",
+                                            args=["--no-analyses"]))
+        url = node.web_url
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(f"{url}/api/v1/matches/m-1/analysis", timeout=10)
+        assert refused.value.code == 404
+        assert json.loads(refused.value.read())["error"] == "this node does not analyse matches"
+        with urllib.request.urlopen(f"{url}/matches/m-1/replay", timeout=10) as reply:
+            html = reply.read().decode()
+        assert 'data-page="replay"' in html and 'data-serves=""' in html, html[:500]
+    finally:
+        procs.close()
+
+
 @pytest.mark.security
 def test_on_a_node_with_private_reads_the_record_needs_a_reader(tmp_path: Path) -> None:
     site = Site(tmp_path, private_reads=True, tournament=False,
