@@ -14,9 +14,12 @@ from tests.web.site import Site
 
 @pytest.fixture(scope="module")
 def site() -> Iterator[Site]:
-    """One site per test module (a module that needs another defines its own ``site``)."""
+    """One site per test module (a module that needs another defines its own ``site``). It analyses no
+    match: a replay page asks for its match's analysis, 10 to 20 s of a core each, and the modules
+    that read a real one make a site of their own that does (test_analysis, test_bot_history_analysis,
+    test_replay_page's young node)."""
     with tempfile.TemporaryDirectory() as tmp:
-        s = Site(Path(tmp))
+        s = Site(Path(tmp), analyses=False)
         try:
             yield s
         finally:

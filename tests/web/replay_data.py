@@ -38,7 +38,7 @@ def forfeited() -> Iterator[tuple[Site, str]]:
     """A node where a bot gave up in the middle of a deal: the match forfeited, its deal unfinished."""
     with tempfile.TemporaryDirectory() as tmp:
         site = Site(Path(tmp), players={"alpha": HeuristicBot(seed=1), "quitter": QuitsMidDeal(seed=2)},
-                    tournament=False)
+                    tournament=False, analyses=False)  # its pages' tests read none
         try:
             match_id = site.start_match("alpha", "quitter", deals=2, ruleset="coinche", seed="quits/1")
             site.wait_match(match_id)

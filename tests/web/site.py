@@ -73,10 +73,13 @@ class Site:
     def __init__(self, data_dir: Path, *, private_reads: bool = False, tournament: bool = True,
                  web: WebConfig | None = None, limits: Limits | None = None,
                  players: dict[str, Bot] | None = None, tournaments: Sequence[TournamentSpec] | None = None,
-                 broker: Callable[[], Broker] | None = None) -> None:
+                 broker: Callable[[], Broker] | None = None, analyses: bool = True) -> None:
         """The node with ``players`` connected (by default :func:`bots`; ``{}``: none registered), once
         ``tournaments`` are over (by default the round-robin :data:`TOURNAMENT`, with ``tournament``);
-        its queue ``broker()`` (closed with the site), by default an embedded one in ``data_dir``."""
+        its queue ``broker()`` (closed with the site), by default an embedded one in ``data_dir``;
+        ``analyses=False``: a node that analyses no match (``serve --no-analyses``), for the sites
+        whose tests read no analysis: a replay page asks for its match's, which costs 10 to 20 s of
+        CPU a two-deal match, and a test's run is mostly CPU-bound."""
         self.data_dir = data_dir
         self.private_reads = private_reads
         self.players = bots() if players is None else players
@@ -84,6 +87,7 @@ class Site:
         self.web_config = web
         self.open_broker = broker or (lambda: EmbeddedBroker(data_dir / "queue.sqlite3"))
         self.limits = limits or Limits()
+        self.analyses = analyses
         self.ready = threading.Event()
         self.failed: BaseException | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -116,7 +120,7 @@ class Site:
         broker = self.open_broker()
         access = AccessPolicy(admin_sha256=digest(ADMIN), private_reads=self.private_reads)
         settings = NodeSettings(poll_s=0.05, heartbeat_s=0.2, capacity=8, drain_s=1.0, access=access,
-                                limits=self.limits)
+                                limits=self.limits, analyses=self.analyses)
         stop = asyncio.Event()
         tasks = []
         try:

@@ -19,7 +19,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
@@ -40,11 +40,19 @@ from tests.web.test_page_states import (
     png_text,
     visit,
     with_text,
-    young,
+    young_site,
 )
 
 pytestmark = [pytest.mark.slow, needs_chromium]
-__all__ = ["browser", "empty", "forfeited", "young"]  # the fixtures
+__all__ = ["browser", "empty", "forfeited"]  # the fixtures
+
+
+@pytest.fixture(scope="module")
+def young() -> Iterator[tuple[Site, str]]:
+    """The young node of tests/web/test_page_states.py, analysing matches: the docs' screenshot shows its
+    match's marks."""
+    with young_site(analyses=True) as made:
+        yield made
 
 WIDTHS = pytest.mark.parametrize("width", [WIDE, PHONE], ids=["laptop", "phone"])
 #: the replay page's shell, whose data-serves a test may change
@@ -466,22 +474,27 @@ def test_an_analysis_being_made_shows_its_marks_once_it_is_ready(
 
 
 def test_without_an_analysis_the_page_says_so_and_asks_for_none_it_cannot_get(
-        young: tuple[Site, str], browser: Any) -> None:
-    site, match_id = young
-    # a node that serves no analysis: none is asked for, so no request fails
+        site: Site, young: tuple[Site, str], browser: Any) -> None:
+    _, t = get(site, f"/api/v1/tournaments/{TOURNAMENT}")
+    match_id = t["finished_matches"][0]
+    # a node that serves no analysis (serve --no-analyses, as this module's site): its API says so,
+    # and its page asks for none, so no request fails
+    status, body = get(site, f"/api/v1/matches/{match_id}/analysis")
+    assert (status, body["error"]) == (404, "this node does not analyse matches"), (status, body)
     with visit(browser, site, f"/matches/{match_id}/replay", WIDE, "#trick-label") as page:
         requests: list[str] = []
         page.on("request", lambda r: requests.append(r.url))
         page.reload()
         page.wait_for_selector("#trick-label")
-        if "analysis" not in (page.locator("body").get_attribute("data-serves") or ""):
-            assert "does not analyse" in page.locator("#analysis-status").inner_text()
-            assert not [u for u in requests if ANALYSIS.search(u)]
+        assert "analysis" not in (page.locator("body").get_attribute("data-serves") or "")
+        assert "does not analyse" in page.locator("#analysis-status").inner_text()
+        assert not [u for u in requests if ANALYSIS.search(u)]
     # a node that serves them, but not this one's: the page says why, and goes on without marks
+    serving, match_id = young
     watched = Watched(browser, WIDE)
     try:
         serve_analysis(watched.page, lambda: (404, {"error": "no analysis of this match", "status": 404}))
-        watched.page.goto(f"{site.url}/matches/{match_id}/replay")
+        watched.page.goto(f"{serving.url}/matches/{match_id}/replay")
         watched.page.wait_for_selector("#analysis-status:has-text('No analysis')")
         assert watched.page.locator(".marked").count() == 0 and hand_sizes(watched.page) == [8, 8, 8, 8]
         assert [p for p in watched.problems if "status of 404" not in p] == [], watched.problems
