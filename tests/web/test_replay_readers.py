@@ -148,7 +148,10 @@ async def honest_under_readers(data: Path, mode: str) -> tuple[Honest, Honest, d
                 loud = await play_honest(running, 2)
                 during = readers.received - before
             tally = readers.tally
-            assert during > 0, f"the readers received nothing during the honest match: {tally}"
+            # the readers run at nice 19 (their CPU must not be what slows the honest bots): beside two
+            # CPU-bound processes they may get none for a whole match. No attack then, nothing
+            # measured: a run under a load that stops the experiment is run once more, as a broken bound
+            within(during > 0, f"the readers received nothing during the honest match: {tally}")
             return quiet, loud, {**tally, "received during the honest match": during}, first
     finally:
         stop.set()
