@@ -8,6 +8,7 @@ plays; after its lease the others replay its matches from their seeds.
 
 from __future__ import annotations
 
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -58,13 +59,20 @@ def test_crash_of_a_node_mid_tournament_reclaims_its_matches_exactly_once(
         assert (created["tournament_id"], created["jobs"]) == ("crash", 24)
         assert "given by the caller" in created["unrated_reason"]  # a seed given: its deals were known
 
-        # some matches done, and the victim holds at least one: kill it right there
+        # some matches done, and the victim holds at least one: kill it right there. It is stopped
+        # (SIGSTOP) before its jobs are read, so that what it holds then is what it holds when killed:
+        # read while it ran, a loaded run saw it finish its only match between the read and the kill
         k = Keys()
 
         def victim_busy() -> bool:
             if client.scard(k.results_index("crash")) < 3:
                 return False
-            return bool(owned_jobs(broker, victim.node_id))
+            victim.popen.send_signal(signal.SIGSTOP)
+            time.sleep(0.05)  # what it had sent before it stopped reaches Redis
+            if owned_jobs(broker, victim.node_id):
+                return True
+            victim.popen.send_signal(signal.SIGCONT)
+            return False
 
         wait_for("the victim to hold a match after some results", victim_busy, 30, every=0.002)
         victim.kill()
