@@ -264,15 +264,19 @@ class NodeReads:
         running = [s for s in summaries if s.state is MatchState.RUNNING]
         own = [*running[::-1], *[s for s in summaries if s.state is not MatchState.RUNNING][::-1]]
         own = own[:RECENT_MATCHES]
+        # the tournaments of those the worker plays for the queue, read before the queue is: the worker
+        # lets a match go only once its result is written, so one that ends meanwhile is in the queue's
+        # list read next (read after, it was in neither, and listed without its tournament)
+        playing = {} if self.worker is None else {s.match_id: self.worker.tournament_of(s.match_id)
+                                                   for s in own}
         # then the newest in the queue (which say their tournament), and which of all those are
         # sealed: in one thread, a few reads
         stored, sealed = await self._queue(_recent_and_sealed, self.broker, self.store, name,
                                            [s.match_id for s in own])
         conduct = (await self._queue(Pauses(self.broker).paused, [name])).get(name)
-        tournament = {s.match_id: s.tournament_id for s in stored}
+        tournament = {**playing, **{s.match_id: s.tournament_id for s in stored}}
         seen = {s.match_id for s in own}
-        recent = [_row_of_summary(s, self._tournament_of(s.match_id, tournament), s.match_id in sealed)
-                  for s in own]
+        recent = [_row_of_summary(s, tournament.get(s.match_id) or "", s.match_id in sealed) for s in own]
         recent += [_row_of_result(s, s.match_id in sealed) for s in stored if s.match_id not in seen]
         pause = None if conduct is None else {"until": int(conduct.until), "why": notice_text(name, conduct),
                                                "pauses": conduct.pauses}
@@ -291,14 +295,6 @@ class NodeReads:
         waiting = None if self.version_reasons is None else self.version_reasons(entry)
         return await self._queue(functools.partial(versions_view, waiting=waiting), entry, self.store,
                                  self.rankings)
-
-    def _tournament_of(self, match_id: str, stored: dict[str, str]) -> str:
-        """The tournament of one of the node's own matches: its result's in the queue, else the job's
-        this node's worker plays ("" for a match started by hand)."""
-        found = stored.get(match_id)
-        if found is None and self.worker is not None:
-            found = self.worker.tournament_of(match_id)
-        return found or ""
 
     # ------------------------------------------------------- tournaments
     async def tournaments(self, offset: int, limit: int, tests: bool = False) -> TournamentPage:

@@ -5,24 +5,30 @@ The store holds 60 tournaments; the bot played only in the first. Its page
 first, reading the bot's list once and no tournament's results. A mixed match
 (partners that are different bots) is listed for each of its four bots, and a
 partners tournament's page (standings and crosstable per bot) reads no
-result either. Both backends.
+result either. Both backends. A match that ends while the page is read is
+listed with its tournament all the same.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import Counter
+from collections.abc import Callable
 from typing import Any, cast
 
 from belote.arena.v1 import arena_service_pb2 as apb
+from belote_bot import Bot, Observation, RandomBot, run_async
 
 from arena.node.run import NodeSettings, running_node
 from arena.queue import Broker
+from arena.records import TimeControl
+from arena.referee.live import MatchState
 from arena.tournament import MatchJob, Tournaments, TournamentSpec
 from arena.web.node_reads import RECENT_MATCHES, NodeReads
 from tests.factories import result_of_job
 from tests.queue.conftest import Store, store  # noqa: F401  # the backends' fixture
-from tests.referee.arena_helpers import arena_stub, arun
+from tests.referee.arena_helpers import arena_stub, arun, until
 
 WON = (1001, 640)
 OLD = 3  # the bot's matches, all in the first tournament
@@ -138,3 +144,78 @@ def test_a_mixed_match_is_listed_for_each_of_its_bots_and_a_partners_page_reads_
             assert list(reply.recent_matches[0].players) == list(first.seat_bots)
 
     arun(main(), timeout=60)
+
+
+class HeldFirst(Bot):
+    """Waits for ``gate`` before each action, then plays at random."""
+
+    act_inline = True
+
+    def __init__(self, gate: asyncio.Event, seed: int) -> None:
+        self.gate = gate
+        self.inner = RandomBot(seed)
+
+    async def act(self, obs: Observation) -> Any:
+        await self.gate.wait()
+        return self.inner.act(obs)
+
+
+class EndsDuringTheRead:
+    """A broker whose read of a bot's recent matches lets the node's held matches end in between: it
+    reads the list, opens the gate, waits until the worker has written their results and let them
+    go, and answers the list it read before."""
+
+    def __init__(self, broker: Broker, open_gate: Callable[[], object], over: Callable[[], bool]) -> None:
+        self.broker, self.open_gate, self.over = broker, open_gate, over
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.broker, name)
+
+    def bot_matches(self, bot: str, limit: int) -> Any:
+        before = self.broker.bot_matches(bot, limit)
+        self.open_gate()
+        hang = time.monotonic() + 60  # a guard against a hang, not a bound on speed
+        while not self.over():
+            assert time.monotonic() < hang, "the held matches did not end"
+            time.sleep(0.01)
+        return before
+
+
+def test_a_match_that_ends_while_the_page_is_read_is_listed_with_its_tournament(
+    store: Store,  # noqa: F811
+) -> None:
+    broker = store.open()
+    spec = TournamentSpec(tournament_id="ends", format="round-robin", bots=("a", "b"), deals=1)
+
+    async def main() -> None:
+        gate, stop = asyncio.Event(), asyncio.Event()
+        loop = asyncio.get_running_loop()
+        # the held bots never run out of time: only the gate ends their wait
+        settings = NodeSettings(poll_s=0.05, heartbeat_s=0.1, lease_s=5.0, drain_s=1.0, capacity=4,
+                                time=TimeControl(time_bank=600.0))
+        async with running_node(broker, settings, stop) as running:
+            bots = []
+            for i, name in enumerate(spec.bots):
+                _, token = running.node.register_bot(name)
+                bots.append(asyncio.create_task(run_async(HeldFirst(gate, i), running.address, token, 4,
+                                                          stop=stop, all_nodes=False, verbose=False)))
+            await until(lambda: sum(b.connected for b in running.node.bots()) == 2, 10, "the bots")
+            running.tournaments.create(spec)
+            await until(lambda: len(running.worker.running) == 2, 30, "both legs under way")
+            held = sorted(running.worker.running)
+
+            def over() -> bool:
+                return all(broker.has_result(m) for m in held) and not set(held) & set(running.worker.running)
+
+            reads = NodeReads(running.node, cast(Broker, EndsDuringTheRead(
+                running.worker.broker, lambda: loop.call_soon_threadsafe(gate.set), over)),
+                running.tournaments, running.rankings, worker=running.worker)
+            detail = await reads.bot("a")
+            rows = {m.match_id: m for m in detail.recent_matches}
+            assert sorted(rows) == held and over()
+            for row in rows.values():  # listed as they were when the page was read: running
+                assert row.state == str(MatchState.RUNNING) and row.tournament_id == "ends", row
+            stop.set()
+            await asyncio.gather(*bots, return_exceptions=True)
+
+    arun(main(), timeout=120)
