@@ -29,6 +29,7 @@ from belote_bot import Bot, Observation, RandomBot, run_async
 
 from arena.node.run import NodeSettings, RunningNode, running_node
 from arena.queue import EmbeddedBroker
+from arena.records import TimeControl
 from arena.referee.access import AccessPolicy
 from arena.referee.registry import digest, new_token
 from arena.web import web_for
@@ -60,8 +61,11 @@ class HeldAt(Bot):
 async def two_nodes(tmp_path: Path) -> AsyncIterator[tuple[RunningNode, RunningNode, list[str]]]:
     """Nodes A and B on one embedded queue, each with its web site: (A, B, their sites' URLs)."""
     brokers = [EmbeddedBroker(tmp_path / "queue.sqlite3") for _ in range(2)]
+    # the held table's bots never run out of time (at the default 1 s and 10 s bank, its fifth late
+    # decision would forfeit it after some 45 s: on a loaded machine, perhaps while the views are read)
     settings = [NodeSettings(poll_s=0.05, heartbeat_s=0.2, lease_s=10.0, drain_s=1.0, capacity=8,
-                             node_id=name, access=AccessPolicy(admin_sha256=digest(ADMIN)))
+                             node_id=name, access=AccessPolicy(admin_sha256=digest(ADMIN)),
+                             time=TimeControl(time_bank=600.0))
                 for name in ("node-a", "node-b")]
     try:
         async with (running_node(brokers[0], settings[0], asyncio.Event()) as a,
