@@ -183,7 +183,7 @@ async def authorize(request: web.Request, token: str) -> None:
     throttled for guessing) waits the node's refusal hold first, as the gRPC edge's do: a guesser
     asking again at once asks once a second a connection."""
     try:
-        request.app[READS].authorize(token, request.remote or "")
+        await request.app[READS].authorize(token, request.remote or "")
     except (Unauthorized, TooMany):
         await request.app[REFUSALS].hold_key(host_key(request.remote or ""))
         raise

@@ -467,8 +467,9 @@ class ArenaReads(Protocol):
     #: analysis only if it does, and :meth:`match_analysis` says it does not
     serves_analyses: bool
 
-    def authorize(self, token: str, peer: str) -> None:
-        """Raise :class:`Unauthorized` unless ``token`` (may be "") may read on this node."""
+    async def authorize(self, token: str, peer: str) -> None:
+        """Raise :class:`Unauthorized` unless ``token`` (may be "") may read on this node (one made on
+        another node an instant ago too: looked for again once this node has caught up)."""
         ...
 
     def still_opens(self, credential_sha256: str) -> bool:
