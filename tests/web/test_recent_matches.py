@@ -160,16 +160,14 @@ class HeldFirst(Bot):
         return self.inner.act(obs)
 
 
-class EndsDuringTheRead:
+class EndsDuringTheRead(Counted):
     """A broker whose read of a bot's recent matches lets the node's held matches end in between: it
     reads the list, opens the gate, waits until the worker has written their results and let them
     go, and answers the list it read before."""
 
     def __init__(self, broker: Broker, open_gate: Callable[[], object], over: Callable[[], bool]) -> None:
-        self.broker, self.open_gate, self.over = broker, open_gate, over
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.broker, name)
+        super().__init__(broker)
+        self.open_gate, self.over = open_gate, over
 
     def bot_matches(self, bot: str, limit: int) -> Any:
         before = self.broker.bot_matches(bot, limit)
